@@ -1,0 +1,5 @@
+import sys
+
+from benchwatch.cli import main
+
+sys.exit(main())

@@ -1,0 +1,130 @@
+"""Noise floors: measured by A/A runs, stored in calibration.json, read by compare."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import platform
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from benchwatch.errors import UserError
+from benchwatch.results import Figure, write_json_atomic
+from benchwatch.stats import aa_floor
+
+CALIBRATION_FILE = "calibration.json"
+FLOOR_QUANTILE = 0.99
+MIN_FLOOR = 0.01
+# used when calibration.json has no entry for a metric; deliberately generous
+DEFAULT_FLOORS: dict[str, float] = {
+    "cpu_us_per_request": 0.05,
+    "rps": 0.10,
+    "latency_p50_ms": 0.15,
+    "latency_p99_ms": 0.40,
+    "rss_idle_mb": 0.05,
+    "rss_warm_mb": 0.05,
+    "rss_peak_mb": 0.10,
+    "micro_time": 0.10,
+    "micro_peakmem": 0.05,
+}
+FALLBACK_FLOOR = 0.10
+# the trend pages compare one run with the previous one, on another runner: wider than A/B
+THRESHOLD_FACTOR = 3.0
+THRESHOLD_METRICS = ("rps", "cpu_us_per_request")
+
+
+class Calibration(BaseModel):
+    floors: dict[str, float]
+    method: str
+    rounds: int
+    compare_rounds: int
+    date: str
+    machine: dict[str, Any] = {}
+    variants: list[str] = []
+    detail: dict[str, dict[str, float]] = {}
+
+
+def floor_key(figure: Figure) -> str:
+    if figure.kind == "micro":
+        return "micro_peakmem" if figure.metric.startswith("peakmem") else "micro_time"
+    return figure.metric
+
+
+def load_calibration(root: Path) -> Calibration | None:
+    path = root / CALIBRATION_FILE
+    if not path.is_file():
+        return None
+    try:
+        return Calibration.model_validate_json(path.read_text())
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "top level"
+        raise UserError(f"{path}: {where}: {first['msg']} (fix it or re-run `benchwatch calibrate`)") from None
+
+
+def floor_for(key: str, calibration: Calibration | None) -> tuple[float, str]:
+    """(floor, where it comes from: 'calibrated' or 'default')."""
+    if calibration is not None and key in calibration.floors:
+        return calibration.floors[key], "calibrated"
+    return DEFAULT_FLOORS.get(key, FALLBACK_FLOOR), "default"
+
+
+def floors_from_aa(
+    pairs: Sequence[tuple[Figure, Figure]], compare_rounds: int
+) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
+    """Per metric kind: the largest per-figure A/A floor (see stats.aa_floor), and each
+    figure's own floor for the record."""
+    detail: dict[str, dict[str, float]] = defaultdict(dict)
+    for a, b in pairs:
+        if not (a.valid and b.valid) or min(len(a.samples), len(b.samples)) < 2:
+            continue
+        if min(a.samples + b.samples) <= 0:
+            continue
+        floor = aa_floor(a.samples, b.samples, compare_rounds, quantile=FLOOR_QUANTILE)
+        detail[floor_key(a)][a.name] = round(floor, 4)
+    floors = {key: round(max(MIN_FLOOR, *values.values()), 4) for key, values in detail.items()}
+    return floors, dict(detail)
+
+
+def alert_threshold(calibration: Calibration | None) -> int:
+    """github-action-benchmark's alert-threshold in percent, rounded up to 5 %."""
+    worst = max(floor_for(m, calibration)[0] for m in THRESHOLD_METRICS)
+    percent = 100.0 * (1.0 + THRESHOLD_FACTOR * worst)
+    return max(110, int(math.ceil(percent / 5.0) * 5))
+
+
+def machine_facts(environment: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "cpu_model": environment.get("cpu_model") or platform.processor() or platform.machine(),
+        "cores": environment.get("cores"),
+        "os": environment.get("os") or platform.platform(),
+        "hostname": environment.get("hostname") or platform.node(),
+    }
+
+
+def write_calibration(
+    root: Path, floors: dict[str, float], detail: dict[str, dict[str, float]], *,
+    rounds: int, compare_rounds: int, variants: list[str], environment: dict[str, Any],
+) -> Calibration:  # fmt: skip
+    calibration = Calibration(
+        floors=dict(sorted(floors.items())),
+        method=(
+            f"A/A: each variant against a second server of itself, {rounds} interleaved rounds; "
+            f"per figure, the {FLOOR_QUANTILE:.0%} quantile of |median ratio - 1| over 2000 "
+            f"resamples of {compare_rounds} rounds per side (without replacement); per metric, "
+            f"the largest over figures (at least {MIN_FLOOR})"
+        ),
+        rounds=rounds,
+        compare_rounds=compare_rounds,
+        date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        machine=machine_facts(environment),
+        variants=variants,
+        detail=detail,
+    )
+    write_json_atomic(root / CALIBRATION_FILE, json.loads(calibration.model_dump_json()))
+    return calibration

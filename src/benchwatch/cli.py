@@ -1,0 +1,66 @@
+"""`benchwatch <command>`: one module per subcommand in benchwatch.commands."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+import traceback
+
+from benchwatch import __version__
+from benchwatch.errors import UserError
+
+COMMANDS = [
+    "list", "verify", "load", "micro", "run", "merge", "compare", "calibrate",
+    "report", "site", "releases", "stacks",
+]  # fmt: skip
+
+
+def _available() -> dict[str, object]:
+    modules = {}
+    for name in COMMANDS:
+        try:
+            modules[name] = importlib.import_module(f"benchwatch.commands.{name.replace('-', '_')}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"benchwatch.commands.{name}":
+                raise
+    return modules
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="benchwatch",
+        description="Continuous benchmarks for FastAPI + Pydantic services",
+    )
+    parser.add_argument("--version", action="version", version=f"benchwatch {__version__}")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true",
+        default=os.environ.get("BENCHWATCH_VERBOSE") == "1",
+        help="show tracebacks and more detail (env BENCHWATCH_VERBOSE=1)",
+    )  # fmt: skip
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, module in _available().items():
+        command = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(command)
+        command.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._run(args) or 0)
+    except UserError as exc:
+        if args.verbose:
+            traceback.print_exc()
+        print(f"ERROR: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("ERROR: interrupted; servers stopped", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+HELP = "Measure each metric's noise floor with A/A runs and store it in calibration.json"
+
+DEFAULT_STACK = "latest"
+DEFAULT_ROUNDS = 16
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-k", dest="patterns", metavar="PATTERNS",
+                        help=f"variants to run against themselves (default '*@{DEFAULT_STACK}')")  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, metavar="N",
+                        help=f"A/A rounds per variant (default {DEFAULT_ROUNDS})")  # fmt: skip
+    parser.add_argument("--out", metavar="DIR", help="where the A/A runs go (default results/calibrate-<time>)")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--print-threshold", action="store_true",
+                        help="measure nothing: print github-action-benchmark's alert-threshold from calibration.json")  # fmt: skip
+    parser.add_argument("--github-output", action="store_true",
+                        help="measure nothing: append alert-threshold=N%% to $GITHUB_OUTPUT")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchwatch.calibrate import alert_threshold, load_calibration
+    from benchwatch.config import find_root
+    from benchwatch.errors import UserError
+
+    if args.print_threshold or args.github_output:
+        calibration = load_calibration(find_root())
+        line = f"alert-threshold={alert_threshold(calibration)}%"
+        if args.github_output:
+            target = os.environ.get("GITHUB_OUTPUT")
+            if not target:
+                raise UserError("--github-output: GITHUB_OUTPUT is not set (use --print-threshold outside Actions)")
+            with open(target, "a") as handle:
+                handle.write(line + "\n")
+        print(line if args.github_output else f"{alert_threshold(calibration)}%")
+        return 0
+    if args.rounds < 4:
+        raise UserError("--rounds: an A/A calibration needs at least 4 rounds")
+    return measure(args)
+
+
+def measure(args: argparse.Namespace) -> int:
+    import dataclasses
+    import datetime as dt
+
+    from benchwatch import fingerprint, loadgen
+    from benchwatch.abrounds import COMPARE_QUICK_ROUNDS, QUICK_DURATION
+    from benchwatch.calibrate import alert_threshold, floor_key, floors_from_aa, write_calibration
+    from benchwatch.config import load_project
+    from benchwatch.errors import UserError
+    from benchwatch.load import AA_SUFFIX, QUICK, LoadStage, start_run
+    from benchwatch.results import ensure_writable
+    from benchwatch.server import install_cleanup
+
+    project = load_project()
+    variants = project.select(args.patterns or f"*@{DEFAULT_STACK}")
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out) if args.out else project.root / "results" / f"calibrate-{stamp}"
+    ensure_writable(out)
+    oha = loadgen.ensure_oha()
+    install_cleanup()
+    environment = fingerprint.collect(project.root, loadgen.oha_version(oha))
+    plan = dataclasses.replace(QUICK, rounds=args.rounds, duration=QUICK_DURATION)
+    pairs = []
+    for variant in variants:
+        record = start_run(["calibrate", variant.id], dict(environment))
+        stage = LoadStage(project, [variant], plan, out / variant.id, run=record, aa_variant=variant.id,
+                          quiet=args.quiet)  # fmt: skip
+        done = stage.execute()
+        for problem in done.problems:
+            print(f"FAIL {problem.line()}")
+        for name, entry in done.extra.get("aa_noise", {}).get("figures", {}).items():
+            original = next((f for f in done.figures if f.name == name), None)
+            if original is None:
+                continue
+            twin = original.model_copy(update={"name": name + AA_SUFFIX, "samples": entry["a_prime"]})
+            pairs.append((original.model_copy(update={"samples": entry["a"]}), twin))
+    floors, detail = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS)
+    if not floors:
+        raise UserError("calibrate: no valid A/A measurement; see the failures above", exit_code=2)
+    calibration = write_calibration(
+        project.root, floors, detail, rounds=args.rounds, compare_rounds=COMPARE_QUICK_ROUNDS,
+        variants=[v.id for v in variants], environment=environment,
+    )  # fmt: skip
+    for key, floor in calibration.floors.items():
+        count = len(detail.get(key, {}))
+        print(f"{key:<22} floor {floor:.1%}  ({count} figures)")
+    unused = sorted({floor_key(a) for a, _ in pairs} - set(floors))
+    if unused:
+        print(f"no floor measured for {', '.join(unused)}: compare uses the defaults")
+    print(f"wrote {project.root / 'calibration.json'}; alert-threshold: {alert_threshold(calibration)}%")
+    return 0
+

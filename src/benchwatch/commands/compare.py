@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HELP = "Compare base and head (two stacks or two git refs) on this machine, interleaved"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base", required=True, metavar="X", help="stack name or git ref (e.g. origin/main)")
+    parser.add_argument("--head", required=True, metavar="Y", help="stack name or git ref (e.g. HEAD)")
+    parser.add_argument(
+        "-k", dest="patterns", metavar="PATTERNS",
+        help="comma-separated glob patterns over variant ids, e.g. 'services@*' (refs: default '*@latest')",
+    )  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help="quick endpoints and short runs")
+    parser.add_argument("--rounds", type=int, metavar="N", help="interleaved rounds (default 8)")
+    parser.add_argument("--out", metavar="DIR", help="where compare.json and comment.md go (default results/compare-<time>)")
+    parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
+    parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument(
+        "--inject-head-cpu-us", type=float, default=0.0, metavar="US",
+        help="TESTING ONLY, never for published runs: busy-spin US µs of CPU per request in head's servers",
+    )  # fmt: skip
+    parser.add_argument(
+        "--inject-head-slowdown", type=float, default=0.0, metavar="FRACTION",
+        help="TESTING ONLY: measure base's CPU per request first, then inject FRACTION of it into head",
+    )  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchwatch.compare_run import execute
+
+    if args.rounds is not None and args.rounds < 1:
+        from benchwatch.errors import UserError
+
+        raise UserError("--rounds: give a positive number of rounds")
+    comparison, out = execute(args)
+    counts = comparison.counts()
+    for row in comparison.rows:
+        if row.significant or row.verdict == "no verdict":
+            print(f"{row.verdict:<12} {row.label}: {row.text}")
+    for problem in comparison.problems:
+        print(f"FAIL {problem.line()}", file=sys.stderr)
+    code = comparison.exit_code()
+    print(f"{counts['regression']} regressions, {counts['improvement']} improvements, "
+          f"{counts['unchanged']} unchanged, {counts['no verdict']} without a verdict; "
+          f"{Path(out) / 'comment.md'} (exit {code})")  # fmt: skip
+    return code

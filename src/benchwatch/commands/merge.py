@@ -1,0 +1,31 @@
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "Combine shard runs (run directories) into one run directory"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dirs", nargs="+", metavar="DIR", help="run directories written by load/run --shard"
+    )
+    parser.add_argument("--out", metavar="DIR", required=True, help="directory for the merged run")
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchwatch.commands.run import _report
+    from benchwatch.merge import merge_runs
+    from benchwatch.results import ensure_writable, read_run, write_run
+
+    out = Path(args.out)
+    runs = [(Path(d), read_run(Path(d))) for d in args.dirs]
+    merged = merge_runs(runs)
+    ensure_writable(out)
+    write_run(out, merged)
+    _report(out, merged)
+    valid = len(merged.valid_figures())
+    print(
+        f"merged {len(runs)} runs: {valid} valid figures, {len(merged.problems)} problems; results in {out}"
+    )
+    return 0

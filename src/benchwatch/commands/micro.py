@@ -1,0 +1,62 @@
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+HELP = "Run the micro-benchmarks"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quick", action="store_true",
+                        help="a representative subset with few repeats (about 2 minutes, all stacks)")  # fmt: skip
+    parser.add_argument("-k", dest="pattern", metavar="REGEX",
+                        help="asv --bench regex over benchmark names, e.g. 'Validation.time_validate_json'")  # fmt: skip
+    parser.add_argument("--stacks", metavar="NAMES",
+                        help="comma-separated stack names (default: benchwatch.toml's default_stacks)")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("BENCHWATCH_OUT", "results/micro")),
+                        help="output directory for run.json, gab files and asv-html (env BENCHWATCH_OUT)")  # fmt: skip
+    parser.add_argument("--rounds", type=int, metavar="N",
+                        help="rounds interleaved across stacks (default 2, --quick 1)")  # fmt: skip
+    parser.add_argument("--benchmark-dir", type=Path, metavar="DIR",
+                        default=os.environ.get("BENCHWATCH_BENCHMARK_DIR"),
+                        help="benchmark package to run instead of ./benchmarks (env BENCHWATCH_BENCHMARK_DIR)")  # fmt: skip
+    parser.add_argument("--machine", metavar="NAME",
+                        help="asv machine name (env BENCHWATCH_MACHINE; default: the host name)")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    import datetime as dt
+    import sys
+
+    from benchwatch.config import load_project
+    from benchwatch.errors import UserError
+    from benchwatch.micro import run_micro
+    from benchwatch.results import Run, ensure_writable, write_run
+
+    if args.rounds is not None and args.rounds < 1:
+        raise UserError("--rounds: give a whole number of at least 1")
+    project = load_project()
+    names = [s.strip() for s in args.stacks.split(",") if s.strip()] if args.stacks else None
+    stacks = [project.stack(name) for name in (names or project.default_stacks)]
+    ensure_writable(args.out)
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    figures, problems = run_micro(
+        stacks, args.pattern, args.quick, args.out, root=project.root,
+        benchmark_dir=args.benchmark_dir, rounds=args.rounds, machine=args.machine,
+    )  # fmt: skip
+    run_record = Run(
+        started_at=started,
+        finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        complete=not problems,
+        command=["benchwatch", *sys.argv[1:]],
+        figures=figures,
+        problems=problems,
+    )
+    write_run(args.out, run_record)
+    for figure in figures:
+        print(f"{figure.name:<60} {figure.value:10.4g} {figure.unit:<7} ± {figure.spread:.3g}")
+    for problem in problems:
+        print(f"PROBLEM {problem.line()}", file=sys.stderr)
+    print(f"{len(figures)} figures, {len(problems)} problems -> {args.out}", file=sys.stderr)
+    return 1 if problems or not figures else 0

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import argparse
+
+HELP = "Resolve the newest releases"
+
+DESCRIPTION = """\
+Look up the newest releases of fastapi, pydantic, starlette and uvicorn in the package
+index JSON API ({index}/pypi/<name>/json; index: --index-url, else $BENCHWATCH_INDEX_URL,
+else https://pypi.org) and list what changed since the state file.
+Exit code: 0 on success whether or not anything changed (read `changed` from --json, or
+`changed=true|false` written to $GITHUB_OUTPUT when that variable is set); 1 when the index
+cannot be read or the state file is corrupt (it is then left untouched).
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.description = DESCRIPTION
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.add_argument("--pre", action="store_true", help="include pre-releases")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--state", metavar="FILE", help="JSON state file to diff against")
+    parser.add_argument(
+        "--write-state", action="store_true", help="record the resolved versions in --state"
+    )
+    parser.add_argument(
+        "--index-url",
+        metavar="URL",
+        help="package index base URL serving /pypi/<name>/json (env: BENCHWATCH_INDEX_URL)",
+    )
+    parser.add_argument(
+        "--markdown", metavar="FILE", help="also write the list of changes as markdown to FILE"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+    import os
+    from pathlib import Path
+
+    from benchwatch import releases
+    from benchwatch.errors import UserError
+
+    if args.write_state and not args.state:
+        raise UserError("--write-state needs --state FILE")
+    try:
+        index_url = releases.resolve_index_url(args.index_url)
+        state_path = Path(args.state) if args.state else None
+        previous = releases.read_state(state_path) if state_path else None
+        resolution = releases.resolve(index_url, pre=args.pre)
+        changes = resolution.changes_since(previous or {})
+        if args.write_state and state_path and changes:
+            releases.write_state(state_path, resolution)
+    except releases.ReleaseError as error:
+        raise UserError(str(error)) from None
+
+    if args.markdown:
+        Path(args.markdown).write_text(
+            releases.changes_markdown(changes, args.pre), encoding="utf-8"
+        )
+    github_output = os.environ.get("GITHUB_OUTPUT")
+    if github_output:
+        with open(github_output, "a", encoding="utf-8") as handle:
+            handle.write(f"changed={'true' if changes else 'false'}\n")
+
+    if args.json:
+        print(
+            json.dumps(
+                {
+                    "index_url": resolution.index_url,
+                    "pre": resolution.pre,
+                    "changed": bool(changes),
+                    "versions": resolution.versions,
+                    "changes": [
+                        {"package": c.package, "old": c.old, "new": c.new} for c in changes
+                    ],
+                    "rejected": {name: len(t) for name, t in resolution.rejected.items()},
+                },
+                indent=2,
+            )
+        )
+        return 0
+
+    for name, version in resolution.versions.items():
+        print(f"{name:<10} {version}")
+    for change in changes:
+        print(f"changed: {change.package} {change.old or '(none)'} -> {change.new}")
+    if not changes:
+        print("changed: nothing")
+    for name, texts in resolution.rejected.items():
+        print(f"ignored {len(texts)} invalid version string(s) of {name}")
+    return 0

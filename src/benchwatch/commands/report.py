@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "Write report.md and report.html from a run directory's run.json"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("directory", type=Path, metavar="DIR", help="a run directory (holds run.json)")
+    parser.add_argument("--reference", metavar="STACK",
+                        help="stack every ratio is taken against (default: benchwatch.toml's reference_stack)")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchwatch.report import REPORT_HTML, REPORT_MD, write_report
+    from benchwatch.results import read_run
+
+    record = read_run(args.directory)
+    reference, stacks = args.reference, ()
+    try:
+        from benchwatch.config import load_project
+
+        project = load_project()
+        reference = reference or project.reference_stack
+        stacks = tuple(project.stacks)
+    except Exception:  # a run directory can be reported on without the project around it
+        pass
+    out = args.directory if args.directory.is_dir() else args.directory.parent
+    write_report(out, record, reference, stacks)
+    print(f"{out / REPORT_MD}\n{out / REPORT_HTML}")
+    return 0

@@ -1,0 +1,38 @@
+from __future__ import annotations
+
+import argparse
+
+HELP = "Print the stacks, or write asv.conf.json from stacks.toml"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--write-asv", action="store_true",
+                        help="regenerate asv.conf.json (one exact-pin matrix entry per pinned stack)")  # fmt: skip
+    parser.add_argument("--check-asv", action="store_true",
+                        help="exit 1 if asv.conf.json differs from what stacks.toml generates")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchwatch import asv_conf
+    from benchwatch.config import find_root, load_stacks
+    from benchwatch.errors import UserError
+
+    root = find_root()
+    stacks = load_stacks(root)
+    if args.write_asv:
+        print(f"wrote {asv_conf.write(root, stacks)}")
+        return 0
+    if args.check_asv:
+        path = root / asv_conf.ASV_CONF_FILE
+        current = path.read_text() if path.is_file() else ""
+        if current != asv_conf.render(stacks):
+            raise UserError(f"{path} is out of date: run `benchwatch stacks --write-asv`")
+        print(f"{path} agrees with stacks.toml")
+        return 0
+    for stack in stacks.values():
+        if stack.resolved_at_run_time:
+            pins = "resolved at run time: " + ", ".join(stack.requires)
+        else:
+            pins = ", ".join(f"{p}=={v}" for p, v in stack.pins.items())
+        print(f"{stack.name:<12} python {stack.python}  {stack.description}\n  {pins}")
+    return 0

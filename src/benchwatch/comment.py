@@ -1,0 +1,125 @@
+"""compare.json -> the sticky PR comment (markdown)."""
+
+from __future__ import annotations
+
+from benchwatch.compare import Comparison, Row, SideInfo
+
+MARKER = "<!-- benchwatch-compare -->"
+_FINGERPRINT_KEYS = ("cpu_model", "cores", "os", "python", "git_commit", "git_dirty",
+                     "oha_version", "asv_version", "benchwatch_version", "hostname")  # fmt: skip
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def headline(comparison: Comparison) -> str:
+    counts = comparison.counts()
+    parts = [
+        _plural(counts["regression"], "regression"),
+        _plural(counts["improvement"], "improvement"),
+        f"{counts['unchanged']} unchanged",
+    ]
+    if counts["no verdict"]:
+        parts.append(f"{counts['no verdict']} without a verdict")
+    return ", ".join(parts)
+
+
+def _side_title(side: SideInfo) -> str:
+    what = f"stack `{side.spec}`" if side.kind == "stack" else f"ref `{side.spec}`"
+    if side.commit:
+        what += f" ({side.commit[:10]})"
+    if side.inject_cpu_us:
+        what += f" — TEST ONLY: {side.inject_cpu_us:g} µs CPU injected per request"
+    return what
+
+
+def _value(value: float | None, unit: str) -> str:
+    return "—" if value is None else f"{value:.4g} {unit}"
+
+
+def _table(rows: list[Row]) -> list[str]:
+    lines = ["| | figure | base | head | change [95 % CI] | floor |", "|---|---|---|---|---|---|"]
+    icons = {"regression": "🔴", "improvement": "🟢", "unchanged": "⚪", "no verdict": "⚠️"}
+    for row in rows:
+        gate = " (gate)" if row.gating else ""
+        floor = f"{row.floor:.1%}" + ("" if row.floor_source == "calibrated" else " (default)")
+        lines.append(
+            f"| {icons[row.verdict]} | {row.label}{gate} | {_value(row.base_value, row.unit)} "
+            f"| {_value(row.head_value, row.unit)} | {row.text} | {floor} |"
+        )
+    return lines
+
+
+def render(comparison: Comparison) -> str:
+    base, head = comparison.base, comparison.head
+    significant = [r for r in comparison.rows if r.significant]
+    unmeasured = [r for r in comparison.rows if r.verdict == "no verdict"]
+    unchanged = [r for r in comparison.rows if r.verdict == "unchanged"]
+    out = [
+        MARKER,
+        f"## benchwatch: {headline(comparison)}",
+        "",
+        f"**base** {_side_title(base)} vs **head** {_side_title(head)} — same machine, "
+        f"{comparison.rounds} interleaved rounds{' (quick)' if comparison.quick else ''}.",
+        "",
+    ]
+    regressions = comparison.gating_regressions()
+    if regressions:
+        out += [f"**Regression** in a gating figure ({', '.join(r.label for r in regressions[:3])}).", ""]
+    if significant:
+        out += _table(significant) + [""]
+    if unmeasured:
+        out += ["**No verdict** for these (said why):", ""] + _table(unmeasured) + [""]
+    if unchanged:
+        out += [f"<details><summary>{len(unchanged)} unchanged</summary>", ""]
+        out += _table(unchanged) + ["", "</details>", ""]
+    if comparison.problems:
+        out += ["**Problems**", ""]
+        out += [f"- {p.line()}" for p in comparison.problems] + [""]
+    if comparison.unpaired:
+        out += [f"<details><summary>{len(comparison.unpaired)} measured on one side only</summary>", ""]
+        out += [f"- {u}" for u in comparison.unpaired] + ["", "</details>", ""]
+    out += _method(comparison)
+    out += _fingerprints(base, head)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _method(comparison: Comparison) -> list[str]:
+    calibration = comparison.calibration
+    source = (
+        f"noise floors from `calibration.json` ({calibration.get('date', '?')}, "
+        f"{calibration.get('rounds', '?')} A/A rounds)"
+        if calibration else "**default noise floors** (no `calibration.json`: run `benchwatch calibrate`)"
+    )  # fmt: skip
+    return [
+        "<details><summary>How this is judged</summary>",
+        "",
+        "Change = head/base as a Hodges–Lehmann ratio with a 95 % Mann–Whitney confidence "
+        "interval over the rounds' samples. Significant only when the interval excludes 1 "
+        f"**and** the change exceeds the metric's noise floor; {source}. Gating figures "
+        "(exit 1 on a regression): server CPU µs per request and micro-benchmark time.",
+        "",
+        "</details>",
+        "",
+    ]
+
+
+def _fingerprints(base: SideInfo, head: SideInfo) -> list[str]:
+    out = ["<details><summary>Environment</summary>", "", "| | base | head |", "|---|---|---|"]
+    for key in _FINGERPRINT_KEYS:
+        b, h = base.environment.get(key), head.environment.get(key)
+        if b is None and h is None:
+            continue
+        out.append(f"| {key} | {b} | {h} |")
+    stacks = sorted(set(base.environment.get("stacks", {})) | set(head.environment.get("stacks", {})))
+    for stack in stacks:
+        for side in (base, head):
+            pins = side.environment.get("stacks", {}).get(stack)
+            if pins:
+                shown = ", ".join(f"{p} {v}" for p, v in sorted(pins.items())
+                                  if p in ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn"))  # fmt: skip
+                out.append(f"| {side.role} stack {stack} | {shown} | |" if side.role == "base"
+                           else f"| head stack {stack} | | {shown} |")  # fmt: skip
+    out += ["", "</details>"]
+    return out

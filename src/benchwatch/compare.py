@@ -1,0 +1,167 @@
+"""Base vs head: pair the figures of both sides, judge each pair, sum up the verdicts."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from benchwatch.calibrate import Calibration, floor_for, floor_key
+from benchwatch.results import Figure, Problem
+from benchwatch.stats import TooFewSamples, describe, ratio_interval, verdict
+
+COMPARE_FILE = "compare.json"
+COMMENT_FILE = "comment.md"
+GATING = ("cpu_us_per_request", "micro_time")
+# open-loop rates are a fraction of each side's own measured maximum
+SIDE_SPECIFIC_PARAMS = ("rate_rps",)
+EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED = 0, 1, 2
+
+RowVerdict = Literal["improvement", "regression", "unchanged", "no verdict"]
+
+
+class Row(BaseModel):
+    label: str
+    kind: str
+    scenario: str
+    endpoint: str | None
+    metric: str
+    floor_key: str
+    unit: str
+    bigger_is_better: bool
+    base_figure: str | None
+    head_figure: str | None
+    base_value: float | None = None
+    head_value: float | None = None
+    base_samples: list[float] = []
+    head_samples: list[float] = []
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    verdict: RowVerdict
+    text: str
+    floor: float
+    floor_source: str
+    gating: bool
+    reason: str = ""
+
+    @property
+    def significant(self) -> bool:
+        return self.verdict in ("improvement", "regression")
+
+
+class SideInfo(BaseModel):
+    role: Literal["base", "head"]
+    spec: str
+    kind: Literal["stack", "ref"]
+    commit: str | None = None
+    variants: list[str] = []
+    environment: dict[str, Any] = {}
+    inject_cpu_us: float = 0.0
+
+
+class Comparison(BaseModel):
+    base: SideInfo
+    head: SideInfo
+    rounds: int
+    quick: bool
+    rows: list[Row]
+    problems: list[Problem] = []
+    unpaired: list[str] = []
+    calibration: dict[str, Any] | None = None
+    extra: dict[str, Any] = {}
+
+    def counts(self) -> dict[str, int]:
+        found = {"regression": 0, "improvement": 0, "unchanged": 0, "no verdict": 0}
+        for row in self.rows:
+            found[row.verdict] += 1
+        return found
+
+    def gating_regressions(self) -> list[Row]:
+        return [r for r in self.rows if r.verdict == "regression" and r.gating]
+
+    def exit_code(self) -> int:
+        if self.gating_regressions():
+            return EXIT_REGRESSION
+        if self.problems or not self.rows or any(r.verdict == "no verdict" for r in self.rows):
+            return EXIT_UNMEASURED
+        return EXIT_OK
+
+
+def pair_key(figure: Figure) -> tuple:
+    """What a figure measures, without which stack or checkout it was measured on."""
+    params = {k: v for k, v in figure.params.items() if k not in SIDE_SPECIFIC_PARAMS}
+    return (figure.kind, figure.scenario, figure.endpoint, figure.metric,
+            json.dumps(params, sort_keys=True, default=str))  # fmt: skip
+
+
+def label(figure: Figure) -> str:
+    params = figure.params
+    if figure.kind == "micro":
+        parts = [str(v) for k, v in params.items() if k not in ("size",)]
+        return " ".join(["micro", *parts, figure.metric])
+    if params.get("mode") == "closed":
+        setting = f"c={params.get('concurrency')}"
+    elif params.get("mode") == "open":
+        setting = f"rate={round(100 * float(params.get('rate_fraction', 0)))}%"
+    else:
+        setting = ""
+    return " ".join(p for p in (figure.scenario, figure.endpoint or "", setting, figure.metric) if p)
+
+
+def is_memory(key: str) -> bool:
+    return key.startswith("rss") or key == "micro_peakmem"
+
+
+def judge_pair(
+    base: Figure | None, head: Figure | None, calibration: Calibration | None
+) -> Row:
+    some = base or head
+    assert some is not None
+    key = floor_key(some)
+    floor, source = floor_for(key, calibration)
+    row = Row(
+        label=label(some), kind=some.kind, scenario=some.scenario, endpoint=some.endpoint,
+        metric=some.metric, floor_key=key, unit=some.unit, bigger_is_better=some.bigger_is_better,
+        base_figure=base.name if base else None, head_figure=head.name if head else None,
+        base_value=base.value if base else None, head_value=head.value if head else None,
+        base_samples=list(base.samples) if base else [], head_samples=list(head.samples) if head else [],
+        verdict="no verdict", text="", floor=floor, floor_source=source, gating=key in GATING,
+    )  # fmt: skip
+    invalid = [side for side, f in (("base", base), ("head", head)) if f is None or not f.valid]
+    if invalid:
+        notes = [f.note for f in (base, head) if f is not None and not f.valid and f.note]
+        row.reason = f"invalid measurement on {' and '.join(invalid)}" + (f" ({notes[0]})" if notes else "")
+        row.text = "no verdict: " + row.reason
+        return row
+    assert base is not None and head is not None
+    try:
+        interval = ratio_interval(base.samples, head.samples)
+    except TooFewSamples as exc:
+        row.reason = f"too few samples for an interval: {exc}"
+        row.text = "no verdict: " + row.reason
+        return row
+    except ValueError as exc:
+        row.reason = str(exc)
+        row.text = "no verdict: " + row.reason
+        return row
+    row.ratio, row.low, row.high = interval.ratio, interval.low, interval.high
+    row.verdict = verdict(interval, some.bigger_is_better, floor)
+    row.text = describe(interval, some.bigger_is_better, memory=is_memory(key))
+    return row
+
+
+def compare_figures(
+    base: Iterable[Figure], head: Iterable[Figure], calibration: Calibration | None
+) -> tuple[list[Row], list[str]]:
+    """(rows for every figure measured on both sides, labels measured on one side only)."""
+    base_by_key = {pair_key(f): f for f in base}
+    head_by_key = {pair_key(f): f for f in head}
+    rows = [judge_pair(b, head_by_key[k], calibration) for k, b in base_by_key.items() if k in head_by_key]
+    unpaired = [f"{label(f)} (base only)" for k, f in base_by_key.items() if k not in head_by_key]
+    unpaired += [f"{label(f)} (head only)" for k, f in head_by_key.items() if k not in base_by_key]
+    order = {"regression": 0, "improvement": 1, "no verdict": 2, "unchanged": 3}
+    rows.sort(key=lambda r: (order[r.verdict], not r.gating, r.label))
+    return rows, unpaired

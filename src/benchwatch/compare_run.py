@@ -1,0 +1,129 @@
+"""`benchwatch compare` from end to end: sides, interleaved measurements, verdicts, files."""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import statistics
+from pathlib import Path
+from typing import Any
+
+from benchwatch.calibrate import load_calibration
+from benchwatch.compare import COMMENT_FILE, COMPARE_FILE, Comparison, SideInfo, compare_figures
+from benchwatch.errors import UserError
+from benchwatch.results import (
+    Figure,
+    Problem,
+    ensure_writable,
+    write_json_atomic,
+    write_text_atomic,
+)
+from benchwatch.sides import Side
+
+
+def _side_problems(side: Side, problems: list[Problem]) -> list[Problem]:
+    return [p.model_copy(update={"reason": f"{side.role}: {p.reason}"}) for p in problems]
+
+
+def _side_info(side: Side, environment: dict[str, Any]) -> SideInfo:
+    env = dict(environment)
+    if side.commit:
+        env["git_commit"] = side.commit
+        env["git_dirty"] = False
+    return SideInfo(role=side.role, spec=side.spec, kind=side.kind, commit=side.commit,
+                    variants=[v.id for v in side.variants], environment=env,
+                    inject_cpu_us=side.inject_cpu_us)  # fmt: skip
+
+
+def injection_for_slowdown(base: Side, fraction: float, out: Path, environment: dict, quiet: bool) -> float:
+    """Fraction x base's median CPU per request, measured in one quick round before the compare."""
+    from benchwatch.abrounds import side_stage
+    from benchwatch.load import QUICK, start_run
+    from benchwatch.progress import Progress
+
+    stage = side_stage(base, QUICK, out / "inject-probe", start_run(["inject-probe"], dict(environment)))
+    stage.prepare()
+    stage.measure_round(0, Progress(len(stage.slots), "probe", quiet=quiet))
+    costs = [f.value for f in stage.checkpoint(complete=True).figures
+             if f.metric == "cpu_us_per_request" and f.valid]  # fmt: skip
+    if not costs:
+        raise UserError("--inject-head-slowdown: could not measure base's CPU per request")
+    return fraction * statistics.median(costs)
+
+
+def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
+    from benchwatch import fingerprint, loadgen, sides
+    from benchwatch.abrounds import compare_plan, measure_load, measure_micro
+    from benchwatch.config import load_project
+    from benchwatch.server import install_cleanup
+
+    if args.no_load and args.no_micro:
+        raise UserError("--no-load and --no-micro together leave nothing to compare")
+    if args.inject_head_cpu_us < 0 or not 0 <= args.inject_head_slowdown < 10:
+        raise UserError("--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)")
+    project = load_project()
+    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out = Path(args.out) if args.out else project.root / "results" / f"compare-{stamp}"
+    ensure_writable(out)
+    oha_version = None if args.no_load else loadgen.oha_version(loadgen.ensure_oha())
+    environment = fingerprint.collect(project.root, oha_version)
+    calibration = load_calibration(project.root)
+    install_cleanup()
+    plan = compare_plan(args.quick, args.rounds)
+    with sides.resolve(project, args.base, args.head, args.patterns, args.inject_head_cpu_us) as (base, head):
+        matched, alone = sides.pairs(base, head)
+        if not matched:
+            raise UserError(
+                f"nothing to compare: base has {[v.id for v in base.variants] or 'no variant'}, "
+                f"head has {[v.id for v in head.variants] or 'no variant'}"
+            )
+        base.variants = [b for b, _ in matched]
+        head.variants = [h for _, h in matched]
+        extra: dict[str, Any] = {"variants_on_one_side_only": alone}
+        if args.inject_head_slowdown:
+            head.inject_cpu_us = injection_for_slowdown(base, args.inject_head_slowdown, out, environment, args.quiet)
+            extra["injected"] = {"slowdown": args.inject_head_slowdown, "cpu_us_per_request": head.inject_cpu_us}
+        base_figures: list[Figure] = []
+        head_figures: list[Figure] = []
+        problems: list[Problem] = []
+        envs_of = {"base": dict(environment), "head": dict(environment)}
+        if not args.no_load:
+            base_run, head_run = measure_load(base, head, plan, out, environment, args.quiet)
+            base_figures += base_run.figures
+            head_figures += head_run.figures
+            problems += _side_problems(base, base_run.problems) + _side_problems(head, head_run.problems)
+            envs_of = {"base": base_run.environment, "head": head_run.environment}
+            extra["load_plan"] = base_run.extra.get("load_plan")
+            extra["loadgen_bottlenecked_runs"] = {
+                "base": base_run.extra.get("loadgen", {}).get("bottlenecked_runs"),
+                "head": head_run.extra.get("loadgen", {}).get("bottlenecked_runs"),
+            }
+        if not args.no_micro:
+            micro_rounds = args.rounds or (1 if args.quick else 2)
+            b, h, trouble = measure_micro(base, head, args.quick, micro_rounds, args.patterns, out)
+            base_figures += b
+            head_figures += h
+            problems += trouble
+        rows, unpaired = compare_figures(base_figures, head_figures, calibration)
+        comparison = Comparison(
+            base=_side_info(base, envs_of["base"]),
+            head=_side_info(head, envs_of["head"]),
+            rounds=plan.rounds,
+            quick=args.quick,
+            rows=rows,
+            problems=problems,
+            unpaired=unpaired,
+            calibration=calibration.model_dump(exclude={"detail"}) if calibration else None,
+            extra=extra,
+        )
+    write_outputs(comparison, out)
+    return comparison, out
+
+
+def write_outputs(comparison: Comparison, out: Path) -> None:
+    from benchwatch.comment import render
+
+    data = comparison.model_dump(mode="json")
+    data["summary"] = {**comparison.counts(), "exit_code": comparison.exit_code()}
+    write_json_atomic(out / COMPARE_FILE, data)
+    write_text_atomic(out / COMMENT_FILE, render(comparison))

@@ -1,0 +1,171 @@
+"""uv environments per stack, cached by a hash of what goes in, checked after install."""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchwatch.config import Stack, digest, normalize_package
+from benchwatch.errors import UserError
+
+READY_MARKER = "benchwatch-env.json"
+_LIST_VERSIONS = (
+    "import importlib.metadata as m, json;"
+    "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))"
+)
+
+
+class EnvError(Exception):
+    """An environment could not be built or does not hold its pins."""
+
+
+@dataclass(frozen=True)
+class Env:
+    stack_name: str
+    path: Path
+    versions: dict[str, str]
+
+    @property
+    def python(self) -> Path:
+        return self.path / "bin" / "python"
+
+    def bin(self, name: str) -> Path:
+        return self.path / "bin" / name
+
+    def version(self, package: str) -> str | None:
+        return self.versions.get(normalize_package(package))
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get("BENCHWATCH_CACHE")
+    base = Path(configured) if configured else Path.home() / ".cache" / "benchwatch"
+    return base / "envs"
+
+
+def uv_executable() -> str:
+    beside_python = Path(sys.executable).parent / "uv"
+    if beside_python.is_file():
+        return str(beside_python)
+    found = shutil.which("uv")
+    if not found:
+        raise UserError("uv not found: install it with `pip install uv` (or run ./bw, which does)")
+    return found
+
+
+def _recipe(stack: Stack, extras: Sequence[str], requirements_text: str | None) -> dict:
+    recipe: dict = {
+        "python": stack.python,
+        "requirements": stack.requirements(),
+        "extras": sorted(extras),
+        "exclude_newer": str(stack.exclude_newer) if stack.exclude_newer else None,
+        "own_requirements": requirements_text,
+    }
+    if stack.resolved_at_run_time:
+        recipe["resolved_on"] = dt.date.today().isoformat()
+    return recipe
+
+
+def ensure(
+    stack: Stack, extras: Sequence[str] = (), *, requirements_file: Path | None = None
+) -> Env:
+    requirements_text = requirements_file.read_text() if requirements_file else None
+    recipe = _recipe(stack, extras, requirements_text)
+    path = cache_dir() / f"{stack.name}-{digest(recipe)}"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with _locked(path.with_suffix(".lock")):
+        marker = path / READY_MARKER
+        if marker.is_file():
+            try:
+                versions = json.loads(marker.read_text())["versions"]
+                return Env(stack.name, path, versions)
+            except (ValueError, KeyError):
+                pass  # a damaged marker: rebuild below
+        _build(path, stack, recipe, requirements_file)
+        versions = _installed_versions(path)
+        _check_pins(stack, versions, path)
+        tmp = marker.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"recipe": recipe, "versions": versions}, indent=1))
+        tmp.replace(marker)
+        return Env(stack.name, path, versions)
+
+
+@contextmanager
+def _locked(lock_path: Path) -> Iterator[None]:
+    with open(lock_path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build(path: Path, stack: Stack, recipe: dict, requirements_file: Path | None) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+    uv = uv_executable()
+    _uv([uv, "venv", "--quiet", "--python", stack.python, str(path)], stack)
+    install = [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(path / "bin" / "python")]
+    if recipe["exclude_newer"]:
+        install += ["--exclude-newer", recipe["exclude_newer"]]
+    if stack.resolved_at_run_time:
+        install += ["--prerelease", "allow"]
+    if requirements_file is not None:
+        install += ["-r", str(requirements_file)]
+    else:
+        install += stack.requirements()
+    install += list(recipe["extras"])
+    try:
+        _uv(install, stack)
+    except EnvError:
+        shutil.rmtree(path, ignore_errors=True)
+        raise
+
+
+def _uv(argv: list[str], stack: Stack) -> None:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        tail = " | ".join(done.stderr.strip().splitlines()[-3:])
+        raise EnvError(f"stack {stack.name}: `{' '.join(argv[1:3])}` failed: {tail}")
+
+
+def _installed_versions(path: Path) -> dict[str, str]:
+    done = subprocess.run(
+        [str(path / "bin" / "python"), "-c", _LIST_VERSIONS], capture_output=True, text=True
+    )
+    if done.returncode != 0:
+        raise EnvError(f"{path}: cannot list installed packages: {done.stderr.strip()[-300:]}")
+    return {normalize_package(k): v for k, v in sorted(json.loads(done.stdout).items())}
+
+
+def _check_pins(stack: Stack, versions: dict[str, str], path: Path) -> None:
+    wrong = [
+        f"{package}=={wanted} (installed: {versions.get(package, 'nothing')})"
+        for package, wanted in stack.pinned_versions().items()
+        if versions.get(package) != wanted
+    ]
+    if wrong:
+        shutil.rmtree(path, ignore_errors=True)
+        raise EnvError(f"stack {stack.name}: pins did not hold: {', '.join(wrong)}")
+
+
+def prepare(variants: Sequence, extras: Sequence[str] = ()) -> tuple[dict[str, Env], dict[str, str]]:
+    """Build every environment the variants need once: ({stack: env}, {stack: error})."""
+    ready: dict[str, Env] = {}
+    failed: dict[str, str] = {}
+    for variant in variants:
+        key = variant.stack.name
+        if key in ready or key in failed:
+            continue
+        try:
+            ready[key] = ensure(variant.stack, extras, requirements_file=variant.requirements_file)
+        except EnvError as exc:
+            failed[key] = str(exc)
+    return ready, failed

@@ -1,0 +1,79 @@
+"""Local trend history in github-action-benchmark's data.js format, one entry per run."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from benchwatch.errors import UserError
+from benchwatch.fingerprint import git
+from benchwatch.results import Run, gab_entries, write_text_atomic
+
+DEFAULT_DIR = Path(".benchwatch") / "history"
+DATA_FILE = "data.js"
+PREFIX = "window.BENCHMARK_DATA = "
+BIGGER = "benchwatch (bigger is better)"
+SMALLER = "benchwatch (smaller is better)"
+TOOLS = {BIGGER: "customBiggerIsBetter", SMALLER: "customSmallerIsBetter"}
+
+
+class HistoryError(UserError):
+    """The history file exists but cannot be read: reported, never overwritten."""
+
+
+def read(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {"lastUpdate": 0, "repoUrl": "", "entries": {}}
+    try:
+        text = path.read_text().strip()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HistoryError(
+            f"{path}: cannot read the history ({exc}); fix or move it away"
+        ) from None
+    if not text.startswith(PREFIX):
+        raise HistoryError(
+            f"{path}: not a data.js history (no `{PREFIX.strip()}`); fix or move it away"
+        )
+    try:
+        data = json.loads(text.removeprefix(PREFIX).rstrip(";"))
+    except ValueError as exc:
+        raise HistoryError(f"{path}: corrupt history ({exc}); fix or move it away") from None
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, dict) or not all(isinstance(v, list) for v in entries.values()):
+        raise HistoryError(
+            f"{path}: corrupt history (`entries` must map names to lists); fix or move it away"
+        )
+    return data
+
+
+def commit_of(root: Path, run: Run) -> dict[str, Any]:
+    commit = run.environment.get("git_commit") or git(root, "rev-parse", "HEAD")
+    message = git(root, "log", "-1", "--format=%s") if commit else None
+    timestamp = git(root, "log", "-1", "--format=%cI") if commit else None
+    dirty = " (uncommitted changes)" if run.environment.get("git_dirty") else ""
+    return {
+        "id": commit or f"local-{run.started_at}",
+        "message": (message or "local run") + dirty,
+        "timestamp": timestamp or run.started_at,
+    }
+
+
+def append(directory: Path, run: Run, root: Path, repo_url: str = "") -> Path:
+    """Add this run's valid figures as one entry per direction; returns the data.js path."""
+    path = directory / DATA_FILE
+    data = read(path)
+    now_ms = int(time.time() * 1000)
+    commit = commit_of(root, run)
+    if repo_url:
+        data["repoUrl"] = repo_url
+        commit["url"] = f"{repo_url.rstrip('/')}/commit/{commit['id']}"
+    for name, bigger in ((BIGGER, True), (SMALLER, False)):
+        benches = gab_entries(run.figures, bigger_is_better=bigger)
+        if benches:
+            entry = {"commit": commit, "date": now_ms, "tool": TOOLS[name], "benches": benches}
+            data["entries"].setdefault(name, []).append(entry)
+    data["lastUpdate"] = now_ms
+    write_text_atomic(path, PREFIX + json.dumps(data, indent=2) + "\n")
+    return path

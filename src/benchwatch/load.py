@@ -1,0 +1,480 @@
+"""The load stage: interleaved rounds over the variants, each boot verified, warmed, measured."""
+
+from __future__ import annotations
+
+import datetime as dt
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchwatch import envs, loadgen, server
+from benchwatch.config import Endpoint, Project, Variant
+from benchwatch.errors import UserError
+from benchwatch.progress import Progress
+from benchwatch.results import Figure, Problem, Run, write_run
+from benchwatch.verify import Checked, check_server, cross_check, request_body
+
+MB = 1024 * 1024
+AA_SUFFIX = "'"
+MIN_OPEN_REQUESTS = 10
+SLOW_DRAIN_SHARE = (
+    0.25  # a closed loop uses -n when draining its in-flight requests would take longer
+)
+_METRIC_ORDER = {"cpu_us_per_request": 0, "rps": 1, "latency_p50_ms": 2, "latency_p99_ms": 3}
+_SHORT = {
+    "cpu_us_per_request": "cpu/req",
+    "rps": "rps",
+    "latency_p50_ms": "p50",
+    "latency_p99_ms": "p99",
+}
+_UNITS = {
+    "cpu_us_per_request": "us",
+    "rps": "req/s",
+    "latency_p50_ms": "ms",
+    "latency_p99_ms": "ms",
+}
+
+
+@dataclass(frozen=True)
+class LoadPlan:
+    rounds: int
+    warmup: float
+    duration: float
+    concurrencies: tuple[int, ...]
+    rate_fractions: tuple[float, ...]
+    open_duration: float | None = None
+    open_concurrency: int = 64
+    quick: bool = False
+    boot_overhead: float = 2.5  # seconds per boot + verify, for the estimate only
+
+    def seconds_per_round(self, variant: Variant) -> float:
+        endpoints = len(variant.selected_endpoints(self.quick))
+        closed = len(self.concurrencies) * (self.duration + 0.05)
+        opened = len(self.rate_fractions) * ((self.open_duration or self.duration) + 0.05)
+        return self.boot_overhead + endpoints * (self.warmup + closed + opened)
+
+    def estimate(self, variants: Sequence[Variant]) -> float:
+        return self.rounds * sum(self.seconds_per_round(v) for v in variants)
+
+
+FULL = LoadPlan(rounds=3, warmup=2.0, duration=5.0, concurrencies=(10, 64),
+                rate_fractions=(0.25, 0.5, 0.75))  # fmt: skip
+QUICK = LoadPlan(rounds=1, warmup=0.2, duration=0.8, open_duration=0.5, concurrencies=(10,),
+                 rate_fractions=(0.5,), quick=True, boot_overhead=1.5)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One place in a round: a variant, or the same variant again as the A/A copy."""
+
+    variant: Variant
+    label: str
+
+    @property
+    def is_copy(self) -> bool:
+        return self.label != self.variant.id
+
+
+@dataclass
+class _Series:
+    figure: dict[str, Any]
+    samples: list[float] = field(default_factory=list)
+
+
+@dataclass
+class Collector:
+    """Samples per figure name, invalid figures and failed slots, turned into a Run at any time."""
+
+    series: dict[str, _Series] = field(default_factory=dict)
+    invalid: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    problems: list[Problem] = field(default_factory=list)
+    loadgen: list[dict[str, Any]] = field(default_factory=list)
+    rates: dict[tuple[str, str], dict[float, int]] = field(default_factory=dict)
+    checks: dict[str, Checked] = field(default_factory=dict)
+    timings: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, name: str, value: float, **figure: Any) -> None:
+        self.series.setdefault(name, _Series(figure={"name": name, **figure})).samples.append(value)
+
+    def fail(self, slot: Slot, problem: Problem) -> None:
+        self.failed.setdefault(slot.label, problem.reason)
+        self.report(slot, problem)
+
+    def report(self, slot: Slot, problem: Problem) -> None:
+        if slot.is_copy:
+            problem = problem.model_copy(update={"reason": f"{problem.reason} (A/A copy)"})
+        self.problems.append(problem)
+
+    def figures(self, labels: dict[str, str]) -> list[Figure]:
+        """Figures of the real variants (not the A/A copies), cpu/req first within each group."""
+        figures = []
+        for name, series in self.series.items():
+            data = series.figure
+            label = labels.get(data["variant"], data["variant"])
+            if label != data["variant"]:
+                continue
+            reason = self.invalid.get(name) or self.failed.get(label)
+            figures.append(
+                Figure(
+                    **data,
+                    samples=series.samples,
+                    value=statistics.median(series.samples),
+                    spread=half_iqr(series.samples),
+                    valid=reason is None,
+                    note=f"invalid: {reason}" if reason else "",
+                )
+            )
+        return figures
+
+
+def half_iqr(samples: Sequence[float]) -> float:
+    if len(samples) < 2:
+        return 0.0
+    q1, _, q3 = statistics.quantiles(samples, n=4, method="inclusive")
+    return (q3 - q1) / 2
+
+
+def slots_for(variants: Sequence[Variant], aa_variant: str | None) -> list[Slot]:
+    slots = [Slot(v, v.id) for v in variants]
+    if aa_variant:
+        chosen = next((v for v in variants if v.id == aa_variant), None)
+        if chosen is not None:
+            position = variants.index(chosen) + 1
+            slots.insert(position, Slot(chosen, chosen.id + AA_SUFFIX))
+    return slots
+
+
+class LoadStage:
+    def __init__(
+        self,
+        project: Project,
+        variants: Sequence[Variant],
+        plan: LoadPlan,
+        out_dir: Path,
+        *,
+        run: Run,
+        aa_variant: str | None = None,
+        quiet: bool = False,
+        inject_cpu_us: float = 0.0,
+    ) -> None:
+        self.project = project
+        self.inject_cpu_us = inject_cpu_us
+        self.plan = plan
+        self.out_dir = out_dir
+        self.run = run
+        self.slots = slots_for(variants, aa_variant)
+        self.variants = list(variants)
+        self.quiet = quiet
+        self.data = Collector()
+        self.oha = loadgen.ensure_oha()
+        self.server_cores, self.oha_cores = server.cpu_plan()
+        self.environments: dict[str, envs.Env] = {}
+        self._earlier_figures = list(run.figures)
+        self._earlier_problems = list(run.problems)
+
+    def execute(self) -> Run:
+        """Every round over every slot; results written after each step and at the end."""
+        try:
+            return self._execute()
+        except KeyboardInterrupt:
+            self.checkpoint(complete=False)
+            raise
+
+    def _execute(self) -> Run:
+        self.prepare()
+        progress = Progress(self.plan.rounds * len(self.slots), "load", quiet=self.quiet)
+        for round_index in range(self.plan.rounds):
+            self.measure_round(round_index, progress)
+        return self.checkpoint(complete=True)
+
+    def prepare(self) -> None:
+        """Build every environment once; a stack that fails marks its variants failed."""
+        ready, failed = envs.prepare(self.variants)
+        self.environments = ready
+        stacks = self.run.environment.setdefault("stacks", {})
+        stacks.update({name: env.versions for name, env in ready.items()})
+        for slot in self.slots:
+            if slot.variant.stack.name in failed:
+                reason = failed[slot.variant.stack.name]
+                self.data.fail(slot, Problem(variant=slot.variant.id, phase="env", reason=reason))
+
+    def measure_round(self, round_index: int, progress: Progress, prefix: str = "") -> None:
+        """One round over every slot, results written after each slot."""
+        for slot in self.slots:
+            progress.step(f"{prefix}{slot.label}", f"load round {round_index + 1}/{self.plan.rounds}")
+            if slot.label not in self.data.failed:
+                self._measure_slot(slot, round_index)
+            progress.advance()
+            self.checkpoint(complete=False)
+        if round_index == 0:
+            self._cross_check()
+
+    def checkpoint(self, complete: bool) -> Run:
+        labels = {s.label: s.variant.id for s in self.slots}
+        run = self.run
+        run.figures = self._earlier_figures + self.data.figures(labels)
+        run.problems = self._earlier_problems + self.data.problems
+        run.complete = complete
+        run.finished_at = now()
+        run.extra["loadgen"] = {
+            "oha_cores": self.oha_cores,
+            "server_cores": self.server_cores,
+            "bottleneck_share": loadgen.BOTTLENECK_SHARE,
+            "bottlenecked_runs": sum(1 for r in self.data.loadgen if r["oha_bottleneck"]),
+            "runs": self.data.loadgen,
+            "skipped": self.data.skipped,
+        }
+        run.extra.setdefault("timings", {})["load"] = self.data.timings
+        run.extra["load_plan"] = {
+            "rounds": self.plan.rounds, "warmup_s": self.plan.warmup, "duration_s": self.plan.duration,
+            "open_duration_s": self.plan.open_duration or self.plan.duration,
+            "concurrencies": list(self.plan.concurrencies),
+            "rate_fractions": list(self.plan.rate_fractions), "quick": self.plan.quick,
+        }  # fmt: skip
+        aa = [s for s in self.slots if s.is_copy]
+        if aa:
+            run.extra["aa_noise"] = aa_noise(self.data, aa[0])
+        write_run(self.out_dir, run)
+        return run
+
+    def _cross_check(self) -> None:
+        checked = [v for v in self.variants if v.id in self.data.checks]
+        for problem in cross_check(checked, self.data.checks):
+            slot = next(s for s in self.slots if s.label == problem.variant)
+            self.data.fail(slot, problem)
+
+    def _measure_slot(self, slot: Slot, round_index: int) -> None:
+        variant = slot.variant
+        env = self.environments[variant.stack.name]
+        started = time.monotonic()
+        timing: dict[str, Any] = {"slot": slot.label, "round": round_index}
+        self.data.timings.append(timing)
+        try:
+            with server.running(variant, env, cpu=self.server_cores,
+                                inject_cpu_us=self.inject_cpu_us) as srv:  # fmt: skip
+                timing["boot_s"] = round(time.monotonic() - started, 3)
+                self._measure_server(slot, srv, round_index)
+                timing["measure_s"] = round(time.monotonic() - started - timing["boot_s"], 3)
+        except server.BootError as exc:
+            self.data.fail(slot, Problem(variant=variant.id, phase="boot", reason=exc.reason,
+                                         detail=exc.stderr_tail))  # fmt: skip
+
+    def _measure_server(self, slot: Slot, srv: server.Server, round_index: int) -> None:
+        variant = slot.variant
+        idle = srv.rss_bytes()
+        endpoints = variant.selected_endpoints(self.plan.quick)
+        checked = check_server(
+            srv.base_url, variant, variant.endpoints if not self.plan.quick else endpoints
+        )
+        if slot.label not in self.data.checks and not slot.is_copy:
+            self.data.checks[slot.label] = checked
+        if not checked.ok:
+            for problem in checked.problems:
+                self.data.fail(slot, problem)
+            return
+        seconds_per_request: dict[str, float] = {}
+        for endpoint in endpoints:
+            warm_up = self._oha(srv, variant, endpoint, self.plan.warmup, 1).outcome
+            if warm_up.successes:
+                seconds_per_request[endpoint.name] = warm_up.elapsed / warm_up.successes
+        if not self._still_alive(slot, srv, "warm-up"):
+            return
+        warm = srv.rss_bytes()
+        with srv.rss_peak() as peak:
+            for endpoint in endpoints:
+                self._measure_endpoint(slot, srv, endpoint, round_index,
+                                       seconds_per_request.get(endpoint.name, 0.0))  # fmt: skip
+                if not self._still_alive(slot, srv, f"load on {endpoint.label}"):
+                    return
+        for metric, value in (
+            ("rss_idle_mb", idle),
+            ("rss_warm_mb", warm),
+            ("rss_peak_mb", peak[0]),
+        ):
+            self.data.add(
+                f"{slot.label} rss {metric.split('_')[1]}", value / MB,
+                kind="load", variant=slot.label, scenario=variant.scenario, stack=variant.stack.name,
+                metric=metric, unit="MB", bigger_is_better=False, endpoint=None, params={},
+            )  # fmt: skip
+
+    def _still_alive(self, slot: Slot, srv: server.Server, during: str) -> bool:
+        if srv.alive():
+            return True
+        reason = f"server died during {during} (exit code {srv.process.returncode})"
+        self.data.fail(slot, Problem(variant=slot.variant.id, phase="load", reason=reason,
+                                     detail=srv.stderr_tail()))  # fmt: skip
+        return False
+
+    def _oha(
+        self, srv: server.Server, variant: Variant, endpoint: Endpoint, duration: float,
+        concurrency: int, rate: int | None = None, requests: int | None = None,
+    ) -> loadgen.OhaRun:  # fmt: skip
+        spec = loadgen.LoadSpec(
+            url=srv.base_url + endpoint.url_path, duration=duration, concurrency=concurrency,
+            rate=rate, requests=requests, method=endpoint.method, body=request_body(variant, endpoint),
+            content_type=endpoint.content_type,
+        )  # fmt: skip
+        return loadgen.run_oha(self.oha, spec, self.oha_cores)
+
+    def _measure_endpoint(
+        self,
+        slot: Slot,
+        srv: server.Server,
+        endpoint: Endpoint,
+        round_index: int,
+        per_request: float,
+    ) -> None:
+        best_rps = 0.0
+        for concurrency in self.plan.concurrencies:
+            params = {"mode": "closed", "concurrency": concurrency}
+            requests, connections = None, concurrency
+            if per_request * concurrency > SLOW_DRAIN_SHARE * self.plan.duration:
+                requests = max(2, round(self.plan.duration / per_request))
+                connections = min(concurrency, requests)
+            outcome = self._measure(slot, srv, endpoint, f"c={concurrency}", params, connections, None,
+                                    round_index, requests)  # fmt: skip
+            if outcome is not None:
+                best_rps = max(best_rps, outcome.rps)
+            if not srv.alive():
+                return
+        key = (slot.label, endpoint.name)
+        if key not in self.data.rates and best_rps > 0:
+            self.data.rates[key] = {
+                f: max(1, round(f * best_rps)) for f in self.plan.rate_fractions
+            }
+        rates = self.data.rates.get(key)
+        if rates is None:
+            return
+        open_duration = self.plan.open_duration or self.plan.duration
+        for fraction, rate in rates.items():
+            params = {"mode": "open", "rate_fraction": fraction, "rate_rps": rate}
+            if rate * open_duration < MIN_OPEN_REQUESTS:
+                self.data.skipped.append({
+                    "variant": slot.label, "endpoint": endpoint.label, "params": params,
+                    "reason": f"under {MIN_OPEN_REQUESTS} requests in {open_duration:g}s at {rate} req/s",
+                })  # fmt: skip
+                continue
+            self._measure(slot, srv, endpoint, f"rate={fraction:.0%}", params,
+                          self.plan.open_concurrency, rate, round_index)  # fmt: skip
+            if not srv.alive():
+                return
+
+    def _measure(
+        self, slot: Slot, srv: server.Server, endpoint: Endpoint, tag: str, params: dict,
+        concurrency: int, rate: int | None, round_index: int, requests: int | None = None,
+    ) -> loadgen.Outcome | None:  # fmt: skip
+        variant = slot.variant
+        cpu_before = srv.cpu_seconds()
+        duration = (
+            self.plan.duration if rate is None else self.plan.open_duration or self.plan.duration
+        )
+        result = self._oha(srv, variant, endpoint, duration, concurrency, rate, requests)
+        server_cpu = srv.cpu_seconds() - cpu_before
+        outcome = result.outcome
+        prefix = f"{slot.label} {endpoint.label} {tag}"
+        self.data.loadgen.append({
+            "variant": slot.label, "endpoint": endpoint.label, "params": params, "round": round_index,
+            "oha_cpu_share": round(result.cpu_share, 4), "oha_bottleneck": result.bottleneck,
+            "server_cpu_share": round(server_cpu / result.wall_seconds, 4) if result.wall_seconds else None,
+            "successes": outcome.successes, "deadline_aborts": outcome.deadline_aborts,
+            "elapsed_s": round(outcome.elapsed, 4), "valid": outcome.valid, "requests": requests,
+            "connections": concurrency,
+        })  # fmt: skip
+        metrics = [m for m in _METRIC_ORDER if m != "rps" or params["mode"] == "closed"]
+        names = {m: f"{prefix} {_SHORT[m]}" for m in metrics}
+        if not outcome.valid or not srv.alive():
+            reason = "; ".join(outcome.problems) or "server died during the measurement"
+            rss = [f"{slot.label} rss {kind}" for kind in ("idle", "warm", "peak")]
+            for name in [*names.values(), *rss]:
+                self.data.invalid.setdefault(
+                    name, f"round {round_index + 1}: {endpoint.label} {tag}: {reason}"
+                )
+            self.data.report(slot, Problem(variant=variant.id, phase="load", endpoint=endpoint.label,
+                                           reason=f"{tag}: {reason}"))  # fmt: skip
+            return None
+        values = {
+            "cpu_us_per_request": server_cpu / outcome.successes * 1e6,
+            "rps": outcome.rps,
+            "latency_p50_ms": outcome.p50_ms,
+            "latency_p99_ms": outcome.p99_ms,
+        }
+        for metric in metrics:
+            self.data.add(
+                names[metric], float(values[metric] or 0.0),
+                kind="load", variant=slot.label, scenario=variant.scenario, stack=variant.stack.name,
+                metric=metric, unit=_UNITS[metric], bigger_is_better=metric == "rps",
+                endpoint=endpoint.label, params=params,
+            )  # fmt: skip
+        return outcome
+
+
+def aa_noise(data: Collector, copy: Slot) -> dict[str, Any]:
+    """Per figure of the A/A variant: coefficient of variation of A and A' pooled, and A'/A."""
+    original = copy.variant.id
+    figures: dict[str, Any] = {}
+    for name, series in data.series.items():
+        if series.figure["variant"] != original:
+            continue
+        twin = data.series.get(copy.label + name[len(original) :])
+        if (
+            twin is None
+            or name in data.invalid
+            or (copy.label + name[len(original) :]) in data.invalid
+        ):
+            continue
+        pooled = series.samples + twin.samples
+        mean = statistics.fmean(pooled)
+        if len(pooled) < 2 or mean == 0:
+            continue
+        figures[name] = {
+            "cv": statistics.stdev(pooled) / mean,
+            "ratio": statistics.median(twin.samples) / statistics.median(series.samples),
+            "a": series.samples,
+            "a_prime": twin.samples,
+            "metric": series.figure["metric"],
+        }
+    return {"variant": original, "figures": figures}
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def shard(variants: Sequence[Variant], spec: str | None) -> list[Variant]:
+    """`i/N`: the i-th of N stable parts (round-robin over the sorted variant ids)."""
+    if not spec:
+        return list(variants)
+    index, total = parse_shard(spec)
+    ordered = sorted(variants, key=lambda v: v.id)
+    chosen = {v.id for position, v in enumerate(ordered) if position % total == index - 1}
+    return [v for v in variants if v.id in chosen]
+
+
+def parse_shard(spec: str) -> tuple[int, int]:
+    try:
+        index_text, total_text = spec.split("/")
+        index, total = int(index_text), int(total_text)
+    except ValueError:
+        raise UserError(f"--shard {spec!r}: give i/N, e.g. 1/3") from None
+    if total < 1 or not 1 <= index <= total:
+        raise UserError(f"--shard {spec!r}: i must be between 1 and N")
+    return index, total
+
+
+def default_out_dir(project: Project) -> Path:
+    return project.root / "results" / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def start_run(command: Sequence[str], environment: dict[str, Any]) -> Run:
+    return Run(started_at=now(), command=list(command), environment=environment)
+
+
+def say(line: str, quiet: bool = False) -> None:
+    if not quiet:
+        print(line, file=sys.stderr, flush=True)

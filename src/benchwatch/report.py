@@ -1,0 +1,220 @@
+"""run.json -> report.md (the PR comment body) and report.html (self-contained, offline)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchwatch.findings import NOT_MEASURED, FindingRow, evaluate
+from benchwatch.report_plots import app_charts
+from benchwatch.report_tables import Cell, Table, load_tables, micro_tables, setting, stack_order
+from benchwatch.results import Run, write_text_atomic
+
+__all__ = ["Report", "build", "render_markdown", "write_report"]
+
+REPORT_MD = "report.md"
+REPORT_HTML = "report.html"
+MD_LIMIT = 60000  # GitHub rejects comments over 65536 characters
+_FINGERPRINT = (("cpu_model", "CPU"), ("cores", "cores"), ("os", "OS"), ("python", "Python"),
+                ("git_commit", "git commit"), ("git_dirty", "uncommitted changes"), ("oha_version", "oha"),
+                ("asv_version", "asv"), ("benchwatch_version", "benchwatch"), ("hostname", "host"))  # fmt: skip
+_HEADLINE_PACKAGES = ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn", "orjson")
+
+
+@dataclass
+class AppSection:
+    app: str
+    tables: list[Table]
+    charts: list[str]
+
+
+@dataclass
+class Report:
+    title: str
+    summary: list[str]
+    environment: list[tuple[str, str]]
+    versions: Table
+    problems: list[tuple[str, str]]
+    invalid: list[str]
+    findings: list[FindingRow]
+    apps: list[AppSection]
+    micro: list[Table]
+    aa_noise: Table | None
+    loadgen: list[str]
+    notes: list[str] = field(default_factory=list)
+
+
+def write_report(
+    out_dir: Path, run: Run, reference_stack: str | None = None, stacks: Sequence[str] = ()
+) -> None:
+    """reference_stack defaults to run.extra["reference_stack"]; stacks is the preferred order."""
+    from benchwatch.report_html import render_html
+
+    report = build(run, reference_stack, stacks)
+    write_text_atomic(out_dir / REPORT_MD, render_markdown(report))
+    write_text_atomic(out_dir / REPORT_HTML, render_html(report))
+
+
+def build(run: Run, reference_stack: str | None = None, stacks: Sequence[str] = ()) -> Report:
+    reference = reference_stack or run.extra.get("reference_stack")
+    order = stack_order(run, stacks or run.extra.get("stack_order", ()))
+    tables = load_tables(run, reference, order)
+    apps = [AppSection(app, app_tables, app_charts(run, app, order)) for app, app_tables in tables.items()]
+    invalid = [f"{f.name}: {f.note or 'invalid'}" for f in run.figures if not f.valid]
+    problems = [(p.line(), p.detail) for p in run.problems]
+    return Report(
+        title="benchwatch report",
+        summary=_summary(run, reference, len(problems), len(invalid)),
+        environment=_environment(run),
+        versions=_versions(run, order),
+        problems=problems,
+        invalid=invalid,
+        findings=evaluate(run),
+        apps=apps,
+        micro=micro_tables(run, reference, order),
+        aa_noise=_aa_table(run),
+        loadgen=_loadgen_notes(run),
+    )
+
+
+def _summary(run: Run, reference: str | None, problems: int, invalid: int) -> list[str]:
+    valid = len(run.valid_figures())
+    state = "complete" if run.complete else "INCOMPLETE (interrupted or failed part-way)"
+    lines = [f"Run started {run.started_at}, finished {run.finished_at or '—'}: {state}.",
+             f"{valid} valid figures, {invalid} invalid, {problems} problems."]  # fmt: skip
+    plan = run.extra.get("load_plan")
+    if isinstance(plan, dict):
+        quick = " (quick)" if plan.get("quick") else ""
+        lines.append(f"Load plan{quick}: {plan.get('rounds')} rounds of {plan.get('duration_s')} s, "
+                     f"concurrency {plan.get('concurrencies')}, open-loop rates {plan.get('rate_fractions')} of max.")  # fmt: skip
+    if reference:
+        lines.append(f"Ratios are against the reference stack `{reference}` "
+                     "(x faster/slower in the metric's own direction; server CPU per request first).")  # fmt: skip
+    return lines
+
+
+def _environment(run: Run) -> list[tuple[str, str]]:
+    env = run.environment
+    rows = [(label, str(env[key])) for key, label in _FINGERPRINT if env.get(key) not in (None, "")]
+    if run.command:
+        rows.append(("command", " ".join(run.command)))
+    if run.extra.get("shard"):
+        rows.append(("shard", str(run.extra["shard"])))
+    return rows
+
+
+def _versions(run: Run, order: Sequence[str]) -> Table:
+    stacks = run.environment.get("stacks") or {}
+    names = [s for s in order if s in stacks] + [s for s in stacks if s not in order]
+    table = Table("installed versions per stack", ["stack", *_HEADLINE_PACKAGES])
+    for name in names:
+        versions = stacks[name] or {}
+        table.rows.append([Cell(name), *(Cell(str(versions.get(p, "—"))) for p in _HEADLINE_PACKAGES)])
+    return table
+
+
+def _aa_table(run: Run) -> Table | None:
+    noise = run.extra.get("aa_noise")
+    if not isinstance(noise, dict) or not noise.get("figures"):
+        return None
+    table = Table(f"A/A noise: {noise.get('variant', '?')} measured twice in every round",
+                  ["figure", "CV (A and A' pooled)", "A'/A"])  # fmt: skip
+    for name, entry in sorted(noise["figures"].items()):
+        cv, ratio = entry.get("cv"), entry.get("ratio")
+        table.rows.append([
+            Cell(name),
+            Cell(f"{cv:.1%}" if isinstance(cv, int | float) else "—"),
+            Cell(f"{ratio:.3f}" if isinstance(ratio, int | float) else "—"),
+        ])  # fmt: skip
+    return table
+
+
+def _loadgen_notes(run: Run) -> list[str]:
+    info = run.extra.get("loadgen")
+    if not isinstance(info, dict):
+        return []
+    flagged = [r for r in info.get("runs", []) if isinstance(r, dict) and r.get("oha_bottleneck")]
+    if not flagged:
+        return []
+    share = info.get("bottleneck_share")
+    notes = [f"oha (the load generator) was the bottleneck in {len(flagged)} measurement(s)"
+             + (f" (used ≥ {share:.0%} of its core)" if isinstance(share, int | float) else "")
+             + ": those figures measure oha as much as the server."]  # fmt: skip
+    for r in flagged[:20]:
+        where = setting(r.get("params") or {})
+        notes.append(f"{r.get('variant')} {r.get('endpoint')} {where}: oha CPU {r.get('oha_cpu_share', 0):.0%}")
+    if len(flagged) > 20:
+        notes.append(f"… and {len(flagged) - 20} more")
+    return notes
+
+
+def _md_escape(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(table: Table) -> list[str]:
+    lines = ["| " + " | ".join(_md_escape(c) for c in table.columns) + " |",
+             "|" + "---|" * len(table.columns)]  # fmt: skip
+    for row in table.rows:
+        cells = [(f"**{c.text}**" if c.tone == "bad" else c.text) for c in row]
+        lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
+    if table.note:
+        lines += ["", f"<sub>{table.note}</sub>"]
+    return lines
+
+
+def findings_table(rows: list[FindingRow]) -> Table:
+    table = Table("findings: the seeds' published figures next to ours",
+                  ["seed", "scenario", "what", "their setup", "theirs", "ours", "note"])  # fmt: skip
+    for row in rows:
+        f = row.finding
+        ours = "; ".join(row.ours) if row.ours else NOT_MEASURED
+        table.rows.append([Cell(f.seed), Cell(f.scenario), Cell(f.measured), Cell(f.setup),
+                           Cell(f.theirs), Cell(ours, "" if row.ours else "bad"), Cell(f.note)])  # fmt: skip
+    return table
+
+
+def render_markdown(report: Report) -> str:
+    out = [f"## {report.title}", "", *report.summary, ""]
+    out += _md_problems(report)
+    out += ["### Findings: the seeds next to this run", "", *_md_table(findings_table(report.findings)), ""]
+    body: list[str] = []
+    for section in report.apps:
+        body += [f"<details><summary><b>{section.app}</b> ({len(section.tables)} tables)</summary>", ""]
+        for table in section.tables:
+            body += [f"**{section.app}: {table.title}**", "", *_md_table(table), ""]
+        body += ["</details>", ""]
+    if len("\n".join(out + body)) > MD_LIMIT:
+        body = ["Per-scenario tables are too long for a comment: see report.html.", ""]
+    out += ["### Per scenario (plots in report.html)", "", *body]
+    for table in report.micro:
+        out += ["### Micro-benchmarks", "", "<details><summary>asv figures per stack</summary>", "",
+                *_md_table(table), "", "</details>", ""]  # fmt: skip
+    if report.aa_noise:
+        out += ["### Noise (A/A)", "", "<details><summary>coefficient of variation per figure</summary>",
+                "", *_md_table(report.aa_noise), "", "</details>", ""]  # fmt: skip
+    if report.loadgen:
+        out += ["### Load generator", "", *(f"- {line}" for line in report.loadgen), ""]
+    out += ["### Environment", "", "| | |", "|---|---|"]
+    out += [f"| {k} | {_md_escape(v)} |" for k, v in report.environment]
+    out += ["", *_md_table(report.versions), ""]
+    text = "\n".join(out)
+    return text if len(text) <= MD_LIMIT else text[:MD_LIMIT] + "\n\n… (cut: see report.html)\n"
+
+
+def _md_problems(report: Report) -> list[str]:
+    if not report.problems and not report.invalid:
+        return ["No problems: every variant installed, booted, verified and survived the load.", ""]
+    out = [f"### ⚠️ Problems ({len(report.problems)})", ""]
+    for line, detail in report.problems:
+        out.append(f"- {_md_escape(line)}")
+        tail = [d for d in detail.splitlines() if d.strip()][-5:]
+        if tail:
+            out += ["  ```", *(f"  {d}" for d in tail), "  ```"]
+    if report.invalid:
+        out += ["", f"Invalid figures ({len(report.invalid)}), not published as data points:", ""]
+        out += [f"- {_md_escape(line)}" for line in report.invalid[:50]]
+        if len(report.invalid) > 50:
+            out.append(f"- … and {len(report.invalid) - 50} more (see report.html)")
+    return [*out, ""]

@@ -1,0 +1,92 @@
+"""report.html: one self-contained page (inline CSS and SVG, no scripts, no external requests)."""
+
+from __future__ import annotations
+
+from html import escape
+
+from benchwatch.report import Report, findings_table
+from benchwatch.report_tables import Table
+
+CSS = """
+body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1200px;
+padding:16px 24px;color:#1d1d1f;line-height:1.4}
+h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
+h3{margin-bottom:.3em}
+table{border-collapse:collapse;margin:.4em 0 1em;font-size:13px;display:block;overflow-x:auto;max-width:100%}
+th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f4f4f6}td.num{text-align:right;white-space:nowrap}
+.better{color:#1a7f37}.worse{color:#b3261e}.bad{color:#b3261e;font-weight:600}
+.problems{background:#fff4f2;border:1px solid #f3c1bb;padding:8px 16px;border-radius:6px}
+.ok{background:#f0fff4;border:1px solid #b7e4c7;padding:8px 16px;border-radius:6px}
+pre{background:#f6f8fa;padding:6px;overflow:auto;font-size:12px}
+.note{color:#666;font-size:12px}.charts svg{display:block;margin:8px 0;max-width:100%;height:auto}
+nav a{margin-right:12px}
+"""
+
+
+def table_html(table: Table, numeric_from: int = 1) -> str:
+    head = "".join(f"<th>{escape(c)}</th>" for c in table.columns)
+    rows = []
+    for row in table.rows:
+        cells = []
+        for i, cell in enumerate(row):
+            classes = " ".join(c for c in (cell.tone, "num" if i >= numeric_from else "") if c)
+            attr = f' class="{classes}"' if classes else ""
+            cells.append(f"<td{attr}>{escape(cell.text)}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    note = f'<div class="note">{escape(table.note)}</div>' if table.note else ""
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{note}"
+
+
+def _problems(report: Report) -> str:
+    if not report.problems and not report.invalid:
+        return '<div class="ok">No problems: every variant installed, booted, verified and survived the load.</div>'
+    parts = [f'<div class="problems" id="problems"><h2>Problems ({len(report.problems)})</h2><ul>']
+    for line, detail in report.problems:
+        tail = "\n".join(d for d in detail.splitlines() if d.strip())[-2000:]
+        parts.append(f"<li>{escape(line)}" + (f"<pre>{escape(tail)}</pre>" if tail else "") + "</li>")
+    parts.append("</ul>")
+    if report.invalid:
+        parts.append(f"<p>Invalid figures ({len(report.invalid)}), not published as data points:</p><ul>")
+        parts += [f"<li>{escape(line)}</li>" for line in report.invalid]
+        parts.append("</ul>")
+    return "".join(parts) + "</div>"
+
+
+def render_html(report: Report) -> str:
+    apps = [s.app for s in report.apps]
+    nav = " ".join(f'<a href="#app-{escape(a)}">{escape(a)}</a>' for a in apps)
+    body = [
+        f"<h1>{escape(report.title)}</h1>",
+        "".join(f"<p>{escape(line)}</p>" for line in report.summary),
+        f"<nav>{nav} <a href='#findings'>findings</a> <a href='#environment'>environment</a></nav>",
+        _problems(report),
+        '<h2 id="findings">Findings: the seeds next to this run</h2>',
+        table_html(findings_table(report.findings), numeric_from=99),
+    ]
+    for section in report.apps:
+        body.append(f'<h2 id="app-{escape(section.app)}">{escape(section.app)}</h2>')
+        body.append('<div class="charts">' + "".join(section.charts) + "</div>")
+        for table in section.tables:
+            body.append(f"<h3>{escape(table.title)}</h3>{table_html(table)}")
+    if report.micro:
+        body.append("<h2>Micro-benchmarks (asv)</h2>")
+        body += [table_html(t) for t in report.micro]
+    if report.aa_noise:
+        body.append("<h2>Noise (A/A)</h2>")
+        body.append(table_html(report.aa_noise))
+    if report.loadgen:
+        body.append("<h2>Load generator</h2><ul>")
+        body += [f"<li>{escape(line)}</li>" for line in report.loadgen]
+        body.append("</ul>")
+    body.append('<h2 id="environment">Environment</h2><table>')
+    body += [f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in report.environment]
+    body.append("</table>")
+    body.append(table_html(report.versions, numeric_from=99))
+    return (
+        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{escape(report.title)}</title><style>{CSS}</style></head><body>"
+        + "\n".join(body)
+        + "</body></html>\n"
+    )

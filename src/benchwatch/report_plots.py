@@ -1,0 +1,80 @@
+"""The report's charts, per app: rps, CPU per request, latency vs offered rate, memory."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+
+from benchwatch.plots import Bar, Line, colors_for, grouped_bars, line_chart
+from benchwatch.report_tables import app_of, variant_order
+from benchwatch.results import Figure, Run
+
+_MEMORY = (("rss_idle_mb", "idle"), ("rss_warm_mb", "warm"), ("rss_peak_mb", "peak"))
+
+
+def _top_closed(figures: list[Figure], metric: str) -> dict[tuple[str, str], Figure]:
+    """Per (endpoint, variant): the closed-loop figure at the highest concurrency."""
+    chosen: dict[tuple[str, str], Figure] = {}
+    for f in figures:
+        if f.metric != metric or f.params.get("mode") != "closed" or not f.valid:
+            continue
+        key = (f.endpoint or "", f.variant)
+        if key not in chosen or f.params["concurrency"] > chosen[key].params["concurrency"]:
+            chosen[key] = f
+    return chosen
+
+
+def _bars_by_endpoint(chosen: dict[tuple[str, str], Figure], variants: Sequence[str]) -> dict[str, list[Bar]]:
+    groups: dict[str, list[Bar]] = defaultdict(list)
+    for endpoint in dict.fromkeys(e for e, _ in chosen):
+        for variant in variants:
+            figure = chosen.get((endpoint, variant))
+            if figure is not None:
+                groups[endpoint].append(Bar(variant, figure.value))
+    return dict(groups)
+
+
+def app_charts(run: Run, app: str, stacks: Sequence[str]) -> list[str]:
+    figures = [f for f in run.figures if f.kind == "load" and app_of(f) == app]
+    variants = variant_order(figures, stacks)
+    colors = colors_for(variants)
+    charts = []
+    cpu = _top_closed(figures, "cpu_us_per_request")
+    if cpu:
+        concurrency = max(f.params["concurrency"] for f in cpu.values())
+        charts.append(grouped_bars(f"{app}: server CPU per request (c={concurrency}; shorter is better)",
+                                   "µs", _bars_by_endpoint(cpu, variants), colors, scale_per_group=True))  # fmt: skip
+    rps = _top_closed(figures, "rps")
+    if rps:
+        concurrency = max(f.params["concurrency"] for f in rps.values())
+        charts.append(grouped_bars(f"{app}: requests per second (c={concurrency}; longer is better)",
+                                   "req/s", _bars_by_endpoint(rps, variants), colors, scale_per_group=True))  # fmt: skip
+    charts += _latency_charts(figures, variants, colors)
+    memory: dict[str, list[Bar]] = defaultdict(list)
+    for metric, label in _MEMORY:
+        for variant in variants:
+            figure = next((f for f in figures if f.variant == variant and f.metric == metric and f.valid), None)
+            if figure is not None:
+                memory[label].append(Bar(variant, figure.value))
+    if memory:
+        charts.append(grouped_bars(f"{app}: server memory (RSS, process tree)", "MB", dict(memory), colors))
+    return charts
+
+
+def _latency_charts(figures: list[Figure], variants: Sequence[str], colors: dict[str, str]) -> list[str]:
+    """Per endpoint: p50 (dashed) and p99 against the offered rate of the open-loop runs."""
+    open_loop = [f for f in figures if f.params.get("mode") == "open" and f.valid
+                 and f.metric in ("latency_p50_ms", "latency_p99_ms") and "rate_rps" in f.params]  # fmt: skip
+    charts = []
+    for endpoint in dict.fromkeys(f.endpoint for f in open_loop):
+        lines = []
+        for variant in variants:
+            for metric, dashed in (("latency_p99_ms", False), ("latency_p50_ms", True)):
+                points = [(float(f.params["rate_rps"]), f.value) for f in open_loop
+                          if f.endpoint == endpoint and f.variant == variant and f.metric == metric]  # fmt: skip
+                if points:
+                    lines.append(Line(variant, points, dashed))
+        if lines:
+            title = f"{endpoint}: latency vs offered rate (p99 solid, p50 dashed)"
+            charts.append(line_chart(title, "offered rate (req/s)", "latency (ms)", lines, colors))
+    return charts

@@ -1,0 +1,234 @@
+"""Tables of a run's figures: stacks side by side, ratios against the reference stack."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from benchwatch.results import Figure, Run
+
+Tone = Literal["", "better", "worse", "bad"]
+
+METRIC_ORDER = ("cpu_us_per_request", "rps", "latency_p50_ms", "latency_p99_ms",
+                "rss_idle_mb", "rss_warm_mb", "rss_peak_mb")  # fmt: skip
+METRIC_TITLES = {
+    "cpu_us_per_request": "server CPU µs/request",
+    "rps": "requests/s",
+    "latency_p50_ms": "latency p50",
+    "latency_p99_ms": "latency p99",
+    "rss_idle_mb": "RSS idle",
+    "rss_warm_mb": "RSS after warm-up",
+    "rss_peak_mb": "RSS peak under load",
+}
+_UNIT_TEXT = {"us": "µs"}
+_TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    tone: Tone = ""
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[Cell]] = field(default_factory=list)
+    note: str = ""
+
+
+def app_of(figure: Figure) -> str:
+    return figure.scenario.split("-", 1)[0]
+
+
+def fmt_value(value: float, unit: str) -> str:
+    unit = _UNIT_TEXT.get(unit, unit)
+    if abs(value) >= 1000:
+        text = f"{value:,.0f}"
+    elif abs(value) >= 100:
+        text = f"{value:.0f}"
+    elif abs(value) >= 10:
+        text = f"{value:.1f}"
+    else:
+        text = f"{value:.3g}"
+    return f"{text} {unit}".strip()
+
+
+def goodness(value: float, reference: float, bigger_is_better: bool) -> float | None:
+    """> 1 when `value` is better than `reference`, whatever the metric's direction."""
+    if value <= 0 or reference <= 0:
+        return None
+    return value / reference if bigger_is_better else reference / value
+
+
+def ratio_text(good: float, memory: bool = False) -> tuple[str, Tone]:
+    better, worse = ("smaller", "larger") if memory else ("faster", "slower")
+    if abs(good - 1.0) < 0.005:
+        return "same", ""
+    if good > 1.0:
+        return f"{good:.2f}x {better}", "better"
+    return f"{1 / good:.2f}x {worse}", "worse"
+
+
+def is_memory(figure: Figure) -> bool:
+    return figure.metric.startswith("rss") or figure.metric.startswith("peakmem")
+
+
+def setting(params: dict) -> str:
+    if params.get("mode") == "closed":
+        return f"c={params.get('concurrency')}"
+    if params.get("mode") == "open":
+        fraction = float(params.get("rate_fraction", 0))
+        rate = params.get("rate_rps")
+        return f"{fraction:.0%} of max" + (f" ({rate} r/s)" if rate is not None else "")
+    return ""
+
+
+def _setting_key(params: dict) -> tuple:
+    mode = params.get("mode")
+    if mode == "closed":
+        return (0, float(params.get("concurrency", 0)))
+    if mode == "open":
+        return (1, float(params.get("rate_fraction", 0)))
+    return (2, 0.0)
+
+
+def _row_key(figure: Figure) -> tuple:
+    params = {k: v for k, v in figure.params.items() if k != "rate_rps"}
+    return (figure.metric, json.dumps(params, sort_keys=True, default=str))
+
+
+def _metric_rank(metric: str) -> int:
+    return METRIC_ORDER.index(metric) if metric in METRIC_ORDER else len(METRIC_ORDER)
+
+
+def stack_order(run: Run, preferred: Sequence[str] = ()) -> list[str]:
+    seen = [f.stack for f in run.figures]
+    known = [s for s in preferred if s in seen]
+    return known + [s for s in dict.fromkeys(seen) if s not in known]
+
+
+def variant_order(figures: Iterable[Figure], stacks: Sequence[str]) -> list[str]:
+    """The plain app first, then flavors; within each, stacks in their declared order."""
+    rank = {s: i for i, s in enumerate(stacks)}
+    variants = {f.variant: f for f in figures}
+    return sorted(variants, key=lambda v: (variants[v].scenario != app_of(variants[v]),
+                                           variants[v].scenario, rank.get(variants[v].stack, 99)))  # fmt: skip
+
+
+def reference_variant(app: str, reference_stack: str | None) -> str | None:
+    return f"{app}@{reference_stack}" if reference_stack else None
+
+
+def cell_for(figure: Figure | None, reference: Figure | None) -> Cell:
+    if figure is None:
+        return Cell("—")
+    text = fmt_value(figure.value, figure.unit)
+    if figure.spread > 0:
+        text += f" ± {fmt_value(figure.spread, figure.unit).split(' ')[0]}"
+    if not figure.valid:
+        return Cell(f"{text} (invalid)", "bad")
+    if reference is None or reference is figure or not reference.valid:
+        return Cell(text)
+    good = goodness(figure.value, reference.value, figure.bigger_is_better)
+    if good is None:
+        return Cell(text)
+    words, tone = ratio_text(good, is_memory(figure))
+    return Cell(f"{text} ({words})", tone)
+
+
+def load_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) -> dict[str, list[Table]]:
+    """Per app: one table per endpoint (CPU/request first) and one for memory."""
+    by_app: dict[str, list[Figure]] = defaultdict(list)
+    for figure in run.figures:
+        if figure.kind == "load":
+            by_app[app_of(figure)].append(figure)
+    tables: dict[str, list[Table]] = {}
+    for app in sorted(by_app):
+        figures = by_app[app]
+        ref_variant = reference_variant(app, reference_stack)
+        endpoints = list(dict.fromkeys(f.endpoint for f in figures))
+        endpoints.sort(key=lambda e: e is None)
+        app_tables = []
+        for endpoint in endpoints:
+            chosen = [f for f in figures if f.endpoint == endpoint]
+            title = endpoint or "memory (whole server process tree)"
+            app_tables.append(_table(title, chosen, ref_variant, stacks))
+        tables[app] = app_tables
+    return tables
+
+
+def _table(title: str, figures: list[Figure], ref_variant: str | None, stacks: Sequence[str]) -> Table:
+    variants = variant_order(figures, stacks)
+    cells: dict[tuple, dict[str, Figure]] = defaultdict(dict)
+    for figure in figures:
+        cells[_row_key(figure)][figure.variant] = figure
+    keys = sorted(cells, key=lambda k: (_metric_rank(k[0]), _setting_key(json.loads(k[1]))))
+    table = Table(title, ["figure", *variants])
+    for key in keys:
+        row = cells[key]
+        sample = next(iter(row.values()))
+        label = METRIC_TITLES.get(sample.metric, sample.metric)
+        where = setting(sample.params)
+        if sample.params.get("mode") == "open":
+            where = f"{float(sample.params.get('rate_fraction', 0)):.0%} of max"
+        reference = row.get(ref_variant) if ref_variant else None
+        table.rows.append([Cell(f"{label} {where}".strip()),
+                           *(cell_for(row.get(v), reference) for v in variants)])  # fmt: skip
+    if ref_variant and not any(ref_variant in row for row in cells.values()):
+        table.note = f"no ratios: the reference {ref_variant} was not measured here"
+    elif ref_variant:
+        table.note = f"ratios against {ref_variant}"
+    return table
+
+
+def micro_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) -> list[Table]:
+    """Micro-benchmarks: one row per benchmark and case, stacks side by side."""
+    figures = [f for f in run.figures if f.kind == "micro"]
+    if not figures:
+        return []
+    order = [s for s in stacks if any(f.stack == s for f in figures)]
+    rows: dict[tuple, dict[str, Figure]] = defaultdict(dict)
+    for figure in figures:
+        key = (figure.scenario, figure.metric, json.dumps(figure.params, sort_keys=True, default=str))
+        rows[key][figure.stack] = figure
+    table = Table("micro-benchmarks", ["benchmark", *order])
+    for key in sorted(rows):
+        row = rows[key]
+        reference = row.get(reference_stack) if reference_stack else None
+        params = json.loads(key[2])
+        label = " ".join([str(params.get("case", key[0])), key[1],
+                          *(str(v) for k, v in params.items() if k not in ("case", "size"))])  # fmt: skip
+        table.rows.append([Cell(label), *(_micro_cell(row.get(s), reference) for s in order)])
+    if reference_stack:
+        table.note = f"ratios against {reference_stack}"
+    return [table]
+
+
+def in_seconds(figure: Figure) -> float | None:
+    scale = _TIME_SCALE.get(figure.unit)
+    return None if scale is None else figure.value * scale
+
+
+def _micro_cell(figure: Figure | None, reference: Figure | None) -> Cell:
+    if figure is None:
+        return Cell("—")
+    text = fmt_value(figure.value, figure.unit)
+    if not figure.valid:
+        return Cell(f"{text} (invalid)", "bad")
+    if reference is None or reference is figure or not reference.valid:
+        return Cell(text)
+    mine, theirs = in_seconds(figure), in_seconds(reference)
+    if mine is None or theirs is None:
+        if figure.unit != reference.unit:
+            return Cell(text)
+        mine, theirs = figure.value, reference.value
+    good = goodness(mine, theirs, figure.bigger_is_better)
+    if good is None:
+        return Cell(text)
+    words, tone = ratio_text(good, is_memory(figure))
+    return Cell(f"{text} ({words})", tone)

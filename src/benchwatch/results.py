@@ -1,0 +1,171 @@
+"""One run = one directory: run.json (everything) and the github-action-benchmark files."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from benchwatch.errors import UserError
+
+SCHEMA_VERSION = 1
+RUN_FILE = "run.json"
+GAB_BIGGER = "gab-bigger.json"
+GAB_SMALLER = "gab-smaller.json"
+
+Phase = Literal["config", "env", "boot", "verify", "load", "micro", "compare"]
+
+
+class Problem(BaseModel):
+    """Something that went wrong for one variant; reported by name, never published as a figure."""
+
+    variant: str
+    phase: Phase
+    reason: str
+    endpoint: str | None = None
+    detail: str = ""
+
+    def line(self) -> str:
+        where = f"{self.variant} {self.endpoint}" if self.endpoint else self.variant
+        return f"{where} [{self.phase}]: {self.reason}"
+
+
+class Figure(BaseModel):
+    """A measured quantity with all its samples. `name` is stable and unique across runs."""
+
+    name: str
+    kind: Literal["load", "micro"]
+    variant: str
+    scenario: str
+    stack: str
+    metric: str
+    unit: str
+    bigger_is_better: bool
+    samples: list[float]
+    value: float
+    spread: float = 0.0
+    endpoint: str | None = None
+    params: dict[str, Any] = {}
+    valid: bool = True
+    note: str = ""
+
+    @field_validator("samples")
+    @classmethod
+    def _finite(cls, samples: list[float]) -> list[float]:
+        if any(not math.isfinite(s) for s in samples):
+            raise ValueError("samples must be finite numbers")
+        return samples
+
+
+class Run(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    started_at: str
+    finished_at: str | None = None
+    complete: bool = False
+    command: list[str] = []
+    environment: dict[str, Any] = {}
+    figures: list[Figure] = []
+    problems: list[Problem] = []
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def valid_figures(self) -> list[Figure]:
+        return [f for f in self.figures if f.valid]
+
+
+class GabEntry(BaseModel):
+    """github-action-benchmark's custom tool format; the action turns a null value into 0."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    unit: str = Field(min_length=1)
+    value: float
+    range: str | None = None
+    extra: str | None = None
+
+    @field_validator("value")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("value must be a finite number")
+        return value
+
+
+def gab_entries(figures: list[Figure], bigger_is_better: bool) -> list[dict[str, Any]]:
+    chosen = [f for f in figures if f.valid and f.bigger_is_better == bigger_is_better]
+    names = [f.name for f in chosen]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ValueError(f"figure names must be unique: {duplicates[:3]}")
+    entries = []
+    for figure in chosen:
+        extra = f"{len(figure.samples)} samples; {figure.note}".rstrip("; ")
+        entry = GabEntry(
+            name=figure.name,
+            unit=figure.unit,
+            value=round(figure.value, 6),
+            range=f"± {figure.spread:.4g}",
+            extra=extra,
+        )
+        entries.append(entry.model_dump(exclude_none=True))
+    return entries
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            json.dump(data, handle, indent=1, allow_nan=False)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def ensure_writable(directory: Path) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        probe = tempfile.NamedTemporaryFile(dir=directory, prefix=".probe-", delete=True)
+        probe.close()
+    except OSError as exc:
+        raise UserError(f"--out {directory}: not writable ({exc.strerror or exc})") from None
+
+
+def write_run(directory: Path, run: Run) -> None:
+    """run.json plus both gab files; the gab files are validated before anything is written."""
+    bigger = gab_entries(run.figures, bigger_is_better=True)
+    smaller = gab_entries(run.figures, bigger_is_better=False)
+    write_json_atomic(directory / GAB_BIGGER, bigger)
+    write_json_atomic(directory / GAB_SMALLER, smaller)
+    write_json_atomic(directory / RUN_FILE, run.model_dump(mode="json"))
+
+
+def read_run(directory: Path) -> Run:
+    path = directory / RUN_FILE if directory.is_dir() else directory
+    try:
+        return Run.model_validate_json(path.read_text())
+    except FileNotFoundError:
+        raise UserError(f"{path}: no run.json there (run `benchwatch run --out DIR` first)") from None
+    except ValidationError as exc:
+        raise UserError(f"{path}: not a valid run.json ({exc.errors()[0]['msg']})") from None

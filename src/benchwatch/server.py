@@ -1,0 +1,298 @@
+"""Boot a variant under uvicorn on loopback, wait until it answers, measure it, always stop it."""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import psutil
+
+from benchwatch.config import Variant
+from benchwatch.envs import Env
+
+HOST = "127.0.0.1"
+INJECT_ENV = "BENCHWATCH_INJECT_CPU_US"
+_live: dict[int, subprocess.Popen] = {}
+
+
+class BootError(Exception):
+    """The server could not be started or did not become ready."""
+
+    def __init__(self, variant_id: str, reason: str, stderr_tail: str = "") -> None:
+        super().__init__(f"{variant_id}: {reason}")
+        self.variant_id = variant_id
+        self.reason = reason
+        self.stderr_tail = stderr_tail
+
+
+@dataclass
+class Server:
+    variant: Variant
+    port: int
+    process: subprocess.Popen
+    log_path: Path
+    _ps: psutil.Process = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._ps = psutil.Process(self.process.pid)
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{HOST}:{self.port}"
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _tree(self) -> list[psutil.Process]:
+        try:
+            return [self._ps, *self._ps.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            return []
+
+    def cpu_seconds(self) -> float:
+        total = 0.0
+        for proc in self._tree():
+            try:
+                times = proc.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += times.user + times.system
+            if proc is self._ps:
+                total += times.children_user + times.children_system
+        return total
+
+    def rss_bytes(self) -> int:
+        total = 0
+        for proc in self._tree():
+            try:
+                total += proc.memory_info().rss
+            except psutil.NoSuchProcess:
+                continue
+        return total
+
+    def stderr_tail(self, lines: int = 12) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    @contextmanager
+    def rss_peak(self, interval: float = 0.05) -> Iterator[list[int]]:
+        """Sample the tree's RSS in a thread; the yielded list holds [peak] once the block ends."""
+        result = [self.rss_bytes()]
+        stop = threading.Event()
+
+        def sample() -> None:
+            while not stop.wait(interval):
+                result[0] = max(result[0], self.rss_bytes())
+
+        thread = threading.Thread(target=sample, daemon=True)
+        thread.start()
+        try:
+            yield result
+        finally:
+            stop.set()
+            thread.join()
+            result[0] = max(result[0], self.rss_bytes())
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        return sock.getsockname()[1]
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((HOST, port))
+        except OSError:
+            return True
+        return False
+
+
+def cpu_plan() -> tuple[list[int] | None, list[int] | None]:
+    """(server cores, load generator cores): the last core for the server, the rest for oha."""
+    try:
+        cores = sorted(os.sched_getaffinity(0))
+    except AttributeError:
+        return None, None
+    if len(cores) < 2:
+        return None, None
+    return [cores[-1]], cores[:-1]
+
+
+def server_environment(variant: Variant, env: Env, scratch: Path, inject_cpu_us: float) -> dict:
+    environ = {k: v for k, v in os.environ.items() if k != INJECT_ENV}
+    environ.update({k: v.replace("{tmp}", str(scratch)) for k, v in variant.env.items()})
+    environ["PATH"] = f"{env.path / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
+    environ["VIRTUAL_ENV"] = str(env.path)
+    environ.pop("PYTHONPATH", None)
+    if inject_cpu_us > 0:
+        environ[INJECT_ENV] = f"{inject_cpu_us:g}"
+    return environ
+
+
+@contextmanager
+def running(
+    variant: Variant,
+    env: Env,
+    *,
+    port: int | None = None,
+    cpu: list[int] | None = None,
+    ready_timeout: float | None = None,
+    inject_cpu_us: float = 0.0,
+) -> Iterator[Server]:
+    with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name:
+        scratch = Path(scratch_name)
+        environ = server_environment(variant, env, scratch, inject_cpu_us)
+        root = variant.app.root
+        if variant.app.declaration.pre_start:
+            _pre_start(variant, environ, root)
+        if port is not None and port_in_use(port):
+            raise BootError(variant.id, f"port {HOST}:{port} is already in use")
+        for attempt in range(3):
+            chosen = port if port is not None else free_port()
+            server = _spawn(variant, env, environ, root, chosen, scratch / f"server-{attempt}.log")
+            try:
+                if cpu:
+                    _pin(server, cpu)
+                _wait_ready(server, ready_timeout or variant.app.declaration.ready_timeout)
+            except BootError as exc:
+                _stop(server.process, grace=1.0)
+                if port is None and "already in use" in exc.reason and attempt < 2:
+                    continue
+                raise
+            except BaseException:
+                _stop(server.process)
+                raise
+            try:
+                yield server
+            finally:
+                _stop(server.process)
+            return
+
+
+def _pre_start(variant: Variant, environ: dict, root: Path) -> None:
+    argv = variant.app.declaration.pre_start or []
+    try:
+        done = subprocess.run(
+            argv, cwd=root, env=environ, capture_output=True, text=True, timeout=300
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BootError(variant.id, f"pre_start {argv[0]!r} failed: {exc}") from None
+    if done.returncode != 0:
+        tail = "\n".join(done.stderr.strip().splitlines()[-12:])
+        raise BootError(variant.id, f"pre_start exited with {done.returncode}", tail)
+
+
+def _spawn(
+    variant: Variant, env: Env, environ: dict, root: Path, port: int, log_path: Path
+) -> Server:
+    argv = [
+        str(env.python), "-m", "uvicorn", variant.import_string,
+        "--host", HOST, "--port", str(port),
+        "--no-access-log", "--log-level", "warning",
+    ]  # fmt: skip
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(
+            argv, cwd=root, env=environ, stdout=log, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, start_new_session=True,
+        )  # fmt: skip
+    _live[process.pid] = process
+    return Server(variant=variant, port=port, process=process, log_path=log_path)
+
+
+def _pin(server: Server, cores: list[int]) -> None:
+    try:
+        psutil.Process(server.pid).cpu_affinity(cores)
+    except (psutil.Error, AttributeError, OSError):
+        pass  # pinning is an improvement, not a requirement
+
+
+def _wait_ready(server: Server, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    url = server.base_url + server.variant.ready_endpoint
+    with httpx.Client(timeout=2.0) as client:
+        while True:
+            code = server.process.poll()
+            if code is not None:
+                tail = server.stderr_tail()
+                if "address already in use" in tail.lower():
+                    raise BootError(
+                        server.variant.id, f"port {HOST}:{server.port} is already in use", tail
+                    )
+                raise BootError(server.variant.id, f"server exited with code {code} at boot", tail)
+            try:
+                client.get(url)
+                return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise BootError(
+                    server.variant.id,
+                    f"not ready after {timeout:g}s (no answer on {server.variant.ready_endpoint})",
+                    server.stderr_tail(),
+                )
+            time.sleep(0.1)
+
+
+def _stop(process: subprocess.Popen, grace: float = 5.0) -> None:
+    try:
+        leftovers = psutil.Process(process.pid).children(recursive=True)
+    except psutil.Error:
+        leftovers = []
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        if process.poll() is not None:
+            break
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            process.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            continue
+    for child in leftovers:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
+    try:
+        os.killpg(process.pid, signal.SIGKILL)  # anything left in the group
+    except (ProcessLookupError, PermissionError):
+        pass
+    _live.pop(process.pid, None)
+
+
+def stop_all() -> None:
+    for process in list(_live.values()):
+        _stop(process, grace=2.0)
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def install_cleanup() -> None:
+    """Stop every server at exit, and turn SIGTERM into an orderly exit (context managers run)."""
+    atexit.register(stop_all)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)

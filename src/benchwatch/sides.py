@@ -1,0 +1,107 @@
+"""The two sides of a compare: a stack name or a git ref (checked out in a temporary worktree)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from benchwatch.config import Project, Variant, load_project
+from benchwatch.errors import UserError
+
+REF_DEFAULT_PATTERNS = "*@latest"
+
+
+@dataclass
+class Side:
+    role: Literal["base", "head"]
+    spec: str
+    kind: Literal["stack", "ref"]
+    project: Project
+    variants: list[Variant]
+    commit: str | None = None
+    inject_cpu_us: float = 0.0
+
+    def key(self, variant: Variant) -> str:
+        """What a variant is paired on: the scenario for stacks, the variant id for refs."""
+        return variant.scenario if self.kind == "stack" else variant.id
+
+
+def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=120)
+
+
+def ref_commit(root: Path, ref: str) -> str | None:
+    if ref.startswith("-"):
+        return None
+    done = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def kind_of(project: Project, spec: str) -> Literal["stack", "ref"]:
+    if spec in project.stacks:
+        return "stack"
+    if ref_commit(project.root, spec):
+        return "ref"
+    raise UserError(
+        f"{spec!r} is neither a stack ({', '.join(project.stacks)}) nor a git ref of {project.root}"
+    )
+
+
+@contextmanager
+def worktree(root: Path, ref: str) -> Iterator[Path]:
+    """A detached checkout of `ref` in a temporary directory, removed afterwards."""
+    parent = Path(tempfile.mkdtemp(prefix="benchwatch-ref-"))
+    path = parent / "checkout"
+    done = _git(root, "worktree", "add", "--detach", "--quiet", str(path), ref)
+    if done.returncode != 0:
+        shutil.rmtree(parent, ignore_errors=True)
+        raise UserError(f"cannot check out {ref!r} in a worktree: {done.stderr.strip()[-200:]}")
+    try:
+        yield path
+    finally:
+        _git(root, "worktree", "remove", "--force", str(path))
+        shutil.rmtree(parent, ignore_errors=True)
+        _git(root, "worktree", "prune")
+
+
+@contextmanager
+def resolve(
+    project: Project, base_spec: str, head_spec: str, patterns: str | None, inject_head_cpu_us: float
+) -> Iterator[tuple[Side, Side]]:
+    kinds = (kind_of(project, base_spec), kind_of(project, head_spec))
+    if kinds[0] != kinds[1]:
+        raise UserError("--base and --head must both be stacks or both be git refs")
+    if kinds[0] == "stack":
+        chosen = project.select(patterns, list(dict.fromkeys([base_spec, head_spec])))
+        base = Side("base", base_spec, "stack", project, [v for v in chosen if v.stack.name == base_spec])
+        head = Side("head", head_spec, "stack", project,
+                    [v for v in chosen if v.stack.name == head_spec], inject_cpu_us=inject_head_cpu_us)  # fmt: skip
+        yield base, head
+        return
+    with worktree(project.root, base_spec) as base_root, worktree(project.root, head_spec) as head_root:
+        sides = []
+        for role, spec, root in (("base", base_spec, base_root), ("head", head_spec, head_root)):
+            try:
+                checked_out = load_project(root)
+            except UserError as exc:
+                raise UserError(f"{role} {spec}: {exc}") from None
+            variants = checked_out.select(patterns or REF_DEFAULT_PATTERNS)
+            sides.append(Side(role, spec, "ref", checked_out, variants, commit=ref_commit(project.root, spec)))  # type: ignore[arg-type]
+        sides[1].inject_cpu_us = inject_head_cpu_us
+        yield sides[0], sides[1]
+
+
+def pairs(base: Side, head: Side) -> tuple[list[tuple[Variant, Variant]], list[str]]:
+    """(variant pairs to measure, variants present on one side only)."""
+    head_by_key = {head.key(v): v for v in head.variants}
+    base_keys = {base.key(v) for v in base.variants}
+    matched = [(v, head_by_key[base.key(v)]) for v in base.variants if base.key(v) in head_by_key]
+    alone = [f"{v.id} (base only)" for v in base.variants if base.key(v) not in head_by_key]
+    alone += [f"{v.id} (head only)" for v in head.variants if head.key(v) not in base_keys]
+    return matched, alone

@@ -1,0 +1,233 @@
+"""The gh-pages landing page: latest results, speed-ups, trends from data.js, nightly status."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+
+from benchwatch.plots import Bar, colors_for, grouped_bars
+from benchwatch.report import write_report
+from benchwatch.report_html import table_html
+from benchwatch.report_tables import (
+    Cell,
+    Table,
+    app_of,
+    goodness,
+    ratio_text,
+    stack_order,
+    variant_order,
+)
+from benchwatch.results import Figure, Run, write_text_atomic
+
+DATA_FILE = "data.js"
+MAIN_TREND = "dev/bench/data.js"
+NIGHTLY_TREND = "nightly/data.js"
+HISTORY_TREND = "history/data.js"
+ASSET_DIR = Path(__file__).parent / "site_assets"
+ASSETS = ("dashboard.js", "dashboard.css")
+HEADLINE_METRICS = ("cpu_us_per_request", "rps")
+DEFAULT_FILTER = "cpu/req"
+
+
+@dataclass(frozen=True)
+class Source:
+    label: str
+    path: str  # relative to the site root
+    nightly: bool = False
+
+
+def find_trend_files(data_dir: Path) -> dict[str, Path]:
+    """data.js files at most three levels below data_dir, by their path relative to it."""
+    found = {}
+    for depth in range(4):
+        for path in sorted(data_dir.glob("/".join(["*"] * depth + [DATA_FILE]))):
+            if path.is_file() and not any(part.startswith(".git") for part in path.parts):
+                found[path.relative_to(data_dir).as_posix()] = path
+    return found
+
+
+def site_path(relative: str) -> str:
+    return HISTORY_TREND if relative == DATA_FILE else relative
+
+
+def collect_sources(out: Path, data_dirs: Sequence[Path]) -> list[Source]:
+    """The two published trends always (a missing one shows a message), plus every data.js
+    found under the data dirs, copied into the site at the same relative path."""
+    paths = [MAIN_TREND, NIGHTLY_TREND]
+    for data_dir in data_dirs:
+        for relative, path in find_trend_files(data_dir).items():
+            target = out / site_path(relative)
+            if path.resolve() != target.resolve():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, target)
+            if site_path(relative) not in paths:
+                paths.append(site_path(relative))
+    labels = {MAIN_TREND: "main: every push (dev/bench)", NIGHTLY_TREND: "nightly: newest releases",
+              HISTORY_TREND: "local history (benchwatch run)"}  # fmt: skip
+    return [Source(labels.get(p, p.removesuffix("/" + DATA_FILE)), p, p == NIGHTLY_TREND) for p in paths]
+
+
+def headline(run: Run) -> dict[tuple[str, str | None, str], Figure]:
+    """(variant, endpoint, metric) -> the valid closed-loop figure at the highest concurrency."""
+    chosen: dict[tuple[str, str | None, str], Figure] = {}
+    for f in run.figures:
+        if f.kind != "load" or not f.valid or f.metric not in HEADLINE_METRICS or f.params.get("mode") != "closed":
+            continue
+        key = (f.variant, f.endpoint, f.metric)
+        if key not in chosen or f.params["concurrency"] > chosen[key].params["concurrency"]:
+            chosen[key] = f
+    return chosen
+
+
+def latest_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) -> list[tuple[str, Table, str]]:
+    figures = headline(run)
+    out = []
+    for app in sorted({app_of(f) for f in figures.values()}):
+        mine = [f for f in figures.values() if app_of(f) == app]
+        variants = variant_order(mine, stacks)
+        table = Table(app, ["endpoint", "figure", *variants])
+        reference = f"{app}@{reference_stack}" if reference_stack else None
+        for endpoint in dict.fromkeys(f.endpoint for f in mine):
+            for metric in HEADLINE_METRICS:
+                row = {v: figures.get((v, endpoint, metric)) for v in variants}
+                present = [f for f in row.values() if f is not None]
+                if not present:
+                    continue
+                ref = row.get(reference) if reference else None
+                title = "CPU µs/request" if metric == "cpu_us_per_request" else "requests/s"
+                title += f" c={present[0].params['concurrency']}"
+                table.rows.append([Cell(endpoint or ""), Cell(title), *(_cell(row[v], ref) for v in variants)])
+        if reference in variants:
+            table.note = f"ratios against {reference}; the highest concurrency measured"
+        cpu = {f"{e}": [Bar(v, figures[(v, e, 'cpu_us_per_request')].value) for v in variants
+                        if (v, e, "cpu_us_per_request") in figures]
+               for e in dict.fromkeys(f.endpoint for f in mine)}  # fmt: skip
+        chart = grouped_bars(f"{app}: server CPU per request (shorter is better)", "µs", cpu,
+                             colors_for(variants), scale_per_group=True)  # fmt: skip
+        out.append((app, table, chart))
+    return out
+
+
+def _cell(figure: Figure | None, reference: Figure | None) -> Cell:
+    if figure is None:
+        return Cell("—")
+    unit = "µs" if figure.unit == "us" else figure.unit
+    text = f"{figure.value:,.0f} {unit}" if figure.value >= 100 else f"{figure.value:.3g} {unit}"
+    if reference is None or reference is figure:
+        return Cell(text)
+    good = goodness(figure.value, reference.value, figure.bigger_is_better)
+    if good is None:
+        return Cell(text)
+    words, tone = ratio_text(good)
+    return Cell(f"{text} ({words})", tone)
+
+
+def stack_pairs(run: Run, stacks: Sequence[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(v1→v2 pairs, release-to-release pairs) from the stacks' installed Pydantic majors."""
+    installed = run.environment.get("stacks") or {}
+    majors = {}
+    for stack in stacks:
+        version = str((installed.get(stack) or {}).get("pydantic", ""))
+        if version[:1].isdigit():
+            majors[stack] = version.split(".")[0]
+    v1 = [s for s in stacks if majors.get(s) == "1"]
+    v2 = [s for s in stacks if majors.get(s) == "2" and s != "next"] or [s for s in stacks if majors.get(s) == "2"]
+    across = []
+    if v1 and v2:
+        across.append((v1[0], v2[0]))
+        if (v1[-1], v2[-1]) != (v1[0], v2[0]):
+            across.append((v1[-1], v2[-1]))
+    within = []
+    for family in ("1", "2"):
+        members = [s for s in stacks if majors.get(s) == family]
+        within += list(itertools.pairwise(members))
+    if not across and not within:
+        within = list(itertools.pairwise(stacks))
+    return across, within
+
+
+def speedup_table(run: Run, stacks: Sequence[str]) -> Table | None:
+    figures = headline(run)
+    across, within = stack_pairs(run, stacks)
+    pairs = [(a, b, "v1→v2") for a, b in across] + [(a, b, "release") for a, b in within]
+    if not pairs:
+        return None
+    table = Table("speed-ups (server CPU per request)",
+                  ["scenario", "endpoint", *(f"{a} → {b}" for a, b, _ in pairs)])  # fmt: skip
+    keys = sorted({(f.scenario, f.endpoint) for f in figures.values() if f.metric == "cpu_us_per_request"},
+                  key=lambda k: (k[0], k[1] or ""))  # fmt: skip
+    for scenario, endpoint in keys:
+        cells = []
+        for a, b, _ in pairs:
+            before = figures.get((f"{scenario}@{a}", endpoint, "cpu_us_per_request"))
+            after = figures.get((f"{scenario}@{b}", endpoint, "cpu_us_per_request"))
+            good = goodness(after.value, before.value, False) if before and after else None
+            cells.append(Cell(*ratio_text(good)) if good else Cell("—"))
+        if any(c.text != "—" for c in cells):
+            table.rows.append([Cell(scenario), Cell(endpoint or ""), *cells])
+    kinds = ", ".join(f"{a} → {b} ({kind})" for a, b, kind in pairs)
+    table.note = f"pairs: {kinds}"
+    return table
+
+
+def render_index(run: Run | None, sources: list[Source], reference_stack: str | None,
+                 stacks: Sequence[str], report_link: str | None) -> str:  # fmt: skip
+    parts = ["<h1>benchwatch: FastAPI + Pydantic performance</h1>",
+             "<nav class='links'><a href='dev/bench/'>trend on main (/dev/bench/)</a>"
+             "<a href='nightly/'>nightly trend (/nightly/)</a>"
+             "<a href='asv/'>micro-benchmarks (/asv/)</a>"
+             + (f"<a href='{report_link}'>full latest report</a>" if report_link else "") + "</nav>",
+             "<h2>Nightly status</h2><div id='nightly-status' data-state='pending'>loading…</div>"]  # fmt: skip
+    parts.append("<h2 id='latest'>Latest results</h2>")
+    if run is None:
+        parts.append("<div class='message'>No run given (benchwatch site --run DIR): no latest table.</div>")
+    else:
+        environment = run.environment
+        parts.append(f"<p class='note'>run of {escape(run.started_at)} on {escape(str(environment.get('cpu_model', '?')))}"
+                     f" ({escape(str(environment.get('cores', '?')))} cores), commit "
+                     f"{escape(str(environment.get('git_commit') or '?'))[:12]}"
+                     f"{'' if run.complete else ' — INCOMPLETE'}; {len(run.problems)} problems</p>")  # fmt: skip
+        speedups = speedup_table(run, stacks)
+        if speedups is not None:
+            parts.append(f"<h3>Speed-ups</h3>{table_html(speedups, numeric_from=2)}")
+        for app, table, chart in latest_tables(run, reference_stack, stacks):
+            parts.append(f"<h3>{escape(app)}</h3><div class='static-charts'>{chart}</div>{table_html(table, 2)}")
+    parts.append("<h2>Trends</h2><div class='controls'><label>filter figures: "
+                 "<input id='trend-filter' type='search'></label></div><div id='trends'>loading…</div>")  # fmt: skip
+    config = json.dumps({"sources": [s.__dict__ for s in sources], "filter": DEFAULT_FILTER})
+    config = config.replace("</", "<\\/")
+    return (
+        "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+        "<title>benchwatch</title><link rel='stylesheet' href='assets/dashboard.css'></head><body>"
+        + "\n".join(parts)
+        + f"\n<script type='application/json' id='bw-sources'>{config}</script>"
+        + "\n<script src='assets/dashboard.js'></script></body></html>\n"
+    )
+
+
+def build_site(
+    out: Path, *, run: Run | None = None, data_dirs: Sequence[Path] = (),
+    reference_stack: str | None = None, stacks: Sequence[str] = (),
+) -> Path:  # fmt: skip
+    out.mkdir(parents=True, exist_ok=True)
+    assets = out / "assets"
+    assets.mkdir(exist_ok=True)
+    for name in ASSETS:
+        write_text_atomic(assets / name, (ASSET_DIR / name).read_text())
+    sources = collect_sources(out, data_dirs or [out])
+    report_link = None
+    order: list[str] = list(stacks)
+    if run is not None:
+        reference_stack = reference_stack or run.extra.get("reference_stack")
+        order = stack_order(run, stacks)
+        write_report(out / "latest", run, reference_stack, order)
+        report_link = "latest/report.html"
+    index = out / "index.html"
+    write_text_atomic(index, render_index(run, sources, reference_stack, order, report_link))
+    return index

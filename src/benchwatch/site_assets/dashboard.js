@@ -1,0 +1,247 @@
+/* benchwatch dashboard: reads github-action-benchmark data.js files and draws SVG trends.
+   No libraries. Every problem becomes a visible message; page errors are recorded in
+   <body data-errors> so a headless browser can check them. */
+(function () {
+  "use strict";
+  var SVG = "http://www.w3.org/2000/svg";
+  var MAX_CHARTS = 24;
+  var PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1"];
+  var errors = [];
+  var loading = null;
+
+  function recordError(text) {
+    errors.push(text);
+    document.body.setAttribute("data-errors", JSON.stringify(errors));
+  }
+
+  window.addEventListener("error", function (event) {
+    if (loading) {  // a data.js that does not parse or throws: that source is corrupt
+      loading.broken = event.message || "script error";
+      event.preventDefault();
+      return;
+    }
+    recordError(String(event.message || event));
+  });
+
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    Object.keys(attrs || {}).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function svgEl(tag, attrs) {
+    var node = document.createElementNS(SVG, tag);
+    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, attrs[k]); });
+    return node;
+  }
+
+  function message(parent, text, isError) {
+    parent.appendChild(el("div", {"class": isError ? "message error" : "message"}, text));
+  }
+
+  function short(value) {
+    if (!isFinite(value)) return String(value);
+    var abs = Math.abs(value);
+    if (abs >= 10000) return (value / 1000).toPrecision(3) + "k";
+    return Number(value.toPrecision(4)).toString();
+  }
+
+  function isValidData(data) {
+    if (!data || typeof data !== "object" || !data.entries || typeof data.entries !== "object") return false;
+    return Object.keys(data.entries).every(function (name) { return Array.isArray(data.entries[name]); });
+  }
+
+  function loadSource(source, done) {
+    window.BENCHMARK_DATA = undefined;
+    loading = source;
+    var script = document.createElement("script");
+    function finish(problem) {
+      loading = null;
+      var data = window.BENCHMARK_DATA;
+      window.BENCHMARK_DATA = undefined;
+      if (problem) {
+        source.state = "missing";
+        source.error = source.path + ": " + problem;
+      } else if (source.broken) {
+        source.state = "corrupt";
+        source.error = source.path + ": corrupt, it does not run as JavaScript (" + source.broken + ")";
+      } else if (!isValidData(data)) {
+        source.state = "corrupt";
+        source.error = source.path + ": does not set window.BENCHMARK_DATA = {entries: {name: [...]}}";
+      } else {
+        source.state = "ok";
+        source.data = data;
+      }
+      done();
+    }
+    script.onload = function () { finish(null); };
+    script.onerror = function () { finish("not found (no trend data published there yet)"); };
+    script.src = source.path;
+    document.head.appendChild(script);
+  }
+
+  /* bench name -> {unit, bigger, points: [{value, commit, date, range}]} for one suite */
+  function seriesOf(runs, bigger) {
+    var series = {};
+    runs.forEach(function (run) {
+      (run.benches || []).forEach(function (bench) {
+        if (typeof bench.value !== "number" || !isFinite(bench.value)) return;
+        var s = series[bench.name] || (series[bench.name] = {unit: bench.unit || "", bigger: bigger, points: []});
+        s.points.push({
+          value: bench.value,
+          commit: (run.commit && run.commit.id) ? String(run.commit.id).slice(0, 8) : "?",
+          message: (run.commit && run.commit.message) ? String(run.commit.message).split("\n")[0] : "",
+          date: run.date ? new Date(run.date).toISOString().slice(0, 10) : "",
+          range: bench.range || ""
+        });
+      });
+    });
+    return series;
+  }
+
+  function biggerIsBetter(runs) {
+    return runs.some(function (run) { return /BiggerIsBetter/.test(run.tool || ""); });
+  }
+
+  function trendChart(name, series, color) {
+    var box = el("div", {"class": "trend", "data-rendered": "1", "data-bench": name});
+    box.appendChild(el("h4", {}, name + " (" + series.unit + ", " + (series.bigger ? "higher" : "lower") + " is better)"));
+    var w = 348, h = 150, left = 46, right = 8, top = 8, bottom = 22;
+    var values = series.points.map(function (p) { return p.value; });
+    var lo = Math.min.apply(null, values), hi = Math.max.apply(null, values);
+    if (hi === lo) { hi = hi + Math.abs(hi) * 0.05 + 1e-9; lo = lo - Math.abs(lo) * 0.05; }
+    var n = series.points.length;
+    function px(i) { return left + (n === 1 ? (w - left - right) / 2 : i * (w - left - right) / (n - 1)); }
+    function py(v) { return top + (h - top - bottom) * (1 - (v - lo) / (hi - lo)); }
+    var svg = svgEl("svg", {width: w, height: h, viewBox: "0 0 " + w + " " + h, role: "img"});
+    [lo, hi].forEach(function (v) {
+      svg.appendChild(svgEl("line", {x1: left, x2: w - right, y1: py(v), y2: py(v), stroke: "#e3e3e3"}));
+      var label = svgEl("text", {x: left - 4, y: py(v) + 4, "font-size": 10, "text-anchor": "end"});
+      label.textContent = short(v);
+      svg.appendChild(label);
+    });
+    [[0, "start"], [n - 1, "end"]].forEach(function (pair) {
+      var label = svgEl("text", {x: px(pair[0]), y: h - 6, "font-size": 10, "text-anchor": n === 1 ? "middle" : pair[1]});
+      label.textContent = series.points[pair[0]].date;
+      svg.appendChild(label);
+    });
+    var d = series.points.map(function (p, i) { return (i ? "L" : "M") + px(i).toFixed(1) + "," + py(p.value).toFixed(1); }).join(" ");
+    svg.appendChild(svgEl("path", {d: d, fill: "none", stroke: color, "stroke-width": 2}));
+    series.points.forEach(function (p, i) {
+      var dot = svgEl("circle", {cx: px(i), cy: py(p.value), r: 2.5, fill: color});
+      var tip = svgEl("title", {});
+      tip.textContent = p.date + " " + p.commit + " " + p.message + ": " + short(p.value) + " " + series.unit + " " + p.range;
+      dot.appendChild(tip);
+      svg.appendChild(dot);
+    });
+    box.appendChild(svg);
+    return box;
+  }
+
+  function renderSource(source, container, filter) {
+    var section = el("section", {"class": "source", "data-source": source.path, "data-source-state": source.state});
+    section.appendChild(el("h3", {}, source.label));
+    container.appendChild(section);
+    if (source.state !== "ok") {
+      message(section, source.error, source.state === "corrupt");
+      return;
+    }
+    var data = source.data;
+    if (data.lastUpdate) section.appendChild(el("p", {"class": "note"}, "last update " + new Date(data.lastUpdate).toISOString()));
+    var suites = Object.keys(data.entries);
+    if (!suites.length) message(section, source.path + ": no benchmark entries yet", false);
+    suites.forEach(function (suite, suiteIndex) {
+      var runs = data.entries[suite];
+      var series = seriesOf(runs, biggerIsBetter(runs));
+      var names = Object.keys(series).sort();
+      var chosen = names.filter(function (name) { return name.toLowerCase().indexOf(filter) !== -1; });
+      section.appendChild(el("h4", {}, suite + ": " + runs.length + " runs, showing " +
+        Math.min(chosen.length, MAX_CHARTS) + " of " + names.length + " figures" +
+        (filter ? " matching \u201c" + filter + "\u201d" : "")));
+      var charts = el("div", {"class": "charts"});
+      chosen.slice(0, MAX_CHARTS).forEach(function (name, i) {
+        charts.appendChild(trendChart(name, series[name], PALETTE[(suiteIndex + i) % PALETTE.length]));
+      });
+      section.appendChild(charts);
+    });
+  }
+
+  function nightlyStatus(sources, target) {
+    if (!target) return;
+    var nightly = sources.filter(function (s) { return s.nightly; })[0];
+    target.textContent = "";
+    if (!nightly || nightly.state !== "ok") {
+      message(target, nightly ? nightly.error : "no nightly data configured", nightly && nightly.state === "corrupt");
+      target.setAttribute("data-state", nightly ? nightly.state : "missing");
+      return;
+    }
+    var changes = [], last = null;
+    Object.keys(nightly.data.entries).forEach(function (suite) {
+      var runs = nightly.data.entries[suite];
+      if (!runs.length) return;
+      var end = runs[runs.length - 1];
+      if (!last || (end.date || 0) > (last.date || 0)) last = end;
+      if (runs.length < 2) return;
+      var bigger = biggerIsBetter(runs), before = {};
+      (runs[runs.length - 2].benches || []).forEach(function (b) { before[b.name] = b.value; });
+      (end.benches || []).forEach(function (b) {
+        var prev = before[b.name];
+        if (typeof prev !== "number" || prev <= 0 || !(b.value > 0)) return;
+        var good = bigger ? b.value / prev : prev / b.value;
+        changes.push({name: b.name, good: good});
+      });
+    });
+    target.setAttribute("data-state", "ok");
+    if (!last) { message(target, "the nightly trend has no runs yet", false); return; }
+    var commit = last.commit || {};
+    target.appendChild(el("p", {}, "Last nightly: " + (last.date ? new Date(last.date).toISOString() : "?") +
+      ", commit " + String(commit.id || "?").slice(0, 10) + " " + String(commit.message || "").split("\n")[0]));
+    changes.sort(function (a, b) { return Math.abs(Math.log(b.good)) - Math.abs(Math.log(a.good)); });
+    if (!changes.length) { target.appendChild(el("p", {"class": "note"}, "no earlier nightly run to compare with")); return; }
+    var list = el("ul", {});
+    changes.slice(0, 5).forEach(function (c) {
+      var text = c.good >= 1 ? c.good.toFixed(2) + "x faster" : (1 / c.good).toFixed(2) + "x slower";
+      var item = el("li", {}, c.name + ": " + text + " than the night before");
+      item.className = c.good >= 1.0 ? "better" : "worse";
+      list.appendChild(item);
+    });
+    target.appendChild(el("p", {}, "Largest moves since the previous nightly run:"));
+    target.appendChild(list);
+  }
+
+  function start() {
+    document.body.setAttribute("data-errors", "[]");
+    var config = JSON.parse(document.getElementById("bw-sources").textContent);
+    var sources = config.sources;
+    var container = document.getElementById("trends");
+    var input = document.getElementById("trend-filter");
+    input.value = config.filter || "";
+    var queue = sources.slice();
+    function draw() {
+      container.textContent = "";
+      var filter = input.value.trim().toLowerCase();
+      if (!sources.length) message(container, "no data.js files found: trends appear after the first publish", false);
+      sources.forEach(function (source) { renderSource(source, container, filter); });
+      nightlyStatus(sources, document.getElementById("nightly-status"));
+      document.body.setAttribute("data-dashboard", "done");
+    }
+    function next() {
+      if (!queue.length) {
+        draw();
+        input.addEventListener("input", draw);
+        return;
+      }
+      loadSource(queue.shift(), next);
+    }
+    next();
+  }
+
+  try {
+    start();
+  } catch (exc) {
+    recordError(String(exc && exc.stack || exc));
+    var target = document.getElementById("trends");
+    if (target) message(target, "dashboard failed: " + exc, true);
+  }
+})();

@@ -1,0 +1,58 @@
+import json
+
+import numpy as np
+import pytest
+from conftest import benchwatch, make_project
+
+from benchwatch.calibrate import (
+    DEFAULT_FLOORS,
+    alert_threshold,
+    floor_for,
+    floors_from_aa,
+    load_calibration,
+    write_calibration,
+)
+from benchwatch.errors import UserError
+from benchwatch.results import Figure
+
+
+def figure(metric, samples):
+    return Figure(name=f"x {metric}", kind="load", variant="x@latest", scenario="x", stack="latest",
+                  metric=metric, unit="us", bigger_is_better=metric == "rps", samples=list(samples),
+                  value=float(np.median(samples)))
+
+
+def test_floors_per_metric_follow_the_noise_and_are_written_for_review(tmp_path):
+    rng = np.random.default_rng(5)
+    pairs = [
+        (figure("cpu_us_per_request", rng.normal(100, 1, 16)), figure("cpu_us_per_request", rng.normal(100, 1, 16))),
+        (figure("rps", rng.normal(1000, 80, 16)), figure("rps", rng.normal(1000, 80, 16))),
+    ]
+    floors, detail = floors_from_aa(pairs, compare_rounds=8)
+    assert floors["cpu_us_per_request"] < floors["rps"]
+    write_calibration(tmp_path, floors, detail, rounds=16, compare_rounds=8, variants=["x@latest"], environment={})
+    stored = json.loads((tmp_path / "calibration.json").read_text())
+    assert stored["floors"] == floors and stored["rounds"] == 16 and "A/A" in stored["method"]
+    calibration = load_calibration(tmp_path)
+    assert floor_for("rps", calibration) == (floors["rps"], "calibrated")
+    assert floor_for("latency_p99_ms", calibration) == (DEFAULT_FLOORS["latency_p99_ms"], "default")
+
+
+def test_threshold_derives_from_rps_and_cpu_floors():
+    assert alert_threshold(None) == 130  # defaults: rps 10 % x 3
+    assert alert_threshold(None) % 5 == 0
+
+
+def test_a_broken_calibration_file_is_reported(tmp_path):
+    (tmp_path / "calibration.json").write_text('{"floors": "many"}')
+    with pytest.raises(UserError, match="calibration.json"):
+        load_calibration(tmp_path)
+
+
+def test_print_threshold_and_github_output(tmp_path):
+    root = make_project(tmp_path / "p", [])  # no apps needed to read a threshold
+    output = tmp_path / "gh_output"
+    done = benchwatch("calibrate", "--print-threshold", root=root)
+    assert done.returncode == 0 and done.stdout.strip() == "130%"
+    done = benchwatch("calibrate", "--github-output", root=root, env={"GITHUB_OUTPUT": str(output)})
+    assert done.returncode == 0 and output.read_text() == "alert-threshold=130%\n"

@@ -1,0 +1,177 @@
+import json
+import subprocess
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import benchwatch, make_project
+
+from benchwatch.comment import MARKER, render
+from benchwatch.compare import (
+    EXIT_OK,
+    EXIT_REGRESSION,
+    EXIT_UNMEASURED,
+    Comparison,
+    SideInfo,
+    compare_figures,
+)
+from benchwatch.results import Figure
+
+
+def figure(metric, samples, stack="latest", valid=True, bigger=False, params=None):
+    return Figure(
+        name=f"services@{stack} GET /s c=64 {metric}", kind="load", variant=f"services@{stack}",
+        scenario="services", stack=stack, metric=metric, unit="us", bigger_is_better=bigger,
+        samples=list(samples), value=float(np.median(samples)), endpoint="GET /s",
+        params=params or {"mode": "closed", "concurrency": 64}, valid=valid,
+    )
+
+
+def comparison(rows, problems=()):
+    side = lambda role: SideInfo(role=role, spec="latest", kind="stack")  # noqa: E731
+    return Comparison(base=side("base"), head=side("head"), rounds=8, quick=True, rows=rows, problems=list(problems))
+
+
+def test_pairs_across_stacks_and_judges_a_regression():
+    rng = np.random.default_rng(1)
+    base = [figure("cpu_us_per_request", rng.normal(100, 2, 8), stack="seed-v1"),
+            figure("rps", rng.normal(1000, 20, 8), stack="seed-v1", bigger=True)]
+    head = [figure("cpu_us_per_request", rng.normal(130, 2, 8)),
+            figure("rps", rng.normal(800, 20, 8), bigger=True)]
+    rows, unpaired = compare_figures(base, head, calibration=None)
+    assert unpaired == []
+    assert {r.metric: r.verdict for r in rows} == {"cpu_us_per_request": "regression", "rps": "regression"}
+    assert comparison(rows).exit_code() == EXIT_REGRESSION
+    assert "slower" in rows[0].text
+
+
+def test_same_samples_are_unchanged_and_exit_zero():
+    rng = np.random.default_rng(2)
+    a = rng.normal(100, 2, 8)
+    rows, _ = compare_figures([figure("cpu_us_per_request", a)], [figure("cpu_us_per_request", a[::-1])], None)
+    assert rows[0].verdict == "unchanged"
+    assert comparison(rows).exit_code() == EXIT_OK
+
+
+def test_invalid_side_gets_no_verdict_and_says_so():
+    rows, _ = compare_figures([figure("rps", [1.0] * 8, bigger=True)],
+                              [figure("rps", [1.0] * 8, bigger=True, valid=False)], None)
+    assert rows[0].verdict == "no verdict"
+    assert "invalid measurement on head" in rows[0].reason
+    assert comparison(rows).exit_code() == EXIT_UNMEASURED
+
+
+def test_too_few_samples_get_no_verdict_and_say_so():
+    rows, _ = compare_figures([figure("rps", [1.0, 2.0], bigger=True)], [figure("rps", [3.0, 4.0], bigger=True)], None)
+    assert rows[0].verdict == "no verdict"
+    assert "too few samples" in rows[0].reason
+
+
+def test_open_loop_rates_differ_per_side_but_still_pair():
+    base = [figure("latency_p99_ms", [1.0] * 5, params={"mode": "open", "rate_fraction": 0.5, "rate_rps": 900})]
+    head = [figure("latency_p99_ms", [1.0] * 5, params={"mode": "open", "rate_fraction": 0.5, "rate_rps": 950})]
+    rows, unpaired = compare_figures(base, head, None)
+    assert len(rows) == 1 and not unpaired
+
+
+def test_comment_has_marker_headline_and_folds_unchanged():
+    rng = np.random.default_rng(3)
+    base = [figure("cpu_us_per_request", rng.normal(100, 1, 8)), figure("rps", rng.normal(1000, 5, 8), bigger=True)]
+    head = [figure("cpu_us_per_request", rng.normal(80, 1, 8)), figure("rps", rng.normal(1000, 5, 8), bigger=True)]
+    rows, _ = compare_figures(base, head, None)
+    text = render(comparison(rows))
+    assert text.splitlines()[0] == MARKER
+    assert "0 regressions, 1 improvement, 1 unchanged" in text
+    assert text.index("faster [") < text.index("<details><summary>1 unchanged")
+
+
+# --- real servers, real oha (a couple of rounds, 1-2 s runs) ---
+
+APP = """
+import os
+import pydantic
+from fastapi import FastAPI
+
+if os.environ.get("FAIL_ON_V2") and pydantic.VERSION.startswith("2"):
+    raise RuntimeError("this app refuses pydantic 2")
+app = FastAPI()
+
+@app.get("/hi")
+def hi():
+    return {"hello": "world"}
+"""
+
+
+def tiny_project(tmp_path: Path, env: str = "") -> Path:
+    app = tmp_path / "apps" / "tiny"
+    app.mkdir(parents=True)
+    (app / "app.py").write_text(APP)
+    (app / "benchwatch-app.toml").write_text(textwrap.dedent(f"""
+        name = "tiny"
+        app = "app:app"
+        stacks = ["seed-v1", "latest"]
+        {env}
+        [[endpoints]]
+        name = "hi"
+        path = "/hi"
+    """))
+    return make_project(tmp_path / "project", [app])
+
+
+@pytest.mark.slow
+def test_unknown_stack_or_ref_is_one_clear_line(tmp_path):
+    root = tiny_project(tmp_path)
+    done = benchwatch("compare", "--base", "nosuchthing", "--head", "latest", "--no-micro", root=root)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        done.stderr.strip().splitlines()[0]
+    ] and "'nosuchthing' is neither a stack" in done.stderr
+
+
+@pytest.mark.slow
+def test_head_that_fails_to_boot_exits_2_and_names_the_side(tmp_path):
+    root = tiny_project(tmp_path, env='env = { FAIL_ON_V2 = "1" }')
+    out = tmp_path / "out"
+    done = benchwatch("compare", "--base", "seed-v1", "--head", "latest", "--no-micro", "--quick",
+                      "--rounds", "2", "--out", str(out), "-q", root=root)
+    assert done.returncode == 2, done.stderr
+    assert "head: " in done.stderr and "[boot]" in done.stderr
+    data = json.loads((out / "compare.json").read_text())
+    assert data["summary"]["exit_code"] == 2
+    assert any("head: " in p["reason"] for p in data["problems"])
+
+
+@pytest.mark.slow
+def test_aa_compare_on_real_servers_writes_both_files(tmp_path):
+    root = tiny_project(tmp_path)
+    out = tmp_path / "out"
+    done = benchwatch("compare", "--base", "latest", "--head", "latest", "--no-micro", "--quick",
+                      "--rounds", "2", "--out", str(out), "-q", root=root)
+    data = json.loads((out / "compare.json").read_text())
+    metrics = {r["metric"] for r in data["rows"]}
+    assert {"cpu_us_per_request", "rps", "latency_p99_ms"} <= metrics
+    # two rounds cannot give a 95 % interval: every row says so, nothing is claimed
+    assert {r["verdict"] for r in data["rows"]} == {"no verdict"}
+    assert all("too few samples" in r["reason"] for r in data["rows"])
+    assert done.returncode == 2
+    assert (out / "comment.md").read_text().startswith("<!-- benchwatch-compare -->")
+
+
+@pytest.mark.slow
+def test_refs_run_from_worktrees_and_leave_the_checkout_alone(tmp_path):
+    root = tiny_project(tmp_path)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], check=True)
+    (root / "untouched.txt").write_text("mine")
+    out = tmp_path / "out"
+    done = benchwatch("compare", "--base", "HEAD", "--head", "HEAD", "--no-micro", "--quick",
+                      "--rounds", "4", "--out", str(out), "-q", "-k", "tiny@latest", root=root)
+    data = json.loads((out / "compare.json").read_text())
+    assert data["base"]["kind"] == "ref" and data["base"]["commit"]
+    assert data["rows"] and done.returncode in (0, 1, 2)
+    assert all(r["verdict"] != "no verdict" for r in data["rows"] if r["metric"] == "cpu_us_per_request")
+    assert (root / "untouched.txt").read_text() == "mine"
+    listed = subprocess.run(["git", "-C", str(root), "worktree", "list"], capture_output=True, text=True).stdout
+    assert len(listed.strip().splitlines()) == 1

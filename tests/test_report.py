@@ -1,0 +1,233 @@
+"""report.md / report.html from synthetic runs.
+
+Every number below is TEST DATA made up for these tests (round values chosen so the
+expected ratios are easy to check by hand); none of it is a measurement.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from benchwatch.cli import main
+from benchwatch.findings import NOT_MEASURED
+from benchwatch.report import REPORT_HTML, REPORT_MD, write_report
+from benchwatch.results import Figure, Problem, Run, write_run
+
+STACKS = ("seed-v1", "seed-v2", "latest")
+_UNITS = {"cpu_us_per_request": "us", "rps": "req/s", "latency_p50_ms": "ms", "latency_p99_ms": "ms"}
+_SHORT = {"cpu_us_per_request": "cpu/req", "rps": "rps", "latency_p50_ms": "p50", "latency_p99_ms": "p99"}
+
+
+def load_figure(variant: str, endpoint: str, metric: str, value: float, params: dict,
+                valid: bool = True) -> Figure:  # fmt: skip
+    scenario, stack = variant.split("@")
+    tag = f"c={params['concurrency']}" if params["mode"] == "closed" else f"rate={params['rate_fraction']:.0%}"
+    return Figure(
+        name=f"{variant} {endpoint} {tag} {_SHORT[metric]}", kind="load", variant=variant,
+        scenario=scenario, stack=stack, metric=metric, unit=_UNITS[metric],
+        bigger_is_better=metric == "rps", samples=[value * 0.98, value, value * 1.01], value=value,
+        spread=value * 0.01, endpoint=endpoint, params=params, valid=valid,
+        note="" if valid else "invalid: round 2: non-2xx responses",
+    )  # fmt: skip
+
+
+def endpoint_figures(variant: str, endpoint: str, cpu_us: float, concurrencies=(10, 64)) -> list[Figure]:
+    """A consistent synthetic set: one core fully busy, so rps = 1e6 / cpu_us."""
+    rps = 1e6 / cpu_us
+    figures = []
+    for c in concurrencies:
+        closed = {"mode": "closed", "concurrency": c}
+        figures += [
+            load_figure(variant, endpoint, "cpu_us_per_request", cpu_us, closed),
+            load_figure(variant, endpoint, "rps", rps, closed),
+            load_figure(variant, endpoint, "latency_p50_ms", 1000 * c / rps, closed),
+            load_figure(variant, endpoint, "latency_p99_ms", 2500 * c / rps, closed),
+        ]
+    for fraction in (0.25, 0.5, 0.75):
+        opened = {"mode": "open", "rate_fraction": fraction, "rate_rps": round(fraction * rps)}
+        figures += [
+            load_figure(variant, endpoint, "cpu_us_per_request", cpu_us * 1.1, opened),
+            load_figure(variant, endpoint, "latency_p50_ms", cpu_us / 1000 / (1 - fraction), opened),
+            load_figure(variant, endpoint, "latency_p99_ms", 4 * cpu_us / 1000 / (1 - fraction), opened),
+        ]
+    return figures
+
+
+def memory_figures(variant: str, idle: float) -> list[Figure]:
+    scenario, stack = variant.split("@")
+    return [
+        Figure(name=f"{variant} rss {what}", kind="load", variant=variant, scenario=scenario,
+               stack=stack, metric=f"rss_{what}_mb", unit="MB", bigger_is_better=False,
+               samples=[idle * grow], value=idle * grow, params={})
+        for what, grow in (("idle", 1.0), ("warm", 1.1), ("peak", 1.2))
+    ]  # fmt: skip
+
+
+def micro_figure(stack: str, seconds: float) -> Figure:
+    return Figure(
+        name=f"micro services validate_json@{stack}", kind="micro", variant=f"services@{stack}",
+        scenario="services", stack=stack, metric="validate_json", unit="us", bigger_is_better=False,
+        samples=[seconds * 1e6], value=seconds * 1e6, params={"case": "services"},
+    )  # fmt: skip
+
+
+SERVICES = "GET /services?offset=0"
+
+
+def synthetic_run(*, with_posts: bool = True) -> Run:
+    """TEST DATA. services: seed-v1 400 µs, seed-v2 160 µs (2.5x), latest 100 µs (4x)."""
+    figures: list[Figure] = []
+    for stack, cpu in zip(STACKS, (400.0, 160.0, 100.0), strict=True):
+        figures += endpoint_figures(f"services@{stack}", SERVICES, cpu)
+        figures += memory_figures(f"services@{stack}", {"seed-v1": 50, "seed-v2": 60, "latest": 55}[stack])
+    for stack in ("seed-v2", "latest"):
+        figures += endpoint_figures(f"github_user@{stack}", "GET /pydantic_only", 200.0)
+        figures += endpoint_figures(f"github_user@{stack}", "GET /pydantic_with_orjson", 200.0)
+        figures += endpoint_figures(f"github_user@{stack}", "GET /pydantic_then_orjson", 180.0)
+        figures += endpoint_figures(f"github_user-orjson_response@{stack}", "GET /pydantic_only", 210.0)
+    if with_posts:
+        for stack, read, synthetic, write in (("seed-v1", 8000.0, 6000.0, 3000.0),
+                                              ("seed-v2", 2000.0, 1000.0, 2900.0)):  # fmt: skip
+            figures += endpoint_figures(f"posts@{stack}", "GET /posts?per_page=100&page=0&order=desc", read)
+            figures += endpoint_figures(f"posts@{stack}", "GET /posts_synthetic?per_page=100", synthetic)
+            figures += endpoint_figures(f"posts@{stack}", "POST /posts", write)
+            figures += memory_figures(f"posts@{stack}", {"seed-v1": 80, "seed-v2": 92}[stack])
+    figures += endpoint_figures("hello@latest", "GET /", 125.0)
+    figures += endpoint_figures("hello-falcon@latest", "GET /", 100.0)
+    broken = load_figure("services@seed-v2", SERVICES, "rps", 999.0, {"mode": "closed", "concurrency": 256},
+                         valid=False)  # fmt: skip
+    figures.append(broken)
+    figures += [micro_figure("seed-v1", 40e-6), micro_figure("seed-v2", 4e-6), micro_figure("latest", 2e-6)]
+    return Run(
+        started_at="2026-01-01T00:00:00+00:00", finished_at="2026-01-01T00:30:00+00:00", complete=False,
+        command=["benchwatch", "run"],
+        environment={"cpu_model": "Test CPU", "cores": 2, "python": "3.11.7", "git_commit": "abc123",
+                     "oha_version": "1.16.0",
+                     "stacks": {"seed-v1": {"fastapi": "0.98.0", "pydantic": "1.10.9"},
+                                "seed-v2": {"fastapi": "0.100.0", "pydantic": "2.0.3"},
+                                "latest": {"fastapi": "0.165.0", "pydantic": "2.14.3"}}},
+        figures=figures,
+        problems=[
+            Problem(variant="payloads@seed-v1", phase="boot", reason="server exited before ready",
+                    detail="Traceback\nImportError: no module named orjson"),
+            Problem(variant="services@seed-v2", phase="load", endpoint=SERVICES,
+                    reason="c=256: non-2xx responses: 12x 500"),
+        ],
+        extra={
+            "reference_stack": "seed-v1",
+            "aa_noise": {"variant": "services@latest", "figures": {
+                f"services@latest {SERVICES} c=64 cpu/req": {"cv": 0.021, "ratio": 1.01, "metric": "cpu_us_per_request"}}},
+            "loadgen": {"bottleneck_share": 0.9, "bottlenecked_runs": 1, "runs": [
+                {"variant": "hello@latest", "endpoint": "GET /", "params": {"mode": "closed", "concurrency": 64},
+                 "oha_cpu_share": 0.95, "oha_bottleneck": True}]},
+        },
+    )  # fmt: skip
+
+
+@pytest.fixture
+def report_dir(tmp_path: Path) -> Path:
+    write_report(tmp_path, synthetic_run(), stacks=STACKS)
+    return tmp_path
+
+
+def _row(markdown: str, starts: str) -> str:
+    return next(line for line in markdown.splitlines() if line.startswith(starts))
+
+
+def test_cpu_per_request_comes_first_and_ratios_follow_the_metric_direction(report_dir: Path) -> None:
+    md = (report_dir / REPORT_MD).read_text()
+    section = md.split(f"**services: {SERVICES}**")[1].split("</details>")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ")]
+    assert rows[0].startswith("| figure | services@seed-v1 | services@seed-v2 | services@latest |")
+    assert rows[1].startswith("| server CPU µs/request c=10 |")
+    metrics = [r.split("|")[1].strip().split(" c=")[0].split(" 25%")[0].split(" 50%")[0].split(" 75%")[0]
+               for r in rows[1:]]  # fmt: skip
+    assert metrics.index("server CPU µs/request") < metrics.index("requests/s") < metrics.index("latency p50")
+    cpu = rows[1]
+    assert "400 µs" in cpu and "(2.50x faster)" in cpu and "(4.00x faster)" in cpu
+    rps = _row(section, "| requests/s c=64 |")
+    assert "2,500 req/s" in rps and "(2.50x faster)" in rps and "(4.00x faster)" in rps
+    memory = md.split("**services: memory (whole server process tree)**")[1]
+    idle = _row(memory, "| RSS idle |")
+    assert "(1.20x larger)" in idle and "(1.10x larger)" in idle
+    assert "ratios against services@seed-v1" in section
+
+
+def test_problems_and_invalid_figures_are_listed_by_name(report_dir: Path) -> None:
+    md = (report_dir / REPORT_MD).read_text()
+    head = md.split("### Findings")[0]
+    assert "payloads@seed-v1 [boot]: server exited before ready" in head
+    assert "ImportError: no module named orjson" in head
+    assert f"services@seed-v2 {SERVICES} [load]: c=256: non-2xx responses: 12x 500" in head
+    assert f"services@seed-v2 {SERVICES} c=256 rps: invalid: round 2" in head
+    assert "(invalid)" in _row(md, "| requests/s c=256 |")
+    assert "INCOMPLETE" in head
+    html = (report_dir / REPORT_HTML).read_text()
+    assert "payloads@seed-v1 [boot]: server exited before ready" in html
+
+
+def test_findings_compute_ours_and_say_when_absent(tmp_path: Path) -> None:
+    write_report(tmp_path, synthetic_run(with_posts=False), stacks=STACKS)
+    md = (tmp_path / REPORT_MD).read_text()
+    services = _row(md, "| 000 | services |")
+    assert "seed-v1→seed-v2: p50" in services and "2.50x lower" in services
+    assert "seed-v1→latest" in services and "4.00x lower" in services
+    orjson = _row(md, "| 001 | github_user | ORJSONResponse")
+    assert "3.24 s vs ORJSONResponse 3.33 s" in orjson
+    assert "latest: plain 200 µs = 0.2 s CPU per 1000 requests; ORJSONResponse 210 µs (1.05x the CPU)" in orjson
+    inert = _row(md, "| 001 | github_user | ConfigDict")
+    assert "json_serializer=orjson.dumps 200 µs vs plain 200 µs CPU/request (1.00x)" in inert
+    assert "accepted and never used" in inert
+    for line in (row for row in md.splitlines() if row.startswith(("| 002 |", "| 003 |"))):
+        assert f"**{NOT_MEASURED}**" in line
+    hello = _row(md, "| 004 | hello |")
+    assert "hello max 8,000 r/s" in hello and "hello-falcon max 10,000 r/s" in hello
+    assert "FastAPI/Falcon 0.80x" in hello
+
+
+def test_findings_for_posts(report_dir: Path) -> None:
+    md = (report_dir / REPORT_MD).read_text()
+    read = _row(md, "| 003 | posts | read 100 posts")
+    assert "126.9 → 371.2 r/s (2.92x)" in read
+    assert "seed-v1→seed-v2: 125→500 r/s (4.00x, c=10)" in read
+    memory = _row(md, "| 003 | posts | server memory")
+    assert "idle: 80.0→92.0 MB (+15 %)" in memory
+
+
+def test_noise_loadgen_and_micro_sections(report_dir: Path) -> None:
+    md = (report_dir / REPORT_MD).read_text()
+    assert "| services@latest GET /services?offset=0 c=64 cpu/req | 2.1% | 1.010 |" in md
+    assert "oha (the load generator) was the bottleneck in 1 measurement(s)" in md
+    assert "hello@latest GET / c=64: oha CPU 95%" in md
+    micro = _row(md, "| services validate_json |")
+    assert "40.0 µs" in micro and "(10.00x faster)" in micro and "(20.00x faster)" in micro
+
+
+def test_html_is_self_contained_with_charts(report_dir: Path) -> None:
+    html = (report_dir / REPORT_HTML).read_text()
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert "<script" not in html and "<link" not in html and "@import" not in html
+    charts = re.findall(r"<svg[^>]*class=\"chart\"", html)
+    assert len(charts) >= 4 * 2  # services and posts: cpu, rps, latency, memory at least
+    assert "services: server CPU per request" in html and "GET /services?offset=0: latency vs offered rate" in html
+    assert html.count("<path d=\"M") >= 6  # services: p50 and p99 lines for three stacks
+
+
+def test_report_command_regenerates_from_run_json(tmp_path: Path, capsys) -> None:
+    write_run(tmp_path, synthetic_run())
+    assert main(["report", str(tmp_path), "--reference", "seed-v2"]) == 0
+    md = (tmp_path / REPORT_MD).read_text()
+    assert "reference stack `seed-v2`" in md
+    services = md.split(f"**services: {SERVICES}**")[1]
+    assert "(1.60x faster)" in _row(services, "| server CPU µs/request c=10 |")  # latest vs seed-v2
+    assert (tmp_path / REPORT_HTML).is_file()
+
+
+def test_report_command_on_a_missing_run_is_one_line_error(tmp_path: Path, capsys) -> None:
+    assert main(["report", str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ERROR:") and "run.json" in err and "\n" not in err
+

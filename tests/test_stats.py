@@ -1,0 +1,69 @@
+import numpy as np
+import pytest
+
+from benchwatch.stats import TooFewSamples, aa_floor, describe, ratio_interval, verdict
+
+
+def samples(rng, center, n=12, cv=0.03):
+    return rng.normal(center, center * cv, n)
+
+
+def test_equal_distributions_interval_contains_one():
+    rng = np.random.default_rng(7)
+    interval = ratio_interval(samples(rng, 100), samples(rng, 100))
+    assert interval.low <= 1.0 <= interval.high
+    assert verdict(interval, bigger_is_better=False, floor=0.0) == "unchanged"
+
+
+def test_shift_by_twenty_percent_excludes_one_and_is_near_it():
+    rng = np.random.default_rng(8)
+    interval = ratio_interval(samples(rng, 100), samples(rng, 120))
+    assert interval.low > 1.0
+    assert interval.ratio == pytest.approx(1.2, rel=0.03)
+    assert interval.low < 1.2 < interval.high
+
+
+def test_direction_decides_improvement_or_regression():
+    rng = np.random.default_rng(9)
+    interval = ratio_interval(samples(rng, 100), samples(rng, 120))
+    assert verdict(interval, bigger_is_better=True, floor=0.05) == "improvement"  # rps up
+    assert verdict(interval, bigger_is_better=False, floor=0.05) == "regression"  # latency up
+    assert describe(interval, bigger_is_better=False).endswith("]")
+    assert "slower" in describe(interval, bigger_is_better=False)
+    assert "faster" in describe(interval, bigger_is_better=True)
+
+
+def test_noise_floor_gates_a_real_but_small_change():
+    rng = np.random.default_rng(10)
+    interval = ratio_interval(samples(rng, 100, n=40, cv=0.005), samples(rng, 103, n=40, cv=0.005))
+    assert interval.excludes_one()
+    assert verdict(interval, bigger_is_better=False, floor=0.05) == "unchanged"
+    assert verdict(interval, bigger_is_better=False, floor=0.01) == "regression"
+
+
+def test_too_few_samples_give_no_interval():
+    with pytest.raises(TooFewSamples):
+        ratio_interval([100.0, 101.0, 99.0], [120.0, 121.0, 119.0])
+    with pytest.raises(TooFewSamples):
+        ratio_interval([100.0], [120.0, 121.0, 119.0, 118.0])
+
+
+def test_four_samples_per_side_are_enough():
+    interval = ratio_interval([100.0, 101.0, 99.0, 100.5], [120.0, 121.0, 119.0, 120.5])
+    assert interval.low > 1.15 and interval.high < 1.25
+
+
+def test_coverage_on_equal_distributions_is_about_95_percent():
+    rng = np.random.default_rng(11)
+    outside = 0
+    for _ in range(150):
+        interval = ratio_interval(samples(rng, 100, n=8), samples(rng, 100, n=8))
+        outside += not (interval.low <= 1.0 <= interval.high)
+    assert outside / 150 < 0.10
+
+
+def test_aa_floor_grows_with_noise():
+    rng = np.random.default_rng(12)
+    quiet = aa_floor(samples(rng, 100, n=20, cv=0.01), samples(rng, 100, n=20, cv=0.01), rounds=8)
+    noisy = aa_floor(samples(rng, 100, n=20, cv=0.10), samples(rng, 100, n=20, cv=0.10), rounds=8)
+    assert 0 < quiet < noisy
