@@ -101,6 +101,12 @@ def synthetic_run(*, with_posts: bool = True) -> Run:
                          valid=False)  # fmt: skip
     figures.append(broken)
     figures += [micro_figure("seed-v1", 40e-6), micro_figure("seed-v2", 4e-6), micro_figure("latest", 2e-6)]
+    for stack, micro_us in (("seed-v1", 300.0), ("latest", 25.0)):  # explains services' cpu/req
+        figures.append(micro_figure(stack, micro_us * 1e-6).model_copy(update={
+            "name": f"micro services response_model@{stack}", "metric": "response_model"}))
+    for figure in figures:
+        if figure.endpoint == SERVICES and figure.scenario == "services":
+            figure.micro_case = "services"
     return Run(
         started_at="2026-01-01T00:00:00+00:00", finished_at="2026-01-01T00:30:00+00:00", complete=False,
         command=["benchwatch", "run"],
@@ -204,6 +210,10 @@ def test_noise_loadgen_and_micro_sections(report_dir: Path) -> None:
     assert "hello@latest GET / c=64: oha CPU 95%" in md
     micro = _row(md, "| services validate_json |")
     assert "40.0 µs" in micro and "(10.00x faster)" in micro and "(20.00x faster)" in micro
+    # the micro figure next to the load figure it explains: 300 of 400 µs, 25 of 100 µs
+    assert f"| {SERVICES} | seed-v1 | 400 µs | 300 µs | 75% |" in md
+    assert f"| {SERVICES} | latest | 100 µs | 25.0 µs | 25% |" in md
+    assert f"| {SERVICES} | seed-v2 |" not in md  # no response_model micro figure for seed-v2
 
 
 def test_html_is_self_contained_with_charts(report_dir: Path) -> None:

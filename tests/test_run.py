@@ -107,6 +107,8 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
     run = read_run(out)
     assert run.complete and any(f.valid and f.variant == "good@latest" for f in run.figures)
     assert not any(f.variant.endswith("'") for f in run.figures)  # the A/A copy is not a figure
+    assert run.extra["reference_stack"] == "seed-v1"  # benchwatch.toml's first default stack
+    assert "against the reference stack `seed-v1`" in (out / "report.md").read_text()
     noise = run.extra["aa_noise"]
     assert noise["variant"] == "good@latest"
     cpu = noise["figures"]["good@latest GET /items c=10 cpu/req"]

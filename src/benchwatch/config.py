@@ -90,6 +90,8 @@ class Endpoint(_Strict):
     body: str | None = None
     body_file: str | None = None
     content_type: str | None = None
+    # the benchmarks/ case whose response_model micro-benchmark isolates this endpoint's work
+    micro_case: str | None = None
     expect: Expect = Expect()
 
     @model_validator(mode="after")

@@ -409,7 +409,7 @@ class LoadStage:
                 names[metric], float(values[metric] or 0.0),
                 kind="load", variant=slot.label, scenario=variant.scenario, stack=variant.stack.name,
                 metric=metric, unit=_UNITS[metric], bigger_is_better=metric == "rps",
-                endpoint=endpoint.label, params=params,
+                endpoint=endpoint.label, params=params, micro_case=endpoint.micro_case,
             )  # fmt: skip
         return outcome
 

@@ -53,7 +53,7 @@ def _merge_extra(runs: list[tuple[Path, Run]]) -> dict[str, Any]:
             "bottlenecked_runs": sum(g.get("bottlenecked_runs", 0) for g in loadgen),
             "runs": [run for g in loadgen for run in g.get("runs", [])],
         }
-    for key in ("load_plan", "aa_noise", "micro"):
+    for key in ("load_plan", "aa_noise", "micro", "reference_stack", "stack_order"):
         found = next((r.extra[key] for _, r in runs if key in r.extra), None)
         if found is not None:
             extra[key] = found

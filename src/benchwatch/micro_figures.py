@@ -64,6 +64,9 @@ def figures_from_results(
             if isinstance(value, float) and math.isnan(value):
                 continue  # skipped on this stack: NotImplementedError in setup
             any_valid = True
+            if _is_track(key, described.get(key, {})):
+                problems += _check_tracked_version(stack, key, value)
+                continue  # an environment fact, checked against the pins, never a figure
             figures.append(
                 _figure(
                     stack, key, labels, described.get(key, {}), value, stats[index], samples[index]
@@ -109,6 +112,32 @@ def _figure(
         params=params,
         note=f"asv {key}",
     )
+
+
+def _is_track(key: str, described: dict[str, Any]) -> bool:
+    return described.get("type") == "track" or key.rsplit(".", 1)[-1].startswith("track_")
+
+
+_TRACKED_VERSION = re.compile(r"track_(?P<package>\w+)_version$")
+
+
+def version_number(version: str) -> int:
+    """The number benchmarks/compat.py tracks: major*1_000_000 + minor*1000 + patch."""
+    parts = [int("".join(ch for ch in part if ch.isdigit()) or 0) for part in version.split(".")[:3]]
+    major, minor, patch = (parts + [0, 0, 0])[:3]
+    return major * 1_000_000 + minor * 1000 + patch
+
+
+def _check_tracked_version(stack: Stack, key: str, value: float) -> list[Problem]:
+    """A track_<package>_version result must equal the stack's pin: a resolver that installed
+    something else would make every other figure of this stack a lie."""
+    match = _TRACKED_VERSION.search(key.rsplit(".", 1)[-1])
+    pinned = stack.pinned_versions().get(match.group("package")) if match else None
+    if pinned is None or int(value) == version_number(pinned):
+        return []
+    return [Problem(variant=f"micro@{stack.name}", phase="micro", endpoint=_operation(key),
+                    reason=f"asv ran version number {int(value)}, the stack pins {pinned} "
+                           f"({version_number(pinned)})")]  # fmt: skip
 
 
 def _label(key: str, labels: list[str]) -> str:

@@ -188,9 +188,10 @@ def render_markdown(report: Report) -> str:
     if len("\n".join(out + body)) > MD_LIMIT:
         body = ["Per-scenario tables are too long for a comment: see report.html.", ""]
     out += ["### Per scenario (plots in report.html)", "", *body]
+    if report.micro:
+        out += ["### Micro-benchmarks", ""]
     for table in report.micro:
-        out += ["### Micro-benchmarks", "", "<details><summary>asv figures per stack</summary>", "",
-                *_md_table(table), "", "</details>", ""]  # fmt: skip
+        out += [f"<details><summary>{table.title}</summary>", "", *_md_table(table), "", "</details>", ""]
     if report.aa_noise:
         out += ["### Noise (A/A)", "", "<details><summary>coefficient of variation per figure</summary>",
                 "", *_md_table(report.aa_noise), "", "</details>", ""]  # fmt: skip

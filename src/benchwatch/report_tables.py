@@ -196,7 +196,7 @@ def micro_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) -
     for figure in figures:
         key = (figure.scenario, figure.metric, json.dumps(figure.params, sort_keys=True, default=str))
         rows[key][figure.stack] = figure
-    table = Table("micro-benchmarks", ["benchmark", *order])
+    table = Table("asv figures per stack", ["benchmark", *order])
     for key in sorted(rows):
         row = rows[key]
         reference = row.get(reference_stack) if reference_stack else None
@@ -206,7 +206,37 @@ def micro_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) -
         table.rows.append([Cell(label), *(_micro_cell(row.get(s), reference) for s in order)])
     if reference_stack:
         table.note = f"ratios against {reference_stack}"
-    return [table]
+    explained = micro_explains_load(run, order)
+    return [table, explained] if explained.rows else [table]
+
+
+def micro_explains_load(run: Run, stacks: Sequence[str]) -> Table:
+    """For each endpoint that declares a `micro_case`: the server's CPU per request next to
+    the micro-benchmark of FastAPI's response_model path on the same data, per stack."""
+    micro = {(f.params.get("case"), f.stack): f for f in run.figures
+             if f.kind == "micro" and f.valid and f.metric == "response_model"}  # fmt: skip
+    table = Table("what the micro-benchmarks explain: FastAPI's response_model path vs the "
+                  "whole request", ["endpoint", "stack", "server CPU per request (c=10 or lowest)",
+                                    "response_model micro", "share of the request"])  # fmt: skip
+    rank = {s: i for i, s in enumerate(stacks)}
+    load = [f for f in run.figures if f.kind == "load" and f.valid and f.micro_case
+            and f.metric == "cpu_us_per_request" and f.params.get("mode") == "closed"
+            and f.scenario == app_of(f)]  # fmt: skip
+    lowest: dict[tuple, Figure] = {}
+    for figure in sorted(load, key=lambda f: f.params.get("concurrency", 0), reverse=True):
+        lowest[(figure.endpoint, figure.stack)] = figure
+    for (endpoint, stack), figure in sorted(lowest.items(), key=lambda i: (i[0][0], rank.get(i[0][1], 99))):
+        partner = micro.get((figure.micro_case, stack))
+        request_s, micro_s = in_seconds(figure), in_seconds(partner) if partner else None
+        if partner is None or not request_s or micro_s is None:
+            continue
+        table.rows.append([Cell(str(endpoint)), Cell(stack), Cell(fmt_value(figure.value, figure.unit)),
+                           Cell(fmt_value(partner.value, partner.unit)),
+                           Cell(f"{micro_s / request_s:.0%}")])  # fmt: skip
+    table.note = ("a share near or above 100 % means serialization is the request; the micro "
+                  "figure is single-threaded CPU time of the same payload, the load figure the "
+                  "server's CPU per successful response")
+    return table
 
 
 def in_seconds(figure: Figure) -> float | None:

@@ -53,6 +53,7 @@ class Figure(BaseModel):
     params: dict[str, Any] = {}
     valid: bool = True
     note: str = ""
+    micro_case: str | None = None  # load figures: the micro-benchmark case that explains them
 
     @field_validator("samples")
     @classmethod

@@ -51,6 +51,7 @@ def execute(args: argparse.Namespace, aa_variant: str | None):
     plan = load.QUICK if args.quick else load.FULL
     environment = fingerprint.collect(project.root, loadgen.oha_version(oha))
     record = load.start_run(["benchwatch", *sys.argv[1:]], environment)
+    record.extra.update(reference_stack=project.reference_stack, stack_order=list(project.stacks))
     if args.shard:
         record.extra["shard"] = args.shard
     stage = load.LoadStage(

@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     import datetime as dt
     import sys
 
+    from benchwatch import fingerprint
     from benchwatch.config import load_project
     from benchwatch.errors import UserError
     from benchwatch.micro import run_micro
@@ -45,7 +46,11 @@ def run(args: argparse.Namespace) -> int:
         stacks, args.pattern, args.quick, args.out, root=project.root,
         benchmark_dir=args.benchmark_dir, rounds=args.rounds, machine=args.machine,
     )  # fmt: skip
+    environment = fingerprint.collect(project.root)
+    environment["stacks"] = {stack.name: stack.pinned_versions() for stack in stacks}
     run_record = Run(
+        environment=environment,
+        extra={"reference_stack": project.reference_stack, "stack_order": list(project.stacks)},
         started_at=started,
         finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         complete=not problems,
