@@ -175,3 +175,34 @@ def test_refs_run_from_worktrees_and_leave_the_checkout_alone(tmp_path):
     assert (root / "untouched.txt").read_text() == "mine"
     listed = subprocess.run(["git", "-C", str(root), "worktree", "list"], capture_output=True, text=True).stdout
     assert len(listed.strip().splitlines()) == 1
+
+
+def _cpu_rows(data: dict) -> list[dict]:
+    return [r for r in data["rows"] if r["metric"] == "cpu_us_per_request"]
+
+
+@pytest.mark.slow
+def test_real_aa_compare_has_intervals_and_flags_no_cpu_regression(tmp_path):
+    out = tmp_path / "aa"
+    done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "hello@latest",
+                      "--no-micro", "--quick", "--rounds", "6", "--out", str(out), "-q")  # fmt: skip
+    data = json.loads((out / "compare.json").read_text())
+    rows = _cpu_rows(data)
+    assert rows and all(r["verdict"] != "no verdict" and r["low"] <= r["ratio"] <= r["high"] for r in rows)
+    assert all(r["verdict"] != "regression" for r in rows), done.stdout  # same code, same stack
+    assert done.returncode != 2, done.stderr
+
+
+@pytest.mark.slow
+def test_real_injected_slowdown_is_a_gating_regression_and_exit_1(tmp_path):
+    out = tmp_path / "slow"
+    done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "hello@latest",
+                      "--no-micro", "--quick", "--rounds", "6", "--inject-head-slowdown", "0.5",
+                      "--out", str(out), "-q")  # fmt: skip
+    data = json.loads((out / "compare.json").read_text())
+    assert data["extra"]["injected"]["cpu_us_per_request"] > 0
+    closed = [r for r in _cpu_rows(data) if "c=" in r["label"]]
+    assert closed and all(r["verdict"] == "regression" and r["ratio"] > 1.2 for r in closed)
+    assert done.returncode == 1, done.stderr
+    comment = (out / "comment.md").read_text()
+    assert "TEST ONLY" in comment and "slower" in comment

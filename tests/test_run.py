@@ -9,7 +9,7 @@ from conftest import REPO, benchwatch, make_project, uvicorn_processes
 from benchwatch import history
 from benchwatch.config import load_project
 from benchwatch.errors import UserError
-from benchwatch.load import parse_shard, shard
+from benchwatch.load import FULL, parse_shard, shard
 from benchwatch.results import Figure, Run, read_run, write_run
 
 GOOD = REPO / "tests" / "fixtures" / "apps" / "good"
@@ -35,6 +35,8 @@ def test_shards_are_a_stable_partition() -> None:
     assert [v.id for v in shard(list(reversed(variants)), "2/3")] == [
         v.id for v in reversed(parts[1])
     ]
+    work = [FULL.estimate(part) for part in parts]  # balanced: no part over 1.5x the mean
+    assert max(work) <= 1.5 * sum(work) / len(work)
     for bad in ("0/2", "3/2", "x", "1/0"):
         with pytest.raises(UserError, match="--shard"):
             parse_shard(bad)

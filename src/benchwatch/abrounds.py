@@ -47,11 +47,12 @@ def measure_load(
 def measure_micro(
     base: Side, head: Side, quick: bool, rounds: int | None, patterns: str | None, out_dir: Path
 ) -> tuple[list[Figure], list[Figure], list[Problem]]:
-    """asv on both sides, interleaved by run_micro across the two stacks (stack compares) or
-    by alternating one round per checkout (ref compares)."""
+    """asv on both sides, interleaved by run_micro across the two stacks (compares of two
+    stacks) or by alternating one round per side (ref compares, and a stack against itself,
+    whose two sides must be measured separately or A/A would compare one sample set with itself)."""
     from benchwatch.micro import run_micro
 
-    if base.kind == "stack":
+    if base.kind == "stack" and base.spec != head.spec:
         stacks = [base.project.stack(base.spec), head.project.stack(head.spec)]
         figures, problems = run_micro(stacks, None, quick, out_dir / "micro", root=base.project.root,
                                       rounds=rounds, publish=False)  # fmt: skip

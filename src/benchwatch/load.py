@@ -447,12 +447,19 @@ def now() -> str:
 
 
 def shard(variants: Sequence[Variant], spec: str | None) -> list[Variant]:
-    """`i/N`: the i-th of N stable parts (round-robin over the sorted variant ids)."""
+    """`i/N`: the i-th of N stable parts of about equal work. Longest first onto the least
+    loaded part, work being the full plan's estimate (ties by variant id), so the parts do
+    not depend on the order the variants come in and every machine finishes at about once."""
     if not spec:
         return list(variants)
     index, total = parse_shard(spec)
-    ordered = sorted(variants, key=lambda v: v.id)
-    chosen = {v.id for position, v in enumerate(ordered) if position % total == index - 1}
+    loads = [0.0] * total
+    chosen: set[str] = set()
+    for variant in sorted(variants, key=lambda v: (-FULL.seconds_per_round(v), v.id)):
+        lightest = min(range(total), key=lambda part: (loads[part], part))
+        loads[lightest] += FULL.seconds_per_round(variant)
+        if lightest == index - 1:
+            chosen.add(variant.id)
     return [v for v in variants if v.id in chosen]
 
 
