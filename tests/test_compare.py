@@ -206,3 +206,8 @@ def test_real_injected_slowdown_is_a_gating_regression_and_exit_1(tmp_path):
     assert done.returncode == 1, done.stderr
     comment = (out / "comment.md").read_text()
     assert "TEST ONLY" in comment and "slower" in comment
+    # each side as a run directory: what benchmark-pr.yml and nightly.yml hand to the trend action
+    for side in ("base", "head"):
+        smaller = json.loads((out / side / "gab-smaller.json").read_text())
+        assert any(e["name"].endswith("cpu/req") and e["value"] > 0 for e in smaller)
+        assert json.loads((out / side / "run.json").read_text())["complete"] is True

@@ -9,6 +9,6 @@ from conftest import REPO
 
 
 def test_ruff_is_clean() -> None:
-    done = subprocess.run([sys.executable, "-m", "ruff", "check", "src", "tests", "apps", "benchmarks",
+    done = subprocess.run([sys.executable, "-m", "ruff", "check", "src", "tests", "apps", "benchmarks", "scripts",
                            "examples"], cwd=REPO, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -155,3 +155,21 @@ def test_nightly_trend_is_separate():
     path = GITHUB / "workflows" / "nightly.yml"
     assert {s["with"]["benchmark-data-dir-path"] for s in _benchmark_steps(path)} == {"nightly"}
     assert "nightly-regression" in path.read_text()
+
+
+@pytest.mark.parametrize("name", ["benchmark-pr.yml", "nightly.yml"])
+def test_trend_steps_read_the_head_run_that_compare_writes(name):
+    """compare writes <out>/head/gab-{smaller,bigger}.json (tests/test_compare.py checks that)."""
+    text = (GITHUB / "workflows" / name).read_text()
+    outs = re.findall(r'(?:\./bw compare [^\n]*--out |\bout=)"\$RUNNER_TEMP/([\w-]+)"', text)
+    assert len(outs) == 1 and ("--out \"$out\"" in text or "--out \"$RUNNER_TEMP" in text)
+    out = outs[0]
+    paths = {s["with"]["output-file-path"] for s in _benchmark_steps(GITHUB / "workflows" / name)}
+    assert paths == {f"${{{{ runner.temp }}}}/{out}/head/gab-{d}.json" for d in ("smaller", "bigger")}
+
+
+def test_publish_merges_the_micro_run_and_publishes_its_asv_site():
+    text = (GITHUB / "workflows" / "publish.yml").read_text()
+    assert "./bw run --no-micro --shard" in text  # asv runs once, in the micro job
+    assert "name: shard-micro" in text and "pattern: shard-*" in text  # merged like a shard
+    assert 'cp -r "$RUNNER_TEMP/shards/shard-micro/asv-html" "$site/asv"' in text

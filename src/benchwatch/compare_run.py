@@ -62,6 +62,7 @@ def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
     if args.inject_head_cpu_us < 0 or not 0 <= args.inject_head_slowdown < 10:
         raise UserError("--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)")
     project = load_project()
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
     out = Path(args.out) if args.out else project.root / "results" / f"compare-{stamp}"
     ensure_writable(out)
@@ -105,6 +106,9 @@ def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
             head_figures += h
             problems += trouble
         rows, unpaired = compare_figures(base_figures, head_figures, calibration)
+        for side, figures in ((base, base_figures), (head, head_figures)):
+            mine = [p for p in problems if p.reason.startswith(f"{side.role}: ")]
+            write_side_run(out / side.role, side, figures, mine, envs_of[side.role], started)
         comparison = Comparison(
             base=_side_info(base, envs_of["base"]),
             head=_side_info(head, envs_of["head"]),
@@ -118,6 +122,20 @@ def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
         )
     write_outputs(comparison, out)
     return comparison, out
+
+
+def write_side_run(
+    directory: Path, side: Side, figures: list[Figure], problems: list[Problem],
+    environment: dict[str, Any], started: str,
+) -> None:  # fmt: skip
+    """One side as a run directory (run.json, gab-*.json): what the workflows hand to
+    github-action-benchmark for the PR's compare-only check and the nightly trend."""
+    from benchwatch.results import Run, write_run
+
+    run = Run(started_at=started, finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+              complete=True, command=["benchwatch", "compare", side.role, side.spec],
+              environment=_side_info(side, environment).environment, figures=figures, problems=problems)  # fmt: skip
+    write_run(directory, run)
 
 
 def write_outputs(comparison: Comparison, out: Path) -> None:
