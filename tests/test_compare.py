@@ -211,3 +211,10 @@ def test_real_injected_slowdown_is_a_gating_regression_and_exit_1(tmp_path):
         smaller = json.loads((out / side / "gab-smaller.json").read_text())
         assert any(e["name"].endswith("cpu/req") and e["value"] > 0 for e in smaller)
         assert json.loads((out / side / "run.json").read_text())["complete"] is True
+
+
+def test_figures_in_different_units_get_no_verdict():
+    base = figure("micro_time", [1.9, 1.95, 2.0, 1.92, 1.97])  # as if in ms
+    head = figure("micro_time", [38.0, 39.0, 40.0, 38.5, 39.5]).model_copy(update={"unit": "ms"})
+    rows, _ = compare_figures([base], [head], None)
+    assert rows[0].verdict == "no verdict" and "units differ" in rows[0].reason

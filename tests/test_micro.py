@@ -166,7 +166,7 @@ def test_asv_results_become_figures_and_failures_become_problems(tmp_path: Path)
     by_name = {f.name: f for f in figures}
     assert sorted(by_name) == ["micro a op@latest", "micro payloads-1MB peakmem_op@latest"]
     timed = by_name["micro a op@latest"]
-    assert timed.unit == "us"
+    assert timed.unit == "us"  # always µs, so a trend never sees 999 us turn into 1.001 ms
     assert math.isclose(timed.value, 25.0) and math.isclose(timed.spread, 1.0)
     assert [round(s, 6) for s in timed.samples] == [24.0, 25.0, 26.0]
     memory = by_name["micro payloads-1MB peakmem_op@latest"]

@@ -137,6 +137,10 @@ def judge_pair(
         row.text = "no verdict: " + row.reason
         return row
     assert base is not None and head is not None
+    if base.unit != head.unit:
+        row.reason = f"units differ ({base.unit} vs {head.unit}); re-run both sides with one benchwatch"
+        row.text = "no verdict: " + row.reason
+        return row
     try:
         interval = ratio_interval(base.samples, head.samples)
     except TooFewSamples as exc:

@@ -17,7 +17,8 @@ from asv.results import Results, get_filename
 from benchwatch.config import Stack
 from benchwatch.results import Figure, Problem
 
-_TIME_UNITS = (("ns", 1e-9), ("us", 1e-6), ("ms", 1e-3), ("s", 1.0))
+# one unit for every time figure: a trend or a comparison must never see 999 us become 1.001 ms
+TIME_UNIT, TIME_SCALE = "us", 1e-6
 _HEADER = re.compile(r"\] ·{3} (\S+)")
 _ERROR_LINE = re.compile(r"^\s*([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b.*)$")
 
@@ -87,7 +88,7 @@ def _figure(
     kind = described.get("type") or key.rsplit(".", 1)[-1].split("_", 1)[0]  # asv: "peakmemory"
     raw = [s for s in (samples or [value]) if s is not None and math.isfinite(s)] or [value]
     if kind == "time":
-        unit, scale = _time_unit(value)
+        unit, scale = TIME_UNIT, TIME_SCALE
     elif kind in ("peakmemory", "peakmem"):
         unit, scale = "MB", 1e6
     else:
@@ -146,13 +147,6 @@ def _label(key: str, labels: list[str]) -> str:
 
 def _operation(key: str) -> str:
     return key.rsplit(".", 1)[-1].removeprefix("time_")
-
-
-def _time_unit(seconds: float) -> tuple[str, float]:
-    for unit, scale in _TIME_UNITS:
-        if abs(seconds) < scale * 1000:
-            return unit, scale
-    return "s", 1.0
 
 
 def _spread(stats: dict | None) -> float:
