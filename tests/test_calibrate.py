@@ -34,8 +34,24 @@ def test_floors_per_metric_follow_the_noise_and_are_written_for_review(tmp_path)
     stored = json.loads((tmp_path / "calibration.json").read_text())
     assert stored["floors"] == floors and stored["rounds"] == 16 and "A/A" in stored["method"]
     calibration = load_calibration(tmp_path)
-    assert floor_for("rps", calibration) == (floors["rps"], "calibrated")
+    assert floor_for("rps", calibration) == (floors["rps"], "metric")
     assert floor_for("latency_p99_ms", calibration) == (DEFAULT_FLOORS["latency_p99_ms"], "default")
+
+
+def test_each_figure_keeps_its_own_floor_and_others_fall_back_to_the_noisiest(tmp_path):
+    rng = np.random.default_rng(7)
+    quiet = [figure("cpu_us_per_request", rng.normal(100, 1, 16)) for _ in range(2)]
+    noisy = [figure("cpu_us_per_request", rng.normal(100, 20, 16)).model_copy(update={"scenario": "posts"})
+             for _ in range(2)]  # fmt: skip
+    floors, detail = floors_from_aa([tuple(quiet), tuple(noisy)], compare_rounds=8)
+    calibration = write_calibration(tmp_path, floors, detail,
+                                    rounds=16, compare_rounds=8, variants=[], environment={})  # fmt: skip
+    quiet_floor, source = floor_for("cpu_us_per_request", calibration, "x cpu_us_per_request")
+    noisy_floor, _ = floor_for("cpu_us_per_request", calibration, "posts cpu_us_per_request")
+    assert source == "figure" and quiet_floor < noisy_floor / 3
+    # a figure never calibrated gets its metric's largest floor
+    assert floor_for("cpu_us_per_request", calibration, "other cpu_us_per_request") == (noisy_floor, "metric")
+
 
 
 def test_threshold_derives_from_rps_and_cpu_floors():

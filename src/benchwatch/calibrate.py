@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from benchwatch.errors import UserError
-from benchwatch.results import Figure, write_json_atomic
+from benchwatch.results import Figure, figure_label, write_json_atomic
 from benchwatch.stats import aa_floor
 
 CALIBRATION_FILE = "calibration.json"
@@ -67,18 +67,24 @@ def load_calibration(root: Path) -> Calibration | None:
         raise UserError(f"{path}: {where}: {first['msg']} (fix it or re-run `benchwatch calibrate`)") from None
 
 
-def floor_for(key: str, calibration: Calibration | None) -> tuple[float, str]:
-    """(floor, where it comes from: 'calibrated' or 'default')."""
-    if calibration is not None and key in calibration.floors:
-        return calibration.floors[key], "calibrated"
+def floor_for(key: str, calibration: Calibration | None, label: str | None = None) -> tuple[float, str]:
+    """(floor, where it comes from): the figure's own A/A floor when it was calibrated
+    ('figure'), else the largest calibrated floor of its metric ('metric'), else 'default'.
+    One noisy app (posts on SQLite) must not blind the detector for every other figure."""
+    if calibration is not None:
+        own = calibration.detail.get(key, {}).get(label or "")
+        if own is not None:
+            return max(MIN_FLOOR, own), "figure"
+        if key in calibration.floors:
+            return calibration.floors[key], "metric"
     return DEFAULT_FLOORS.get(key, FALLBACK_FLOOR), "default"
 
 
 def floors_from_aa(
     pairs: Sequence[tuple[Figure, Figure]], compare_rounds: int
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
-    """Per metric kind: the largest per-figure A/A floor (see stats.aa_floor), and each
-    figure's own floor for the record."""
+    """Per metric kind: the largest per-figure A/A floor (see stats.aa_floor), the fallback
+    for figures never calibrated; and each figure's own floor, keyed by its stack-free label."""
     detail: dict[str, dict[str, float]] = defaultdict(dict)
     for a, b in pairs:
         if not (a.valid and b.valid) or min(len(a.samples), len(b.samples)) < 2:
@@ -86,7 +92,7 @@ def floors_from_aa(
         if min(a.samples + b.samples) <= 0:
             continue
         floor = aa_floor(a.samples, b.samples, compare_rounds, quantile=FLOOR_QUANTILE)
-        detail[floor_key(a)][a.name] = round(floor, 4)
+        detail[floor_key(a)][figure_label(a)] = round(floor, 4)
     floors = {key: round(max(MIN_FLOOR, *values.values()), 4) for key, values in detail.items()}
     return floors, dict(detail)
 
@@ -116,8 +122,9 @@ def write_calibration(
         method=(
             f"A/A: each variant against a second server of itself, {rounds} interleaved rounds; "
             f"per figure, the {FLOOR_QUANTILE:.0%} quantile of |median ratio - 1| over 2000 "
-            f"resamples of {compare_rounds} rounds per side (without replacement); per metric, "
-            f"the largest over figures (at least {MIN_FLOOR})"
+            f"resamples of {compare_rounds} rounds per side (without replacement). compare uses a "
+            f"figure's own floor (detail, at least {MIN_FLOOR}); figures not calibrated use their "
+            f"metric's largest (floors)"
         ),
         rounds=rounds,
         compare_rounds=compare_rounds,

@@ -43,7 +43,7 @@ def _table(rows: list[Row]) -> list[str]:
     icons = {"regression": "🔴", "improvement": "🟢", "unchanged": "⚪", "no verdict": "⚠️"}
     for row in rows:
         gate = " (gate)" if row.gating else ""
-        floor = f"{row.floor:.1%}" + ("" if row.floor_source == "calibrated" else " (default)")
+        floor = f"{row.floor:.1%}" + {"figure": "", "metric": " (metric)", "default": " (default)"}.get(row.floor_source, "")
         lines.append(
             f"| {icons[row.verdict]} | {row.label}{gate} | {_value(row.base_value, row.unit)} "
             f"| {_value(row.head_value, row.unit)} | {row.text} | {floor} |"

@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from benchwatch.calibrate import Calibration, floor_for, floor_key
 from benchwatch.results import Figure, Problem
+from benchwatch.results import figure_label as label
 from benchwatch.stats import TooFewSamples, describe, ratio_interval, verdict
 
 COMPARE_FILE = "compare.json"
@@ -97,20 +98,6 @@ def pair_key(figure: Figure) -> tuple:
             json.dumps(params, sort_keys=True, default=str))  # fmt: skip
 
 
-def label(figure: Figure) -> str:
-    params = figure.params
-    if figure.kind == "micro":
-        parts = [str(v) for k, v in params.items() if k not in ("size",)]
-        return " ".join(["micro", *parts, figure.metric])
-    if params.get("mode") == "closed":
-        setting = f"c={params.get('concurrency')}"
-    elif params.get("mode") == "open":
-        setting = f"rate={round(100 * float(params.get('rate_fraction', 0)))}%"
-    else:
-        setting = ""
-    return " ".join(p for p in (figure.scenario, figure.endpoint or "", setting, figure.metric) if p)
-
-
 def is_memory(key: str) -> bool:
     return key.startswith("rss") or key == "micro_peakmem"
 
@@ -121,7 +108,7 @@ def judge_pair(
     some = base or head
     assert some is not None
     key = floor_key(some)
-    floor, source = floor_for(key, calibration)
+    floor, source = floor_for(key, calibration, label(some))
     row = Row(
         label=label(some), kind=some.kind, scenario=some.scenario, endpoint=some.endpoint,
         metric=some.metric, floor_key=key, unit=some.unit, bigger_is_better=some.bigger_is_better,

@@ -63,6 +63,22 @@ class Figure(BaseModel):
         return samples
 
 
+def figure_label(figure: Figure) -> str:
+    """What a figure measures, without the stack or checkout: the same on both sides of a
+    compare and in calibration.json ("services GET /services?offset=0 c=10 cpu_us_per_request")."""
+    params = figure.params
+    if figure.kind == "micro":
+        parts = [str(v) for k, v in params.items() if k not in ("size",)]
+        return " ".join(["micro", *parts, figure.metric])
+    if params.get("mode") == "closed":
+        setting = f"c={params.get('concurrency')}"
+    elif params.get("mode") == "open":
+        setting = f"rate={round(100 * float(params.get('rate_fraction', 0)))}%"
+    else:
+        setting = ""
+    return " ".join(p for p in (figure.scenario, figure.endpoint or "", setting, figure.metric) if p)
+
+
 class Run(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -17,6 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"A/A rounds per variant (default {DEFAULT_ROUNDS})")  # fmt: skip
     parser.add_argument("--out", metavar="DIR", help="where the A/A runs go (default results/calibrate-<time>)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--from", dest="from_dir", metavar="DIR",
+                        help="measure nothing: recompute the floors from the A/A runs an earlier calibrate wrote in DIR")  # fmt: skip
     parser.add_argument("--print-threshold", action="store_true",
                         help="measure nothing: print github-action-benchmark's alert-threshold from calibration.json")  # fmt: skip
     parser.add_argument("--github-output", action="store_true",
@@ -39,9 +41,39 @@ def run(args: argparse.Namespace) -> int:
                 handle.write(line + "\n")
         print(line if args.github_output else f"{alert_threshold(calibration)}%")
         return 0
+    if args.from_dir:
+        return recompute(Path(args.from_dir))
     if args.rounds < 4:
         raise UserError("--rounds: an A/A calibration needs at least 4 rounds")
     return measure(args)
+
+
+def aa_pairs(done) -> list:
+    """(A, A') figure pairs of one A/A run, each with its own samples."""
+    from benchwatch.load import AA_SUFFIX
+
+    pairs = []
+    for name, entry in done.extra.get("aa_noise", {}).get("figures", {}).items():
+        original = next((f for f in done.figures if f.name == name), None)
+        if original is None:
+            continue
+        twin = original.model_copy(update={"name": name + AA_SUFFIX, "samples": entry["a_prime"]})
+        pairs.append((original.model_copy(update={"samples": entry["a"]}), twin))
+    return pairs
+
+
+def recompute(directory: Path) -> int:
+    from benchwatch.config import find_root
+    from benchwatch.errors import UserError
+    from benchwatch.results import RUN_FILE, read_run
+
+    runs = [read_run(path.parent) for path in sorted(directory.glob(f"*/{RUN_FILE}"))]
+    if not runs:
+        raise UserError(f"--from {directory}: no <variant>/run.json there (a `benchwatch calibrate --out` directory)")
+    rounds = max(len(f.samples) for run in runs for f in run.figures) if runs[0].figures else 0
+    pairs = [pair for run in runs for pair in aa_pairs(run)]
+    return _write(find_root(), pairs, rounds, [v for run in runs for v in {f.variant for f in run.figures}],
+                  runs[0].environment)  # fmt: skip
 
 
 def measure(args: argparse.Namespace) -> int:
@@ -49,11 +81,9 @@ def measure(args: argparse.Namespace) -> int:
     import datetime as dt
 
     from benchwatch import fingerprint, loadgen
-    from benchwatch.abrounds import COMPARE_QUICK_ROUNDS, QUICK_DURATION
-    from benchwatch.calibrate import alert_threshold, floor_key, floors_from_aa, write_calibration
+    from benchwatch.abrounds import QUICK_DURATION
     from benchwatch.config import load_project
-    from benchwatch.errors import UserError
-    from benchwatch.load import AA_SUFFIX, QUICK, LoadStage, start_run
+    from benchwatch.load import QUICK, LoadStage, start_run
     from benchwatch.results import ensure_writable
     from benchwatch.server import install_cleanup
 
@@ -74,25 +104,28 @@ def measure(args: argparse.Namespace) -> int:
         done = stage.execute()
         for problem in done.problems:
             print(f"FAIL {problem.line()}")
-        for name, entry in done.extra.get("aa_noise", {}).get("figures", {}).items():
-            original = next((f for f in done.figures if f.name == name), None)
-            if original is None:
-                continue
-            twin = original.model_copy(update={"name": name + AA_SUFFIX, "samples": entry["a_prime"]})
-            pairs.append((original.model_copy(update={"samples": entry["a"]}), twin))
+        pairs += aa_pairs(done)
+    return _write(project.root, pairs, args.rounds, [v.id for v in variants], environment)
+
+
+def _write(root: Path, pairs: list, rounds: int, variants: list[str], environment: dict) -> int:
+    from benchwatch.abrounds import COMPARE_QUICK_ROUNDS
+    from benchwatch.calibrate import alert_threshold, floor_key, floors_from_aa, write_calibration
+    from benchwatch.errors import UserError
+
     floors, detail = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS)
     if not floors:
         raise UserError("calibrate: no valid A/A measurement; see the failures above", exit_code=2)
     calibration = write_calibration(
-        project.root, floors, detail, rounds=args.rounds, compare_rounds=COMPARE_QUICK_ROUNDS,
-        variants=[v.id for v in variants], environment=environment,
+        root, floors, detail, rounds=rounds, compare_rounds=COMPARE_QUICK_ROUNDS,
+        variants=variants, environment=environment,
     )  # fmt: skip
     for key, floor in calibration.floors.items():
-        count = len(detail.get(key, {}))
-        print(f"{key:<22} floor {floor:.1%}  ({count} figures)")
+        own = sorted(detail.get(key, {}).values())
+        print(f"{key:<22} largest {floor:.1%}, per figure {own[0]:.1%} to {own[-1]:.1%} ({len(own)} figures)")
     unused = sorted({floor_key(a) for a, _ in pairs} - set(floors))
     if unused:
         print(f"no floor measured for {', '.join(unused)}: compare uses the defaults")
-    print(f"wrote {project.root / 'calibration.json'}; alert-threshold: {alert_threshold(calibration)}%")
+    print(f"wrote {root / 'calibration.json'}; alert-threshold: {alert_threshold(calibration)}%")
     return 0
 
