@@ -218,3 +218,13 @@ def test_figures_in_different_units_get_no_verdict():
     head = figure("micro_time", [38.0, 39.0, 40.0, 38.5, 39.5]).model_copy(update={"unit": "ms"})
     rows, _ = compare_figures([base], [head], None)
     assert rows[0].verdict == "no verdict" and "units differ" in rows[0].reason
+
+
+def test_headline_says_when_regressions_do_not_gate():
+    memory = figure("rss_idle_mb", [40, 40.1, 40.2, 40.1, 40.0], stack="seed-v1")
+    cpu = figure("cpu_us_per_request", [300, 301, 299, 302, 300], stack="seed-v1")
+    rows, _ = compare_figures([memory, cpu], [figure("rss_idle_mb", [48, 48.1, 48.2, 48.1, 48.0]),
+                                              figure("cpu_us_per_request", [40, 41, 40, 42, 41])], None)  # fmt: skip
+    text = render(comparison(rows))
+    assert "1 regression (none gating), 1 improvement" in text
+    assert comparison(rows).exit_code() == EXIT_OK

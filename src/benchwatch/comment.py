@@ -15,8 +15,12 @@ def _plural(n: int, word: str) -> str:
 
 def headline(comparison: Comparison) -> str:
     counts = comparison.counts()
+    regressions = _plural(counts["regression"], "regression")
+    gating = len(comparison.gating_regressions())
+    if counts["regression"] and gating < counts["regression"]:
+        regressions += f" ({gating} gating)" if gating else " (none gating)"
     parts = [
-        _plural(counts["regression"], "regression"),
+        regressions,
         _plural(counts["improvement"], "improvement"),
         f"{counts['unchanged']} unchanged",
     ]
