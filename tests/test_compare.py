@@ -228,3 +228,25 @@ def test_headline_says_when_regressions_do_not_gate():
     text = render(comparison(rows))
     assert "1 regression (none gating), 1 improvement" in text
     assert comparison(rows).exit_code() == EXIT_OK
+
+
+def test_micro_rounds_alternate_sides_and_give_one_sample_each(monkeypatch, tmp_path):
+    from benchwatch import abrounds, micro
+    from benchwatch.config import load_stacks
+    from benchwatch.sides import Side
+
+    calls = []
+
+    def fake_run_micro(stacks, pattern, quick, out_dir, **kwargs):
+        calls.append(out_dir.name)
+        repeats = [10.0, 11.0, 30.0] if "head" in out_dir.name else [5.0, 6.0, 7.0]
+        return [figure("dump_json", repeats).model_copy(update={"kind": "micro"})], []
+
+    monkeypatch.setattr(micro, "run_micro", fake_run_micro)
+    project = type("P", (), {"stack": staticmethod(load_stacks(Path(__file__).parents[1]).__getitem__),
+                             "root": tmp_path})()  # fmt: skip
+    base, head = (Side(role, "latest", "stack", project, []) for role in ("base", "head"))
+    b, h, problems = abrounds.measure_micro(base, head, True, 3, None, tmp_path)
+    assert calls == ["micro-base-0", "micro-head-0", "micro-base-1", "micro-head-1", "micro-base-2", "micro-head-2"]
+    assert b[0].samples == [6.0, 6.0, 6.0] and h[0].samples == [11.0, 11.0, 11.0]  # medians, one per round
+    assert problems == []

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import statistics
 from pathlib import Path
 
-from benchwatch.load import FULL, QUICK, LoadPlan, LoadStage, start_run
+from benchwatch.load import FULL, QUICK, LoadPlan, LoadStage, half_iqr, start_run
 from benchwatch.progress import Progress
 from benchwatch.results import Figure, Problem, Run
 from benchwatch.sides import Side
@@ -44,40 +45,44 @@ def measure_load(
     return stages[0].checkpoint(complete=True), stages[1].checkpoint(complete=True)
 
 
+MICRO_ROUNDS = 5  # asv processes per side; fewer cannot give a 95 % interval that excludes 1 often
+
+
 def measure_micro(
     base: Side, head: Side, quick: bool, rounds: int | None, patterns: str | None, out_dir: Path
 ) -> tuple[list[Figure], list[Figure], list[Problem]]:
-    """asv on both sides, interleaved by run_micro across the two stacks (compares of two
-    stacks) or by alternating one round per side (ref compares, and a stack against itself,
-    whose two sides must be measured separately or A/A would compare one sample set with itself)."""
+    """asv on both sides, one process per side per round, alternating (A B A B ...). Each
+    round gives one sample per benchmark, the median of its repeats: repeats inside one asv
+    process share its memory layout and its moment on the machine, so counting them as
+    independent samples made intervals far too narrow (an A/A compare saw 1.57x)."""
     from benchwatch.micro import run_micro
 
-    if base.kind == "stack" and base.spec != head.spec:
-        stacks = [base.project.stack(base.spec), head.project.stack(head.spec)]
-        figures, problems = run_micro(stacks, None, quick, out_dir / "micro", root=base.project.root,
-                                      rounds=rounds, publish=False)  # fmt: skip
-        base_figs = [f for f in figures if f.stack == base.spec]
-        head_figs = [f for f in figures if f.stack == head.spec]
-    else:
-        stack_names = sorted({v.stack.name for v in base.variants})
-        samples: dict[str, dict[str, Figure]] = {"base": {}, "head": {}}
-        problems = []
-        for round_index in range(rounds or 1):
-            for side in (base, head):
-                stacks = [side.project.stack(s) for s in stack_names]
-                found, trouble = run_micro(
-                    stacks, None, quick, out_dir / f"micro-{side.role}-{round_index}",
-                    root=side.project.root, rounds=1, publish=False,
-                )  # fmt: skip
-                problems += trouble
-                for figure in found:
-                    earlier = samples[side.role].get(figure.name)
-                    if earlier is not None:
-                        figure = figure.model_copy(update={"samples": earlier.samples + figure.samples})
-                    samples[side.role][figure.name] = figure
-        base_figs, head_figs = list(samples["base"].values()), list(samples["head"].values())
+    samples: dict[str, dict[str, Figure]] = {"base": {}, "head": {}}
+    problems: list[Problem] = []
+    for round_index in range(rounds or MICRO_ROUNDS):
+        for side in (base, head):
+            found, trouble = run_micro(
+                _micro_stacks(side), None, quick, out_dir / f"micro-{side.role}-{round_index}",
+                root=side.project.root, rounds=1, publish=False,
+            )  # fmt: skip
+            problems += trouble
+            for figure in found:
+                one = statistics.median(figure.samples)
+                earlier = samples[side.role].get(figure.name)
+                kept = (earlier.samples if earlier else []) + [one]
+                samples[side.role][figure.name] = figure.model_copy(
+                    update={"samples": kept, "value": statistics.median(kept), "spread": half_iqr(kept)}
+                )
+    base_figs, head_figs = list(samples["base"].values()), list(samples["head"].values())
     if patterns:
         wanted = [p.strip() for p in patterns.split(",") if p.strip()]
         keep = lambda f: any(fnmatch.fnmatchcase(f.variant, p) for p in wanted)  # noqa: E731
         base_figs, head_figs = [f for f in base_figs if keep(f)], [f for f in head_figs if keep(f)]
     return base_figs, head_figs, problems
+
+
+def _micro_stacks(side: Side) -> list:
+    """The stack a stack side names, or the stacks a ref side's variants use."""
+    if side.kind == "stack":
+        return [side.project.stack(side.spec)]
+    return [side.project.stack(name) for name in sorted({v.stack.name for v in side.variants})]

@@ -100,8 +100,7 @@ def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
                 "head": head_run.extra.get("loadgen", {}).get("bottlenecked_runs"),
             }
         if not args.no_micro:
-            micro_rounds = args.rounds or (1 if args.quick else 2)
-            b, h, trouble = measure_micro(base, head, args.quick, micro_rounds, args.patterns, out)
+            b, h, trouble = measure_micro(base, head, args.quick, None, args.patterns, out)
             base_figures += b
             head_figures += h
             problems += trouble

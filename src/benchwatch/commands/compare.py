@@ -15,7 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="comma-separated glob patterns over variant ids, e.g. 'services@*' (refs: default '*@latest')",
     )  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="quick endpoints and short runs")
-    parser.add_argument("--rounds", type=int, metavar="N", help="interleaved rounds (default 8)")
+    parser.add_argument("--rounds", type=int, metavar="N",
+                        help="interleaved load-test rounds (default 8); micro-benchmarks run 5 rounds per side")
     parser.add_argument("--out", metavar="DIR", help="where compare.json and comment.md go (default results/compare-<time>)")
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
     parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")
