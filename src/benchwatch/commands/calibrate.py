@@ -72,8 +72,8 @@ def recompute(directory: Path) -> int:
         raise UserError(f"--from {directory}: no <variant>/run.json there (a `benchwatch calibrate --out` directory)")
     rounds = max(len(f.samples) for run in runs for f in run.figures) if runs[0].figures else 0
     pairs = [pair for run in runs for pair in aa_pairs(run)]
-    return _write(find_root(), pairs, rounds, [v for run in runs for v in {f.variant for f in run.figures}],
-                  runs[0].environment)  # fmt: skip
+    variants = sorted({f.variant for run in runs for f in run.figures})
+    return _write(find_root(), pairs, rounds, variants, runs[0].environment)
 
 
 def measure(args: argparse.Namespace) -> int:
