@@ -86,13 +86,15 @@ def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
             extra["injected"] = {"slowdown": args.inject_head_slowdown, "cpu_us_per_request": head.inject_cpu_us}
         base_figures: list[Figure] = []
         head_figures: list[Figure] = []
-        problems: list[Problem] = []
+        problems: list[Problem] = []  # micro problems, not tied to one side
+        side_problems: dict[str, list[Problem]] = {"base": [], "head": []}
         envs_of = {"base": dict(environment), "head": dict(environment)}
         if not args.no_load:
             base_run, head_run = measure_load(base, head, plan, out, environment, args.quiet)
             base_figures += base_run.figures
             head_figures += head_run.figures
-            problems += _side_problems(base, base_run.problems) + _side_problems(head, head_run.problems)
+            side_problems = {"base": _side_problems(base, base_run.problems),
+                             "head": _side_problems(head, head_run.problems)}  # fmt: skip
             envs_of = {"base": base_run.environment, "head": head_run.environment}
             extra["load_plan"] = base_run.extra.get("load_plan")
             extra["loadgen_bottlenecked_runs"] = {
@@ -106,8 +108,8 @@ def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
             problems += trouble
         rows, unpaired = compare_figures(base_figures, head_figures, calibration)
         for side, figures in ((base, base_figures), (head, head_figures)):
-            mine = [p for p in problems if p.reason.startswith(f"{side.role}: ")]
-            write_side_run(out / side.role, side, figures, mine, envs_of[side.role], started)
+            write_side_run(out / side.role, side, figures, side_problems[side.role], envs_of[side.role], started)
+        problems = side_problems["base"] + side_problems["head"] + problems
         comparison = Comparison(
             base=_side_info(base, envs_of["base"]),
             head=_side_info(head, envs_of["head"]),

@@ -453,11 +453,12 @@ def shard(variants: Sequence[Variant], spec: str | None) -> list[Variant]:
     if not spec:
         return list(variants)
     index, total = parse_shard(spec)
+    work = {v.id: FULL.seconds_per_round(v) for v in variants}
     loads = [0.0] * total
     chosen: set[str] = set()
-    for variant in sorted(variants, key=lambda v: (-FULL.seconds_per_round(v), v.id)):
+    for variant in sorted(variants, key=lambda v: (-work[v.id], v.id)):
         lightest = min(range(total), key=lambda part: (loads[part], part))
-        loads[lightest] += FULL.seconds_per_round(variant)
+        loads[lightest] += work[variant.id]
         if lightest == index - 1:
             chosen.add(variant.id)
     return [v for v in variants if v.id in chosen]

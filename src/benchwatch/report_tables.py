@@ -222,9 +222,10 @@ def micro_explains_load(run: Run, stacks: Sequence[str]) -> Table:
     load = [f for f in run.figures if f.kind == "load" and f.valid and f.micro_case
             and f.metric == "cpu_us_per_request" and f.params.get("mode") == "closed"
             and f.scenario == app_of(f)]  # fmt: skip
-    lowest: dict[tuple, Figure] = {}
-    for figure in sorted(load, key=lambda f: f.params.get("concurrency", 0), reverse=True):
-        lowest[(figure.endpoint, figure.stack)] = figure
+    by_place: dict[tuple, list[Figure]] = defaultdict(list)
+    for figure in load:
+        by_place[(figure.endpoint, figure.stack)].append(figure)
+    lowest = {place: min(found, key=lambda f: f.params.get("concurrency", 0)) for place, found in by_place.items()}
     for (endpoint, stack), figure in sorted(lowest.items(), key=lambda i: (i[0][0], rank.get(i[0][1], 99))):
         partner = micro.get((figure.micro_case, stack))
         request_s, micro_s = in_seconds(figure), in_seconds(partner) if partner else None
