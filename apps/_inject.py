@@ -1,8 +1,15 @@
-"""Opt-in CPU cost per request, for testing the regression detector.
+"""Opt-in extra CPU cost per request, for testing the regression detector.
 
-`BENCHWATCH_INJECT_CPU_US=<microseconds>` makes every HTTP request busy-spin that much CPU
-time before the app sees it. Unset (the default), `with_injected_cpu(app)` returns `app`
-itself, so normal runs carry no extra layer.
+Two settings, both off by default (unset: `with_injected_cpu(app)` returns `app` itself, so
+normal runs carry no extra layer; set to 0, the layer is there and burns nothing, which is how
+a compare's base side matches an injected head in everything but the injected cost):
+
+- `BENCHWATCH_INJECT_SLOWDOWN=<fraction>`: before each HTTP request, busy-spin until the
+  process has spent `fraction` x the CPU time it spent on everything else since the first
+  request. The server's CPU per request grows by exactly that factor, whatever the request
+  costs and however fast the machine is at the moment (a fixed spin would be a smaller share
+  when the host slows the real work down).
+- `BENCHWATCH_INJECT_CPU_US=<microseconds>`: a fixed spin per request.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any, TypeVar
 
 ENV_VAR = "BENCHWATCH_INJECT_CPU_US"
+SLOWDOWN_ENV_VAR = "BENCHWATCH_INJECT_SLOWDOWN"
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[
@@ -21,41 +29,79 @@ ASGIApp = Callable[
 App = TypeVar("App")
 
 
-def injected_cpu_us() -> float:
-    raw = os.environ.get(ENV_VAR, "").strip()
+def _setting(name: str, unit: str) -> float | None:
+    raw = os.environ.get(name, "").strip()
     if not raw:
-        return 0.0
+        return None
     try:
         value = float(raw)
     except ValueError:
-        raise ValueError(f"{ENV_VAR}={raw!r}: give a number of microseconds") from None
-    if value < 0:
-        raise ValueError(f"{ENV_VAR}={raw!r}: must not be negative")
+        raise ValueError(f"{name}={raw!r}: give {unit}") from None
+    if not value >= 0:
+        raise ValueError(f"{name}={raw!r}: must not be negative")
     return value
 
 
-def spin_cpu(microseconds: float) -> None:
-    """Burn `microseconds` of this thread's CPU time (not wall time)."""
-    deadline = time.thread_time() + microseconds / 1e6
-    while time.thread_time() < deadline:
-        pass
+def injected_cpu_us() -> float | None:
+    return _setting(ENV_VAR, "a number of microseconds")
+
+
+def injected_slowdown() -> float | None:
+    return _setting(SLOWDOWN_ENV_VAR, "a fraction, e.g. 0.10 for 10 %")
+
+
+def spin_cpu(microseconds: float) -> float:
+    """Burn `microseconds` of this thread's CPU time (not wall time); return seconds burnt.
+    Reading the thread's CPU clock is a system call, so it is read between short loops: a
+    syscall per microsecond would also slow down the real work after it (kernel entries
+    flush caches and branch predictors), and the injected slowdown would be larger than asked."""
+    started = time.thread_time()
+    deadline = started + microseconds / 1e6
+    now = started
+    while now < deadline:
+        for _ in range(_SPIN_CHUNK):
+            pass
+        now = time.thread_time()
+    return now - started
+
+
+_SPIN_CHUNK = 100  # loop iterations between clock reads: ~2 µs of CPU
 
 
 class InjectedCpu:
     """ASGI middleware: spin the CPU before each HTTP request."""
 
-    def __init__(self, app: ASGIApp, microseconds: float) -> None:
+    def __init__(self, app: ASGIApp, microseconds: float = 0.0, slowdown: float = 0.0) -> None:
         self.app = app
         self.microseconds = microseconds
+        self.slowdown = slowdown
+        self._first: float | None = None  # process CPU time at the first request
+        self._spun = 0.0  # seconds spun so far, all of it
+        self._spun_for_slowdown = 0.0
+
+    def _owed_seconds(self) -> float:
+        """The proportional spin due now: slowdown x (CPU spent on real work) - already spun."""
+        now = time.process_time()
+        if self._first is None:
+            self._first = now
+        work = now - self._first - self._spun
+        return self.slowdown * work - self._spun_for_slowdown
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            spin_cpu(self.microseconds)
+            if self.microseconds:
+                self._spun += spin_cpu(self.microseconds)
+            if self.slowdown:
+                owed = self._owed_seconds()
+                if owed > 0:
+                    spun = spin_cpu(owed * 1e6)
+                    self._spun += spun
+                    self._spun_for_slowdown += spun
         await self.app(scope, receive, send)
 
 
 def with_injected_cpu(app: App) -> App:
-    microseconds = injected_cpu_us()
-    if microseconds <= 0:
+    microseconds, slowdown = injected_cpu_us(), injected_slowdown()
+    if microseconds is None and slowdown is None:
         return app
-    return InjectedCpu(app, microseconds)  # type: ignore[arg-type,return-value]
+    return InjectedCpu(app, microseconds or 0.0, slowdown or 0.0)  # type: ignore[arg-type,return-value]

@@ -3,8 +3,10 @@
     .venv/bin/python scripts/detector_check.py --runs 10 --slowdowns 0,0.05,0.10 [--hog] [-k services@latest]
 
 Each run is one `benchwatch compare --base latest --head latest --quick --no-micro` (an A/A
-compare when the slowdown is 0, otherwise head gets that fraction of base's CPU per request
-injected). With --hog, a busy-looping process runs beside the server for the whole compare.
+compare when the slowdown is 0, otherwise head's servers burn that fraction more CPU per
+request: `--inject-head-slowdown`). With --hog, a busy-looping process runs beside the servers
+for the whole compare. The measured head/base ratios are printed too: what was injected is
+the spin's own CPU, what the servers pay for it is a little more.
 Prints, per slowdown and metric, how many runs called it a regression / an improvement, and
 writes every compare.json under --out. A measurement script, not a test: it takes minutes.
 """

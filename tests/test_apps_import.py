@@ -65,7 +65,15 @@ def test_injected_cpu_is_off_by_default_and_wraps_when_asked(
         raise AssertionError
 
     monkeypatch.delenv(_inject.ENV_VAR, raising=False)
+    monkeypatch.delenv(_inject.SLOWDOWN_ENV_VAR, raising=False)
     assert _inject.with_injected_cpu(app) is app
+    monkeypatch.setenv(_inject.SLOWDOWN_ENV_VAR, "0.1")
+    wrapped = _inject.with_injected_cpu(app)
+    assert isinstance(wrapped, _inject.InjectedCpu) and wrapped.slowdown == 0.1
+    monkeypatch.setenv(_inject.SLOWDOWN_ENV_VAR, "-1")
+    with pytest.raises(ValueError, match="BENCHWATCH_INJECT_SLOWDOWN='-1': must not be negative"):
+        _inject.with_injected_cpu(app)
+    monkeypatch.delenv(_inject.SLOWDOWN_ENV_VAR)
     monkeypatch.setenv(_inject.ENV_VAR, "250")
     wrapped = _inject.with_injected_cpu(app)
     assert isinstance(wrapped, _inject.InjectedCpu) and wrapped.microseconds == 250
@@ -80,6 +88,24 @@ def test_spin_cpu_burns_at_least_the_requested_thread_time() -> None:
     before = time.thread_time()
     spin_cpu(3000)
     assert time.thread_time() - before >= 0.003
+
+
+def test_injected_slowdown_spins_that_fraction_of_the_work_done_between_requests() -> None:
+    import asyncio
+
+    from apps._inject import InjectedCpu, spin_cpu
+
+    async def work(scope, receive, send):
+        spin_cpu(2000)  # the "real" cost of one request: 2 ms of CPU
+
+    middleware = InjectedCpu(work, slowdown=0.5)
+    before = time.process_time()
+    for _ in range(20):
+        asyncio.run(middleware({"type": "http"}, None, None))
+    spent = time.process_time() - before
+    # 19 requests' work is owed by the 20th request's start: 0.5 x ~38 ms spun, one request behind
+    assert middleware._spun_for_slowdown == pytest.approx(0.5 * (spent - middleware._spun - 0.002), rel=0.2)
+    assert middleware._spun_for_slowdown >= 0.5 * 19 * 0.002
 
 
 _IMPORT_EVERY_APP = """

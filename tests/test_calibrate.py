@@ -79,16 +79,16 @@ def test_calibrate_from_recomputes_floors_from_earlier_aa_runs(tmp_path):
 
     root = make_project(tmp_path / "project", [])
     rng = np.random.default_rng(3)
-    a, a_prime = list(rng.normal(100, 2, 12)), list(rng.normal(100, 2, 12))
-    cpu = figure("cpu_us_per_request", a).model_copy(update={"name": "x@latest GET / c=10 cpu/req"})
-    aa = {"variant": "x@latest", "figures": {cpu.name: {"a": a, "a_prime": a_prime, "cv": 0.02,
-                                                         "ratio": 1.0, "metric": cpu.metric}}}  # fmt: skip
-    write_run(tmp_path / "cal" / "x@latest", Run(started_at="2026-01-01T00:00:00+00:00", figures=[cpu],
-                                                 extra={"aa_noise": aa}))  # fmt: skip
+    host = rng.normal(100, 10, 12)  # a wandering host, shared by both lanes of each round
+    for lane in ("base", "head"):
+        cpu = figure("cpu_us_per_request", host * rng.normal(1, 0.01, 12))
+        cpu = cpu.model_copy(update={"name": "x@latest GET / c=10 cpu/req"})
+        write_run(tmp_path / "cal" / "x@latest" / f"{lane}-load",
+                  Run(started_at="2026-01-01T00:00:00+00:00", figures=[cpu]))  # fmt: skip
     done = benchwatch("calibrate", "--from", str(tmp_path / "cal"), root=root)
     assert done.returncode == 0, done.stderr
     stored = json.loads((root / "calibration.json").read_text())
     assert stored["rounds"] == 12 and stored["variants"] == ["x@latest"]
-    assert 0.01 <= stored["detail"]["cpu_us_per_request"]["x cpu_us_per_request"] < 0.1
+    assert 0 < stored["detail"]["cpu_us_per_request"]["x cpu_us_per_request"] < 0.03  # pairing cancels the host
     empty = benchwatch("calibrate", "--from", str(tmp_path / "nothing"), root=root)
-    assert empty.returncode == 1 and "no <variant>/run.json there" in empty.stderr
+    assert empty.returncode == 1 and "no <variant>/base-load/run.json there" in empty.stderr

@@ -197,12 +197,15 @@ def test_real_aa_compare_has_intervals_and_flags_no_cpu_regression(tmp_path):
 def test_real_injected_slowdown_is_a_gating_regression_and_exit_1(tmp_path):
     out = tmp_path / "slow"
     done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "hello@latest",
-                      "--no-micro", "--quick", "--rounds", "6", "--inject-head-slowdown", "0.5",
+                      "--no-micro", "--quick", "--rounds", "6", "--inject-head-slowdown", "0.2",
                       "--out", str(out), "-q")  # fmt: skip
     data = json.loads((out / "compare.json").read_text())
-    assert data["extra"]["injected"]["cpu_us_per_request"] > 0
+    assert data["extra"]["injected"] == {"slowdown": 0.2, "cpu_us_per_request": 0.0}
     closed = [r for r in _cpu_rows(data) if "c=" in r["label"]]
-    assert closed and all(r["verdict"] == "regression" and r["ratio"] > 1.2 for r in closed)
+    assert closed and all(r["verdict"] == "regression" and r["ratio"] > 1.1 for r in closed)
+    # every round booted base and head together and loaded them at the same time
+    timings = json.loads((out / "base-load" / "run.json").read_text())["extra"]["timings"]["load"]
+    assert len(timings) == 6 and all(t["together"] == 2 for t in timings)
     assert done.returncode == 1, done.stderr
     comment = (out / "comment.md").read_text()
     assert "TEST ONLY" in comment and "slower" in comment

@@ -1,7 +1,14 @@
 import numpy as np
 import pytest
 
-from benchwatch.stats import TooFewSamples, aa_floor, describe, ratio_interval, verdict
+from benchwatch.stats import (
+    TooFewSamples,
+    aa_floor,
+    describe,
+    paired_ratio_interval,
+    ratio_interval,
+    verdict,
+)
 
 
 def samples(rng, center, n=12, cv=0.03):
@@ -67,3 +74,47 @@ def test_aa_floor_grows_with_noise():
     quiet = aa_floor(samples(rng, 100, n=20, cv=0.01), samples(rng, 100, n=20, cv=0.01), rounds=8)
     noisy = aa_floor(samples(rng, 100, n=20, cv=0.10), samples(rng, 100, n=20, cv=0.10), rounds=8)
     assert 0 < quiet < noisy
+
+
+def test_paired_interval_is_the_textbook_walsh_average_interval():
+    # n = 8 pairs: the exact 95 % signed-rank interval runs from the 4th smallest to the 4th
+    # largest of the 36 Walsh averages (critical value 3 in the tables), exponentiated
+    rng = np.random.default_rng(13)
+    base = rng.uniform(90, 110, 8)
+    head = base * np.exp(rng.normal(0.05, 0.02, 8))
+    d = np.log(head / base)
+    walsh = np.sort([(d[i] + d[j]) / 2 for i in range(8) for j in range(i, 8)])
+    interval = paired_ratio_interval(base, head)
+    assert interval.low == pytest.approx(np.exp(walsh[3]))
+    assert interval.high == pytest.approx(np.exp(walsh[-4]))
+    assert interval.ratio == pytest.approx(np.exp(np.median(walsh)))
+
+
+def test_pairing_sees_through_a_host_that_wanders_between_rounds():
+    # each round's host speed hits base and head alike (side by side); head is 5 % slower
+    rng = np.random.default_rng(14)
+    host = np.exp(rng.normal(0, 0.2, 10))
+    base = 200 * host * np.exp(rng.normal(0, 0.01, 10))
+    head = 210 * host * np.exp(rng.normal(0, 0.01, 10))
+    paired = paired_ratio_interval(base, head)
+    assert 1.0 < paired.low < 1.05 < paired.high < 1.1
+    assert verdict(paired, bigger_is_better=False, floor=0.02) == "regression"
+    unpaired = ratio_interval(base, head)  # the same samples taken as independent: lost in noise
+    assert unpaired.low < 1.0 < unpaired.high
+
+
+def test_paired_interval_needs_six_pairs_and_equal_counts():
+    with pytest.raises(TooFewSamples, match="use more rounds"):
+        paired_ratio_interval([100.0, 101, 99, 100, 102], [110.0, 111, 109, 110, 112])
+    assert paired_ratio_interval([100.0, 101, 99, 100, 102, 98], [110.0, 111, 109, 110, 112, 108]).low > 1.0
+    with pytest.raises(ValueError, match="equal counts"):
+        paired_ratio_interval([100.0] * 6, [110.0] * 7)
+
+
+def test_paired_aa_floor_ignores_what_both_sides_share():
+    rng = np.random.default_rng(15)
+    host = np.exp(rng.normal(0, 0.2, 16))
+    a = 100 * host * np.exp(rng.normal(0, 0.01, 16))
+    b = 100 * host * np.exp(rng.normal(0, 0.01, 16))
+    assert aa_floor(a, b, rounds=8) < 0.03  # the host's 20 % cancels between lanes
+    assert aa_floor(a, b[:-1], rounds=8) > 0.1  # unpaired, it does not

@@ -1,4 +1,5 @@
-"""Base and head measured round by round (A B A B …) with the load stage of each side."""
+"""Base and head measured round by round: load tests side by side (both servers at once, see
+lanes.py), micro-benchmarks alternating (A B A B …)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import fnmatch
 import statistics
 from pathlib import Path
 
+from benchwatch.lanes import boot_and_measure
 from benchwatch.load import FULL, QUICK, LoadPlan, LoadStage, half_iqr, start_run
 from benchwatch.progress import Progress
 from benchwatch.results import Figure, Problem, Run
@@ -25,8 +27,7 @@ def compare_plan(quick: bool, rounds: int | None) -> LoadPlan:
 
 def side_stage(side: Side, plan: LoadPlan, out_dir: Path, run: Run) -> LoadStage:
     """The load stage of one side, driven one round at a time by measure_load."""
-    return LoadStage(side.project, side.variants, plan, out_dir, run=run, quiet=True,
-                     inject_cpu_us=side.inject_cpu_us)  # fmt: skip
+    return LoadStage(side.project, side.variants, plan, out_dir, run=run, quiet=True, inject=side.inject)
 
 
 def measure_load(
@@ -38,10 +39,22 @@ def measure_load(
     ]  # fmt: skip
     for stage in stages:
         stage.prepare()
-    progress = Progress(plan.rounds * sum(len(s.slots) for s in stages), "compare", quiet=quiet)
+    pairs = list(zip(stages[0].slots, stages[1].slots, strict=True))  # sides.pairs lined them up
+    progress = Progress(plan.rounds * len(pairs), "compare", quiet=quiet)
     for round_index in range(plan.rounds):
-        for side, stage in zip((base, head), stages, strict=True):
-            stage.measure_round(round_index, progress, prefix=f"{side.role} ")
+        for base_slot, head_slot in pairs:
+            progress.step(f"{base_slot.label} | {head_slot.label}", f"side by side, round {round_index + 1}/{plan.rounds}")
+            entries = [(stage, slot) for stage, slot in zip(stages, (base_slot, head_slot), strict=True)
+                       if slot.label not in stage.data.failed]  # fmt: skip
+            if round_index % 2:  # who boots first and whose oha starts first, alternately
+                entries.reverse()
+            boot_and_measure(entries, round_index)
+            progress.advance()
+            for stage in stages:
+                stage.checkpoint(complete=False)
+        if round_index == 0:
+            for stage in stages:
+                stage.cross_check_answers()
     return stages[0].checkpoint(complete=True), stages[1].checkpoint(complete=True)
 
 

@@ -47,6 +47,8 @@ class Calibration(BaseModel):
     machine: dict[str, Any] = {}
     variants: list[str] = []
     detail: dict[str, dict[str, float]] = {}
+    # the same A/A samples taken as two separate runs (unpaired): the trend pages' noise
+    between_runs: dict[str, float] = {}
 
 
 def floor_key(figure: Figure) -> str:
@@ -81,7 +83,7 @@ def floor_for(key: str, calibration: Calibration | None, label: str | None = Non
 
 
 def floors_from_aa(
-    pairs: Sequence[tuple[Figure, Figure]], compare_rounds: int
+    pairs: Sequence[tuple[Figure, Figure]], compare_rounds: int, paired: bool = True
 ) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     """Per metric kind: the largest per-figure A/A floor (see stats.aa_floor), the fallback
     for figures never calibrated; and each figure's own floor, keyed by its stack-free label."""
@@ -91,15 +93,18 @@ def floors_from_aa(
             continue
         if min(a.samples + b.samples) <= 0:
             continue
-        floor = aa_floor(a.samples, b.samples, compare_rounds, quantile=FLOOR_QUANTILE)
+        floor = aa_floor(a.samples, b.samples, compare_rounds, quantile=FLOOR_QUANTILE, paired=paired)
         detail[floor_key(a)][figure_label(a)] = round(floor, 4)
     floors = {key: round(max(MIN_FLOOR, *values.values()), 4) for key, values in detail.items()}
     return floors, dict(detail)
 
 
 def alert_threshold(calibration: Calibration | None) -> int:
-    """github-action-benchmark's alert-threshold in percent, rounded up to 5 %."""
-    worst = max(floor_for(m, calibration)[0] for m in THRESHOLD_METRICS)
+    """github-action-benchmark's alert-threshold in percent, rounded up to 5 %. The trend
+    compares two separate runs, so it takes the unpaired noise (between_runs), not the
+    side-by-side floors compare uses."""
+    between = calibration.between_runs if calibration else {}
+    worst = max(between.get(m) or floor_for(m, calibration)[0] for m in THRESHOLD_METRICS)
     percent = 100.0 * (1.0 + THRESHOLD_FACTOR * worst)
     return max(110, int(math.ceil(percent / 5.0) * 5))
 
@@ -116,13 +121,15 @@ def machine_facts(environment: dict[str, Any]) -> dict[str, Any]:
 def write_calibration(
     root: Path, floors: dict[str, float], detail: dict[str, dict[str, float]], *,
     rounds: int, compare_rounds: int, variants: list[str], environment: dict[str, Any],
+    between_runs: dict[str, float] | None = None,
 ) -> Calibration:  # fmt: skip
     calibration = Calibration(
         floors=dict(sorted(floors.items())),
         method=(
-            f"A/A: each variant against a second server of itself, {rounds} interleaved rounds; "
-            f"per figure, the {FLOOR_QUANTILE:.0%} quantile of |median ratio - 1| over 2000 "
-            f"resamples of {compare_rounds} rounds per side (without replacement). compare uses a "
+            f"A/A: each variant against a second server of itself, side by side as compare runs "
+            f"them, {rounds} rounds; per figure, the {FLOOR_QUANTILE:.0%} quantile of |ratio - 1| "
+            f"(compare's paired Hodges-Lehmann ratio) over 2000 resamples of {compare_rounds} "
+            f"rounds (without replacement). compare uses a "
             f"figure's own floor (detail, at least {MIN_FLOOR}); figures not calibrated use their "
             f"metric's largest (floors)"
         ),
@@ -132,6 +139,7 @@ def write_calibration(
         machine=machine_facts(environment),
         variants=variants,
         detail=detail,
+        between_runs=dict(sorted((between_runs or {}).items())),
     )
     write_json_atomic(root / CALIBRATION_FILE, json.loads(calibration.model_dump_json()))
     return calibration

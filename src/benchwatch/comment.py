@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchwatch.compare import Comparison, Row, SideInfo
+from benchwatch.server import Injection
 
 MARKER = "<!-- benchwatch-compare -->"
 _FINGERPRINT_KEYS = ("cpu_model", "cores", "os", "python", "git_commit", "git_dirty",
@@ -33,8 +34,9 @@ def _side_title(side: SideInfo) -> str:
     what = f"stack `{side.spec}`" if side.kind == "stack" else f"ref `{side.spec}`"
     if side.commit:
         what += f" ({side.commit[:10]})"
-    if side.inject_cpu_us:
-        what += f" — TEST ONLY: {side.inject_cpu_us:g} µs CPU injected per request"
+    injection = Injection(cpu_us=side.inject_cpu_us, slowdown=side.inject_slowdown)
+    if injection:
+        what += f" — TEST ONLY: {injection.describe()}"
     return what
 
 

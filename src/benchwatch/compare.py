@@ -11,7 +11,7 @@ from pydantic import BaseModel
 from benchwatch.calibrate import Calibration, floor_for, floor_key
 from benchwatch.results import Figure, Problem
 from benchwatch.results import figure_label as label
-from benchwatch.stats import TooFewSamples, describe, ratio_interval, verdict
+from benchwatch.stats import TooFewSamples, describe, paired_ratio_interval, ratio_interval, verdict
 
 COMPARE_FILE = "compare.json"
 COMMENT_FILE = "comment.md"
@@ -19,6 +19,9 @@ GATING = ("cpu_us_per_request", "micro_time")
 # open-loop rates are a fraction of each side's own measured maximum
 SIDE_SPECIFIC_PARAMS = ("rate_rps",)
 EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED = 0, 1, 2
+# load figures are measured side by side, sample i of base with sample i of head (lanes.py);
+# micro-benchmark rounds are separate asv processes, one side after the other
+PAIRED_KINDS = ("load",)
 
 RowVerdict = Literal["improvement", "regression", "unchanged", "no verdict"]
 
@@ -61,6 +64,7 @@ class SideInfo(BaseModel):
     variants: list[str] = []
     environment: dict[str, Any] = {}
     inject_cpu_us: float = 0.0
+    inject_slowdown: float = 0.0
 
 
 class Comparison(BaseModel):
@@ -129,7 +133,10 @@ def judge_pair(
         row.text = "no verdict: " + row.reason
         return row
     try:
-        interval = ratio_interval(base.samples, head.samples)
+        if some.kind in PAIRED_KINDS:
+            interval = paired_ratio_interval(base.samples, head.samples)
+        else:
+            interval = ratio_interval(base.samples, head.samples)
     except TooFewSamples as exc:
         row.reason = f"too few samples for an interval: {exc}"
         row.text = "no verdict: " + row.reason

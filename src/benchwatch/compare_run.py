@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import statistics
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +17,7 @@ from benchwatch.results import (
     write_json_atomic,
     write_text_atomic,
 )
+from benchwatch.server import Injection
 from benchwatch.sides import Side
 
 
@@ -32,23 +32,7 @@ def _side_info(side: Side, environment: dict[str, Any]) -> SideInfo:
         env["git_dirty"] = False
     return SideInfo(role=side.role, spec=side.spec, kind=side.kind, commit=side.commit,
                     variants=[v.id for v in side.variants], environment=env,
-                    inject_cpu_us=side.inject_cpu_us)  # fmt: skip
-
-
-def injection_for_slowdown(base: Side, fraction: float, out: Path, environment: dict, quiet: bool) -> float:
-    """Fraction x base's median CPU per request, measured in one quick round before the compare."""
-    from benchwatch.abrounds import side_stage
-    from benchwatch.load import QUICK, start_run
-    from benchwatch.progress import Progress
-
-    stage = side_stage(base, QUICK, out / "inject-probe", start_run(["inject-probe"], dict(environment)))
-    stage.prepare()
-    stage.measure_round(0, Progress(len(stage.slots), "probe", quiet=quiet))
-    costs = [f.value for f in stage.checkpoint(complete=True).figures
-             if f.metric == "cpu_us_per_request" and f.valid]  # fmt: skip
-    if not costs:
-        raise UserError("--inject-head-slowdown: could not measure base's CPU per request")
-    return fraction * statistics.median(costs)
+                    inject_cpu_us=side.inject.cpu_us, inject_slowdown=side.inject.slowdown)  # fmt: skip
 
 
 def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
@@ -71,7 +55,8 @@ def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
     calibration = load_calibration(project.root)
     install_cleanup()
     plan = compare_plan(args.quick, args.rounds)
-    with sides.resolve(project, args.base, args.head, args.patterns, args.inject_head_cpu_us) as (base, head):
+    inject_head = Injection(cpu_us=args.inject_head_cpu_us, slowdown=args.inject_head_slowdown)
+    with sides.resolve(project, args.base, args.head, args.patterns, inject_head) as (base, head):
         matched, alone = sides.pairs(base, head)
         if not matched:
             raise UserError(
@@ -81,9 +66,8 @@ def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
         base.variants = [b for b, _ in matched]
         head.variants = [h for _, h in matched]
         extra: dict[str, Any] = {"variants_on_one_side_only": alone}
-        if args.inject_head_slowdown:
-            head.inject_cpu_us = injection_for_slowdown(base, args.inject_head_slowdown, out, environment, args.quiet)
-            extra["injected"] = {"slowdown": args.inject_head_slowdown, "cpu_us_per_request": head.inject_cpu_us}
+        if inject_head:
+            extra["injected"] = {"slowdown": inject_head.slowdown, "cpu_us_per_request": inject_head.cpu_us}
         base_figures: list[Figure] = []
         head_figures: list[Figure] = []
         problems: list[Problem] = []  # micro problems, not tied to one side

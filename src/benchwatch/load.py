@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import statistics
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,14 +15,9 @@ from benchwatch.config import Endpoint, Project, Variant
 from benchwatch.errors import UserError
 from benchwatch.progress import Progress
 from benchwatch.results import Figure, Problem, Run, write_run
-from benchwatch.verify import Checked, check_server, cross_check, request_body
+from benchwatch.verify import Checked, cross_check
 
-MB = 1024 * 1024
 AA_SUFFIX = "'"
-MIN_OPEN_REQUESTS = 10
-SLOW_DRAIN_SHARE = (
-    0.25  # a closed loop uses -n when draining its in-flight requests would take longer
-)
 _METRIC_ORDER = {"cpu_us_per_request": 0, "rps": 1, "latency_p50_ms": 2, "latency_p99_ms": 3}
 _SHORT = {
     "cpu_us_per_request": "cpu/req",
@@ -161,10 +155,10 @@ class LoadStage:
         run: Run,
         aa_variant: str | None = None,
         quiet: bool = False,
-        inject_cpu_us: float = 0.0,
+        inject: server.Injection = server.NO_INJECTION,
     ) -> None:
         self.project = project
-        self.inject_cpu_us = inject_cpu_us
+        self.inject = inject
         self.plan = plan
         self.out_dir = out_dir
         self.run = run
@@ -213,7 +207,7 @@ class LoadStage:
             progress.advance()
             self.checkpoint(complete=False)
         if round_index == 0:
-            self._cross_check()
+            self.cross_check_answers()
 
     def checkpoint(self, complete: bool) -> Run:
         labels = {s.label: s.variant.id for s in self.slots}
@@ -243,139 +237,23 @@ class LoadStage:
         write_run(self.out_dir, run)
         return run
 
-    def _cross_check(self) -> None:
+    def cross_check_answers(self) -> None:
         checked = [v for v in self.variants if v.id in self.data.checks]
         for problem in cross_check(checked, self.data.checks):
             slot = next(s for s in self.slots if s.label == problem.variant)
             self.data.fail(slot, problem)
 
     def _measure_slot(self, slot: Slot, round_index: int) -> None:
-        variant = slot.variant
-        env = self.environments[variant.stack.name]
-        started = time.monotonic()
-        timing: dict[str, Any] = {"slot": slot.label, "round": round_index}
-        self.data.timings.append(timing)
-        try:
-            with server.running(variant, env, cpu=self.server_cores,
-                                inject_cpu_us=self.inject_cpu_us) as srv:  # fmt: skip
-                timing["boot_s"] = round(time.monotonic() - started, 3)
-                self._measure_server(slot, srv, round_index)
-                timing["measure_s"] = round(time.monotonic() - started - timing["boot_s"], 3)
-        except server.BootError as exc:
-            self.data.fail(slot, Problem(variant=variant.id, phase="boot", reason=exc.reason,
-                                         detail=exc.stderr_tail))  # fmt: skip
+        from benchwatch.lanes import boot_and_measure
 
-    def _measure_server(self, slot: Slot, srv: server.Server, round_index: int) -> None:
-        variant = slot.variant
-        idle = srv.rss_bytes()
-        endpoints = variant.selected_endpoints(self.plan.quick)
-        checked = check_server(
-            srv.base_url, variant, variant.endpoints if not self.plan.quick else endpoints
-        )
-        if slot.label not in self.data.checks and not slot.is_copy:
-            self.data.checks[slot.label] = checked
-        if not checked.ok:
-            for problem in checked.problems:
-                self.data.fail(slot, problem)
-            return
-        seconds_per_request: dict[str, float] = {}
-        for endpoint in endpoints:
-            warm_up = self._oha(srv, variant, endpoint, self.plan.warmup, 1).outcome
-            if warm_up.successes:
-                seconds_per_request[endpoint.name] = warm_up.elapsed / warm_up.successes
-        if not self._still_alive(slot, srv, "warm-up"):
-            return
-        warm = srv.rss_bytes()
-        with srv.rss_peak() as peak:
-            for endpoint in endpoints:
-                self._measure_endpoint(slot, srv, endpoint, round_index,
-                                       seconds_per_request.get(endpoint.name, 0.0))  # fmt: skip
-                if not self._still_alive(slot, srv, f"load on {endpoint.label}"):
-                    return
-        for metric, value in (
-            ("rss_idle_mb", idle),
-            ("rss_warm_mb", warm),
-            ("rss_peak_mb", peak[0]),
-        ):
-            self.data.add(
-                f"{slot.label} rss {metric.split('_')[1]}", value / MB,
-                kind="load", variant=slot.label, scenario=variant.scenario, stack=variant.stack.name,
-                metric=metric, unit="MB", bigger_is_better=False, endpoint=None, params={},
-            )  # fmt: skip
+        boot_and_measure([(self, slot)], round_index)
 
-    def _still_alive(self, slot: Slot, srv: server.Server, during: str) -> bool:
-        if srv.alive():
-            return True
-        reason = f"server died during {during} (exit code {srv.process.returncode})"
-        self.data.fail(slot, Problem(variant=slot.variant.id, phase="load", reason=reason,
-                                     detail=srv.stderr_tail()))  # fmt: skip
-        return False
-
-    def _oha(
-        self, srv: server.Server, variant: Variant, endpoint: Endpoint, duration: float,
-        concurrency: int, rate: int | None = None, requests: int | None = None,
-    ) -> loadgen.OhaRun:  # fmt: skip
-        spec = loadgen.LoadSpec(
-            url=srv.base_url + endpoint.url_path, duration=duration, concurrency=concurrency,
-            rate=rate, requests=requests, method=endpoint.method, body=request_body(variant, endpoint),
-            content_type=endpoint.content_type,
-        )  # fmt: skip
-        return loadgen.run_oha(self.oha, spec, self.oha_cores)
-
-    def _measure_endpoint(
-        self,
-        slot: Slot,
-        srv: server.Server,
-        endpoint: Endpoint,
-        round_index: int,
-        per_request: float,
-    ) -> None:
-        best_rps = 0.0
-        for concurrency in self.plan.concurrencies:
-            params = {"mode": "closed", "concurrency": concurrency}
-            requests, connections = None, concurrency
-            if per_request * concurrency > SLOW_DRAIN_SHARE * self.plan.duration:
-                requests = max(2, round(self.plan.duration / per_request))
-                connections = min(concurrency, requests)
-            outcome = self._measure(slot, srv, endpoint, f"c={concurrency}", params, connections, None,
-                                    round_index, requests)  # fmt: skip
-            if outcome is not None:
-                best_rps = max(best_rps, outcome.rps)
-            if not srv.alive():
-                return
-        key = (slot.label, endpoint.name)
-        if key not in self.data.rates and best_rps > 0:
-            self.data.rates[key] = {
-                f: max(1, round(f * best_rps)) for f in self.plan.rate_fractions
-            }
-        rates = self.data.rates.get(key)
-        if rates is None:
-            return
-        open_duration = self.plan.open_duration or self.plan.duration
-        for fraction, rate in rates.items():
-            params = {"mode": "open", "rate_fraction": fraction, "rate_rps": rate}
-            if rate * open_duration < MIN_OPEN_REQUESTS:
-                self.data.skipped.append({
-                    "variant": slot.label, "endpoint": endpoint.label, "params": params,
-                    "reason": f"under {MIN_OPEN_REQUESTS} requests in {open_duration:g}s at {rate} req/s",
-                })  # fmt: skip
-                continue
-            self._measure(slot, srv, endpoint, f"rate={fraction:.0%}", params,
-                          self.plan.open_concurrency, rate, round_index)  # fmt: skip
-            if not srv.alive():
-                return
-
-    def _measure(
+    def record(
         self, slot: Slot, srv: server.Server, endpoint: Endpoint, tag: str, params: dict,
-        concurrency: int, rate: int | None, round_index: int, requests: int | None = None,
+        round_index: int, result: loadgen.OhaRun, server_cpu: float, requests: int | None, connections: int,
     ) -> loadgen.Outcome | None:  # fmt: skip
+        """One oha run's figures (or why they are invalid); the outcome when valid."""
         variant = slot.variant
-        cpu_before = srv.cpu_seconds()
-        duration = (
-            self.plan.duration if rate is None else self.plan.open_duration or self.plan.duration
-        )
-        result = self._oha(srv, variant, endpoint, duration, concurrency, rate, requests)
-        server_cpu = srv.cpu_seconds() - cpu_before
         outcome = result.outcome
         prefix = f"{slot.label} {endpoint.label} {tag}"
         self.data.loadgen.append({
@@ -384,7 +262,7 @@ class LoadStage:
             "server_cpu_share": round(server_cpu / result.wall_seconds, 4) if result.wall_seconds else None,
             "successes": outcome.successes, "deadline_aborts": outcome.deadline_aborts,
             "elapsed_s": round(outcome.elapsed, 4), "valid": outcome.valid, "requests": requests,
-            "connections": concurrency,
+            "connections": connections,
         })  # fmt: skip
         metrics = [m for m in _METRIC_ORDER if m != "rps" or params["mode"] == "closed"]
         names = {m: f"{prefix} {_SHORT[m]}" for m in metrics}

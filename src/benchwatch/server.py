@@ -22,7 +22,8 @@ from benchwatch.config import Variant
 from benchwatch.envs import Env
 
 HOST = "127.0.0.1"
-INJECT_ENV = "BENCHWATCH_INJECT_CPU_US"
+INJECT_CPU_US_ENV = "BENCHWATCH_INJECT_CPU_US"  # read by apps/_inject.py
+INJECT_SLOWDOWN_ENV = "BENCHWATCH_INJECT_SLOWDOWN"
 _live: dict[int, subprocess.Popen] = {}
 
 
@@ -34,6 +35,32 @@ class BootError(Exception):
         self.variant_id = variant_id
         self.reason = reason
         self.stderr_tail = stderr_tail
+
+
+@dataclass(frozen=True)
+class Injection:
+    """TESTING ONLY: extra CPU per request the apps burn (apps/_inject.py); none by default."""
+
+    cpu_us: float = 0.0
+    slowdown: float = 0.0
+    layer_only: bool = False  # the middleware without a cost: base's match for an injected head
+
+    def __bool__(self) -> bool:
+        return self.cpu_us > 0 or self.slowdown > 0
+
+    def environ(self) -> dict[str, str]:
+        if self.layer_only:
+            return {INJECT_SLOWDOWN_ENV: "0"}
+        settings = {INJECT_CPU_US_ENV: self.cpu_us, INJECT_SLOWDOWN_ENV: self.slowdown}
+        return {name: f"{value:g}" for name, value in settings.items() if value > 0}
+
+    def describe(self) -> str:
+        parts = [f"{self.slowdown:.0%} of the server's own CPU"] if self.slowdown else []
+        parts += [f"{self.cpu_us:g} µs"] if self.cpu_us else []
+        return " + ".join(parts) + " CPU injected per request"
+
+
+NO_INJECTION = Injection()
 
 
 @dataclass
@@ -65,15 +92,20 @@ class Server:
             return []
 
     def cpu_seconds(self) -> float:
+        """CPU time of the server and its child processes. The server's own comes from its
+        process CPU clock (nanoseconds, exited threads included) where Linux offers it:
+        /proc's user+system times tick at 10 ms, 1 % of a one-second measurement."""
         total = 0.0
         for proc in self._tree():
             try:
                 times = proc.cpu_times()
             except psutil.NoSuchProcess:
                 continue
-            total += times.user + times.system
             if proc is self._ps:
                 total += times.children_user + times.children_system
+                total += process_cpu_clock(proc.pid, fallback=times.user + times.system)
+            else:
+                total += times.user + times.system
         return total
 
     def rss_bytes(self) -> int:
@@ -112,6 +144,15 @@ class Server:
             result[0] = max(result[0], self.rss_bytes())
 
 
+def process_cpu_clock(pid: int, fallback: float) -> float:
+    """Seconds of CPU another process has used, from its POSIX CPU clock (Linux encodes the
+    process-wide scheduler clock of `pid` as the clock id ~pid << 3 | 2)."""
+    try:
+        return time.clock_gettime((~pid << 3) | 2)
+    except (OSError, AttributeError, OverflowError):
+        return fallback
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((HOST, 0))
@@ -139,14 +180,13 @@ def cpu_plan() -> tuple[list[int] | None, list[int] | None]:
     return [cores[-1]], cores[:-1]
 
 
-def server_environment(variant: Variant, env: Env, scratch: Path, inject_cpu_us: float) -> dict:
-    environ = {k: v for k, v in os.environ.items() if k != INJECT_ENV}
+def server_environment(variant: Variant, env: Env, scratch: Path, inject: Injection) -> dict:
+    environ = {k: v for k, v in os.environ.items() if k not in (INJECT_CPU_US_ENV, INJECT_SLOWDOWN_ENV)}
     environ.update({k: v.replace("{tmp}", str(scratch)) for k, v in variant.env.items()})
     environ["PATH"] = f"{env.path / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
     environ["VIRTUAL_ENV"] = str(env.path)
     environ.pop("PYTHONPATH", None)
-    if inject_cpu_us > 0:
-        environ[INJECT_ENV] = f"{inject_cpu_us:g}"
+    environ.update(inject.environ())
     return environ
 
 
@@ -158,11 +198,11 @@ def running(
     port: int | None = None,
     cpu: list[int] | None = None,
     ready_timeout: float | None = None,
-    inject_cpu_us: float = 0.0,
+    inject: Injection = NO_INJECTION,
 ) -> Iterator[Server]:
     with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name:
         scratch = Path(scratch_name)
-        environ = server_environment(variant, env, scratch, inject_cpu_us)
+        environ = server_environment(variant, env, scratch, inject)
         root = variant.app.root
         if variant.app.declaration.pre_start:
             _pre_start(variant, environ, root)

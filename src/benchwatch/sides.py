@@ -13,6 +13,7 @@ from typing import Literal
 
 from benchwatch.config import Project, Variant, load_project
 from benchwatch.errors import UserError
+from benchwatch.server import NO_INJECTION, Injection
 
 REF_DEFAULT_PATTERNS = "*@latest"
 
@@ -25,7 +26,7 @@ class Side:
     project: Project
     variants: list[Variant]
     commit: str | None = None
-    inject_cpu_us: float = 0.0
+    inject: Injection = NO_INJECTION
 
     def key(self, variant: Variant) -> str:
         """What a variant is paired on: the scenario for stacks, the variant id for refs."""
@@ -72,16 +73,17 @@ def worktree(root: Path, ref: str) -> Iterator[Path]:
 
 @contextmanager
 def resolve(
-    project: Project, base_spec: str, head_spec: str, patterns: str | None, inject_head_cpu_us: float
+    project: Project, base_spec: str, head_spec: str, patterns: str | None, inject_head: Injection
 ) -> Iterator[tuple[Side, Side]]:
     kinds = (kind_of(project, base_spec), kind_of(project, head_spec))
     if kinds[0] != kinds[1]:
         raise UserError("--base and --head must both be stacks or both be git refs")
     if kinds[0] == "stack":
         chosen = project.select(patterns, list(dict.fromkeys([base_spec, head_spec])))
-        base = Side("base", base_spec, "stack", project, [v for v in chosen if v.stack.name == base_spec])
+        base = Side("base", base_spec, "stack", project, [v for v in chosen if v.stack.name == base_spec],
+                    inject=_matching(inject_head))  # fmt: skip
         head = Side("head", head_spec, "stack", project,
-                    [v for v in chosen if v.stack.name == head_spec], inject_cpu_us=inject_head_cpu_us)  # fmt: skip
+                    [v for v in chosen if v.stack.name == head_spec], inject=inject_head)  # fmt: skip
         yield base, head
         return
     with worktree(project.root, base_spec) as base_root, worktree(project.root, head_spec) as head_root:
@@ -93,8 +95,13 @@ def resolve(
                 raise UserError(f"{role} {spec}: {exc}") from None
             variants = checked_out.select(patterns or REF_DEFAULT_PATTERNS)
             sides.append(Side(role, spec, "ref", checked_out, variants, commit=ref_commit(project.root, spec)))  # type: ignore[arg-type]
-        sides[1].inject_cpu_us = inject_head_cpu_us
+        sides[0].inject, sides[1].inject = _matching(inject_head), inject_head
         yield sides[0], sides[1]
+
+
+def _matching(inject_head: Injection) -> Injection:
+    """Base carries the same (empty) middleware as an injected head, so only the cost differs."""
+    return Injection(layer_only=True) if inject_head else NO_INJECTION
 
 
 def pairs(base: Side, head: Side) -> tuple[list[tuple[Variant, Variant]], list[str]]:

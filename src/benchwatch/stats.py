@@ -1,10 +1,13 @@
 """Head/base ratios with distribution-free confidence intervals, and the verdict rules.
 
-The ratio is the Hodges–Lehmann estimate of the shift between log(head) and log(base)
-(the median of all pairwise log differences), exponentiated. Its confidence interval is
-the set of shifts that scipy's Mann–Whitney U test does not reject at 1 - confidence:
-the test's p-value only changes at the pairwise differences, so it is evaluated once
-between each pair of neighbouring differences (one vectorised call).
+Two designs, one idea. Samples measured in pairs (base and head side by side in each round)
+give per-round log ratios; the ratio is their Hodges–Lehmann estimate (the median of the
+Walsh averages, the means of every pair of them), exponentiated, and its interval is the set
+of shifts scipy's Wilcoxon signed-rank test does not reject. Independent samples (asv
+processes, one side after the other) use the Hodges–Lehmann shift between log(head) and
+log(base) (the median of all pairwise differences) and scipy's Mann–Whitney U test. Either
+test's p-value only changes at those averages or differences, so it is evaluated once
+between each pair of neighbours (one vectorised call) and the interval read off.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy.stats import mannwhitneyu
+from scipy.stats import mannwhitneyu, wilcoxon
 
 CONFIDENCE = 0.95
 MIN_SAMPLES = 2
@@ -42,39 +45,69 @@ class TooFewSamples(ValueError):
     """The samples cannot give a finite interval at the requested confidence."""
 
 
-def ratio_interval(
-    base: Sequence[float], head: Sequence[float], confidence: float = CONFIDENCE
-) -> RatioInterval:
+def _logs(base: Sequence[float], head: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
     b = np.asarray(base, dtype=float)
     h = np.asarray(head, dtype=float)
     if len(b) < MIN_SAMPLES or len(h) < MIN_SAMPLES:
         raise TooFewSamples(f"{len(b)} base and {len(h)} head samples; need at least {MIN_SAMPLES} each")
     if np.any(b <= 0) or np.any(h <= 0):
         raise ValueError("ratios need positive samples")
-    log_b, log_h = np.log(b), np.log(h)
-    differences = np.unique(np.subtract.outer(log_h, log_b).ravel())
-    estimate = float(np.median(np.subtract.outer(log_h, log_b)))
-    if len(differences) == 1:
-        only = math.exp(differences[0])
-        return RatioInterval(only, only, only, confidence, len(b), len(h))
-    probes = np.concatenate(
-        ([differences[0] - 1.0], (differences[:-1] + differences[1:]) / 2, [differences[-1] + 1.0])
-    )
-    p_values = mannwhitneyu(
-        log_h[None, :] - probes[:, None], np.broadcast_to(log_b, (len(probes), len(log_b))), axis=1
-    ).pvalue
-    accepted = np.flatnonzero(p_values > 1.0 - confidence)
+    return np.log(b), np.log(h)
+
+
+def ratio_interval(
+    base: Sequence[float], head: Sequence[float], confidence: float = CONFIDENCE
+) -> RatioInterval:
+    """Independent samples: Hodges–Lehmann shift of the logs, Mann–Whitney interval."""
+    log_b, log_h = _logs(base, head)
+    shifts = np.subtract.outer(log_h, log_b).ravel()
+
+    def p_values(probes: np.ndarray) -> np.ndarray:
+        moved = log_h[None, :] - probes[:, None]
+        return mannwhitneyu(moved, np.broadcast_to(log_b, (len(probes), len(log_b))), axis=1).pvalue
+
+    return _interval(shifts, p_values, confidence, len(log_b), len(log_h))
+
+
+def paired_ratio_interval(
+    base: Sequence[float], head: Sequence[float], confidence: float = CONFIDENCE
+) -> RatioInterval:
+    """Samples paired by round (base[i] and head[i] measured together): Hodges–Lehmann
+    estimate of the per-round log ratios, Wilcoxon signed-rank interval."""
+    if len(base) != len(head):
+        raise ValueError(f"paired samples need equal counts, got {len(base)} base and {len(head)} head")
+    log_b, log_h = _logs(base, head)
+    d = log_h - log_b
+    walsh = np.add.outer(d, d)[np.triu_indices(len(d))] / 2
+
+    def p_values(probes: np.ndarray) -> np.ndarray:
+        return wilcoxon(d[None, :] - probes[:, None], axis=1).pvalue
+
+    return _interval(walsh, p_values, confidence, len(d), len(d))
+
+
+def _interval(
+    candidates: np.ndarray, p_values, confidence: float, n_base: int, n_head: int
+) -> RatioInterval:
+    """The estimate (median of `candidates`) and every shift the test does not reject."""
+    estimate = float(np.median(candidates))
+    steps = np.unique(candidates)
+    if len(steps) == 1:
+        only = math.exp(steps[0])
+        return RatioInterval(only, only, only, confidence, n_base, n_head)
+    probes = np.concatenate(([steps[0] - 1.0], (steps[:-1] + steps[1:]) / 2, [steps[-1] + 1.0]))
+    accepted = np.flatnonzero(np.asarray(p_values(probes)) > 1.0 - confidence)
     if len(accepted) == 0:
         raise TooFewSamples("no shift is consistent with the samples")  # pathological ties
     first, last = int(accepted[0]), int(accepted[-1])
     if first == 0 or last == len(probes) - 1:
         raise TooFewSamples(
-            f"{len(b)} base and {len(h)} head samples cannot give a {confidence:.0%} interval; "
+            f"{n_base} base and {n_head} head samples cannot give a {confidence:.0%} interval; "
             "use more rounds"
         )
-    low, high = math.exp(differences[first - 1]), math.exp(differences[last])
+    low, high = math.exp(steps[first - 1]), math.exp(steps[last])
     ratio = min(max(math.exp(estimate), low), high)
-    return RatioInterval(ratio, low, high, confidence, len(b), len(h))
+    return RatioInterval(ratio, low, high, confidence, n_base, n_head)
 
 
 def goodness(ratio: float, bigger_is_better: bool) -> float:
@@ -106,17 +139,27 @@ def describe(interval: RatioInterval, bigger_is_better: bool, memory: bool = Fal
 
 def aa_floor(
     a: Sequence[float], b: Sequence[float], rounds: int, quantile: float = 0.99,
-    resamples: int = 2000, seed: int = 0,
+    resamples: int = 2000, seed: int = 0, paired: bool = True,
 ) -> float:  # fmt: skip
-    """Noise floor from an A/A pair: the `quantile` of |change| of the median ratio between
-    `rounds`-sample subsets drawn (without replacement) from each side."""
+    """Noise floor from A/A samples paired by round: the `quantile` of |change| of the
+    Hodges–Lehmann ratio (as compare computes it) over `rounds`-pair subsets drawn without
+    replacement; unpaired (or with unequal counts), the median ratio of independent
+    `rounds`-sample subsets of each side: what two separate runs differ by."""
     rng = np.random.default_rng(seed)
     a_arr, b_arr = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     n = min(rounds, len(a_arr), len(b_arr))
     if n < 1:
         raise TooFewSamples("no A/A samples")
-    pick_a = np.argsort(rng.random((resamples, len(a_arr))), axis=1)[:, :n]
-    pick_b = np.argsort(rng.random((resamples, len(b_arr))), axis=1)[:, :n]
-    ratios = np.median(b_arr[pick_b], axis=1) / np.median(a_arr[pick_a], axis=1)
+    if paired and len(a_arr) == len(b_arr):
+        d = np.log(b_arr) - np.log(a_arr)
+        picks = np.argsort(rng.random((resamples, len(d))), axis=1)[:, :n]
+        chosen = d[picks]
+        upper = np.triu_indices(n)
+        walsh = (chosen[:, :, None] + chosen[:, None, :])[:, upper[0], upper[1]] / 2
+        ratios = np.exp(np.median(walsh, axis=1))
+    else:
+        pick_a = np.argsort(rng.random((resamples, len(a_arr))), axis=1)[:, :n]
+        pick_b = np.argsort(rng.random((resamples, len(b_arr))), axis=1)[:, :n]
+        ratios = np.median(b_arr[pick_b], axis=1) / np.median(a_arr[pick_a], axis=1)
     changes = np.maximum(ratios, 1.0 / ratios) - 1.0
     return float(np.quantile(changes, quantile))

@@ -48,18 +48,10 @@ def run(args: argparse.Namespace) -> int:
     return measure(args)
 
 
-def aa_pairs(done) -> list:
-    """(A, A') figure pairs of one A/A run, each with its own samples."""
-    from benchwatch.load import AA_SUFFIX
-
-    pairs = []
-    for name, entry in done.extra.get("aa_noise", {}).get("figures", {}).items():
-        original = next((f for f in done.figures if f.name == name), None)
-        if original is None:
-            continue
-        twin = original.model_copy(update={"name": name + AA_SUFFIX, "samples": entry["a_prime"]})
-        pairs.append((original.model_copy(update={"samples": entry["a"]}), twin))
-    return pairs
+def aa_pairs(base_run, head_run) -> list:
+    """(A, A') figure pairs of one side-by-side A/A run: the same figure on both lanes."""
+    heads = {f.name: f for f in head_run.figures}
+    return [(f, heads[f.name]) for f in base_run.figures if f.name in heads]
 
 
 def recompute(directory: Path) -> int:
@@ -67,25 +59,26 @@ def recompute(directory: Path) -> int:
     from benchwatch.errors import UserError
     from benchwatch.results import RUN_FILE, read_run
 
-    runs = [read_run(path.parent) for path in sorted(directory.glob(f"*/{RUN_FILE}"))]
-    if not runs:
-        raise UserError(f"--from {directory}: no <variant>/run.json there (a `benchwatch calibrate --out` directory)")
-    rounds = max(len(f.samples) for run in runs for f in run.figures) if runs[0].figures else 0
-    pairs = [pair for run in runs for pair in aa_pairs(run)]
-    variants = sorted({f.variant for run in runs for f in run.figures})
-    return _write(find_root(), pairs, rounds, variants, runs[0].environment)
+    found = sorted(directory.glob(f"*/base-load/{RUN_FILE}"))
+    if not found:
+        raise UserError(f"--from {directory}: no <variant>/base-load/run.json there "
+                        "(a `benchwatch calibrate --out` directory)")  # fmt: skip
+    runs = [(read_run(path.parent), read_run(path.parent.parent / "head-load")) for path in found]
+    rounds = max((len(f.samples) for base, _ in runs for f in base.figures), default=0)
+    pairs = [pair for base, head in runs for pair in aa_pairs(base, head)]
+    variants = sorted({f.variant for base, _ in runs for f in base.figures})
+    return _write(find_root(), pairs, rounds, variants, runs[0][0].environment)
 
 
 def measure(args: argparse.Namespace) -> int:
-    import dataclasses
     import datetime as dt
 
     from benchwatch import fingerprint, loadgen
-    from benchwatch.abrounds import QUICK_DURATION
+    from benchwatch.abrounds import compare_plan, measure_load
     from benchwatch.config import load_project
-    from benchwatch.load import QUICK, LoadStage, start_run
     from benchwatch.results import ensure_writable
     from benchwatch.server import install_cleanup
+    from benchwatch.sides import Side
 
     project = load_project()
     variants = project.select(args.patterns or f"*@{DEFAULT_STACK}")
@@ -95,16 +88,14 @@ def measure(args: argparse.Namespace) -> int:
     oha = loadgen.ensure_oha()
     install_cleanup()
     environment = fingerprint.collect(project.root, loadgen.oha_version(oha))
-    plan = dataclasses.replace(QUICK, rounds=args.rounds, duration=QUICK_DURATION)
+    plan = compare_plan(quick=True, rounds=args.rounds)
     pairs = []
-    for variant in variants:
-        record = start_run(["calibrate", variant.id], dict(environment))
-        stage = LoadStage(project, [variant], plan, out / variant.id, run=record, aa_variant=variant.id,
-                          quiet=args.quiet)  # fmt: skip
-        done = stage.execute()
-        for problem in done.problems:
+    for variant in variants:  # exactly what a quick compare measures, with both sides the same
+        sides = [Side(role, variant.stack.name, "stack", project, [variant]) for role in ("base", "head")]
+        base_run, head_run = measure_load(sides[0], sides[1], plan, out / variant.id, environment, args.quiet)
+        for problem in base_run.problems + head_run.problems:
             print(f"FAIL {problem.line()}")
-        pairs += aa_pairs(done)
+        pairs += aa_pairs(base_run, head_run)
     return _write(project.root, pairs, args.rounds, [v.id for v in variants], environment)
 
 
@@ -116,9 +107,10 @@ def _write(root: Path, pairs: list, rounds: int, variants: list[str], environmen
     floors, detail = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS)
     if not floors:
         raise UserError("calibrate: no valid A/A measurement; see the failures above", exit_code=2)
+    between_runs, _ = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS, paired=False)
     calibration = write_calibration(
         root, floors, detail, rounds=rounds, compare_rounds=COMPARE_QUICK_ROUNDS,
-        variants=variants, environment=environment,
+        variants=variants, environment=environment, between_runs=between_runs,
     )  # fmt: skip
     for key, floor in calibration.floors.items():
         own = sorted(detail.get(key, {}).values())

@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument(
         "--inject-head-slowdown", type=float, default=0.0, metavar="FRACTION",
-        help="TESTING ONLY: measure base's CPU per request first, then inject FRACTION of it into head",
+        help="TESTING ONLY: head's servers burn FRACTION more CPU per request than they otherwise would (0.10: 10 %%)",
     )  # fmt: skip
 
 
