@@ -167,7 +167,7 @@ def test_refs_run_from_worktrees_and_leave_the_checkout_alone(tmp_path):
     (root / "untouched.txt").write_text("mine")
     out = tmp_path / "out"
     done = benchwatch("compare", "--base", "HEAD", "--head", "HEAD", "--no-micro", "--quick",
-                      "--rounds", "4", "--out", str(out), "-q", "-k", "tiny@latest", root=root)
+                      "--rounds", "6", "--out", str(out), "-q", "-k", "tiny@latest", root=root)
     data = json.loads((out / "compare.json").read_text())
     assert data["base"]["kind"] == "ref" and data["base"]["commit"]
     assert data["rows"] and done.returncode in (0, 1, 2)
@@ -212,7 +212,7 @@ def test_real_injected_slowdown_is_a_gating_regression_and_exit_1(tmp_path):
     # each side as a run directory: what benchmark-pr.yml and nightly.yml hand to the trend action
     for side in ("base", "head"):
         smaller = json.loads((out / side / "gab-smaller.json").read_text())
-        assert any(e["name"].endswith("cpu/req") and e["value"] > 0 for e in smaller)
+        assert any(e["name"].endswith("cpu/req (side by side)") and e["value"] > 0 for e in smaller)
         assert json.loads((out / side / "run.json").read_text())["complete"] is True
 
 

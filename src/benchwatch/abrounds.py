@@ -14,6 +14,7 @@ from benchwatch.progress import Progress
 from benchwatch.results import Figure, Problem, Run
 from benchwatch.sides import Side
 
+SIDE_BY_SIDE_TAG = " (side by side)"
 COMPARE_QUICK_ROUNDS = 8
 COMPARE_FULL_ROUNDS = 8
 QUICK_DURATION = 2.0
@@ -27,7 +28,8 @@ def compare_plan(quick: bool, rounds: int | None) -> LoadPlan:
 
 def side_stage(side: Side, plan: LoadPlan, out_dir: Path, run: Run) -> LoadStage:
     """The load stage of one side, driven one round at a time by measure_load."""
-    return LoadStage(side.project, side.variants, plan, out_dir, run=run, quiet=True, inject=side.inject)
+    return LoadStage(side.project, side.variants, plan, out_dir, run=run, quiet=True, inject=side.inject,
+                     name_tag=SIDE_BY_SIDE_TAG)  # fmt: skip
 
 
 def measure_load(

@@ -67,7 +67,8 @@ def render(comparison: Comparison) -> str:
         f"## benchwatch: {headline(comparison)}",
         "",
         f"**base** {_side_title(base)} vs **head** {_side_title(head)} — same machine, "
-        f"{comparison.rounds} interleaved rounds{' (quick)' if comparison.quick else ''}.",
+        f"{comparison.rounds} rounds{' (quick)' if comparison.quick else ''}, both servers loaded side by side "
+        "in each; asv runs alternating.",
         "",
     ]
     regressions = comparison.gating_regressions()

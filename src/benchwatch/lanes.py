@@ -27,6 +27,9 @@ if TYPE_CHECKING:
     from benchwatch.load import LoadStage, Slot
 
 MB = 1024 * 1024
+# side by side means the same window: when one lane's oha ran this much longer than the other's
+# (a stall of the host mid-run: oha waits for the requests in flight), neither sample is kept
+WINDOW_MISMATCH = 0.10
 MIN_OPEN_REQUESTS = 10
 SLOW_DRAIN_SHARE = 0.25  # a closed loop uses -n when draining its in-flight requests would take longer
 
@@ -122,7 +125,7 @@ def measure_lanes(lanes: list[Lane], round_index: int) -> None:
                               ("rss_peak_mb", peaks[id(lane)][0])):  # fmt: skip
             variant = lane.slot.variant
             lane.stage.data.add(
-                f"{lane.slot.label} rss {metric.split('_')[1]}", value / MB,
+                f"{lane.slot.label} rss {metric.split('_')[1]}{lane.stage.name_tag}", value / MB,
                 kind="load", variant=lane.slot.label, scenario=variant.scenario, stack=variant.stack.name,
                 metric=metric, unit="MB", bigger_is_better=False, endpoint=None, params={},
             )  # fmt: skip
@@ -196,6 +199,14 @@ def _measure(shots: list[Shot], round_index: int) -> list[loadgen.Outcome | None
     before = [shot.lane.srv.cpu_seconds() for shot in shots]
     runs = _together(shots)
     after = [shot.lane.srv.cpu_seconds() for shot in shots]
+    windows = [run.wall_seconds for run in runs]
+    if len(shots) > 1 and all(run.outcome.valid for run in runs) and max(windows) > (1 + WINDOW_MISMATCH) * min(windows):
+        reason = ("not side by side: oha ran " + " and ".join(f"{w:.2f} s" for w in windows)
+                  + "; this round's pair of samples is dropped")  # fmt: skip
+        for shot in shots:
+            shot.lane.stage.data.skipped.append({"variant": shot.lane.slot.label, "endpoint": shot.endpoint.label,
+                                                 "params": shot.params, "round": round_index, "reason": reason})  # fmt: skip
+        return [run.outcome for run in runs]
     return [
         shot.lane.stage.record(shot.lane.slot, shot.lane.srv, shot.endpoint, shot.tag, shot.params,
                                round_index, run, cpu_after - cpu_before, shot.requests, shot.concurrency)

@@ -156,9 +156,13 @@ class LoadStage:
         aa_variant: str | None = None,
         quiet: bool = False,
         inject: server.Injection = server.NO_INJECTION,
+        name_tag: str = "",
     ) -> None:
         self.project = project
         self.inject = inject
+        # appended to figure names: compare's side-by-side figures must not meet a trend of
+        # figures measured alone under the same name (two servers share the core)
+        self.name_tag = name_tag
         self.plan = plan
         self.out_dir = out_dir
         self.run = run
@@ -265,10 +269,10 @@ class LoadStage:
             "connections": connections,
         })  # fmt: skip
         metrics = [m for m in _METRIC_ORDER if m != "rps" or params["mode"] == "closed"]
-        names = {m: f"{prefix} {_SHORT[m]}" for m in metrics}
+        names = {m: f"{prefix} {_SHORT[m]}{self.name_tag}" for m in metrics}
         if not outcome.valid or not srv.alive():
             reason = "; ".join(outcome.problems) or "server died during the measurement"
-            rss = [f"{slot.label} rss {kind}" for kind in ("idle", "warm", "peak")]
+            rss = [f"{slot.label} rss {kind}{self.name_tag}" for kind in ("idle", "warm", "peak")]
             for name in [*names.values(), *rss]:
                 self.data.invalid.setdefault(
                     name, f"round {round_index + 1}: {endpoint.label} {tag}: {reason}"

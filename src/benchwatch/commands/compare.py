@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-HELP = "Compare base and head (two stacks or two git refs) on this machine, interleaved"
+HELP = "Compare base and head (two stacks or two git refs) on this machine, side by side"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,7 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="quick endpoints and short runs")
     parser.add_argument("--rounds", type=int, metavar="N",
-                        help="interleaved load-test rounds (default 8); micro-benchmarks run 5 rounds per side")
+                        help="load-test rounds, base and head side by side in each (default 8; 6 or more for an "
+                             "interval); micro-benchmarks run 5 alternating rounds per side")
     parser.add_argument("--out", metavar="DIR", help="where compare.json and comment.md go (default results/compare-<time>)")
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
     parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")
