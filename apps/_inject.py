@@ -52,9 +52,8 @@ def injected_slowdown() -> float | None:
 
 def spin_cpu(microseconds: float) -> float:
     """Burn `microseconds` of this thread's CPU time (not wall time); return seconds burnt.
-    Reading the thread's CPU clock is a system call, so it is read between short loops: a
-    syscall per microsecond would also slow down the real work after it (kernel entries
-    flush caches and branch predictors), and the injected slowdown would be larger than asked."""
+    Reading the thread's CPU clock is a system call, so it is read between short loops rather
+    than on every iteration."""
     started = time.thread_time()
     deadline = started + microseconds / 1e6
     now = started

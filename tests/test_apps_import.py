@@ -67,19 +67,18 @@ def test_injected_cpu_is_off_by_default_and_wraps_when_asked(
     monkeypatch.delenv(_inject.ENV_VAR, raising=False)
     monkeypatch.delenv(_inject.SLOWDOWN_ENV_VAR, raising=False)
     assert _inject.with_injected_cpu(app) is app
-    monkeypatch.setenv(_inject.SLOWDOWN_ENV_VAR, "0.1")
-    wrapped = _inject.with_injected_cpu(app)
-    assert isinstance(wrapped, _inject.InjectedCpu) and wrapped.slowdown == 0.1
-    monkeypatch.setenv(_inject.SLOWDOWN_ENV_VAR, "-1")
-    with pytest.raises(ValueError, match="BENCHWATCH_INJECT_SLOWDOWN='-1': must not be negative"):
-        _inject.with_injected_cpu(app)
-    monkeypatch.delenv(_inject.SLOWDOWN_ENV_VAR)
-    monkeypatch.setenv(_inject.ENV_VAR, "250")
-    wrapped = _inject.with_injected_cpu(app)
-    assert isinstance(wrapped, _inject.InjectedCpu) and wrapped.microseconds == 250
-    monkeypatch.setenv(_inject.ENV_VAR, "fast")
-    with pytest.raises(ValueError, match="BENCHWATCH_INJECT_CPU_US='fast'"):
-        _inject.with_injected_cpu(app)
+    settings = [  # variable, good value, attribute it sets, bad value, the error's words
+        (_inject.SLOWDOWN_ENV_VAR, "0.1", "slowdown", "-1", "BENCHWATCH_INJECT_SLOWDOWN='-1': must not be negative"),
+        (_inject.ENV_VAR, "250", "microseconds", "fast", "BENCHWATCH_INJECT_CPU_US='fast'"),
+    ]
+    for variable, good, attribute, bad, error in settings:
+        monkeypatch.setenv(variable, good)
+        wrapped = _inject.with_injected_cpu(app)
+        assert isinstance(wrapped, _inject.InjectedCpu) and getattr(wrapped, attribute) == float(good)
+        monkeypatch.setenv(variable, bad)
+        with pytest.raises(ValueError, match=error):
+            _inject.with_injected_cpu(app)
+        monkeypatch.delenv(variable)
 
 
 def test_spin_cpu_burns_at_least_the_requested_thread_time() -> None:

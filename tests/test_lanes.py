@@ -13,7 +13,7 @@ from benchwatch.loadgen import OhaRun, Outcome
 
 @dataclass
 class FakeData:
-    skipped: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -65,11 +65,11 @@ def test_a_pair_is_kept_only_when_both_ran_in_the_same_window(monkeypatch, walls
     for shot, cpu in zip(pair, (0.5, 0.6), strict=True):
         stage = shot.lane.stage
         if kept:
-            assert stage.recorded == [(pytest.approx(cpu), 1000)] and stage.data.skipped == []
+            assert stage.recorded == [(pytest.approx(cpu), 1000)] and stage.data.dropped == []
         else:
             assert stage.recorded == []
-            assert stage.data.skipped[0]["round"] == 7
-            assert "not side by side: oha ran 3.41 s and 2.03 s" in stage.data.skipped[0]["reason"]
+            assert stage.data.dropped[0]["round"] == 7
+            assert "not side by side: oha ran 3.41 s and 2.03 s" in stage.data.dropped[0]["reason"]
 
 
 def test_one_lane_alone_is_always_recorded(monkeypatch) -> None:

@@ -81,10 +81,7 @@ def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
                              "head": _side_problems(head, head_run.problems)}  # fmt: skip
             envs_of = {"base": base_run.environment, "head": head_run.environment}
             extra["load_plan"] = base_run.extra.get("load_plan")
-            extra["rounds_dropped"] = [  # pairs of samples whose oha windows did not match
-                {k: s[k] for k in ("variant", "endpoint", "params", "round", "reason")}
-                for s in base_run.extra.get("loadgen", {}).get("skipped", []) if "round" in s
-            ]
+            extra["rounds_dropped"] = base_run.extra.get("loadgen", {}).get("dropped_pairs", [])
             extra["loadgen_bottlenecked_runs"] = {
                 "base": base_run.extra.get("loadgen", {}).get("bottlenecked_runs"),
                 "head": head_run.extra.get("loadgen", {}).get("bottlenecked_runs"),

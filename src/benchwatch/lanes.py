@@ -6,7 +6,8 @@ once by identical oha runs. The host's speed on this kind of machine wanders by 
 fractions of a second (a vCPU shares its core with other tenants, and the time stolen is
 booked as the guest's own CPU time); measured one after the other, base and head see
 different hosts, measured together they see the same one. A/A CPU-per-request ratios of
-hello@latest, 10 rounds: log-ratio sd 0.133 one after the other, 0.016 side by side.
+hello@latest, 10 rounds (a throwaway prototype of this module): log-ratio sd 0.133 one after
+the other, 0.016 side by side.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ def measure_lanes(lanes: list[Lane], round_index: int) -> None:
                               ("rss_peak_mb", peaks[id(lane)][0])):  # fmt: skip
             variant = lane.slot.variant
             lane.stage.data.add(
-                f"{lane.slot.label} rss {metric.split('_')[1]}{lane.stage.name_tag}", value / MB,
+                lane.stage.rss_name(lane.slot.label, metric.split("_")[1]), value / MB,
                 kind="load", variant=lane.slot.label, scenario=variant.scenario, stack=variant.stack.name,
                 metric=metric, unit="MB", bigger_is_better=False, endpoint=None, params={},
             )  # fmt: skip
@@ -148,10 +149,12 @@ def _measure_endpoint(lanes: list[Lane], label: str, round_index: int) -> list[L
     """Closed loops at each concurrency, then open loops at fractions of each lane's best rate;
     returns the lanes still alive."""
     here = [lane for lane in lanes if lane.endpoint(label)]
-    plan = here[0].plan if here else None
+    if not here:
+        return lanes
+    plan = here[0].plan
     for lane in here:
         lane.best_rps = 0.0
-    for concurrency in plan.concurrencies if plan else ():
+    for concurrency in plan.concurrencies:
         shots = []
         for lane in here:
             endpoint = lane.endpoint(label)
@@ -171,8 +174,8 @@ def _measure_endpoint(lanes: list[Lane], label: str, round_index: int) -> list[L
         key = (lane.slot.label, label)
         if key not in lane.stage.data.rates and lane.best_rps > 0:
             lane.stage.data.rates[key] = {f: max(1, round(f * lane.best_rps)) for f in plan.rate_fractions}
-    open_duration = (plan.open_duration or plan.duration) if plan else 0.0
-    for fraction in plan.rate_fractions if plan else ():
+    open_duration = plan.open_duration or plan.duration
+    for fraction in plan.rate_fractions:
         shots = []
         for lane in here:
             rate = lane.stage.data.rates.get((lane.slot.label, label), {}).get(fraction)
@@ -204,7 +207,7 @@ def _measure(shots: list[Shot], round_index: int) -> list[loadgen.Outcome | None
         reason = ("not side by side: oha ran " + " and ".join(f"{w:.2f} s" for w in windows)
                   + "; this round's pair of samples is dropped")  # fmt: skip
         for shot in shots:
-            shot.lane.stage.data.skipped.append({"variant": shot.lane.slot.label, "endpoint": shot.endpoint.label,
+            shot.lane.stage.data.dropped.append({"variant": shot.lane.slot.label, "endpoint": shot.endpoint.label,
                                                  "params": shot.params, "round": round_index, "reason": reason})  # fmt: skip
         return [run.outcome for run in runs]
     return [

@@ -13,6 +13,7 @@ from typing import Any
 from benchwatch import envs, loadgen, server
 from benchwatch.config import Endpoint, Project, Variant
 from benchwatch.errors import UserError
+from benchwatch.lanes import boot_and_measure
 from benchwatch.progress import Progress
 from benchwatch.results import Figure, Problem, Run, write_run
 from benchwatch.verify import Checked, cross_check
@@ -92,6 +93,7 @@ class Collector:
     checks: dict[str, Checked] = field(default_factory=dict)
     timings: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, Any]] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)  # side-by-side pairs not kept
 
     def add(self, name: str, value: float, **figure: Any) -> None:
         self.series.setdefault(name, _Series(figure={"name": name, **figure})).samples.append(value)
@@ -227,6 +229,7 @@ class LoadStage:
             "bottlenecked_runs": sum(1 for r in self.data.loadgen if r["oha_bottleneck"]),
             "runs": self.data.loadgen,
             "skipped": self.data.skipped,
+            "dropped_pairs": self.data.dropped,
         }
         run.extra.setdefault("timings", {})["load"] = self.data.timings
         run.extra["load_plan"] = {
@@ -248,9 +251,10 @@ class LoadStage:
             self.data.fail(slot, problem)
 
     def _measure_slot(self, slot: Slot, round_index: int) -> None:
-        from benchwatch.lanes import boot_and_measure
-
         boot_and_measure([(self, slot)], round_index)
+
+    def rss_name(self, slot_label: str, kind: str) -> str:
+        return f"{slot_label} rss {kind}{self.name_tag}"
 
     def record(
         self, slot: Slot, srv: server.Server, endpoint: Endpoint, tag: str, params: dict,
@@ -272,7 +276,7 @@ class LoadStage:
         names = {m: f"{prefix} {_SHORT[m]}{self.name_tag}" for m in metrics}
         if not outcome.valid or not srv.alive():
             reason = "; ".join(outcome.problems) or "server died during the measurement"
-            rss = [f"{slot.label} rss {kind}{self.name_tag}" for kind in ("idle", "warm", "peak")]
+            rss = [self.rss_name(slot.label, kind) for kind in ("idle", "warm", "peak")]
             for name in [*names.values(), *rss]:
                 self.data.invalid.setdefault(
                     name, f"round {round_index + 1}: {endpoint.label} {tag}: {reason}"
