@@ -1,0 +1,157 @@
+"""Measure the change-point detector on histories built from real A/A samples.
+
+    ./bw calibrate -k 'hello@latest' --rounds 16 --out /tmp/aa-hello && git checkout calibration.json
+    .venv/bin/python scripts/changepoint_check.py /tmp/aa-hello
+
+Each A/A run holds, per figure, one sample per round for two identical servers measured
+side by side. From them:
+- relative series: each point is compare's paired Hodges–Lehmann ratio
+  (benchwatch.stats.paired_ratio_interval) of a random 8 of the rounds (what one
+  `(vs parent)` point is);
+- absolute series: each point is one side's median of a random 8 rounds (what one
+  published run is).
+Steps of known size are multiplied in at known commits. The targets (issue 11): a 5 % step
+in a relative series found within 2 commits in >= 95 % of trials, a 10 % step in an
+absolute series within 5 commits in >= 90 %, and <= 1 false change point per 100 commits
+on flat series. "Found within k commits": the history ends k points after the step
+(the step's commit and k-1 more), and a change point is reported at exactly the step's
+commit, in the right direction.
+
+`--library` measures the other candidates the same way (install them in a scratch venv:
+apache-otava, signal-processing-algorithms), for the choice of library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from benchwatch.stats import paired_ratio_interval
+from benchwatch.trend.changes import ABSOLUTE, RELATIVE, Params, boundaries
+
+ROUNDS = 8  # rounds per compare --quick point (abrounds.COMPARE_QUICK_ROUNDS)
+POOL = 300  # resampled points per figure
+Detector = Callable[[np.ndarray], list[int]]  # values -> indices of the first new points
+
+
+def aa_samples(directory: Path, metric: str) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """(figure name, base samples, head samples) of every valid A/A figure of `metric`."""
+    found = []
+    for base_file in sorted(directory.glob("*/base-load/run.json")):
+        base = json.loads(base_file.read_text())
+        head = json.loads((base_file.parent.parent / "head-load" / "run.json").read_text())
+        heads = {f["name"]: f for f in head["figures"] if f["valid"]}
+        for f in base["figures"]:
+            other = heads.get(f["name"])
+            usable = f["metric"] == metric and f["valid"] and other and len(f["samples"]) >= ROUNDS
+            if usable and len(f["samples"]) == len(other["samples"]):
+                found.append((f["name"], np.array(f["samples"]), np.array(other["samples"])))
+    if not found:
+        sys.exit(f"ERROR: {directory}: no A/A run.json with valid {metric} figures")
+    return found
+
+
+def pools(figures, rng: np.random.Generator) -> dict[str, list[np.ndarray]]:
+    relative, absolute = [], []
+    for _, base, head in figures:
+        rel, ab = np.empty(POOL), np.empty(POOL)
+        for i in range(POOL):
+            pick = rng.permutation(len(base))[:ROUNDS]
+            rel[i] = paired_ratio_interval(base[pick], head[pick]).ratio
+            ab[i] = np.median((base, head)[i % 2][pick])
+        relative.append(rel)
+        absolute.append(ab)
+    return {"relative": relative, "absolute": absolute}
+
+
+def history(pool: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    return rng.choice(pool, size=n, replace=True)
+
+
+def ours(params: Params) -> Detector:
+    return lambda values: [i for i, _ in boundaries(np.log(values), params)]
+
+
+def candidate(name: str, params: Params) -> Detector:
+    if name == "benchwatch":
+        return ours(params)
+    if name == "ruptures-pelt":  # the library alone: PELT on the scaled logs, no rank test
+        return ours(Params(params.min_side, params.penalty, 1.0, params.min_points))
+    if name == "otava":
+        from otava.analysis import compute_change_points
+
+        return lambda v: [cp.index for cp in compute_change_points(list(v), window_len=50,
+                                                                   max_pvalue=0.001)[0]]  # fmt: skip
+    if name == "spa":
+        from signal_processing_algorithms.e_divisive import default_implementation
+
+        return lambda v: list(default_implementation().fit_predict(np.asarray(v, dtype=float)))
+    raise SystemExit(f"ERROR: --library {name}: unknown")
+
+
+def found_within(detect: Detector, pool, step: float, k: int, before: int, rng) -> tuple[bool, int]:
+    """(found at the step's commit in the right direction, other change points)."""
+    up = rng.random() < 0.5
+    values = history(pool, before + k, rng)
+    values[before:] *= (1.0 + step) if up else 1.0 / (1.0 + step)
+    got = detect(values)
+    hit = before in got and (np.median(values[before:]) > np.median(values[:before])) == up
+    return hit, len([i for i in got if i != before])
+
+
+def run(directory: Path, metric: str, library: str, trials: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    figures = aa_samples(directory, metric)
+    pool = pools(figures, rng)
+    print(f"{len(figures)} {metric} figures from {directory}; {POOL} resampled points each; "
+          f"{trials} trials per row; detector {library}\n")  # fmt: skip
+    print("| series | step | history | target | found | measured | false per 100 commits |")
+    print("|---|---|---|---|---|---|---|")
+    started = time.perf_counter()
+    for kind, step, k, target, params in (
+        ("relative", 0.05, 2, 0.95, RELATIVE), ("absolute", 0.10, 5, 0.90, ABSOLUTE),
+    ):  # fmt: skip
+        detect = candidate(library, params)
+        for before in (20, 60):
+            hits = extra = 0
+            for t in range(trials):
+                hit, other = found_within(
+                    detect, pool[kind][t % len(figures)], step, k, before, rng
+                )
+                hits += hit
+                extra += other
+            rate = hits / trials
+            print(f"| {kind} | {step:.0%} | {before} + {k} | >= {target:.0%} within {k} | "
+                  f"{hits}/{trials} | {rate:.1%} {'met' if rate >= target else 'NOT met'} | "
+                  f"{100 * extra / (trials * (before + k)):.2f} |")  # fmt: skip
+        false = commits = 0
+        for t in range(trials):
+            values = history(pool[kind][t % len(figures)], 100, rng)
+            false += len(detect(values))
+            commits += len(values)
+        per100 = 100 * false / commits
+        print(f"| {kind} | none | 100 | <= 1 false per 100 | {false} in {commits} commits | "
+              f"{per100:.2f} per 100 {'met' if per100 <= 1 else 'NOT met'} | {per100:.2f} |")  # fmt: skip
+    print(f"\n{time.perf_counter() - started:.1f} s of detection")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("aa_dir", type=Path, help="a `benchwatch calibrate --out` directory")
+    parser.add_argument("--metric", default="cpu_us_per_request")
+    parser.add_argument("--library", default="benchwatch",
+                        choices=["benchwatch", "ruptures-pelt", "otava", "spa"])  # fmt: skip
+    parser.add_argument("--trials", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    run(args.aa_dir, args.metric, args.library, args.trials, args.seed)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Change points in published histories: where a series stepped, by how much, how sure.
+
+Detection: ruptures' PELT (KernelCPD, linear kernel: penalised least squares on the log values, scaled by a robust
+estimate of the point-to-point noise) proposes segment boundaries; each boundary is then
+tested between its neighbouring segments with the Mann–Whitney U test, and the weakest
+non-significant boundary is dropped and its neighbours re-tested until all pass (the merge
+step of Otava/Hunter, with a rank test). Sizing: the ratio of the medians on either side
+and a rank-based (Mann–Whitney, Hodges–Lehmann) interval from benchwatch.stats.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+from scipy.stats import mannwhitneyu
+
+from benchwatch.stats import CONFIDENCE, TooFewSamples, ratio_interval
+
+SIZE_WINDOW = 30  # at most this many points on each side size a change
+RELATIVE_MARK = "(vs parent)"  # relative series: head/parent measured side by side
+
+
+@dataclass(frozen=True)
+class Params:
+    min_side: int  # points on each side of a change point (so: commits until one is seen)
+    penalty: float  # PELT penalty per boundary, in units of the noise variance
+    max_pvalue: float  # Mann–Whitney p-value a boundary must beat
+    min_points: int  # fewer points in a series: no verdict ("too few points")
+
+
+# Tuned by scripts/changepoint_check.py on real A/A samples (see its table): relative
+# series are side by side (~1 % noise) and may speak after 2 commits; absolute ones are
+# separate runs and need more points on each side.
+RELATIVE = Params(min_side=2, penalty=12.0, max_pvalue=0.01, min_points=8)
+ABSOLUTE = Params(min_side=5, penalty=12.0, max_pvalue=0.001, min_points=10)
+
+Kind = Literal["regression", "improvement"]
+Verdict = Literal["changes", "no change", "too few points", "no verdict"]
+
+
+@dataclass(frozen=True)
+class Point:
+    commit: str
+    date: str  # ISO 8601 commit timestamp as published
+    value: float
+    url: str = ""
+
+
+@dataclass(frozen=True)
+class Series:
+    source: str  # the data.js path it came from
+    suite: str  # github-action-benchmark's entries key
+    name: str
+    unit: str
+    bigger_is_better: bool
+    points: tuple[Point, ...]
+
+    @property
+    def gating(self) -> bool:
+        return is_gating(self.name)
+
+
+@dataclass(frozen=True)
+class Change:
+    index: int  # first point of the new level: the change is between index-1 and index
+    ratio: float  # median after / median before
+    low: float  # rank-based interval of after/before
+    high: float
+    p_value: float
+    n_before: int
+    n_after: int
+    kind: Kind
+
+
+@dataclass
+class SeriesResult:
+    series: Series
+    verdict: Verdict
+    changes: list[Change] = field(default_factory=list)
+    note: str = ""
+
+
+def is_gating(name: str) -> bool:
+    """The figures compare gates on (compare.GATING): server CPU per request and micro
+    timings; their relative '(vs parent)' series too."""
+    return "cpu/req" in name or (name.startswith("micro ") and "peakmem" not in name)
+
+
+def noise_scale(logs: np.ndarray) -> float:
+    """Robust standard deviation of one point, from the first differences (a step moves
+    one difference only, so it barely shifts this estimate)."""
+    diffs = np.diff(logs)
+    mad = float(np.median(np.abs(diffs - np.median(diffs))))
+    return 1.4826 * mad / math.sqrt(2.0)
+
+
+def _p_value(left: np.ndarray, right: np.ndarray) -> float:
+    return float(mannwhitneyu(left, right, alternative="two-sided").pvalue)
+
+
+def params_for(name: str) -> Params:
+    return RELATIVE if RELATIVE_MARK in name else ABSOLUTE
+
+
+def boundaries(logs: np.ndarray, params: Params) -> list[tuple[int, float]]:
+    """(index, p-value) of each confirmed change in a series of log values."""
+    import ruptures
+
+    min_side, n = params.min_side, len(logs)
+    if n < 2 * min_side:
+        return []
+    scale = noise_scale(logs)
+    if scale <= 0.0:  # constant (or quantised) noise: fall back to the overall spread
+        scale = float(np.std(logs)) or 1.0
+    # PELT with the linear kernel is the least-squares (l2) cost, implemented in C
+    found = ruptures.KernelCPD(kernel="linear", min_size=min_side).fit((logs / scale)[:, None])
+    cuts = [int(c) for c in found.predict(pen=params.penalty) if c < n]
+    while cuts:
+        edges = [0, *cuts, n]
+        p_values = [_p_value(logs[edges[i]:edges[i + 1]], logs[edges[i + 1]:edges[i + 2]])
+                    for i in range(len(cuts))]  # fmt: skip
+        weakest = int(np.argmax(p_values))
+        if p_values[weakest] < params.max_pvalue:
+            return list(zip(cuts, p_values, strict=True))
+        del cuts[weakest]
+    return []
+
+
+def size(values: np.ndarray, before: slice, after: slice) -> tuple[float, float, float]:
+    """(ratio of medians, interval low, interval high) of after/before."""
+    left, right = values[before][-SIZE_WINDOW:], values[after][:SIZE_WINDOW]
+    ratio = float(np.median(right) / np.median(left))
+    try:
+        interval = ratio_interval(left, right, CONFIDENCE)
+        return ratio, interval.low, interval.high
+    except TooFewSamples:
+        return ratio, math.nan, math.nan
+
+
+def analyse(series: Series, params: Params | None = None) -> SeriesResult:
+    params = params or params_for(series.name)
+    values = np.array([p.value for p in series.points], dtype=float)
+    if len(values) < params.min_points:
+        return SeriesResult(series, "too few points",
+                            note=f"{len(values)} points; needs {params.min_points}")  # fmt: skip
+    if np.any(values <= 0.0) or not np.all(np.isfinite(values)):
+        return SeriesResult(series, "no verdict", note="values must be positive finite numbers")
+    found = boundaries(np.log(values), params)
+    edges = [0, *(i for i, _ in found), len(values)]
+    changes = []
+    for k, (index, p_value) in enumerate(found):
+        before, after = slice(edges[k], index), slice(index, edges[k + 2])
+        ratio, low, high = size(values, before, after)
+        worse = ratio < 1.0 if series.bigger_is_better else ratio > 1.0
+        changes.append(Change(
+            index=index, ratio=ratio, low=low, high=high, p_value=p_value,
+            n_before=index - edges[k], n_after=edges[k + 2] - index,
+            kind="regression" if worse else "improvement",
+        ))  # fmt: skip
+    return SeriesResult(series, "changes" if changes else "no change", changes)
+
+
+def analyse_all(series: Sequence[Series]) -> list[SeriesResult]:
+    return [analyse(s) for s in series]
