@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from scipy.stats import mannwhitneyu
+from scipy.stats import mannwhitneyu, ttest_ind
 
 from benchwatch.stats import CONFIDENCE, TooFewSamples, ratio_interval
 
+EXACT_BELOW = 8  # exact Mann–Whitney p-values when a side has at most this many points
 SIZE_WINDOW = 30  # at most this many points on each side size a change
 RELATIVE_MARK = "(vs parent)"  # relative series: head/parent measured side by side
 
@@ -30,13 +31,14 @@ class Params:
     penalty: float  # PELT penalty per boundary, in units of the noise variance
     max_pvalue: float  # Mann–Whitney p-value a boundary must beat
     min_points: int  # fewer points in a series: no verdict ("too few points")
+    test: Literal["rank", "t"] = "rank"  # Mann–Whitney U, or Student's t on the logs
 
 
 # Tuned by scripts/changepoint_check.py on real A/A samples (see its table): relative
 # series are side by side (~1 % noise) and may speak after 2 commits; absolute ones are
 # separate runs and need more points on each side.
-RELATIVE = Params(min_side=2, penalty=12.0, max_pvalue=0.01, min_points=8)
-ABSOLUTE = Params(min_side=5, penalty=12.0, max_pvalue=0.001, min_points=10)
+RELATIVE = Params(min_side=2, penalty=20.0, max_pvalue=0.01, min_points=8)
+ABSOLUTE = Params(min_side=5, penalty=12.0, max_pvalue=0.01, min_points=10)
 
 Kind = Literal["regression", "improvement"]
 Verdict = Literal["changes", "no change", "too few points", "no verdict"]
@@ -98,8 +100,13 @@ def noise_scale(logs: np.ndarray) -> float:
     return 1.4826 * mad / math.sqrt(2.0)
 
 
-def _p_value(left: np.ndarray, right: np.ndarray) -> float:
-    return float(mannwhitneyu(left, right, alternative="two-sided").pvalue)
+def p_value(left: np.ndarray, right: np.ndarray, test: str = "rank") -> float:
+    """Two-sided p-value that the two segments (log values) have the same level. The rank
+    test is exact when one side is short: its normal approximation is far off there."""
+    if test == "t":
+        return float(ttest_ind(left, right).pvalue)
+    method = "exact" if min(len(left), len(right)) <= EXACT_BELOW else "asymptotic"
+    return float(mannwhitneyu(left, right, alternative="two-sided", method=method).pvalue)
 
 
 def params_for(name: str) -> Params:
@@ -121,7 +128,7 @@ def boundaries(logs: np.ndarray, params: Params) -> list[tuple[int, float]]:
     cuts = [int(c) for c in found.predict(pen=params.penalty) if c < n]
     while cuts:
         edges = [0, *cuts, n]
-        p_values = [_p_value(logs[edges[i]:edges[i + 1]], logs[edges[i + 1]:edges[i + 2]])
+        p_values = [p_value(logs[edges[i]:edges[i + 1]], logs[edges[i + 1]:edges[i + 2]], params.test)
                     for i in range(len(cuts))]  # fmt: skip
         weakest = int(np.argmax(p_values))
         if p_values[weakest] < params.max_pvalue:
