@@ -10,6 +10,7 @@ and a rank-based (Mann–Whitney, Hodges–Lehmann) interval from benchwatch.sta
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -32,13 +33,14 @@ class Params:
     max_pvalue: float  # Mann–Whitney p-value a boundary must beat
     min_points: int  # fewer points in a series: no verdict ("too few points")
     test: Literal["rank", "t"] = "rank"  # Mann–Whitney U, or Student's t on the logs
+    min_effect: float = 0.0  # |shift of the medians| a boundary needs, in noise-scale units
 
 
 # Tuned by scripts/changepoint_check.py on real A/A samples (see its table): relative
 # series are side by side (~1 % noise) and may speak after 2 commits; absolute ones are
 # separate runs and need more points on each side.
-RELATIVE = Params(min_side=2, penalty=20.0, max_pvalue=0.01, min_points=8)
-ABSOLUTE = Params(min_side=5, penalty=12.0, max_pvalue=0.01, min_points=10)
+RELATIVE = Params(min_side=2, penalty=20.0, max_pvalue=0.01, min_points=8, min_effect=1.5)
+ABSOLUTE = Params(min_side=5, penalty=8.0, max_pvalue=0.01, min_points=10, min_effect=1.0)
 
 Kind = Literal["regression", "improvement"]
 Verdict = Literal["changes", "no change", "too few points", "no verdict"]
@@ -100,6 +102,14 @@ def noise_scale(logs: np.ndarray) -> float:
     return 1.4826 * mad / math.sqrt(2.0)
 
 
+def residual_scale(logs: np.ndarray, cuts: list[int]) -> float:
+    edges = [0, *cuts, len(logs)]
+    residuals = np.concatenate(
+        [logs[a:b] - np.median(logs[a:b]) for a, b in itertools.pairwise(edges)]
+    )
+    return 1.4826 * float(np.median(np.abs(residuals)))
+
+
 def p_value(left: np.ndarray, right: np.ndarray, test: str = "rank") -> float:
     """Two-sided p-value that the two segments (log values) have the same level. The rank
     test is exact when one side is short: its normal approximation is far off there."""
@@ -120,16 +130,26 @@ def boundaries(logs: np.ndarray, params: Params) -> list[tuple[int, float]]:
     min_side, n = params.min_side, len(logs)
     if n < 2 * min_side:
         return []
+
+    def pelt(scale: float) -> list[int]:
+        # PELT with the linear kernel is the least-squares (l2) cost, implemented in C
+        found = ruptures.KernelCPD(kernel="linear", min_size=min_side).fit((logs / scale)[:, None])
+        return [int(c) for c in found.predict(pen=params.penalty) if c < n]
+
     scale = noise_scale(logs)
     if scale <= 0.0:  # constant (or quantised) noise: fall back to the overall spread
         scale = float(np.std(logs)) or 1.0
-    # PELT with the linear kernel is the least-squares (l2) cost, implemented in C
-    found = ruptures.KernelCPD(kernel="linear", min_size=min_side).fit((logs / scale)[:, None])
-    cuts = [int(c) for c in found.predict(pen=params.penalty) if c < n]
+    # the first differences are few and correlated: re-estimate the noise from the
+    # residuals around each segment's median, and never below the first estimate
+    scale = max(scale, residual_scale(logs, pelt(scale)))
+    cuts = pelt(scale)
     while cuts:
         edges = [0, *cuts, n]
-        p_values = [p_value(logs[edges[i]:edges[i + 1]], logs[edges[i + 1]:edges[i + 2]], params.test)
-                    for i in range(len(cuts))]  # fmt: skip
+        p_values = []
+        for i in range(len(cuts)):
+            left, right = logs[edges[i] : edges[i + 1]], logs[edges[i + 1] : edges[i + 2]]
+            small = abs(np.median(right) - np.median(left)) < params.min_effect * scale
+            p_values.append(1.0 if small else p_value(left, right, params.test))
         weakest = int(np.argmax(p_values))
         if p_values[weakest] < params.max_pvalue:
             return list(zip(cuts, p_values, strict=True))
