@@ -18,8 +18,10 @@ the step (the step's commit and k-1 more) and a change point is reported at exac
 step's commit, in the right direction; "within 1 commit" allows the located commit to be
 one off. Rows without a target show how the rate grows as more commits land.
 
-`--library` measures the other candidates the same way (install them in a scratch venv:
-apache-otava, signal-processing-algorithms), for the choice of library.
+`--library` measures the other candidates the same way, for the choice of library; they do
+not install next to benchwatch (numpy and typing-extensions pins), so use scratch venvs:
+`uv pip install apache-otava ruptures` (otava) or `signal-processing-algorithms ruptures`
+(spa), then `PYTHONPATH=src <venv>/bin/python scripts/changepoint_check.py ...`.
 """
 
 from __future__ import annotations
@@ -93,10 +95,12 @@ def candidate(name: str, params: Params) -> Detector:
             return [cp.index for cp in found]
 
         return otava
-    if name == "spa":
-        from signal_processing_algorithms.e_divisive import default_implementation
+    if name == "spa":  # signal-processing-algorithms 2.x (1.3.5 fails on Python 3.11)
+        from signal_processing_algorithms.energy_statistics.energy_statistics import e_divisive
 
-        return lambda v: list(default_implementation().fit_predict(np.asarray(v, dtype=float)))
+        return lambda v: sorted(
+            e_divisive(np.asarray(v, dtype=float), pvalue=0.01, permutations=100)
+        )
     raise SystemExit(f"ERROR: --library {name}: unknown")
 
 
