@@ -15,11 +15,12 @@ from benchwatch.cli import main
 from benchwatch.errors import UserError
 from benchwatch.results import Figure, Run
 from benchwatch.trend import acks, histories
-from benchwatch.trend.changes import ABSOLUTE, RELATIVE, Point, Series, analyse
+from benchwatch.trend.changes import ABSOLUTE, RELATIVE, Point, Series, analyse, params_for
 
 CPU = "svc@latest GET / c=10 cpu/req"
 RPS = "svc@latest GET / c=10 rps"
-REL = "svc@latest GET / c=10 cpu/req (vs parent)"
+REL = "svc@next GET / c=10 cpu/req (vs baseline)"  # a ratio against a fixed reference: level
+PARENT = "svc@latest GET / c=10 cpu/req (vs parent)"  # each commit against its parent: spikes
 SMALLER, BIGGER = "customSmallerIsBetter", "customBiggerIsBetter"
 
 
@@ -130,10 +131,24 @@ def test_a_relative_step_is_seen_two_commits_after_it_lands() -> None:
     assert analyse(_series(CPU, values)).verdict == "no change"  # an absolute series waits for more
 
 
+def test_a_regression_in_a_vs_parent_series_is_the_one_point_of_its_commit() -> None:
+    values = _values(30, noise=0.01, seed=6, level=1.0)
+    values[20] *= 1.12  # commit 20 is 12 % slower than its parent; 21 compares slow with slow
+    result = analyse(_series(PARENT, values))
+    assert params_for(PARENT).mode == "spike" and params_for(REL).mode == "level"
+    [change] = result.changes
+    assert (change.index, change.kind) == (20, "regression") and change.low < 1.12 < change.high
+    # the same values read as a level series see no step: one point is not a new level
+    assert analyse(_series(REL, values)).changes == []
+    values[20] = values[21] / 1.12
+    assert [(c.index, c.kind) for c in analyse(_series(PARENT, values)).changes] == [(20, "improvement")]
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_flat_series_have_no_change_point(seed: int) -> None:
     assert analyse(_series(CPU, _values(120, noise=0.03, seed=seed))).changes == []
     assert analyse(_series(REL, _values(120, noise=0.01, seed=seed, level=1.0))).changes == []
+    assert analyse(_series(PARENT, _values(120, noise=0.01, seed=seed, level=1.0))).changes == []
 
 
 def test_too_few_points_give_no_verdict_and_say_so() -> None:

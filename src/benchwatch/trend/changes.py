@@ -17,13 +17,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from scipy.stats import mannwhitneyu, ttest_ind
+from scipy.stats import mannwhitneyu, norm, ttest_ind
 
 from benchwatch.stats import CONFIDENCE, TooFewSamples, ratio_interval
 
 EXACT_BELOW = 8  # exact Mann–Whitney p-values when a side has at most this many points
 SIZE_WINDOW = 30  # at most this many points on each side size a change
-RELATIVE_MARK = "(vs parent)"  # relative series: head/parent measured side by side
+RELATIVE_MARK = "(vs "  # a ratio measured side by side, e.g. "... cpu/req (vs baseline)"
+PARENT_MARK = "(vs parent)"  # each point: one commit against its parent, side by side
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,10 @@ class Params:
     min_points: int  # fewer points in a series: no verdict ("too few points")
     test: Literal["rank", "t"] = "rank"  # Mann–Whitney U, or Student's t on the logs
     min_effect: float = 0.0  # |shift of the medians| a boundary needs, in noise-scale units
+    # "level": a change moves every later point (absolute figures, ratios against a fixed
+    # reference); "spike": a change is one point (each point compares a commit with its
+    # parent, so the commits after a regression compare slow with slow again)
+    mode: Literal["level", "spike"] = "level"
 
 
 # Tuned by scripts/changepoint_check.py on real A/A samples (see its table): relative
@@ -41,6 +46,9 @@ class Params:
 # separate runs and need more points on each side.
 RELATIVE = Params(min_side=2, penalty=20.0, max_pvalue=0.01, min_points=8, min_effect=1.5)
 ABSOLUTE = Params(min_side=5, penalty=8.0, max_pvalue=0.01, min_points=10, min_effect=1.0)
+# (vs parent): a point is a change when its robust z-score's two-sided normal p-value
+# beats max_pvalue (|z| > 4.9 at 1e-6); min_points give the noise scale
+PARENT = Params(min_side=1, penalty=0.0, max_pvalue=1e-6, min_points=8, mode="spike")
 
 Kind = Literal["regression", "improvement"]
 Verdict = Literal["changes", "no change", "too few points", "no verdict"]
@@ -120,7 +128,37 @@ def p_value(left: np.ndarray, right: np.ndarray, test: str = "rank") -> float:
 
 
 def params_for(name: str) -> Params:
+    if PARENT_MARK in name:
+        return PARENT
     return RELATIVE if RELATIVE_MARK in name else ABSOLUTE
+
+
+def spikes(logs: np.ndarray, params: Params) -> list[tuple[int, float]]:
+    """(index, p-value) of each point far outside the series' own noise: the median and
+    the scaled median absolute deviation, which a few spikes do not move."""
+    center = float(np.median(logs))
+    scale = 1.4826 * float(np.median(np.abs(logs - center))) or float(np.std(logs)) or 1.0
+    p_values = 2.0 * norm.sf(np.abs(logs - center) / scale)
+    return [(int(i), float(p_values[i])) for i in np.flatnonzero(p_values < params.max_pvalue)]
+
+
+def _spike_changes(series: Series, values: np.ndarray, params: Params) -> list[Change]:
+    logs = np.log(values)
+    center = float(np.median(logs))
+    scale = 1.4826 * float(np.median(np.abs(logs - center))) or float(np.std(logs)) or 1.0
+    half = norm.ppf(0.5 + CONFIDENCE / 2) * scale
+    changes = []
+    for index, p in spikes(logs, params):
+        if index == 0:  # its parent's point is not in the history read: nothing to name
+            continue
+        shift = float(logs[index]) - center
+        worse = shift < 0.0 if series.bigger_is_better else shift > 0.0
+        changes.append(Change(
+            index=index, ratio=math.exp(shift), low=math.exp(shift - half),
+            high=math.exp(shift + half), p_value=p, n_before=len(values) - 1, n_after=1,
+            kind="regression" if worse else "improvement",
+        ))  # fmt: skip
+    return changes
 
 
 def boundaries(logs: np.ndarray, params: Params) -> list[tuple[int, float]]:
@@ -176,6 +214,9 @@ def analyse(series: Series, params: Params | None = None) -> SeriesResult:
                             note=f"{len(values)} points; needs {params.min_points}")  # fmt: skip
     if np.any(values <= 0.0) or not np.all(np.isfinite(values)):
         return SeriesResult(series, "no verdict", note="values must be positive finite numbers")
+    if params.mode == "spike":
+        changes = _spike_changes(series, values, params)
+        return SeriesResult(series, "changes" if changes else "no change", changes)
     found = boundaries(np.log(values), params)
     edges = [0, *(i for i, _ in found), len(values)]
     changes = []

@@ -10,7 +10,16 @@ from typing import Any
 
 from benchwatch.stats import CONFIDENCE, RatioInterval, describe
 from benchwatch.trend.acks import Ack
-from benchwatch.trend.changes import ABSOLUTE, RELATIVE, RELATIVE_MARK, Change, Point, SeriesResult
+from benchwatch.trend.changes import (
+    ABSOLUTE,
+    PARENT,
+    RELATIVE,
+    RELATIVE_MARK,
+    Change,
+    Point,
+    SeriesResult,
+    params_for,
+)
 
 SCHEMA_VERSION = 1
 Covered = dict[tuple[int, int], Ack]
@@ -61,7 +70,8 @@ def to_json(
         series.append({
             "source": s.source, "suite": s.suite, "name": s.name, "unit": s.unit,
             "bigger_is_better": s.bigger_is_better, "gating": s.gating,
-            "relative": RELATIVE_MARK in s.name, "points": len(s.points),
+            "relative": RELATIVE_MARK in s.name,
+            "mode": params_for(s.name).mode, "points": len(s.points),
             "verdict": result.verdict, "note": result.note,
             "alert": any((r, c) in alerted for c in range(len(result.changes))),
             "changes": [_change(result, ch, covered.get((r, c))) for c, ch in enumerate(result.changes)],
@@ -72,6 +82,7 @@ def to_json(
         "since": since,
         "acks_file": str(acks_file) if acks_file else None,
         "params": {
+            "parent": dataclasses.asdict(PARENT),
             "relative": dataclasses.asdict(RELATIVE),
             "absolute": dataclasses.asdict(ABSOLUTE),
         },
