@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
     except UserError as exc:
         exc.exit_code = 2
         raise
+    for warning in document["warnings"]:
+        print(f"WARNING: {warning}", file=sys.stderr)
     if args.json_file:
         write_json_atomic(args.json_file, document)
     print(json.dumps(document, indent=1) if args.json else markdown, end="\n" if args.json else "")

@@ -1,11 +1,16 @@
 """Change points in published histories: where a series stepped, by how much, how sure.
 
-Detection: ruptures' PELT (KernelCPD, linear kernel: penalised least squares on the log values, scaled by a robust
+Level series (absolute figures, ratios against a fixed reference): ruptures' PELT
+(KernelCPD, linear kernel: penalised least squares on the log values, scaled by a robust
 estimate of the point-to-point noise) proposes segment boundaries; each boundary is then
 tested between its neighbouring segments with the Mann–Whitney U test, and the weakest
 non-significant boundary is dropped and its neighbours re-tested until all pass (the merge
 step of Otava/Hunter, with a rank test). Sizing: the ratio of the medians on either side
 and a rank-based (Mann–Whitney, Hodges–Lehmann) interval from benchwatch.stats.
+
+`(vs parent)` series compare each commit with its parent side by side, so a regression is
+one point, not a new level: a point is a change when it lies far outside the series' own
+noise (robust z-score). Parameters of both are tuned by scripts/changepoint_check.py.
 """
 
 from __future__ import annotations
