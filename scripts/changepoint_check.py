@@ -170,16 +170,52 @@ def run(directory: Path, metric: str, library: str, trials: int, seed: int) -> N
     print(f"\n{time.perf_counter() - started:.1f} s of detection")
 
 
+def speed(directory: Path, entries: int = 200, series: int = 200, seed: int = 7) -> None:
+    """Write a data.js of `entries` commits x `series` figures (every tenth one steps 10 %
+    at 60 % of the history) and time `benchwatch changes` on it in-process."""
+    from benchwatch.commands.changes import changes
+    from benchwatch.history import PREFIX, SMALLER
+
+    rng = np.random.default_rng(seed)
+    kinds = ("cpu/req", "cpu/req (vs parent)", "p99", "cpu/req (vs baseline)")
+    names = [f"app{j}@latest GET /e{j % 5} c=10 {kinds[j % 4]}" for j in range(series)]
+    level = np.where(["(vs " in n for n in names], 1.0, 100.0)
+    data = []
+    for i in range(entries):
+        values = level * np.exp(rng.normal(0.0, 0.02, series))
+        values[::10] *= 1.1 if i >= 0.6 * entries else 1.0
+        commit = {"id": f"{i:040x}", "message": "m", "timestamp": "2026-11-01T00:00:00Z"}
+        benches = [
+            {"name": n, "unit": "us", "value": float(v)} for n, v in zip(names, values, strict=True)
+        ]
+        data.append(
+            {"commit": commit, "date": i, "tool": "customSmallerIsBetter", "benches": benches}
+        )
+    directory.mkdir(parents=True, exist_ok=True)
+    body = {"lastUpdate": 0, "repoUrl": "", "entries": {SMALLER: data}}
+    (directory / "data.js").write_text(PREFIX + json.dumps(body))
+    started = time.perf_counter()
+    document, _, _ = changes([directory])
+    print(f"{directory / 'data.js'}: {entries} entries x {series} series: "
+          f"{time.perf_counter() - started:.2f} s in changes(); {document['summary']}")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("aa_dir", type=Path, help="a `benchwatch calibrate --out` directory")
+    parser.add_argument("aa_dir", type=Path, help="a `benchwatch calibrate --out` directory "
+                        "(with --speed: where to write the timing history)")  # fmt: skip
+    parser.add_argument("--speed", action="store_true",
+                        help="instead: time `changes` on a 200 entries x 200 series history")  # fmt: skip
     parser.add_argument("--metric", default="cpu_us_per_request")
     parser.add_argument("--library", default="benchwatch",
                         choices=["benchwatch", "ruptures-pelt", "otava", "spa"])  # fmt: skip
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    run(args.aa_dir, args.metric, args.library, args.trials, args.seed)
+    if args.speed:
+        speed(args.aa_dir)
+    else:
+        run(args.aa_dir, args.metric, args.library, args.trials, args.seed)
 
 
 if __name__ == "__main__":
