@@ -206,6 +206,16 @@ def test_an_acknowledged_change_is_reported_and_does_not_alert(tmp_path: Path, c
     assert "acknowledged (ack.1: accepted: stricter validation)" in capsys.readouterr().out
     _acks(tmp_path, f'[[ack]]\nfigure = "svc@latest * rps"\ncommit = "{_sha(25)}"\nreason = "x"\n')
     assert main(args) == 1  # an ack for another figure does not cover it
+    capsys.readouterr()
+    # in a (vs parent) series a change is one commit: an ack covers that commit only
+    spiky = _clean()
+    spiky[20] *= 1.1
+    spiky[22] *= 1.1
+    _write(tmp_path / "data.js", {"smaller": (SMALLER, {PARENT: spiky})})
+    _acks(tmp_path, f'[[ack]]\nfigure = "*(vs parent)"\ncommit = "{_sha(20)}"\nreason = "x"\n')
+    assert main([*args, "--json"]) == 1
+    changes = json.loads(capsys.readouterr().out)["series"][0]["changes"]
+    assert [(c["index"], c["acknowledged"] is not None) for c in changes] == [(20, True), (22, False)]
 
 
 @pytest.mark.parametrize("body, message", [

@@ -8,7 +8,7 @@
 
 An ack covers a change point of a matching series whose new level starts within
 TOLERANCE points of the acknowledged commit (the located commit can move by a point as
-history grows). Keys in errors are numbered from 1: `ack.2.figure` is the second [[ack]].
+history grows); in a `(vs parent)` series a change is one commit, so only that commit. Keys in errors are numbered from 1: `ack.2.figure` is the second [[ack]].
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from benchwatch.errors import UserError
-from benchwatch.trend.changes import SeriesResult
+from benchwatch.trend.changes import SeriesResult, params_for
 
 ACKS_FILE = "benchwatch-acks.toml"
 TOLERANCE = 2
@@ -107,6 +107,7 @@ def apply(
     seen_figure = {ack.number: False for ack in acks}
     for r, result in enumerate(results):
         points = result.series.points
+        near = 0 if params_for(result.series.name).mode == "spike" else TOLERANCE
         for ack in acks:
             if not ack.matches_name(result.series.name):
                 continue
@@ -114,7 +115,7 @@ def apply(
             at = [i for i, p in enumerate(points) if ack.matches_commit(p.commit)]
             seen_commit[ack.number] |= bool(at)
             for c, change in enumerate(result.changes):
-                if (r, c) not in covered and any(abs(i - change.index) <= TOLERANCE for i in at):
+                if (r, c) not in covered and any(abs(i - change.index) <= near for i in at):
                     covered[(r, c)] = ack
     warnings = []
     for ack in acks:
