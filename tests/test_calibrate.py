@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from conftest import benchwatch, make_project
 
-from benchwatch.calibrate import (
+from benchwatch.compare.calibrate import (
     DEFAULT_FLOORS,
     alert_threshold,
     floor_for,

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from conftest import benchwatch, make_project
 
-from benchwatch.comment import MARKER, render
-from benchwatch.compare import (
+from benchwatch.compare.comment import MARKER, render
+from benchwatch.compare.verdict import (
     EXIT_OK,
     EXIT_REGRESSION,
     EXIT_UNMEASURED,
@@ -235,9 +235,10 @@ def test_headline_says_when_regressions_do_not_gate():
 
 
 def test_micro_rounds_alternate_sides_and_give_one_sample_each(monkeypatch, tmp_path):
-    from benchwatch import abrounds, micro
+    from benchwatch.compare import rounds as abrounds
+    from benchwatch.compare.sides import Side
     from benchwatch.config import load_stacks
-    from benchwatch.sides import Side
+    from benchwatch.measure import micro
 
     calls = []
 

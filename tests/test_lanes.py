@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from benchwatch import lanes
-from benchwatch.loadgen import OhaRun, Outcome
+from benchwatch.measure import rounds as lanes
+from benchwatch.measure.loadgen import OhaRun, Outcome
 
 
 @dataclass

@@ -13,8 +13,8 @@ from conftest import REPO, benchwatch
 from benchwatch.config import Stack, load_stacks
 from benchwatch.envs import ensure
 from benchwatch.errors import UserError
-from benchwatch.micro import run_micro
-from benchwatch.micro_figures import figures_from_results, results_path, version_number
+from benchwatch.measure.micro import run_micro
+from benchwatch.measure.micro_figures import figures_from_results, results_path, version_number
 
 STACKS = load_stacks(REPO)
 TWO_STACKS = [STACKS["seed-v1"], STACKS["latest"]]

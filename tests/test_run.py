@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 from conftest import REPO, benchwatch, make_project, uvicorn_processes
 
-from benchwatch import history
 from benchwatch.config import load_project
 from benchwatch.errors import UserError
-from benchwatch.load import FULL, parse_shard, shard
+from benchwatch.measure.load import FULL, parse_shard, shard
 from benchwatch.results import Figure, Run, read_run, write_run
+from benchwatch.trend import history
 
 GOOD = REPO / "tests" / "fixtures" / "apps" / "good"
 WRONG = REPO / "tests" / "fixtures" / "apps" / "wrong_body"

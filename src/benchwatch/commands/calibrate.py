@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.calibrate import alert_threshold, load_calibration
+    from benchwatch.compare.calibrate import alert_threshold, load_calibration
     from benchwatch.config import find_root
     from benchwatch.errors import UserError
 
@@ -73,12 +73,13 @@ def recompute(directory: Path) -> int:
 def measure(args: argparse.Namespace) -> int:
     import datetime as dt
 
-    from benchwatch import fingerprint, loadgen
-    from benchwatch.abrounds import compare_plan, measure_load
+    from benchwatch import fingerprint
+    from benchwatch.compare.rounds import compare_plan, measure_load
+    from benchwatch.compare.sides import Side
     from benchwatch.config import load_project
+    from benchwatch.measure import loadgen
+    from benchwatch.measure.server import install_cleanup
     from benchwatch.results import ensure_writable
-    from benchwatch.server import install_cleanup
-    from benchwatch.sides import Side
 
     project = load_project()
     variants = project.select(args.patterns or f"*@{DEFAULT_STACK}")
@@ -100,8 +101,13 @@ def measure(args: argparse.Namespace) -> int:
 
 
 def _write(root: Path, pairs: list, rounds: int, variants: list[str], environment: dict) -> int:
-    from benchwatch.abrounds import COMPARE_QUICK_ROUNDS
-    from benchwatch.calibrate import alert_threshold, floor_key, floors_from_aa, write_calibration
+    from benchwatch.compare.calibrate import (
+        alert_threshold,
+        floor_key,
+        floors_from_aa,
+        write_calibration,
+    )
+    from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS
     from benchwatch.errors import UserError
 
     floors, detail = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS)

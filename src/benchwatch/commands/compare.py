@@ -33,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.compare_run import execute
+    from benchwatch.compare.run import execute
 
     if args.rounds is not None and args.rounds < 1:
         from benchwatch.errors import UserError

@@ -37,10 +37,11 @@ def run(args: argparse.Namespace) -> int:
 
 def execute(args: argparse.Namespace, aa_variant: str | None):
     """Select, check prerequisites, measure; returns (Run, results directory)."""
-    from benchwatch import fingerprint, load, loadgen
+    from benchwatch import fingerprint
     from benchwatch.config import load_project
+    from benchwatch.measure import load, loadgen
+    from benchwatch.measure.server import install_cleanup
     from benchwatch.results import ensure_writable
-    from benchwatch.server import install_cleanup
 
     project = load_project()
     variants = load.shard(project.select(args.patterns, stack_names(args)), args.shard)

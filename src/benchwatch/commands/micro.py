@@ -32,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch import fingerprint
     from benchwatch.config import load_project
     from benchwatch.errors import UserError
-    from benchwatch.micro import run_micro
+    from benchwatch.measure.micro import run_micro
     from benchwatch.results import Run, ensure_writable, write_run
 
     if args.rounds is not None and args.rounds < 1:

@@ -13,7 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.report import REPORT_HTML, REPORT_MD, write_report
+    from benchwatch.report.markdown import REPORT_HTML, REPORT_MD, write_report
     from benchwatch.results import read_run
 
     record = read_run(args.directory)

@@ -22,11 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch import history
     from benchwatch.commands import load as load_command
     from benchwatch.config import load_project
-    from benchwatch.load import say
+    from benchwatch.measure.load import say
     from benchwatch.results import write_run
+    from benchwatch.trend import history
 
     project = load_project()
     history_dir = Path(args.history) if args.history else project.root / history.DEFAULT_DIR
@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _aa_variant(args: argparse.Namespace, project) -> str | None:
     from benchwatch.commands import stack_names
-    from benchwatch.load import shard
+    from benchwatch.measure.load import shard
 
     if args.aa == "none":
         return None
@@ -58,16 +58,16 @@ def _aa_variant(args: argparse.Namespace, project) -> str | None:
 
 
 def _micro(args: argparse.Namespace, project, record, out: Path) -> None:
-    from benchwatch.load import say
+    from benchwatch.measure.load import say
 
-    if importlib.util.find_spec("benchwatch.micro") is None:
-        say("micro: skipped (benchwatch.micro is not available)", args.quiet)
-        record.extra["micro"] = {"skipped": "benchwatch.micro not available"}
+    if importlib.util.find_spec("benchwatch.measure.micro") is None:
+        say("micro: skipped (benchwatch.measure.micro is not available)", args.quiet)
+        record.extra["micro"] = {"skipped": "benchwatch.measure.micro not available"}
         return
     from benchwatch.commands import stack_names
     from benchwatch.config import OWN_REQUIREMENTS_STACK
-    from benchwatch.load import shard
-    from benchwatch.micro import run_micro
+    from benchwatch.measure.load import shard
+    from benchwatch.measure.micro import run_micro
 
     selected = shard(project.select(args.patterns, stack_names(args)), args.shard)
     names = list(
@@ -83,9 +83,9 @@ def _micro(args: argparse.Namespace, project, record, out: Path) -> None:
 
 
 def _report(out: Path, record) -> None:
-    if importlib.util.find_spec("benchwatch.report") is None:
-        print("report: skipped (benchwatch.report is not available)", file=sys.stderr)
+    if importlib.util.find_spec("benchwatch.report.markdown") is None:
+        print("report: skipped (benchwatch.report.markdown is not available)", file=sys.stderr)
         return
-    from benchwatch.report import write_report
+    from benchwatch.report.markdown import write_report
 
     write_report(out, record)

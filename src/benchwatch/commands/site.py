@@ -21,8 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from benchwatch.errors import UserError
+    from benchwatch.report.site import build_site
     from benchwatch.results import ensure_writable, read_run
-    from benchwatch.site import build_site
 
     for data_dir in args.data or []:
         if not data_dir.is_dir():

@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchwatch import envs, loadgen, server
+from benchwatch import envs
 from benchwatch.config import Endpoint, Project, Variant
 from benchwatch.errors import UserError
-from benchwatch.lanes import boot_and_measure
+from benchwatch.measure import loadgen, server
+from benchwatch.measure.rounds import boot_and_measure
+from benchwatch.measure.verify import Checked, cross_check
 from benchwatch.progress import Progress
 from benchwatch.results import Figure, Problem, Run, write_run
-from benchwatch.verify import Checked, cross_check
 
 AA_SUFFIX = "'"
 _METRIC_ORDER = {"cpu_us_per_request": 0, "rps": 1, "latency_p50_ms": 2, "latency_p99_ms": 3}

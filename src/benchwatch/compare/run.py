@@ -7,9 +7,17 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
-from benchwatch.calibrate import load_calibration
-from benchwatch.compare import COMMENT_FILE, COMPARE_FILE, Comparison, SideInfo, compare_figures
+from benchwatch.compare.calibrate import load_calibration
+from benchwatch.compare.sides import Side
+from benchwatch.compare.verdict import (
+    COMMENT_FILE,
+    COMPARE_FILE,
+    Comparison,
+    SideInfo,
+    compare_figures,
+)
 from benchwatch.errors import UserError
+from benchwatch.measure.server import Injection
 from benchwatch.results import (
     Figure,
     Problem,
@@ -17,8 +25,6 @@ from benchwatch.results import (
     write_json_atomic,
     write_text_atomic,
 )
-from benchwatch.server import Injection
-from benchwatch.sides import Side
 
 
 def _side_problems(side: Side, problems: list[Problem]) -> list[Problem]:
@@ -36,10 +42,12 @@ def _side_info(side: Side, environment: dict[str, Any]) -> SideInfo:
 
 
 def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
-    from benchwatch import fingerprint, loadgen, sides
-    from benchwatch.abrounds import compare_plan, measure_load, measure_micro
+    from benchwatch import fingerprint
+    from benchwatch.compare import sides
+    from benchwatch.compare.rounds import compare_plan, measure_load, measure_micro
     from benchwatch.config import load_project
-    from benchwatch.server import install_cleanup
+    from benchwatch.measure import loadgen
+    from benchwatch.measure.server import install_cleanup
 
     if args.no_load and args.no_micro:
         raise UserError("--no-load and --no-micro together leave nothing to compare")
@@ -125,7 +133,7 @@ def write_side_run(
 
 
 def write_outputs(comparison: Comparison, out: Path) -> None:
-    from benchwatch.comment import render
+    from benchwatch.compare.comment import render
 
     data = comparison.model_dump(mode="json")
     data["summary"] = {**comparison.counts(), "exit_code": comparison.exit_code()}

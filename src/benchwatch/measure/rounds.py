@@ -19,13 +19,13 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from benchwatch import loadgen, server
 from benchwatch.config import Endpoint
+from benchwatch.measure import loadgen, server
+from benchwatch.measure.verify import check_server, request_body
 from benchwatch.results import Problem
-from benchwatch.verify import check_server, request_body
 
 if TYPE_CHECKING:
-    from benchwatch.load import LoadStage, Slot
+    from benchwatch.measure.load import LoadStage, Slot
 
 MB = 1024 * 1024
 # side by side means the same window: when one lane's oha ran this much longer than the other's

@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from benchwatch.plots import Bar, colors_for, grouped_bars
-from benchwatch.report import write_report
-from benchwatch.report_html import table_html
-from benchwatch.report_tables import (
+from benchwatch.report.html import table_html
+from benchwatch.report.markdown import write_report
+from benchwatch.report.svg import Bar, colors_for, grouped_bars
+from benchwatch.report.tables import (
     Cell,
     Table,
     app_of,

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from benchwatch.compare.stats import aa_floor
 from benchwatch.errors import UserError
 from benchwatch.results import Figure, figure_label, write_json_atomic
-from benchwatch.stats import aa_floor
 
 CALIBRATION_FILE = "calibration.json"
 FLOOR_QUANTILE = 0.99

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchwatch.compare import Comparison, Row, SideInfo
-from benchwatch.server import Injection
+from benchwatch.compare.verdict import Comparison, Row, SideInfo
+from benchwatch.measure.server import Injection
 
 MARKER = "<!-- benchwatch-compare -->"
 _FINGERPRINT_KEYS = ("cpu_model", "cores", "os", "python", "git_commit", "git_dirty",

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchwatch.findings import NOT_MEASURED, FindingRow, evaluate
-from benchwatch.report_plots import app_charts
-from benchwatch.report_tables import Cell, Table, load_tables, micro_tables, setting, stack_order
+from benchwatch.report.charts import app_charts
+from benchwatch.report.findings import NOT_MEASURED, FindingRow, evaluate
+from benchwatch.report.tables import Cell, Table, load_tables, micro_tables, setting, stack_order
 from benchwatch.results import Run, write_text_atomic
 
 __all__ = ["Report", "build", "render_markdown", "write_report"]
@@ -49,7 +49,7 @@ def write_report(
     out_dir: Path, run: Run, reference_stack: str | None = None, stacks: Sequence[str] = ()
 ) -> None:
     """reference_stack defaults to run.extra["reference_stack"]; stacks is the preferred order."""
-    from benchwatch.report_html import render_html
+    from benchwatch.report.html import render_html
 
     report = build(run, reference_stack, stacks)
     write_text_atomic(out_dir / REPORT_MD, render_markdown(report))

@@ -8,11 +8,11 @@ import fnmatch
 import statistics
 from pathlib import Path
 
-from benchwatch.lanes import boot_and_measure
-from benchwatch.load import FULL, QUICK, LoadPlan, LoadStage, half_iqr, start_run
+from benchwatch.compare.sides import Side
+from benchwatch.measure.load import FULL, QUICK, LoadPlan, LoadStage, half_iqr, start_run
+from benchwatch.measure.rounds import boot_and_measure
 from benchwatch.progress import Progress
 from benchwatch.results import Figure, Problem, Run
-from benchwatch.sides import Side
 
 SIDE_BY_SIDE_TAG = " (side by side)"
 COMPARE_QUICK_ROUNDS = 8
@@ -70,7 +70,7 @@ def measure_micro(
     round gives one sample per benchmark, the median of its repeats: repeats inside one asv
     process share its memory layout and its moment on the machine, so counting them as
     independent samples made intervals far too narrow (an A/A compare saw 1.57x)."""
-    from benchwatch.micro import run_micro
+    from benchwatch.measure.micro import run_micro
 
     samples: dict[str, dict[str, Figure]] = {"base": {}, "head": {}}
     problems: list[Problem] = []

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from benchwatch.plots import Bar, Line, colors_for, grouped_bars, line_chart
-from benchwatch.report_tables import app_of, variant_order
+from benchwatch.report.svg import Bar, Line, colors_for, grouped_bars, line_chart
+from benchwatch.report.tables import app_of, variant_order
 from benchwatch.results import Figure, Run
 
 _MEMORY = (("rss_idle_mb", "idle"), ("rss_warm_mb", "warm"), ("rss_peak_mb", "peak"))

@@ -8,10 +8,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from benchwatch.calibrate import Calibration, floor_for, floor_key
+from benchwatch.compare.calibrate import Calibration, floor_for, floor_key
+from benchwatch.compare.stats import (
+    TooFewSamples,
+    describe,
+    paired_ratio_interval,
+    ratio_interval,
+    verdict,
+)
 from benchwatch.results import Figure, Problem
 from benchwatch.results import figure_label as label
-from benchwatch.stats import TooFewSamples, describe, paired_ratio_interval, ratio_interval, verdict
 
 COMPARE_FILE = "compare.json"
 COMMENT_FILE = "comment.md"
