@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO, benchwatch
+from conftest import REPO
 
 from benchwatch.config import Stack, load_stacks
 from benchwatch.envs import ensure
@@ -184,8 +184,8 @@ def test_asv_results_become_figures_and_failures_become_problems(tmp_path: Path)
     assert rewritten["params"]["pydantic"] == STACKS["latest"].pins["pydantic"]
 
 
-def test_micro_names_an_unknown_stack() -> None:
-    done = benchwatch(
+def test_micro_names_an_unknown_stack(cli) -> None:
+    done = cli(
         "micro", "--stacks", "nope", "--out", "/tmp/benchwatch-test-unused", root=REPO
     )
     assert done.returncode == 1

@@ -125,10 +125,12 @@ def synthetic_run(*, with_posts: bool = True) -> Run:
         extra={
             "reference_stack": "seed-v1",
             "aa_noise": {"variant": "services@latest", "figures": {
-                f"services@latest {SERVICES} c=64 cpu/req": {"cv": 0.021, "ratio": 1.01, "metric": "cpu_us_per_request"}}},
+                f"services@latest {SERVICES} c=64 cpu/req": {"cv": 0.021, "ratio": 1.01, "metric": "cpu_us_per_request",
+                                                          "a": [100.0, 102.0], "a_prime": [101.0, 103.0]}}},
             "loadgen": {"bottleneck_share": 0.9, "bottlenecked_runs": 1, "runs": [
                 {"variant": "hello@latest", "endpoint": "GET /", "params": {"mode": "closed", "concurrency": 64},
-                 "oha_cpu_share": 0.95, "oha_bottleneck": True}]},
+                 "round": 0, "oha_cpu_share": 0.95, "oha_bottleneck": True, "successes": 5000,
+                 "deadline_aborts": 3, "elapsed_s": 5.0, "valid": True, "connections": 64}]},
         },
     )  # fmt: skip
 

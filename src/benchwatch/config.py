@@ -68,10 +68,6 @@ class Stack(_Strict):
     def pinned_versions(self) -> dict[str, str]:
         return {normalize_package(p): v for p, v in self.pins.items()}
 
-    def pydantic_major(self) -> int | None:
-        version = self.pinned_versions().get("pydantic")
-        return int(version.split(".")[0]) if version else None
-
 
 class Expect(_Strict):
     status: int = Field(default=200, ge=100, le=599)
@@ -284,19 +280,36 @@ def _own_stack(app: App) -> Stack:
     return Stack(name=OWN_REQUIREMENTS_STACK, description=f"pinned by {path.name}", pins=pins)
 
 
-def select_variants(variants: list[Variant], patterns: str | None) -> list[Variant]:
-    if not patterns:
-        return variants
+def split_patterns(patterns: str) -> list[str]:
     wanted = [p.strip() for p in patterns.split(",") if p.strip()]
     if not wanted:
         raise UserError("-k: give at least one pattern, e.g. -k 'services@*'")
+    return wanted
+
+
+def matches(variant_id: str, wanted: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(variant_id, p) for p in wanted)
+
+
+def select_figures(figures: list[Any], patterns: str | None) -> list[Any]:
+    """The figures (of any kind) whose variant (`scenario@stack`) a -k pattern matches."""
+    if not patterns:
+        return figures
+    wanted = split_patterns(patterns)
+    return [f for f in figures if matches(f.variant, wanted)]
+
+
+def select_variants(variants: list[Variant], patterns: str | None) -> list[Variant]:
+    if not patterns:
+        return variants
+    wanted = split_patterns(patterns)
     unmatched = [p for p in wanted if not any(fnmatch.fnmatchcase(v.id, p) for v in variants)]
     if unmatched:
         raise UserError(
             f"-k: pattern {', '.join(map(repr, unmatched))} matches no variant "
             "(see `benchwatch list`)"
         )
-    return [v for v in variants if any(fnmatch.fnmatchcase(v.id, p) for p in wanted)]
+    return [v for v in variants if matches(v.id, wanted)]
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -311,6 +324,18 @@ def find_root(start: Path | None = None) -> Path:
         if (candidate / PROJECT_FILE).is_file():
             return candidate
     raise UserError(f"no {PROJECT_FILE} in {here} or above; run inside a benchwatch project")
+
+
+def project_defaults(reference: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """(reference stack, stack order) of the project around the working directory, for
+    commands that also work on files alone (report, site): none when there is no project;
+    a project whose declarations are broken is an error, never silently ignored."""
+    try:
+        root = find_root()
+    except UserError:
+        return reference, ()
+    project = load_project(root)
+    return reference or project.reference_stack, tuple(project.stacks)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

@@ -38,9 +38,6 @@ class Env:
     def python(self) -> Path:
         return self.path / "bin" / "python"
 
-    def bin(self, name: str) -> Path:
-        return self.path / "bin" / name
-
     def version(self, package: str) -> str | None:
         return self.versions.get(normalize_package(package))
 

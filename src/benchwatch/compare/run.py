@@ -1,134 +1,132 @@
-"""`benchwatch compare` from end to end: sides, interleaved measurements, verdicts, files."""
+"""`benchwatch compare` from end to end: sides, side-by-side rounds, verdicts, files."""
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 from pathlib import Path
-from typing import Any
 
 from benchwatch.compare.calibrate import load_calibration
 from benchwatch.compare.sides import Side
 from benchwatch.compare.verdict import (
     COMMENT_FILE,
     COMPARE_FILE,
+    CompareExtra,
     Comparison,
     SideInfo,
     compare_figures,
 )
+from benchwatch.config import Project
 from benchwatch.errors import UserError
 from benchwatch.measure.server import Injection
 from benchwatch.results import (
+    Environment,
     Figure,
     Problem,
+    Run,
     ensure_writable,
     write_json_atomic,
+    write_run,
     write_text_atomic,
 )
 
 
-def _side_problems(side: Side, problems: list[Problem]) -> list[Problem]:
-    return [p.model_copy(update={"reason": f"{side.role}: {p.reason}"}) for p in problems]
+def compare(
+    project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
+    rounds: int | None = None, out: Path | None = None, load: bool = True, micro: bool = True,
+    quiet: bool = False, inject_head: Injection | None = None,
+) -> tuple[Comparison, Path]:  # fmt: skip
+    """Measure base and head on this machine (load side by side, asv alternating) and judge
+    every figure. The sides are resolved and matched before anything is created or built."""
+    from benchwatch import fingerprint
+    from benchwatch.compare import sides as sides_module
+    from benchwatch.compare.rounds import compare_plan, measure_load, measure_micro
+    from benchwatch.measure import loadgen
+    from benchwatch.measure.rounds import build_rig
+    from benchwatch.measure.server import install_cleanup
+
+    inject_head = inject_head or Injection()
+    if not load and not micro:
+        raise UserError("--no-load and --no-micro together leave nothing to compare")
+    if rounds is not None and rounds < 1:
+        raise UserError("--rounds: give a positive number of rounds")
+    if inject_head.cpu_us < 0 or not 0 <= inject_head.slowdown < 10:
+        raise UserError("--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)")
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    plan = compare_plan(quick, rounds)
+    with sides_module.resolve(project, base, head, patterns, inject_head) as (base_side, head_side):
+        matched, alone = sides_module.pairs(base_side, head_side)
+        if not matched:
+            raise UserError(
+                f"nothing to compare: base has {[v.id for v in base_side.variants] or 'no variant'}, "
+                f"head has {[v.id for v in head_side.variants] or 'no variant'}"
+            )
+        base_side.variants = [b for b, _ in matched]
+        head_side.variants = [h for _, h in matched]
+        out = out or project.root / "results" / f"compare-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+        ensure_writable(out)
+        oha = loadgen.ensure_oha() if load else None
+        environment = fingerprint.collect(project.root, loadgen.oha_version(oha) if oha else None)
+        calibration = load_calibration(project.root)
+        install_cleanup()
+        extra = CompareExtra(variants_on_one_side_only=alone)
+        if inject_head:
+            extra.injected = {"slowdown": inject_head.slowdown, "cpu_us_per_request": inject_head.cpu_us}
+        figures: dict[str, list[Figure]] = {"base": [], "head": []}
+        side_problems: dict[str, list[Problem]] = {"base": [], "head": []}
+        micro_problems: list[Problem] = []
+        envs_of = {"base": environment, "head": environment}
+        if oha is not None:
+            rig, failed = build_rig(oha, plan, base_side.variants + head_side.variants)
+            runs = measure_load(rig, base_side, head_side, out, environment, failed_stacks=failed, quiet=quiet)
+            for side, run in zip((base_side, head_side), runs, strict=True):
+                figures[side.role] += run.figures
+                side_problems[side.role] = [p.model_copy(update={"reason": f"{side.role}: {p.reason}"})
+                                            for p in run.problems]  # fmt: skip
+                envs_of[side.role] = run.environment
+            base_run, head_run = runs
+            extra.load_plan = base_run.extra.load_plan
+            extra.rounds_dropped = base_run.extra.loadgen.dropped_pairs if base_run.extra.loadgen else []
+            extra.loadgen_bottlenecked_runs = {
+                side.role: run.extra.loadgen.bottlenecked_runs if run.extra.loadgen else 0
+                for side, run in zip((base_side, head_side), runs, strict=True)
+            }
+        if micro:
+            b, h, micro_problems = measure_micro(base_side, head_side, quick, None, patterns, out)
+            figures["base"] += b
+            figures["head"] += h
+        rows, unpaired = compare_figures(figures["base"], figures["head"], calibration)
+        infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}
+        for side in (base_side, head_side):
+            write_side_run(out / side.role, side, infos[side.role], figures[side.role], side_problems[side.role], started)
+        comparison = Comparison(
+            base=infos["base"], head=infos["head"], rounds=plan.rounds, quick=quick, rows=rows,
+            problems=side_problems["base"] + side_problems["head"] + micro_problems, unpaired=unpaired,
+            calibration=calibration.model_dump(exclude={"detail"}) if calibration else None, extra=extra,
+        )  # fmt: skip
+    write_outputs(comparison, out)
+    return comparison, out
 
 
-def _side_info(side: Side, environment: dict[str, Any]) -> SideInfo:
-    env = dict(environment)
+def side_info(side: Side, environment: Environment) -> SideInfo:
+    """A side as the comment shows it: its own checkout's commit, only its own stacks."""
+    env = environment.model_copy(deep=True)
     if side.commit:
-        env["git_commit"] = side.commit
-        env["git_dirty"] = False
+        env.git_commit, env.git_dirty = side.commit, False
+    own = {v.stack.name for v in side.variants}
+    env.stacks = {name: pins for name, pins in env.stacks.items() if name in own}
     return SideInfo(role=side.role, spec=side.spec, kind=side.kind, commit=side.commit,
                     variants=[v.id for v in side.variants], environment=env,
                     inject_cpu_us=side.inject.cpu_us, inject_slowdown=side.inject.slowdown)  # fmt: skip
 
 
-def execute(args: argparse.Namespace) -> tuple[Comparison, Path]:
-    from benchwatch import fingerprint
-    from benchwatch.compare import sides
-    from benchwatch.compare.rounds import compare_plan, measure_load, measure_micro
-    from benchwatch.config import load_project
-    from benchwatch.measure import loadgen
-    from benchwatch.measure.server import install_cleanup
-
-    if args.no_load and args.no_micro:
-        raise UserError("--no-load and --no-micro together leave nothing to compare")
-    if args.inject_head_cpu_us < 0 or not 0 <= args.inject_head_slowdown < 10:
-        raise UserError("--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)")
-    project = load_project()
-    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-    out = Path(args.out) if args.out else project.root / "results" / f"compare-{stamp}"
-    ensure_writable(out)
-    oha_version = None if args.no_load else loadgen.oha_version(loadgen.ensure_oha())
-    environment = fingerprint.collect(project.root, oha_version)
-    calibration = load_calibration(project.root)
-    install_cleanup()
-    plan = compare_plan(args.quick, args.rounds)
-    inject_head = Injection(cpu_us=args.inject_head_cpu_us, slowdown=args.inject_head_slowdown)
-    with sides.resolve(project, args.base, args.head, args.patterns, inject_head) as (base, head):
-        matched, alone = sides.pairs(base, head)
-        if not matched:
-            raise UserError(
-                f"nothing to compare: base has {[v.id for v in base.variants] or 'no variant'}, "
-                f"head has {[v.id for v in head.variants] or 'no variant'}"
-            )
-        base.variants = [b for b, _ in matched]
-        head.variants = [h for _, h in matched]
-        extra: dict[str, Any] = {"variants_on_one_side_only": alone}
-        if inject_head:
-            extra["injected"] = {"slowdown": inject_head.slowdown, "cpu_us_per_request": inject_head.cpu_us}
-        base_figures: list[Figure] = []
-        head_figures: list[Figure] = []
-        problems: list[Problem] = []  # micro problems, not tied to one side
-        side_problems: dict[str, list[Problem]] = {"base": [], "head": []}
-        envs_of = {"base": dict(environment), "head": dict(environment)}
-        if not args.no_load:
-            base_run, head_run = measure_load(base, head, plan, out, environment, args.quiet)
-            base_figures += base_run.figures
-            head_figures += head_run.figures
-            side_problems = {"base": _side_problems(base, base_run.problems),
-                             "head": _side_problems(head, head_run.problems)}  # fmt: skip
-            envs_of = {"base": base_run.environment, "head": head_run.environment}
-            extra["load_plan"] = base_run.extra.get("load_plan")
-            extra["rounds_dropped"] = base_run.extra.get("loadgen", {}).get("dropped_pairs", [])
-            extra["loadgen_bottlenecked_runs"] = {
-                "base": base_run.extra.get("loadgen", {}).get("bottlenecked_runs"),
-                "head": head_run.extra.get("loadgen", {}).get("bottlenecked_runs"),
-            }
-        if not args.no_micro:
-            b, h, trouble = measure_micro(base, head, args.quick, None, args.patterns, out)
-            base_figures += b
-            head_figures += h
-            problems += trouble
-        rows, unpaired = compare_figures(base_figures, head_figures, calibration)
-        for side, figures in ((base, base_figures), (head, head_figures)):
-            write_side_run(out / side.role, side, figures, side_problems[side.role], envs_of[side.role], started)
-        problems = side_problems["base"] + side_problems["head"] + problems
-        comparison = Comparison(
-            base=_side_info(base, envs_of["base"]),
-            head=_side_info(head, envs_of["head"]),
-            rounds=plan.rounds,
-            quick=args.quick,
-            rows=rows,
-            problems=problems,
-            unpaired=unpaired,
-            calibration=calibration.model_dump(exclude={"detail"}) if calibration else None,
-            extra=extra,
-        )
-    write_outputs(comparison, out)
-    return comparison, out
-
-
 def write_side_run(
-    directory: Path, side: Side, figures: list[Figure], problems: list[Problem],
-    environment: dict[str, Any], started: str,
-) -> None:  # fmt: skip
+    directory: Path, side: Side, info: SideInfo, figures: list[Figure], problems: list[Problem], started: str
+) -> None:
     """One side as a run directory (run.json, gab-*.json): what the workflows hand to
     github-action-benchmark for the PR's compare-only check and the nightly trend."""
-    from benchwatch.results import Run, write_run
-
     run = Run(started_at=started, finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
               complete=True, command=["benchwatch", "compare", side.role, side.spec],
-              environment=_side_info(side, environment).environment, figures=figures, problems=problems)  # fmt: skip
+              environment=info.environment, figures=figures, problems=problems)  # fmt: skip
     write_run(directory, run)
 
 

@@ -167,7 +167,7 @@ def verify_variants(variants: list[Variant], quiet: bool = False) -> tuple[dict[
     from benchwatch.measure import server
     from benchwatch.progress import Progress
 
-    progress = Progress(len(variants), "verify", quiet=quiet)
+    progress = Progress(len(variants), quiet=quiet)
     ready, failed = envs.prepare(variants)
     server_cores, _ = server.cpu_plan()
     checks: dict[str, Checked] = {}
