@@ -124,7 +124,8 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory):
 
 def variant(app_name: str, stack: str = "latest", flavor: str | None = None) -> Variant:
     """An in-memory variant of a one-endpoint app (GET /), for tests that boot nothing."""
-    from benchwatch.config import App, AppDeclaration, Endpoint, Stack
+    from benchwatch.config import App
+    from benchwatch.declarations import AppDeclaration, Endpoint, Stack
 
     endpoint = Endpoint(name="root", path="/")
     declaration = AppDeclaration(name=app_name, app="main:app", endpoints=[endpoint])

@@ -243,3 +243,17 @@ def test_report_command_on_a_missing_run_is_one_line_error(tmp_path: Path, capsy
     err = capsys.readouterr().err.strip()
     assert err.startswith("ERROR:") and "run.json" in err and "\n" not in err
 
+
+
+def test_report_and_site_name_a_broken_project_file_instead_of_ignoring_it(tmp_path: Path, cli, monkeypatch) -> None:
+    run_dir, project = tmp_path / "run", tmp_path / "project"
+    write_run(run_dir, synthetic_run())
+    project.mkdir()
+    (project / "benchwatch.toml").write_text("[benchwatch]\napps = 3\n")
+    for args in (("report", str(run_dir)), ("site", "--out", str(tmp_path / "site"), "--run", str(run_dir))):
+        done = cli(*args, root=project)
+        assert done.returncode == 1 and done.stderr.startswith(f"ERROR: {project / 'benchwatch.toml'}: benchwatch.apps")
+    assert not (run_dir / REPORT_MD).exists()
+    monkeypatch.delenv("BENCHWATCH_ROOT")
+    monkeypatch.chdir(run_dir)  # no project around: the run alone is enough
+    assert main(["report", str(run_dir)]) == 0 and (run_dir / REPORT_MD).is_file()

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchwatch.config import Stack, digest, normalize_package
+from benchwatch.config import digest
+from benchwatch.declarations import Stack, normalize_package
 from benchwatch.errors import UserError
 
 READY_MARKER = "benchwatch-env.json"

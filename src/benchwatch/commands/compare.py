@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from benchwatch.compare.run import compare
     from benchwatch.config import load_project
-    from benchwatch.measure.server import Injection
+    from benchwatch.measure.inject import Injection
 
     comparison, out = compare(
         load_project(), args.base, args.head, patterns=args.patterns, quick=args.quick, rounds=args.rounds,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from benchwatch.compare.verdict import Comparison, Row, SideInfo
-from benchwatch.measure.server import Injection
+from benchwatch.measure.inject import Injection
 from benchwatch.results import Environment
 
 MARKER = "<!-- benchwatch-compare -->"

@@ -17,7 +17,7 @@ from benchwatch.compare.verdict import (
 )
 from benchwatch.config import Project
 from benchwatch.errors import UserError
-from benchwatch.measure.server import Injection
+from benchwatch.measure.inject import Injection
 from benchwatch.results import (
     Environment,
     Figure,

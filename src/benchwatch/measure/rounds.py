@@ -22,6 +22,7 @@ from benchwatch import envs
 from benchwatch.config import Endpoint, Variant
 from benchwatch.measure import loadgen, server
 from benchwatch.measure.collect import Collector, Shot, Slot
+from benchwatch.measure.inject import NO_INJECTION, Injection
 from benchwatch.measure.plan import LoadPlan
 from benchwatch.measure.verify import check_server, request_body
 from benchwatch.metrics import Closed, Open
@@ -59,7 +60,7 @@ class Track:
 
     slots: list[Slot]
     data: Collector = field(default_factory=Collector)
-    inject: server.Injection = server.NO_INJECTION
+    inject: Injection = NO_INJECTION
 
     def fail_stacks(self, failed: dict[str, str]) -> None:
         for slot in self.slots:
