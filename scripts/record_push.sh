@@ -14,7 +14,7 @@
 #            each top-level entry of the directory SRC in the root
 # --state    JSON file (relative to the root) naming the last published commit; with --sha the
 #            new state says which first-parent commits since the previous one this publish
-#            covers, and which of them were never measured
+#            covers, and which of them were skipped (superseded pushes: no data point of their own)
 # Exit 0 when pushed (or nothing to push), 1 with one ERROR line otherwise.
 set -euo pipefail
 
@@ -112,17 +112,17 @@ write_state() {
     printf '{\n  "commit": "%s",\n' "$sha"
     if [ -n "$previous" ]; then printf '  "previous": "%s",\n' "$previous"; else printf '  "previous": null,\n'; fi
     printf '  "covers": %s,\n' "$(json_list "${covers[@]}")"
-    printf '  "not_measured": %s,\n' "$(json_list "${skipped[@]}")"
+    printf '  "skipped": %s,\n' "$(json_list "${skipped[@]}")"
     printf '  "note": "%s"\n}\n' "$note"
   } >"$site/$state"
   say "$sha: $note"
   if [ ${#skipped[@]} -gt 0 ]; then
-    say "not measured (their pushes were superseded): ${skipped[*]}"
-    [ -z "${GITHUB_ACTIONS:-}" ] || echo "::warning::publish of $sha also covers ${#skipped[@]} commit(s) that were not measured: ${skipped[*]}"
-    [ -z "${GITHUB_STEP_SUMMARY:-}" ] || printf '### Publish of %s\n%s; not measured: %s\n' "$sha" "$note" "${skipped[*]}" >>"$GITHUB_STEP_SUMMARY"
+    say "skipped, published without a data point of their own: ${skipped[*]}"
+    [ -z "${GITHUB_ACTIONS:-}" ] || echo "::warning::publish of $sha also covers ${#skipped[@]} commit(s) that were skipped (no data point of their own): ${skipped[*]}"
+    [ -z "${GITHUB_STEP_SUMMARY:-}" ] || printf '### Publish of %s\n%s; skipped: %s\n' "$sha" "$note" "${skipped[*]}" >>"$GITHUB_STEP_SUMMARY"
   fi
   local body=(-m "Record published commit $sha" -m "$note")
-  [ ${#skipped[@]} -eq 0 ] || body+=(-m "Not measured: ${skipped[*]}")
+  [ ${#skipped[@]} -eq 0 ] || body+=(-m "Skipped (no data point of their own): ${skipped[*]}")
   git -C "$site" add "$state"
   git -C "$site" "${bot[@]}" commit -q "${body[@]}"
   state_committed=1

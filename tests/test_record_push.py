@@ -95,21 +95,21 @@ def test_publish_records_the_state_and_a_later_publish_says_which_pushes_it_skip
     code, err = finish(first.record("--put", str(site(tmp_path, "one")), ".", "--state", STATE, "--sha", c1))
     assert code == 0, err
     state = json.loads(pages(origin, STATE))
-    assert state == {"commit": c1, "previous": None, "covers": [c1], "not_measured": [],
+    assert state == {"commit": c1, "previous": None, "covers": [c1], "skipped": [],
                      "note": "first publish recorded"}  # fmt: skip
     assert pages(origin, "index.html") == "one" and pages(origin, "dev/bench/data.js") == "c1"
 
-    # the pushes of c2 and c3 were cancelled while pending; the publish of c4 says so
+    # the pushes of c2 and c3 were cancelled while pending; the publish of c4 names them
     later = RecordJob(origin, tmp_path, "publish-4")
     later.benchmark_commit("dev/bench", "c4")
     code, err = finish(later.record("--put", str(site(tmp_path, "four")), ".", "--state", STATE, "--sha", c4))
     assert code == 0, err
     state = json.loads(pages(origin, STATE))
     assert state["previous"] == c1 and state["covers"] == [c2, c3, c4]
-    assert state["not_measured"] == [c2, c3]
-    assert f"not measured (their pushes were superseded): {c2} {c3}" in err
+    assert state["skipped"] == [c2, c3]
+    assert f"skipped, published without a data point of their own: {c2} {c3}" in err
     log = git(origin, "log", "-1", "--format=%B", "gh-pages")
-    assert f"Not measured: {c2} {c3}" in log
+    assert f"Skipped (no data point of their own): {c2} {c3}" in log
     assert pages(origin, "dev/bench/data.js") == "c1\nc4"
     assert pages(origin, "index.html") == "four" and pages(origin, "assets/dashboard.js") == "four"
 
