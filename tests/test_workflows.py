@@ -214,6 +214,10 @@ def _jobs(names: tuple[str, ...] = ()) -> list[tuple[str, str, dict]]:
             for name, job in _load(p)["jobs"].items()]  # fmt: skip
 
 
+def _job_params(jobs: list[tuple[str, str, dict]]) -> list:
+    return [pytest.param(*j, id=f"{j[0]}:{j[1]}") for j in jobs]
+
+
 def _writes(job: dict) -> bool:
     return any(job["permissions"].get(scope) == "write" for scope in WRITE_SCOPES)
 
@@ -223,7 +227,7 @@ def test_the_writing_jobs_are_the_record_jobs_and_the_commenter():
     assert writers == {("publish.yml", "record"), ("nightly.yml", "record"), ("pr-comment.yml", "comment")}
 
 
-@pytest.mark.parametrize("workflow, name, job", [j for j in _jobs() if _writes(j[2])], ids=lambda v: str(v)[:20])
+@pytest.mark.parametrize("workflow, name, job", _job_params([j for j in _jobs() if _writes(j[2])]))
 def test_jobs_with_write_permissions_run_no_third_party_code(workflow, name, job):
     """Nothing but git (scripts/record_push.sh), github-action-benchmark and github-script."""
     for step in job["steps"]:
@@ -248,8 +252,8 @@ def test_the_third_party_code_check_catches_each_forbidden_command():
     assert not THIRD_PARTY_CODE.search('scripts/record_push.sh --repo . --remote "$R" --message "m"')
 
 
-@pytest.mark.parametrize("workflow, name, job", [j for j in _jobs(("publish.yml", "nightly.yml")) if not _writes(j[2])],
-                         ids=lambda v: str(v)[:20])  # fmt: skip
+@pytest.mark.parametrize("workflow, name, job",
+                         _job_params([j for j in _jobs(("publish.yml", "nightly.yml")) if not _writes(j[2])]))
 def test_measure_jobs_read_only_without_tokens(workflow, name, job):
     assert job["permissions"] == {"contents": "read"}
     text = yaml.safe_dump(job["steps"])
