@@ -6,10 +6,13 @@ import socket
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
 import pytest
+
+from benchwatch.config import Variant
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_APPS = REPO / "tests" / "fixtures" / "apps"
@@ -42,6 +45,34 @@ def benchwatch(*args: str, root: Path | None = None, env: dict | None = None,
         [sys.executable, "-m", "benchwatch", *args],
         capture_output=True, text=True, timeout=timeout, env=environ, cwd=root or REPO,
     )
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+@pytest.fixture
+def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """The CLI in this process (fast: no interpreter start-up), with `benchwatch()`'s signature,
+    for commands that boot no server. `benchwatch()` runs it as a user would, in a subprocess."""
+    from benchwatch.cli import main
+
+    def call(*args: str, root: Path | None = None, env: dict | None = None) -> Done:
+        monkeypatch.chdir(root or REPO)
+        for key, value in {**(env or {}), **({"BENCHWATCH_ROOT": str(root)} if root else {})}.items():
+            monkeypatch.setenv(key, value)
+        capsys.readouterr()
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse
+            code = int(exc.code or 0)
+        captured = capsys.readouterr()
+        return Done(code, captured.out, captured.err)
+
+    return call
 
 
 def uvicorn_processes(marker: str) -> list[psutil.Process]:
@@ -89,3 +120,14 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory):
         subprocess.run([*as_postgres, pg_bin / "pg_ctl", "-D", directory / "data", "-m", "fast", "stop"],
                        capture_output=True)
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def variant(app_name: str, stack: str = "latest", flavor: str | None = None) -> Variant:
+    """An in-memory variant of a one-endpoint app (GET /), for tests that boot nothing."""
+    from benchwatch.config import App
+    from benchwatch.declarations import AppDeclaration, Endpoint, Stack
+
+    endpoint = Endpoint(name="root", path="/")
+    declaration = AppDeclaration(name=app_name, app="main:app", endpoints=[endpoint])
+    return Variant(app=App(declaration, REPO), flavor=flavor, stack=Stack(name=stack, pins={"fastapi": "1.0"}),
+                   import_string="main:app", endpoints=(endpoint,), quick_endpoints=(endpoint,), env={})

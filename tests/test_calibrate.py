@@ -2,9 +2,9 @@ import json
 
 import numpy as np
 import pytest
-from conftest import benchwatch, make_project
+from conftest import make_project
 
-from benchwatch.calibrate import (
+from benchwatch.compare.calibrate import (
     DEFAULT_FLOORS,
     alert_threshold,
     floor_for,
@@ -13,7 +13,7 @@ from benchwatch.calibrate import (
     write_calibration,
 )
 from benchwatch.errors import UserError
-from benchwatch.results import Figure
+from benchwatch.results import Environment, Figure
 
 
 def figure(metric, samples):
@@ -30,7 +30,7 @@ def test_floors_per_metric_follow_the_noise_and_are_written_for_review(tmp_path)
     ]
     floors, detail = floors_from_aa(pairs, compare_rounds=8)
     assert floors["cpu_us_per_request"] < floors["rps"]
-    write_calibration(tmp_path, floors, detail, rounds=16, compare_rounds=8, variants=["x@latest"], environment={})
+    write_calibration(tmp_path, floors, detail, rounds=16, compare_rounds=8, variants=["x@latest"], environment=Environment())
     stored = json.loads((tmp_path / "calibration.json").read_text())
     assert stored["floors"] == floors and stored["rounds"] == 16 and "A/A" in stored["method"]
     calibration = load_calibration(tmp_path)
@@ -45,7 +45,7 @@ def test_each_figure_keeps_its_own_floor_and_others_fall_back_to_the_noisiest(tm
              for _ in range(2)]  # fmt: skip
     floors, detail = floors_from_aa([tuple(quiet), tuple(noisy)], compare_rounds=8)
     calibration = write_calibration(tmp_path, floors, detail,
-                                    rounds=16, compare_rounds=8, variants=[], environment={})  # fmt: skip
+                                    rounds=16, compare_rounds=8, variants=[], environment=Environment())  # fmt: skip
     quiet_floor, source = floor_for("cpu_us_per_request", calibration, "x cpu_us_per_request")
     noisy_floor, _ = floor_for("cpu_us_per_request", calibration, "posts cpu_us_per_request")
     assert source == "figure" and quiet_floor < noisy_floor / 3
@@ -65,16 +65,16 @@ def test_a_broken_calibration_file_is_reported(tmp_path):
         load_calibration(tmp_path)
 
 
-def test_print_threshold_and_github_output(tmp_path):
+def test_print_threshold_and_github_output(tmp_path, cli):
     root = make_project(tmp_path / "p", [])  # no apps needed to read a threshold
     output = tmp_path / "gh_output"
-    done = benchwatch("calibrate", "--print-threshold", root=root)
+    done = cli("calibrate", "--print-threshold", root=root)
     assert done.returncode == 0 and done.stdout.strip() == "130%"
-    done = benchwatch("calibrate", "--github-output", root=root, env={"GITHUB_OUTPUT": str(output)})
+    done = cli("calibrate", "--github-output", root=root, env={"GITHUB_OUTPUT": str(output)})
     assert done.returncode == 0 and output.read_text() == "alert-threshold=130%\n"
 
 
-def test_calibrate_from_recomputes_floors_from_earlier_aa_runs(tmp_path):
+def test_calibrate_from_recomputes_floors_from_earlier_aa_runs(tmp_path, cli):
     from benchwatch.results import Run, write_run
 
     root = make_project(tmp_path / "project", [])
@@ -85,10 +85,10 @@ def test_calibrate_from_recomputes_floors_from_earlier_aa_runs(tmp_path):
         cpu = cpu.model_copy(update={"name": "x@latest GET / c=10 cpu/req"})
         write_run(tmp_path / "cal" / "x@latest" / f"{lane}-load",
                   Run(started_at="2026-01-01T00:00:00+00:00", figures=[cpu]))  # fmt: skip
-    done = benchwatch("calibrate", "--from", str(tmp_path / "cal"), root=root)
+    done = cli("calibrate", "--from", str(tmp_path / "cal"), root=root)
     assert done.returncode == 0, done.stderr
     stored = json.loads((root / "calibration.json").read_text())
     assert stored["rounds"] == 12 and stored["variants"] == ["x@latest"]
     assert 0 < stored["detail"]["cpu_us_per_request"]["x cpu_us_per_request"] < 0.03  # pairing cancels the host
-    empty = benchwatch("calibrate", "--from", str(tmp_path / "nothing"), root=root)
+    empty = cli("calibrate", "--from", str(tmp_path / "nothing"), root=root)
     assert empty.returncode == 1 and "no <variant>/base-load/run.json there" in empty.stderr

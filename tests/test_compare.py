@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from conftest import benchwatch, make_project
 
-from benchwatch.comment import MARKER, render
-from benchwatch.compare import (
+from benchwatch.compare.comment import MARKER, render
+from benchwatch.compare.verdict import (
     EXIT_OK,
     EXIT_REGRESSION,
     EXIT_UNMEASURED,
@@ -16,7 +16,8 @@ from benchwatch.compare import (
     SideInfo,
     compare_figures,
 )
-from benchwatch.results import Figure
+from benchwatch.config import load_stacks
+from benchwatch.results import Environment, Figure, read_run
 
 
 def figure(metric, samples, stack="latest", valid=True, bigger=False, params=None):
@@ -119,14 +120,14 @@ def tiny_project(tmp_path: Path, env: str = "") -> Path:
     return make_project(tmp_path / "project", [app])
 
 
-@pytest.mark.slow
-def test_unknown_stack_or_ref_is_one_clear_line(tmp_path):
+def test_unknown_stack_or_ref_is_one_clear_line_and_nothing_is_created(tmp_path, cli):
     root = tiny_project(tmp_path)
-    done = benchwatch("compare", "--base", "nosuchthing", "--head", "latest", "--no-micro", root=root)
+    out = tmp_path / "never"
+    done = cli("compare", "--base", "nosuchthing", "--head", "latest", "--no-micro", "--out", str(out), root=root)
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines() == [
-        done.stderr.strip().splitlines()[0]
-    ] and "'nosuchthing' is neither a stack" in done.stderr
+    assert done.stderr.strip().splitlines() == ["ERROR: 'nosuchthing' is neither a stack "
+                                                f"({', '.join(load_stacks(root))}) nor a git ref of {root}"]  # fmt: skip
+    assert not out.exists()  # the sides are checked before any directory is made or oha is built
 
 
 @pytest.mark.slow
@@ -170,7 +171,8 @@ def test_refs_run_from_worktrees_and_leave_the_checkout_alone(tmp_path):
                       "--rounds", "6", "--out", str(out), "-q", "-k", "tiny@latest", root=root)
     data = json.loads((out / "compare.json").read_text())
     assert data["base"]["kind"] == "ref" and data["base"]["commit"]
-    assert data["rows"] and done.returncode in (0, 1, 2)
+    assert data["rows"] and "Traceback" not in done.stderr
+    assert done.returncode == data["summary"]["exit_code"] != 1, done.stdout  # the same commit: no regression
     assert all(r["verdict"] != "no verdict" for r in data["rows"] if r["metric"] == "cpu_us_per_request")
     assert (root / "untouched.txt").read_text() == "mine"
     listed = subprocess.run(["git", "-C", str(root), "worktree", "list"], capture_output=True, text=True).stdout
@@ -204,7 +206,7 @@ def test_real_injected_slowdown_is_a_gating_regression_and_exit_1(tmp_path):
     closed = [r for r in _cpu_rows(data) if "c=" in r["label"]]
     assert closed and all(r["verdict"] == "regression" and r["ratio"] > 1.1 for r in closed)
     # every round booted base and head together and loaded them at the same time
-    timings = json.loads((out / "base-load" / "run.json").read_text())["extra"]["timings"]["load"]
+    timings = read_run(out / "base-load").extra.timings["load"]
     assert len(timings) == 6 and all(t["together"] == 2 for t in timings)
     assert done.returncode == 1, done.stderr
     comment = (out / "comment.md").read_text()
@@ -235,9 +237,10 @@ def test_headline_says_when_regressions_do_not_gate():
 
 
 def test_micro_rounds_alternate_sides_and_give_one_sample_each(monkeypatch, tmp_path):
-    from benchwatch import abrounds, micro
+    from benchwatch.compare import rounds as abrounds
+    from benchwatch.compare.sides import Side
     from benchwatch.config import load_stacks
-    from benchwatch.sides import Side
+    from benchwatch.measure import micro
 
     calls = []
 
@@ -254,3 +257,29 @@ def test_micro_rounds_alternate_sides_and_give_one_sample_each(monkeypatch, tmp_
     assert calls == ["micro-base-0", "micro-head-0", "micro-base-1", "micro-head-1", "micro-base-2", "micro-head-2"]
     assert b[0].samples == [6.0, 6.0, 6.0] and h[0].samples == [11.0, 11.0, 11.0]  # medians, one per round
     assert problems == []
+
+
+def test_comment_says_how_each_kind_is_judged_and_lists_each_sides_own_stacks():
+    base = SideInfo(role="base", spec="v2-pre-rust", kind="stack",
+                    environment=Environment(cpu_model="Test CPU", stacks={"v2-pre-rust": {"fastapi": "0.129.2"}}))
+    head = SideInfo(role="head", spec="latest", kind="stack",
+                    environment=Environment(cpu_model="Test CPU", stacks={"latest": {"fastapi": "0.165.0"}}))
+    text = render(Comparison(base=base, head=head, rounds=8, quick=True, rows=[]))
+    judged = text[text.index("How this is judged"):]
+    assert "paired by round" in judged and "Wilcoxon signed-rank" in judged
+    assert "Micro-benchmark figures come from separate asv processes" in judged and "Mann–Whitney" in judged
+    assert "| stack v2-pre-rust | fastapi 0.129.2 |  |" in text
+    assert "| stack latest |  | fastapi 0.165.0 |" in text
+    assert text.count("v2-pre-rust |") == 1 and "| cpu_model | Test CPU | Test CPU |" in text
+
+
+def test_a_side_lists_only_the_stacks_its_variants_use(tmp_path):
+    from benchwatch.compare.run import side_info
+    from benchwatch.compare.sides import Side
+    from benchwatch.config import load_project
+
+    project = load_project(Path(__file__).parents[1])
+    variants = project.select("services@v2-pre-rust")
+    measured = Environment(stacks={"v2-pre-rust": {"fastapi": "0.129.2"}, "latest": {"fastapi": "0.165.0"}})
+    info = side_info(Side("base", "v2-pre-rust", "stack", project, variants), measured)
+    assert list(info.environment.stacks) == ["v2-pre-rust"] and info.variants == ["services@v2-pre-rust"]

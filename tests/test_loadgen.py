@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch import loadgen
 from benchwatch.errors import UserError
-from benchwatch.loadgen import LoadSpec, build_argv, judge
+from benchwatch.measure import loadgen
+from benchwatch.measure.loadgen import LoadSpec, build_argv, judge
 
 
 def _oha_json(statuses: dict, errors: dict, total: float = 2.0) -> dict:

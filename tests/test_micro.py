@@ -8,13 +8,13 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import REPO, benchwatch
+from conftest import REPO
 
 from benchwatch.config import Stack, load_stacks
 from benchwatch.envs import ensure
 from benchwatch.errors import UserError
-from benchwatch.micro import run_micro
-from benchwatch.micro_figures import figures_from_results, results_path, version_number
+from benchwatch.measure.micro import run_micro
+from benchwatch.measure.micro_figures import figures_from_results, results_path, version_number
 
 STACKS = load_stacks(REPO)
 TWO_STACKS = [STACKS["seed-v1"], STACKS["latest"]]
@@ -184,8 +184,8 @@ def test_asv_results_become_figures_and_failures_become_problems(tmp_path: Path)
     assert rewritten["params"]["pydantic"] == STACKS["latest"].pins["pydantic"]
 
 
-def test_micro_names_an_unknown_stack() -> None:
-    done = benchwatch(
+def test_micro_names_an_unknown_stack(cli) -> None:
+    done = cli(
         "micro", "--stacks", "nope", "--out", "/tmp/benchwatch-test-unused", root=REPO
     )
     assert done.returncode == 1

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from benchwatch.cli import main
-from benchwatch.findings import NOT_MEASURED
-from benchwatch.report import REPORT_HTML, REPORT_MD, write_report
+from benchwatch.report.findings import NOT_MEASURED
+from benchwatch.report.markdown import REPORT_HTML, REPORT_MD, write_report
 from benchwatch.results import Figure, Problem, Run, write_run
 
 STACKS = ("seed-v1", "seed-v2", "latest")
@@ -125,10 +125,12 @@ def synthetic_run(*, with_posts: bool = True) -> Run:
         extra={
             "reference_stack": "seed-v1",
             "aa_noise": {"variant": "services@latest", "figures": {
-                f"services@latest {SERVICES} c=64 cpu/req": {"cv": 0.021, "ratio": 1.01, "metric": "cpu_us_per_request"}}},
+                f"services@latest {SERVICES} c=64 cpu/req": {"cv": 0.021, "ratio": 1.01, "metric": "cpu_us_per_request",
+                                                          "a": [100.0, 102.0], "a_prime": [101.0, 103.0]}}},
             "loadgen": {"bottleneck_share": 0.9, "bottlenecked_runs": 1, "runs": [
                 {"variant": "hello@latest", "endpoint": "GET /", "params": {"mode": "closed", "concurrency": 64},
-                 "oha_cpu_share": 0.95, "oha_bottleneck": True}]},
+                 "round": 0, "oha_cpu_share": 0.95, "oha_bottleneck": True, "successes": 5000,
+                 "deadline_aborts": 3, "elapsed_s": 5.0, "valid": True, "connections": 64}]},
         },
     )  # fmt: skip
 
@@ -241,3 +243,17 @@ def test_report_command_on_a_missing_run_is_one_line_error(tmp_path: Path, capsy
     err = capsys.readouterr().err.strip()
     assert err.startswith("ERROR:") and "run.json" in err and "\n" not in err
 
+
+
+def test_report_and_site_name_a_broken_project_file_instead_of_ignoring_it(tmp_path: Path, cli, monkeypatch) -> None:
+    run_dir, project = tmp_path / "run", tmp_path / "project"
+    write_run(run_dir, synthetic_run())
+    project.mkdir()
+    (project / "benchwatch.toml").write_text("[benchwatch]\napps = 3\n")
+    for args in (("report", str(run_dir)), ("site", "--out", str(tmp_path / "site"), "--run", str(run_dir))):
+        done = cli(*args, root=project)
+        assert done.returncode == 1 and done.stderr.startswith(f"ERROR: {project / 'benchwatch.toml'}: benchwatch.apps")
+    assert not (run_dir / REPORT_MD).exists()
+    monkeypatch.delenv("BENCHWATCH_ROOT")
+    monkeypatch.chdir(run_dir)  # no project around: the run alone is enough
+    assert main(["report", str(run_dir)]) == 0 and (run_dir / REPORT_MD).is_file()

@@ -6,11 +6,11 @@ from pathlib import Path
 import pytest
 from conftest import REPO, benchwatch, make_project, uvicorn_processes
 
-from benchwatch import history
 from benchwatch.config import load_project
 from benchwatch.errors import UserError
-from benchwatch.load import FULL, parse_shard, shard
-from benchwatch.results import Figure, Run, read_run, write_run
+from benchwatch.measure.plan import FULL, QUICK, parse_shard, shard
+from benchwatch.results import Figure, LoadgenInfo, Run, RunExtra, SkippedRun, read_run, write_run
+from benchwatch.trend import history
 
 GOOD = REPO / "tests" / "fixtures" / "apps" / "good"
 WRONG = REPO / "tests" / "fixtures" / "apps" / "wrong_body"
@@ -22,9 +22,13 @@ def _figure(name: str, variant: str, value: float, bigger: bool = False) -> Figu
                   unit="req/s" if bigger else "us", bigger_is_better=bigger, samples=[value], value=value)  # fmt: skip
 
 
-def _run(*figures: Figure, shard_spec: str = "1/2") -> Run:
+def _run(*figures: Figure, shard_spec: str = "1/2", loadgen: LoadgenInfo | None = None) -> Run:
     return Run(started_at="2026-01-01T00:00:00+00:00", complete=True, figures=list(figures),
-               extra={"shard": shard_spec, "load_plan": {"quick": True}})  # fmt: skip
+               extra=RunExtra(shard=shard_spec, load_plan=QUICK.info(), loadgen=loadgen))  # fmt: skip
+
+
+def _skipped(variant: str) -> SkippedRun:
+    return SkippedRun(variant=variant, endpoint="GET /", params={"mode": "open", "rate_fraction": 0.25}, reason="short")
 
 
 def test_shards_are_a_stable_partition() -> None:
@@ -42,19 +46,25 @@ def test_shards_are_a_stable_partition() -> None:
             parse_shard(bad)
 
 
-def test_merge_combines_shards_and_refuses_overlap(tmp_path: Path) -> None:
+def test_merge_combines_shards_and_refuses_overlap(tmp_path: Path, cli) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
-    write_run(a, _run(_figure("x@latest GET / c=10 rps", "x@latest", 100.0, bigger=True)))
-    write_run(b, _run(_figure("y@latest GET / c=10 cpu/req", "y@latest", 50.0), shard_spec="2/2"))
+    write_run(a, _run(_figure("x@latest GET / c=10 rps", "x@latest", 100.0, bigger=True),
+                      loadgen=LoadgenInfo(skipped=[_skipped("x@latest")], dropped_pairs=[_skipped("x@latest")])))
+    write_run(b, _run(_figure("y@latest GET / c=10 cpu/req", "y@latest", 50.0), shard_spec="2/2",
+                      loadgen=LoadgenInfo(bottlenecked_runs=2, skipped=[_skipped("y@latest")],
+                                          dropped_pairs=[_skipped("y@latest")])))  # fmt: skip
     out = tmp_path / "merged"
-    done = benchwatch("merge", str(a), str(b), "--out", str(out), root=REPO)
+    done = cli("merge", str(a), str(b), "--out", str(out), root=REPO)
     assert done.returncode == 0, done.stderr
     merged = read_run(out)
     assert {f.name for f in merged.figures} == {
         "x@latest GET / c=10 rps",
         "y@latest GET / c=10 cpu/req",
     }
-    assert [s["shard"] for s in merged.extra["shards"]] == ["1/2", "2/2"]
+    assert [s.shard for s in merged.extra.shards] == ["1/2", "2/2"]
+    loadgen = merged.extra.loadgen  # every shard's skipped and dropped measurements are kept
+    assert loadgen is not None and loadgen.bottlenecked_runs == 2
+    assert [s.variant for s in loadgen.skipped] == [s.variant for s in loadgen.dropped_pairs] == ["x@latest", "y@latest"]
     assert [e["name"] for e in json.loads((out / "gab-bigger.json").read_text())] == [
         "x@latest GET / c=10 rps"
     ]
@@ -62,14 +72,14 @@ def test_merge_combines_shards_and_refuses_overlap(tmp_path: Path) -> None:
         "y@latest GET / c=10 cpu/req"
     ]
 
-    done = benchwatch("merge", str(a), str(a), "--out", str(tmp_path / "again"), root=REPO)
+    done = cli("merge", str(a), str(a), "--out", str(tmp_path / "again"), root=REPO)
     assert done.returncode == 1
     assert "figure 'x@latest GET / c=10 rps' is in both" in done.stderr
 
     other = json.loads((b / "run.json").read_text())
     other["schema_version"] = 99
     (b / "run.json").write_text(json.dumps(other))
-    done = benchwatch("merge", str(a), str(b), "--out", str(tmp_path / "bad"), root=REPO)
+    done = cli("merge", str(a), str(b), "--out", str(tmp_path / "bad"), root=REPO)
     assert done.returncode == 1 and "schema version 99" in done.stderr
 
 
@@ -109,12 +119,12 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
     run = read_run(out)
     assert run.complete and any(f.valid and f.variant == "good@latest" for f in run.figures)
     assert not any(f.variant.endswith("'") for f in run.figures)  # the A/A copy is not a figure
-    assert run.extra["reference_stack"] == "seed-v1"  # benchwatch.toml's first default stack
+    assert run.extra.reference_stack == "seed-v1"  # benchwatch.toml's first default stack
     assert "against the reference stack `seed-v1`" in (out / "report.md").read_text()
-    noise = run.extra["aa_noise"]
-    assert noise["variant"] == "good@latest"
-    cpu = noise["figures"]["good@latest GET /items c=10 cpu/req"]
-    assert cpu["cv"] >= 0 and len(cpu["a"]) == len(cpu["a_prime"]) == 1
+    noise = run.extra.aa_noise
+    assert noise is not None and noise.variant == "good@latest"
+    cpu = noise.figures["good@latest GET /items c=10 cpu/req"]
+    assert cpu.cv >= 0 and len(cpu.a) == len(cpu.a_prime) == 1
     data = json.loads((hist / "data.js").read_text().removeprefix("window.BENCHMARK_DATA = "))
     assert len(data["entries"][history.SMALLER]) == 2
     assert uvicorn_processes(str(GOOD)) == []

@@ -16,8 +16,8 @@ import pytest
 from test_report import synthetic_run
 
 from benchwatch.cli import main
+from benchwatch.report.site import build_site, find_trend_files
 from benchwatch.results import write_run
-from benchwatch.site import build_site, find_trend_files
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from asv.config import Config
 from asv.environment import iter_matrix
-from conftest import REPO, benchwatch
+from conftest import REPO
 
 from benchwatch import asv_conf
 from benchwatch.config import load_stacks
@@ -29,24 +29,24 @@ def test_asv_reads_one_exact_environment_per_pinned_stack() -> None:
     assert conf.results_dir.startswith(".asv/") and conf.html_dir.startswith(".asv/")
 
 
-def test_check_asv_reports_a_stale_file(tmp_path) -> None:
+def test_check_asv_reports_a_stale_file(tmp_path, cli) -> None:
     (tmp_path / "benchwatch.toml").write_text('[benchwatch]\napps = ["apps/services"]\n')
     stacks_text = (REPO / "stacks.toml").read_text()
     (tmp_path / "stacks.toml").write_text(stacks_text)
-    done = benchwatch("stacks", "--write-asv", root=tmp_path)
+    done = cli("stacks", "--write-asv", root=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert benchwatch("stacks", "--check-asv", root=tmp_path).returncode == 0
+    assert cli("stacks", "--check-asv", root=tmp_path).returncode == 0
 
     (tmp_path / "stacks.toml").write_text(
         stacks_text.replace('fastapi = "0.165.0"', 'fastapi = "0.165.1"')
     )
-    done = benchwatch("stacks", "--check-asv", root=tmp_path)
+    done = cli("stacks", "--check-asv", root=tmp_path)
     assert done.returncode == 1
     assert done.stderr.startswith("ERROR: ") and "benchwatch stacks --write-asv" in done.stderr
 
 
-def test_stacks_lists_every_stack() -> None:
-    done = benchwatch("stacks", root=REPO)
+def test_stacks_lists_every_stack(cli) -> None:
+    done = cli("stacks", root=REPO)
     assert done.returncode == 0, done.stderr
     for name in load_stacks(REPO):
         assert name in done.stdout

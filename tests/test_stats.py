@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from benchwatch.stats import (
+from benchwatch.compare.stats import (
     TooFewSamples,
     aa_floor,
     describe,

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import benchwatch, uvicorn_processes
 
-from benchwatch import envs, server
+from benchwatch import envs
 from benchwatch.config import load_project
-from benchwatch.verify import first_difference, mask
+from benchwatch.measure import server
+from benchwatch.measure.verify import first_difference, mask
 
 pytestmark = pytest.mark.slow
 

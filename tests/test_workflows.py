@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,7 +21,8 @@ PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
 
 def _tool(name: str) -> str:
     path = shutil.which(name) or next(
-        (str(p) for p in [Path.home() / "go" / "bin" / name] if p.exists()), None
+        (str(p) for p in [Path(sys.executable).parent / name, Path.home() / "go" / "bin" / name] if p.exists()),
+        None,
     )
     if path is None:
         pytest.skip(f"{name} is not installed (.ci/run installs it)")
@@ -55,7 +58,7 @@ def test_actionlint_is_clean():
 
 def test_zizmor_reports_nothing():
     result = subprocess.run(
-        [_tool("zizmor"), "--offline", "--format", "plain", ".github"],
+        [_tool("zizmor"), "--offline", "--persona=auditor", "--format", "plain", ".github"],
         cwd=ROOT, capture_output=True, text=True,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
@@ -115,6 +118,10 @@ def _benchmark_steps(path: Path) -> list[dict]:
     return [s for s in _steps(path) if "github-action-benchmark@" in s.get("uses", "")]
 
 
+def _record_runs(path: Path) -> list[str]:
+    return [s["run"] for s in _steps(path) if "scripts/record_push.sh" in s.get("run", "")]
+
+
 @pytest.mark.parametrize("name", ["publish.yml", "nightly.yml"])
 def test_gh_pages_is_pushed_once(name):
     path = GITHUB / "workflows" / name
@@ -125,11 +132,8 @@ def test_gh_pages_is_pushed_once(name):
     assert "skip-fetch-gh-pages" not in steps[0]["with"]
     assert steps[1]["with"]["skip-fetch-gh-pages"] is True
     assert all(s["with"]["max-items-in-chart"] == 200 for s in steps)
-    pushes = [s for s in _steps(path) if 'git -C "$site" push' in s.get("run", "")]
-    assert len(pushes) == 1
-    for job in _load(path)["jobs"].values():
-        if any("github-action-benchmark@" in s.get("uses", "") for s in job.get("steps", [])):
-            assert job["concurrency"]["group"] == "gh-pages-push"
+    assert len(_record_runs(path)) == 1  # the one push, by the script tests/test_record_push.py rehearses
+    assert "git push" not in path.read_text() and "git -C" not in path.read_text()
 
 
 def test_publish_settings():
@@ -137,7 +141,9 @@ def test_publish_settings():
     for step in steps:
         assert step["with"]["benchmark-data-dir-path"] == "dev/bench"
         assert step["with"]["comment-on-alert"] is True
-        assert step["with"]["alert-threshold"] == "${{ steps.threshold.outputs.value }}"
+        assert step["with"]["alert-threshold"] == "${{ needs.merge.outputs.threshold }}"
+    merge = _load(GITHUB / "workflows" / "publish.yml")["jobs"]["merge"]
+    assert merge["outputs"]["threshold"] == "${{ steps.threshold.outputs.value }}"
 
 
 def test_pr_trend_check_is_compare_only():
@@ -157,19 +163,305 @@ def test_nightly_trend_is_separate():
     assert "nightly-regression" in path.read_text()
 
 
-@pytest.mark.parametrize("name", ["benchmark-pr.yml", "nightly.yml"])
-def test_trend_steps_read_the_head_run_that_compare_writes(name):
+def test_pr_trend_steps_read_the_head_run_that_compare_writes():
     """compare writes <out>/head/gab-{smaller,bigger}.json (tests/test_compare.py checks that)."""
-    text = (GITHUB / "workflows" / name).read_text()
-    outs = re.findall(r'(?:\./bw compare [^\n]*--out |\bout=)"\$RUNNER_TEMP/([\w-]+)"', text)
-    assert len(outs) == 1 and ("--out \"$out\"" in text or "--out \"$RUNNER_TEMP" in text)
-    out = outs[0]
-    paths = {s["with"]["output-file-path"] for s in _benchmark_steps(GITHUB / "workflows" / name)}
-    assert paths == {f"${{{{ runner.temp }}}}/{out}/head/gab-{d}.json" for d in ("smaller", "bigger")}
+    path = GITHUB / "workflows" / "benchmark-pr.yml"
+    text = path.read_text()
+    outs = re.findall(r'\bout="\$RUNNER_TEMP/([\w-]+)"', text)
+    assert len(outs) == 1 and '--out "$out"' in text
+    paths = {s["with"]["output-file-path"] for s in _benchmark_steps(path)}
+    assert paths == {f"${{{{ runner.temp }}}}/{outs[0]}/head/gab-{d}.json" for d in ("smaller", "bigger")}
+
+
+def test_nightly_record_reads_the_head_run_that_compare_writes_via_the_artifact():
+    path = GITHUB / "workflows" / "nightly.yml"
+    text = path.read_text()
+    assert './bw compare --base latest --head next --quick --rounds 12 --out "$RUNNER_TEMP/nightly"' in text
+    assert ('cp "$RUNNER_TEMP/nightly/head/gab-smaller.json" "$RUNNER_TEMP/nightly/head/gab-bigger.json" \\\n'
+            '            "$RUNNER_TEMP/nightly/comment.md" "$RUNNER_TEMP/nightly-record/"') in text  # fmt: skip
+    jobs = _load(path)["jobs"]
+    upload = next(s for s in jobs["measure"]["steps"] if "upload-artifact@" in s.get("uses", ""))
+    download = next(s for s in jobs["record"]["steps"] if "download-artifact@" in s.get("uses", ""))
+    assert upload["with"]["name"] == download["with"]["name"] == "nightly-record"
+    assert upload["with"]["path"] == download["with"]["path"] == "${{ runner.temp }}/nightly-record"
+    paths = {s["with"]["output-file-path"] for s in _benchmark_steps(path)}
+    assert paths == {f"${{{{ runner.temp }}}}/nightly-record/gab-{d}.json" for d in ("smaller", "bigger")}
+    assert '--put "$RUNNER_TEMP/nightly-record/state.json" nightly/state.json' in _record_runs(path)[0]
 
 
 def test_publish_merges_the_micro_run_and_publishes_its_asv_site():
-    text = (GITHUB / "workflows" / "publish.yml").read_text()
+    path = GITHUB / "workflows" / "publish.yml"
+    text = path.read_text()
     assert "./bw run --no-micro --shard" in text  # asv runs once, in the micro job
     assert "name: shard-micro" in text and "pattern: shard-*" in text  # merged like a shard
-    assert 'cp -r "$RUNNER_TEMP/shards/shard-micro/asv-html" "$site/asv"' in text
+    jobs = _load(path)["jobs"]
+    site = next(s["run"] for s in jobs["merge"]["steps"] if "./bw site" in s.get("run", ""))
+    assert './bw site --out "$record/site" --run "$RUNNER_TEMP/merged"' in site  # built in a measure job
+    assert 'cp -r "$RUNNER_TEMP/shards/shard-micro/asv-html" "$record/site/asv"' in site
+    assert '--put "$RUNNER_TEMP/record/site" .' in _record_runs(path)[0]
+
+
+# --- measure and record: write tokens never meet third-party code ------------------------------
+
+WRITE_SCOPES = ("contents", "issues", "pull-requests")
+RECORD_ACTIONS = ("actions/checkout@", "actions/download-artifact@",
+                  "benchmark-action/github-action-benchmark@", "actions/github-script@")  # fmt: skip
+THIRD_PARTY_CODE = re.compile(r"\./bw\b|\bbenchwatch\b|uv pip install|\buv\b|\boha\b|pip install|cargo|python")
+
+
+def _jobs(names: tuple[str, ...] = ()) -> list[tuple[str, str, dict]]:
+    return [(p.name, name, job) for p in WORKFLOWS if not names or p.name in names
+            for name, job in _load(p)["jobs"].items()]  # fmt: skip
+
+
+def _job_params(jobs: list[tuple[str, str, dict]]) -> list:
+    return [pytest.param(*j, id=f"{j[0]}:{j[1]}") for j in jobs]
+
+
+def _writes(job: dict) -> bool:
+    return any(job["permissions"].get(scope) == "write" for scope in WRITE_SCOPES)
+
+
+def test_the_writing_jobs_are_the_record_jobs_and_the_commenter():
+    writers = {(workflow, name) for workflow, name, job in _jobs() if _writes(job)}
+    assert writers == {("publish.yml", "record"), ("nightly.yml", "record"), ("pr-comment.yml", "comment")}
+
+
+@pytest.mark.parametrize("workflow, name, job", _job_params([j for j in _jobs() if _writes(j[2])]))
+def test_jobs_with_write_permissions_run_no_third_party_code(workflow, name, job):
+    """Nothing but git (scripts/record_push.sh), github-action-benchmark and github-script."""
+    for step in job["steps"]:
+        uses, run = step.get("uses", ""), step.get("run", "")
+        assert uses or run
+        if uses:
+            assert uses.startswith(RECORD_ACTIONS), f"{workflow} {name}: {uses}"
+        if run:
+            assert not THIRD_PARTY_CODE.search(run), f"{workflow} {name}: {run}"
+            assert run.lstrip().startswith("scripts/record_push.sh "), f"{workflow} {name}: {run}"
+        script = step.get("with", {}).get("script", "")
+        assert "child_process" not in script and "exec(" not in script
+    script = (ROOT / "scripts" / "record_push.sh").read_text()
+    code = "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("#"))
+    assert not THIRD_PARTY_CODE.search(code), THIRD_PARTY_CODE.search(code)
+
+
+def test_the_third_party_code_check_catches_each_forbidden_command():
+    for run in ("./bw site --out x", "benchwatch merge a", "uv pip install -e .", "oha -z 1s http://x",
+                ".venv/bin/python -m benchwatch", "cargo install oha"):  # fmt: skip
+        assert THIRD_PARTY_CODE.search(run), run
+    assert not THIRD_PARTY_CODE.search('scripts/record_push.sh --repo . --remote "$R" --message "m"')
+
+
+@pytest.mark.parametrize("workflow, name, job",
+                         _job_params([j for j in _jobs(("publish.yml", "nightly.yml")) if not _writes(j[2])]))
+def test_measure_jobs_read_only_without_tokens(workflow, name, job):
+    assert job["permissions"] == {"contents": "read"}
+    text = yaml.safe_dump(job["steps"])
+    assert "token" not in text.lower() and "secrets." not in text
+    for step in job["steps"]:
+        if str(step.get("uses", "")).startswith("./.github/actions/setup"):
+            assert "save-oha" not in step.get("with", {})  # restore-only cache
+
+
+def test_setup_action_restores_and_saves_only_when_asked():
+    steps = _steps(GITHUB / "actions" / "setup" / "action.yml")
+    caches = [s for s in steps if str(s.get("uses", "")).startswith("actions/cache")]
+    assert [s["uses"].split("@")[0] for s in caches] == ["actions/cache/restore", "actions/cache/save"]
+    assert "inputs.save-oha == 'true'" in caches[1]["if"]
+    assert _load(GITHUB / "actions" / "setup" / "action.yml")["inputs"]["save-oha"]["default"] == "false"
+    savers = {workflow for workflow, _, job in _jobs() for s in job["steps"] if "save-oha" in s.get("with", {})}
+    assert savers == {"ci.yml"}
+
+
+@pytest.mark.parametrize("name", ["publish.yml", "nightly.yml"])
+def test_publish_and_nightly_run_only_on_main(name):
+    """workflow_dispatch from another branch would push that branch's numbers into main's trend."""
+    for job_name, job in _load(GITHUB / "workflows" / name)["jobs"].items():
+        assert job["if"].startswith("github.ref == 'refs/heads/main'"), job_name
+
+
+def test_publish_and_nightly_record_in_separate_groups_that_never_cancel():
+    groups = {}
+    for name in ("publish.yml", "nightly.yml"):
+        doc = _load(GITHUB / "workflows" / name)
+        assert doc["concurrency"]["cancel-in-progress"] is False
+        record = doc["jobs"]["record"]["concurrency"]
+        assert record["cancel-in-progress"] is False
+        groups[name] = (doc["concurrency"]["group"], record["group"])
+    assert groups["publish.yml"][0] == "publish-${{ github.sha }}"  # a newer push never drops an older one
+    assert len({g for pair in groups.values() for g in pair}) == 4
+
+
+def test_publish_records_which_commits_it_covers():
+    run = _record_runs(GITHUB / "workflows" / "publish.yml")[0]
+    assert '--state dev/bench/published.json --sha "$SHA"' in run
+    record = _load(GITHUB / "workflows" / "publish.yml")["jobs"]["record"]
+    checkout = next(s for s in record["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0  # the history between the last published commit and this one
+
+
+def test_no_container_image_without_a_digest():
+    for path in WORKFLOWS:
+        for image in re.findall(r"^\s*image:\s*(\S+)", path.read_text(), re.M):
+            assert "@sha256:" in image, f"{path.name}: {image}"
+    ci = _load(GITHUB / "workflows" / "ci.yml")
+    assert "services" not in ci["jobs"]["test"]
+    start = next(s["run"] for s in ci["jobs"]["test"]["steps"] if "pg_ctl" in s.get("run", ""))
+    assert '-h 127.0.0.1 -p 5432' in start and "127.0.0.1:5432" in ci["jobs"]["test"]["env"]["TEST_DATABASE_URL"]
+
+
+def test_dependabot_covers_the_lock_and_every_directory_with_uses():
+    updates = _load(GITHUB / "dependabot.yml")["updates"]
+    by_ecosystem = {u["package-ecosystem"]: u for u in updates}
+    assert set(by_ecosystem) == {"uv", "github-actions"}
+    assert by_ecosystem["uv"]["directory"] == "/"
+    holders = {"/" if p.parent.name == "workflows" else "/" + p.parent.relative_to(ROOT).as_posix()
+               for p in WORKFLOWS + ACTIONS if _uses_lines(p)}  # fmt: skip
+    assert holders == {"/", "/.github/actions/setup"}
+    assert set(by_ecosystem["github-actions"]["directories"]) == holders
+
+
+def test_bw_and_the_workflows_install_only_from_the_lock():
+    bw = (ROOT / "bw").read_text()
+    assert '"$venv/bin/uv" sync --quiet --frozen --extra dev' in bw
+    assert "--require-hashes" in bw and "uv pip install" not in bw
+    for path in WORKFLOWS + ACTIONS:
+        assert "pip install" not in path.read_text(), path.name
+
+
+# --- the github-script steps, run under node with a stubbed GitHub -------------------------------
+
+HARNESS = """
+const scenario = JSON.parse(process.env.SCENARIO);
+const calls = [];
+const record = (kind) => async (args) => { calls.push([kind, args]); return { data: {} }; };
+const core = { warning: (m) => calls.push(['warning', m]), setFailed: (m) => calls.push(['setFailed', m]) };
+const github = {
+  rest: {
+    pulls: { get: async () => ({ data: scenario.pr }), listFiles: 'listFiles' },
+    issues: { listComments: 'listComments', listForRepo: 'listForRepo', updateComment: record('updateComment'),
+              createComment: record('createComment'), update: record('update'), create: record('create') },
+  },
+  paginate: async (list) => scenario[list] || [],
+};
+const context = { repo: { owner: 'o', repo: 'r' }, payload: { workflow_run: scenario.run },
+                  serverUrl: 'https://github.com', runId: 99 };
+(async () => {
+SCRIPT
+})().then(() => console.log(JSON.stringify(calls)), (e) => { console.error(e); process.exit(1); });
+"""
+
+
+def _github_script(workflow: str) -> tuple[str, dict]:
+    step = next(s for s in _steps(GITHUB / "workflows" / workflow) if "github-script@" in s.get("uses", ""))
+    return step["with"]["script"], step.get("env", {})
+
+
+def _run_script(workflow: str, tmp_path: Path, scenario: dict, env: dict) -> list:
+    node = _tool("node")
+    script, _ = _github_script(workflow)
+    program = tmp_path / "harness.js"
+    program.write_text(HARNESS.replace("SCRIPT", script))
+    done = subprocess.run([node, str(program)], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "SCENARIO": json.dumps(scenario), **env})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+MARKER = "<!-- benchwatch-compare -->"
+RUN = {"id": 42, "html_url": "https://github.com/o/r/actions/runs/42", "head_sha": "a" * 40,
+       "head_branch": "feature", "head_repository": {"id": 7}, "conclusion": "success"}  # fmt: skip
+PR = {"head": {"sha": "a" * 40, "ref": "feature", "repo": {"id": 7}}, "state": "open"}
+
+
+@pytest.fixture
+def artifact(tmp_path):
+    directory = tmp_path / "artifact"
+    directory.mkdir()
+    (directory / "pr-number.txt").write_text("12\n")
+    (directory / "comment.md").write_text("0 regressions, ping @acme/security and see [here](https://x.example)\n")
+    return directory
+
+
+def _comment(tmp_path, artifact, **scenario):
+    scenario = {"run": RUN, "pr": PR, "listFiles": [], "listComments": [], **scenario}
+    return _run_script("pr-comment.yml", tmp_path, scenario, {"ARTIFACT_DIR": str(artifact)})
+
+
+def test_pr_comment_header_is_built_from_the_run_and_mentions_are_neutralised(tmp_path, artifact):
+    calls = _comment(tmp_path, artifact, run={**RUN, "conclusion": "failure"})
+    [(kind, args)] = calls
+    assert kind == "createComment" and args["issue_number"] == 12
+    body = args["body"]
+    head, _, rest = body.partition("\n\n---\n\n")
+    assert head.startswith(MARKER + "\n\n**benchwatch** [run 42](https://github.com/o/r/actions/runs/42) on `aaaaaaaaaaaa`")
+    assert "**a regression, or benchwatch could not measure**" in head  # from the run's conclusion
+    assert "not verified" in head and "WARNING" not in head
+    assert "@\u200bacme/security" in rest and "@acme" not in body
+    assert body.count(MARKER) == 1
+
+
+def test_pr_comment_warns_when_the_pr_changes_the_tooling(tmp_path, artifact):
+    files = [{"filename": "apps/hello/app.py"}, {"filename": ".github/workflows/ci.yml"}, {"filename": "bw"},
+             {"filename": "src/benchwatch/cli.py"}, {"filename": "new.toml", "previous_filename": "pyproject.toml"}]
+    [(_, args)] = _comment(tmp_path, artifact, listFiles=files)
+    head = args["body"].partition("\n\n---\n\n")[0]
+    assert "[!WARNING]" in head
+    for name in (".github/workflows/ci.yml", "bw", "src/benchwatch/cli.py", "pyproject.toml"):
+        assert f"`{name}`" in head
+    assert "apps/hello" not in head
+    [(_, args)] = _comment(tmp_path, artifact, listFiles=[{"filename": "apps/hello/app.py"}])
+    assert "WARNING" not in args["body"]
+
+
+def test_pr_comment_updates_only_the_bots_sticky_comment(tmp_path, artifact):
+    comments = [{"id": 1, "user": {"login": "mallory", "type": "User"}, "body": MARKER + " fake"},
+                {"id": 2, "user": {"login": "some-app[bot]", "type": "Bot"}, "body": MARKER + " fake"},
+                {"id": 3, "user": {"login": "github-actions[bot]", "type": "Bot"}, "body": MARKER + " old"}]
+    [(kind, args)] = _comment(tmp_path, artifact, listComments=comments)
+    assert kind == "updateComment" and args["comment_id"] == 3
+    [(kind, _)] = _comment(tmp_path, artifact, listComments=comments[:2])
+    assert kind == "createComment"
+
+
+@pytest.mark.parametrize("change, what", [
+    ({"head": {**PR["head"], "sha": "b" * 40}}, "head commit"),
+    ({"head": {**PR["head"], "repo": {"id": 8}}}, "head repository"),
+    ({"head": {**PR["head"], "repo": None}}, "head repository"),
+    ({"head": {**PR["head"], "ref": "main"}}, "head branch"),
+    ({"state": "closed"}, "state"),
+])  # fmt: skip
+def test_pr_comment_refuses_a_pr_that_does_not_match_the_run(tmp_path, artifact, change, what):
+    [(kind, message)] = _comment(tmp_path, artifact, pr={**PR, **change})
+    assert kind == "warning" and f"PR #12: {what} is" in message and "not commenting" in message
+
+
+def test_pr_comment_reads_only_regular_files_under_the_size_limit(tmp_path, artifact):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("runner secret")
+    (artifact / "comment.md").unlink()
+    (artifact / "comment.md").symlink_to(secret)
+    calls = _comment(tmp_path, artifact)
+    assert calls[0][0] == "warning" and "comment.md" in calls[0][1]
+    assert calls[1][0] == "createComment" and "runner secret" not in calls[1][1]["body"]
+    (artifact / "pr-number.txt").write_text("12" + " " * 300_000)
+    assert _comment(tmp_path, artifact)[-1] == ["setFailed", "pr-number.txt does not hold a pull request number"]
+
+
+def test_pr_comment_has_a_concurrency_group():
+    concurrency = _load(GITHUB / "workflows" / "pr-comment.yml")["concurrency"]
+    assert "github.event.workflow_run.head_branch" in concurrency["group"]
+    assert concurrency["cancel-in-progress"] is False
+
+
+def test_nightly_issue_search_skips_pull_requests(tmp_path):
+    record = tmp_path / "record"
+    record.mkdir()
+    (record / "releases.md").write_text("pydantic 3.0.0a1\n")
+    (record / "comment.md").write_text("slower\n")
+    listed = [{"number": 5, "pull_request": {"url": "x"}}, {"number": 9}]
+    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed}, {"RECORD_DIR": str(record)})
+    assert [(kind, args["issue_number"]) for kind, args in calls] == [("update", 9), ("createComment", 9)]
+    assert "pydantic 3.0.0a1" in calls[0][1]["body"] and "slower" in calls[0][1]["body"]
+    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed[:1]}, {"RECORD_DIR": str(record)})
+    assert [kind for kind, _ in calls] == ["create"]

@@ -17,17 +17,6 @@ COMMANDS = [
 ]  # fmt: skip
 
 
-def _available() -> dict[str, object]:
-    modules = {}
-    for name in COMMANDS:
-        try:
-            modules[name] = importlib.import_module(f"benchwatch.commands.{name.replace('-', '_')}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"benchwatch.commands.{name}":
-                raise
-    return modules
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="benchwatch",
@@ -40,7 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="show tracebacks and more detail (env BENCHWATCH_VERBOSE=1)",
     )  # fmt: skip
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, module in _available().items():
+    for name in COMMANDS:
+        module = importlib.import_module(f"benchwatch.commands.{name}")
         command = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(command)
         command.set_defaults(_run=module.run)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import fnmatch
 import hashlib
 import json
@@ -12,153 +11,17 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import ValidationError
 
+from benchwatch.declarations import AppDeclaration, Endpoint, Flavor, ProjectSettings, Stack
 from benchwatch.errors import UserError
 
 PROJECT_FILE = "benchwatch.toml"
 STACKS_FILE = "stacks.toml"
 APP_FILE = "benchwatch-app.toml"
 OWN_REQUIREMENTS_STACK = "own"
-
-_NAME = r"^[a-z0-9][a-z0-9_]*$"
-_STACK_NAME = r"^[a-z0-9][a-z0-9._-]*$"
-
-
-def normalize_package(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Stack(_Strict):
-    name: str = Field(pattern=_STACK_NAME)
-    description: str = ""
-    python: str = Field(default="3.11", pattern=r"^3\.\d+$")
-    exclude_newer: dt.date | None = None
-    pins: dict[str, str] = {}
-    resolved_at_run_time: bool = False
-    requires: list[str] = []
-
-    @field_validator("pins")
-    @classmethod
-    def _exact_pins(cls, pins: dict[str, str]) -> dict[str, str]:
-        for package, version in pins.items():
-            if not re.fullmatch(r"[0-9][0-9A-Za-z.+!-]*", version):
-                raise ValueError(f"pin {package} = {version!r} is not an exact version")
-        return pins
-
-    @model_validator(mode="after")
-    def _pins_or_requires(self) -> Stack:
-        if self.resolved_at_run_time and not self.requires:
-            raise ValueError("a stack resolved at run time needs `requires`")
-        if not self.resolved_at_run_time and not self.pins:
-            raise ValueError("a pinned stack needs `pins`")
-        return self
-
-    def requirements(self) -> list[str]:
-        if self.resolved_at_run_time:
-            return list(self.requires)
-        return [f"{package}=={version}" for package, version in self.pins.items()]
-
-    def pinned_versions(self) -> dict[str, str]:
-        return {normalize_package(p): v for p, v in self.pins.items()}
-
-    def pydantic_major(self) -> int | None:
-        version = self.pinned_versions().get("pydantic")
-        return int(version.split(".")[0]) if version else None
-
-
-class Expect(_Strict):
-    status: int = Field(default=200, ge=100, le=599)
-    content_type: str = "application/json"
-    json_file: str | None = Field(default=None, alias="json")
-    volatile: list[str] = []
-    min_bytes: int | None = Field(default=None, ge=0)
-    max_bytes: int | None = Field(default=None, ge=0)
-
-
-class Endpoint(_Strict):
-    name: str = Field(pattern=_NAME)
-    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "GET"
-    path: str = Field(pattern=r"^/")
-    query: str = ""
-    body: str | None = None
-    body_file: str | None = None
-    content_type: str | None = None
-    # the benchmarks/ case whose response_model micro-benchmark isolates this endpoint's work
-    micro_case: str | None = None
-    expect: Expect = Expect()
-
-    @model_validator(mode="after")
-    def _one_body(self) -> Endpoint:
-        if self.body is not None and self.body_file is not None:
-            raise ValueError("give `body` or `body_file`, not both")
-        return self
-
-    @property
-    def url_path(self) -> str:
-        return f"{self.path}?{self.query}" if self.query else self.path
-
-    @property
-    def label(self) -> str:
-        return f"{self.method} {self.url_path}"
-
-
-class Flavor(_Strict):
-    description: str = ""
-    app: str | None = None
-    stacks: list[str] | None = None
-    endpoints: list[str] | None = None
-    env: dict[str, str] = {}
-    quick: list[str] | None = None
-
-
-class AppDeclaration(_Strict):
-    name: str = Field(pattern=_NAME)
-    description: str = ""
-    seed: str | None = None
-    root: str = "."
-    app: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-    stacks: list[str] | None = None
-    requirements: str | None = None
-    env: dict[str, str] = {}
-    pre_start: list[str] | None = None
-    ready_path: str | None = None
-    ready_timeout: float = Field(default=30.0, gt=0, le=600)
-    quick: list[str] | None = None
-    endpoints: list[Endpoint] = Field(min_length=1)
-    flavors: dict[str, Flavor] = {}
-
-    @model_validator(mode="after")
-    def _consistent(self) -> AppDeclaration:
-        if self.stacks is not None and self.requirements is not None:
-            raise ValueError("give `stacks` or `requirements`, not both")
-        names = [e.name for e in self.endpoints]
-        duplicates = sorted({n for n in names if names.count(n) > 1})
-        if duplicates:
-            raise ValueError(f"endpoint names must be unique: {', '.join(duplicates)}")
-        for flavor_name, flavor in self.flavors.items():
-            if not re.fullmatch(_NAME, flavor_name):
-                raise ValueError(f"flavor name {flavor_name!r} must match {_NAME}")
-            for listed in (flavor.endpoints or []) + (flavor.quick or []):
-                if listed not in names:
-                    raise ValueError(f"flavors.{flavor_name} names unknown endpoint {listed!r}")
-        for listed in self.quick or []:
-            if listed not in names:
-                raise ValueError(f"quick names unknown endpoint {listed!r}")
-        return self
-
-
-class ProjectSettings(_Strict):
-    apps: list[str] = Field(min_length=1)
-    default_stacks: list[str] | None = None
-    reference_stack: str | None = None
-
 
 @dataclass(frozen=True)
 class App:
@@ -284,19 +147,36 @@ def _own_stack(app: App) -> Stack:
     return Stack(name=OWN_REQUIREMENTS_STACK, description=f"pinned by {path.name}", pins=pins)
 
 
-def select_variants(variants: list[Variant], patterns: str | None) -> list[Variant]:
-    if not patterns:
-        return variants
+def split_patterns(patterns: str) -> list[str]:
     wanted = [p.strip() for p in patterns.split(",") if p.strip()]
     if not wanted:
         raise UserError("-k: give at least one pattern, e.g. -k 'services@*'")
+    return wanted
+
+
+def matches(variant_id: str, wanted: Sequence[str]) -> bool:
+    return any(fnmatch.fnmatchcase(variant_id, p) for p in wanted)
+
+
+def select_figures(figures: list[Any], patterns: str | None) -> list[Any]:
+    """The figures (of any kind) whose variant (`scenario@stack`) a -k pattern matches."""
+    if not patterns:
+        return figures
+    wanted = split_patterns(patterns)
+    return [f for f in figures if matches(f.variant, wanted)]
+
+
+def select_variants(variants: list[Variant], patterns: str | None) -> list[Variant]:
+    if not patterns:
+        return variants
+    wanted = split_patterns(patterns)
     unmatched = [p for p in wanted if not any(fnmatch.fnmatchcase(v.id, p) for v in variants)]
     if unmatched:
         raise UserError(
             f"-k: pattern {', '.join(map(repr, unmatched))} matches no variant "
             "(see `benchwatch list`)"
         )
-    return [v for v in variants if any(fnmatch.fnmatchcase(v.id, p) for p in wanted)]
+    return [v for v in variants if matches(v.id, wanted)]
 
 
 def find_root(start: Path | None = None) -> Path:
@@ -311,6 +191,18 @@ def find_root(start: Path | None = None) -> Path:
         if (candidate / PROJECT_FILE).is_file():
             return candidate
     raise UserError(f"no {PROJECT_FILE} in {here} or above; run inside a benchwatch project")
+
+
+def project_defaults(reference: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """(reference stack, stack order) of the project around the working directory, for
+    commands that also work on files alone (report, site): none when there is no project;
+    a project whose declarations are broken is an error, never silently ignored."""
+    try:
+        root = find_root()
+    except UserError:
+        return reference, ()
+    project = load_project(root)
+    return reference or project.reference_stack, tuple(project.stacks)
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

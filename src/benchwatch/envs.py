@@ -14,7 +14,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchwatch.config import Stack, digest, normalize_package
+from benchwatch.config import digest
+from benchwatch.declarations import Stack, normalize_package
 from benchwatch.errors import UserError
 
 READY_MARKER = "benchwatch-env.json"
@@ -37,9 +38,6 @@ class Env:
     @property
     def python(self) -> Path:
         return self.path / "bin" / "python"
-
-    def bin(self, name: str) -> Path:
-        return self.path / "bin" / name
 
     def version(self, package: str) -> str | None:
         return self.versions.get(normalize_package(package))

@@ -8,9 +8,9 @@ import platform
 import socket
 import subprocess
 from pathlib import Path
-from typing import Any
 
 from benchwatch import __version__
+from benchwatch.results import Environment
 
 
 def cpu_model() -> str:
@@ -47,19 +47,18 @@ def package_version(name: str) -> str | None:
         return None
 
 
-def collect(root: Path, oha_version: str | None = None) -> dict[str, Any]:
+def collect(root: Path, oha_version: str | None = None) -> Environment:
     commit = git(root, "rev-parse", "HEAD")
     status = git(root, "status", "--porcelain", "--untracked-files=no")
-    return {
-        "cpu_model": cpu_model(),
-        "cores": usable_cores(),
-        "os": platform.platform(),
-        "python": platform.python_version(),
-        "git_commit": commit,
-        "git_dirty": bool(status) if status is not None else None,
-        "oha_version": oha_version,
-        "asv_version": package_version("asv"),
-        "benchwatch_version": __version__,
-        "stacks": {},
-        "hostname": socket.gethostname(),
-    }
+    return Environment(
+        cpu_model=cpu_model(),
+        cores=usable_cores(),
+        os=platform.platform(),
+        python=platform.python_version(),
+        git_commit=commit,
+        git_dirty=bool(status) if status is not None else None,
+        oha_version=oha_version,
+        asv_version=package_version("asv"),
+        benchwatch_version=__version__,
+        hostname=socket.gethostname(),
+    )

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from benchwatch.errors import UserError
-from benchwatch.results import SCHEMA_VERSION, Run
+from benchwatch.results import LoadgenInfo, Run, RunExtra, ShardInfo
 
 
 def merge_runs(runs: list[tuple[Path, Run]]) -> Run:
     if not runs:
         raise UserError("merge: give at least one run directory")
-    for directory, run in runs:
-        if run.schema_version != SCHEMA_VERSION:
-            raise UserError(f"merge: {directory}: schema version {run.schema_version}, "
-                            f"this benchwatch writes {SCHEMA_VERSION}; re-run it with this version")  # fmt: skip
-    plans = {str(r.extra.get("load_plan")) for _, r in runs if r.extra.get("load_plan")}
+    plans = {r.extra.load_plan.model_dump_json() for _, r in runs if r.extra.load_plan}
     if len(plans) > 1:
         raise UserError("merge: the shards used different load plans (quick and full?); "
                         "merge runs made with the same options")  # fmt: skip
@@ -27,11 +22,10 @@ def merge_runs(runs: list[tuple[Path, Run]]) -> Run:
                 raise UserError(f"merge: figure {figure.name!r} is in both {seen[figure.name]} and "
                                 f"{directory}; shards must not overlap")  # fmt: skip
             seen[figure.name] = directory
-    first = runs[0][1]
-    environment = dict(first.environment)
-    environment["stacks"] = {}
+    environment = runs[0][1].environment.model_copy(deep=True)
+    environment.stacks = {}
     for _, run in runs:
-        environment["stacks"].update(run.environment.get("stacks", {}))
+        environment.stacks.update(run.environment.stacks)
     return Run(
         started_at=min(r.started_at for _, r in runs),
         finished_at=max((r.finished_at for _, r in runs if r.finished_at), default=None),
@@ -44,23 +38,27 @@ def merge_runs(runs: list[tuple[Path, Run]]) -> Run:
     )
 
 
-def _merge_extra(runs: list[tuple[Path, Run]]) -> dict[str, Any]:
-    extra: dict[str, Any] = {}
-    loadgen = [r.extra["loadgen"] for _, r in runs if "loadgen" in r.extra]
+def _merge_extra(runs: list[tuple[Path, Run]]) -> RunExtra:
+    """Every shard's oha runs, skipped and dropped measurements; the first shard's plan,
+    A/A noise and stack order (the same everywhere, or only in one shard)."""
+    extra = RunExtra()
+    loadgen = [r.extra.loadgen for _, r in runs if r.extra.loadgen is not None]
     if loadgen:
-        extra["loadgen"] = {
-            **loadgen[0],
-            "bottlenecked_runs": sum(g.get("bottlenecked_runs", 0) for g in loadgen),
-            "runs": [run for g in loadgen for run in g.get("runs", [])],
-        }
-    for key in ("load_plan", "aa_noise", "micro", "reference_stack", "stack_order"):
-        found = next((r.extra[key] for _, r in runs if key in r.extra), None)
-        if found is not None:
-            extra[key] = found
-    extra["shards"] = [
-        {"dir": str(d), "shard": r.extra.get("shard"), "hostname": r.environment.get("hostname"),
-         "cpu_model": r.environment.get("cpu_model"), "complete": r.complete,
-         "timings": r.extra.get("timings")}
+        extra.loadgen = LoadgenInfo(
+            oha_cores=loadgen[0].oha_cores, server_cores=loadgen[0].server_cores,
+            bottleneck_share=loadgen[0].bottleneck_share,
+            bottlenecked_runs=sum(g.bottlenecked_runs for g in loadgen),
+            runs=[run for g in loadgen for run in g.runs],
+            skipped=[s for g in loadgen for s in g.skipped],
+            dropped_pairs=[d for g in loadgen for d in g.dropped_pairs],
+        )  # fmt: skip
+    for key in ("load_plan", "aa_noise", "micro", "reference_stack"):
+        found = next((getattr(r.extra, key) for _, r in runs if getattr(r.extra, key) is not None), None)
+        setattr(extra, key, found)
+    extra.stack_order = next((r.extra.stack_order for _, r in runs if r.extra.stack_order), [])
+    extra.shards = [
+        ShardInfo(dir=str(d), shard=r.extra.shard, hostname=r.environment.hostname,
+                  cpu_model=r.environment.cpu_model, complete=r.complete, timings=r.extra.timings)
         for d, r in runs
     ]  # fmt: skip
     return extra

@@ -7,9 +7,8 @@ import time
 
 
 class Progress:
-    def __init__(self, total: int, title: str, quiet: bool = False) -> None:
+    def __init__(self, total: int, quiet: bool = False) -> None:
         self.total = max(total, 1)
-        self.title = title
         self.quiet = quiet
         self.started = time.monotonic()
         self.done = 0
@@ -30,9 +29,6 @@ class Progress:
 
     def advance(self) -> None:
         self.done += 1
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started
 
 
 def _clock(seconds: float) -> str:

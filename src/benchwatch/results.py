@@ -12,8 +12,11 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from benchwatch.errors import UserError
+from benchwatch.metrics import Metric, Setting, metric, setting_from_params
 
-SCHEMA_VERSION = 1
+# 2: typed `environment` and `extra`; a version-1 run.json has the same keys and is read as is
+SCHEMA_VERSION = 2
+READABLE_SCHEMAS = (1, 2)
 RUN_FILE = "run.json"
 GAB_BIGGER = "gab-bigger.json"
 GAB_SMALLER = "gab-smaller.json"
@@ -63,20 +66,141 @@ class Figure(BaseModel):
         return samples
 
 
+    @property
+    def setting(self) -> Setting:
+        """Closed(c) or Open(fraction) for a load figure per endpoint; None otherwise."""
+        return setting_from_params(self.params) if self.kind == "load" else None
+
+    @property
+    def about(self) -> Metric | None:
+        return metric(self.kind, self.metric)
+
+    def pair_key(self) -> tuple:
+        """What the figure measures, without which stack, checkout or side it was measured on."""
+        setting = self.setting
+        params = setting.pair_params() if setting is not None else self.params
+        return (self.kind, self.scenario, self.endpoint, self.metric, json.dumps(params, sort_keys=True, default=str))
+
+
 def figure_label(figure: Figure) -> str:
     """What a figure measures, without the stack or checkout: the same on both sides of a
     compare and in calibration.json ("services GET /services?offset=0 c=10 cpu_us_per_request")."""
-    params = figure.params
     if figure.kind == "micro":
-        parts = [str(v) for k, v in params.items() if k not in ("size",)]
+        parts = [str(v) for k, v in figure.params.items() if k not in ("size",)]
         return " ".join(["micro", *parts, figure.metric])
-    if params.get("mode") == "closed":
-        setting = f"c={params.get('concurrency')}"
-    elif params.get("mode") == "open":
-        setting = f"rate={round(100 * float(params.get('rate_fraction', 0)))}%"
-    else:
-        setting = ""
-    return " ".join(p for p in (figure.scenario, figure.endpoint or "", setting, figure.metric) if p)
+    setting = figure.setting
+    tag = setting.tag if setting is not None else ""
+    return " ".join(p for p in (figure.scenario, figure.endpoint or "", tag, figure.metric) if p)
+
+
+class Environment(BaseModel):
+    """The fingerprint of where a run was measured (benchwatch.fingerprint.collect)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    cpu_model: str | None = Field(None, title="CPU")
+    cores: int | None = Field(None, title="cores")
+    os: str | None = Field(None, title="OS")
+    python: str | None = Field(None, title="Python")
+    git_commit: str | None = Field(None, title="git commit")
+    git_dirty: bool | None = Field(None, title="uncommitted changes")
+    oha_version: str | None = Field(None, title="oha")
+    asv_version: str | None = Field(None, title="asv")
+    benchwatch_version: str | None = Field(None, title="benchwatch")
+    stacks: dict[str, dict[str, str]] = {}  # stack -> package -> installed version
+    hostname: str | None = Field(None, title="host")
+
+    def facts(self) -> list[tuple[str, str, object]]:
+        """(key, title, value) of every fingerprint fact but the stacks, in a fixed order."""
+        return [(key, field.title or key, getattr(self, key)) for key, field in type(self).model_fields.items()
+                if key != "stacks"]  # fmt: skip
+
+
+class OhaRecord(BaseModel):
+    """One oha run as it happened: who, where, how busy oha was, valid or not."""
+
+    variant: str
+    endpoint: str
+    params: dict[str, Any]
+    round: int
+    oha_cpu_share: float
+    oha_bottleneck: bool
+    server_cpu_share: float | None = None
+    successes: int
+    deadline_aborts: int
+    elapsed_s: float
+    valid: bool
+    requests: int | None = None
+    connections: int
+
+
+class SkippedRun(BaseModel):
+    """A measurement not made (an open loop too short to mean anything), or a side-by-side
+    pair not kept (the two oha windows differed: the host stalled one of them)."""
+
+    variant: str
+    endpoint: str
+    params: dict[str, Any]
+    reason: str
+    round: int | None = None
+
+
+class LoadgenInfo(BaseModel):
+    oha_cores: list[int] | None = None
+    server_cores: list[int] | None = None
+    bottleneck_share: float = 0.9
+    bottlenecked_runs: int = 0
+    runs: list[OhaRecord] = []
+    skipped: list[SkippedRun] = []
+    dropped_pairs: list[SkippedRun] = []
+
+
+class LoadPlanInfo(BaseModel):
+    rounds: int
+    warmup_s: float
+    duration_s: float
+    open_duration_s: float
+    concurrencies: list[int]
+    rate_fractions: list[float]
+    quick: bool
+
+
+class AAFigure(BaseModel):
+    cv: float
+    ratio: float
+    a: list[float]
+    a_prime: list[float]
+    metric: str
+
+
+class AANoise(BaseModel):
+    variant: str
+    figures: dict[str, AAFigure] = {}
+
+
+class ShardInfo(BaseModel):
+    dir: str
+    shard: str | None = None
+    hostname: str | None = None
+    cpu_model: str | None = None
+    complete: bool
+    timings: dict[str, list[dict[str, Any]]] | None = None
+
+
+class RunExtra(BaseModel):
+    """What each stage adds to a run beside figures and problems."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    loadgen: LoadgenInfo | None = None
+    load_plan: LoadPlanInfo | None = None
+    aa_noise: AANoise | None = None
+    micro: dict[str, str] | None = None  # {"skipped": why}
+    reference_stack: str | None = None
+    stack_order: list[str] = []
+    shard: str | None = None  # "i/N"
+    shards: list[ShardInfo] = []  # a merged run: where each part came from
+    timings: dict[str, list[dict[str, Any]]] = {}  # stage -> per boot: seconds to boot and measure
 
 
 class Run(BaseModel):
@@ -87,10 +211,17 @@ class Run(BaseModel):
     finished_at: str | None = None
     complete: bool = False
     command: list[str] = []
-    environment: dict[str, Any] = {}
+    environment: Environment = Environment()
     figures: list[Figure] = []
     problems: list[Problem] = []
-    extra: dict[str, Any] = Field(default_factory=dict)
+    extra: RunExtra = Field(default_factory=RunExtra)
+
+    @field_validator("schema_version")
+    @classmethod
+    def _readable(cls, version: int) -> int:
+        if version not in READABLE_SCHEMAS:
+            raise ValueError(f"schema version {version} is not one this benchwatch reads ({READABLE_SCHEMAS})")
+        return SCHEMA_VERSION  # read as the current version: the keys are the same
 
     def valid_figures(self) -> list[Figure]:
         return [f for f in self.figures if f.valid]

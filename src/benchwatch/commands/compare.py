@@ -4,21 +4,20 @@ import argparse
 import sys
 from pathlib import Path
 
+from benchwatch.commands import add_variants
+
 HELP = "Compare base and head (two stacks or two git refs) on this machine, side by side"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", required=True, metavar="X", help="stack name or git ref (e.g. origin/main)")
     parser.add_argument("--head", required=True, metavar="Y", help="stack name or git ref (e.g. HEAD)")
-    parser.add_argument(
-        "-k", dest="patterns", metavar="PATTERNS",
-        help="comma-separated glob patterns over variant ids, e.g. 'services@*' (refs: default '*@latest')",
-    )  # fmt: skip
+    add_variants(parser, "comma-separated glob patterns over variant ids, e.g. 'services@*' (refs: default '*@latest')")
     parser.add_argument("--quick", action="store_true", help="quick endpoints and short runs")
     parser.add_argument("--rounds", type=int, metavar="N",
                         help="load-test rounds, base and head side by side in each (default 8; 6 or more for an "
                              "interval); micro-benchmarks run 5 alternating rounds per side")
-    parser.add_argument("--out", metavar="DIR", help="where compare.json and comment.md go (default results/compare-<time>)")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="where compare.json and comment.md go (default results/compare-<time>)")
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
     parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
@@ -33,13 +32,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.compare_run import execute
+    from benchwatch.compare.run import compare
+    from benchwatch.config import load_project
+    from benchwatch.measure.inject import Injection
 
-    if args.rounds is not None and args.rounds < 1:
-        from benchwatch.errors import UserError
-
-        raise UserError("--rounds: give a positive number of rounds")
-    comparison, out = execute(args)
+    comparison, out = compare(
+        load_project(), args.base, args.head, patterns=args.patterns, quick=args.quick, rounds=args.rounds,
+        out=args.out, load=not args.no_load, micro=not args.no_micro, quiet=args.quiet,
+        inject_head=Injection(cpu_us=args.inject_head_cpu_us, slowdown=args.inject_head_slowdown),
+    )  # fmt: skip
     counts = comparison.counts()
     for row in comparison.rows:
         if row.significant or row.verdict == "no verdict":

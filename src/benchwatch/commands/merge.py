@@ -14,8 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.commands.run import _report
     from benchwatch.merge import merge_runs
+    from benchwatch.report.markdown import write_report
     from benchwatch.results import ensure_writable, read_run, write_run
 
     out = Path(args.out)
@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     merged = merge_runs(runs)
     ensure_writable(out)
     write_run(out, merged)
-    _report(out, merged)
+    write_report(out, merged)
     valid = len(merged.valid_figures())
     print(
         f"merged {len(runs)} runs: {valid} valid figures, {len(merged.problems)} problems; results in {out}"

@@ -4,16 +4,17 @@ import argparse
 import os
 from pathlib import Path
 
+from benchwatch.commands import add_selection, stack_names
+
 HELP = "Run the micro-benchmarks"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="a representative subset with few repeats (about 2 minutes, all stacks)")  # fmt: skip
-    parser.add_argument("-k", dest="pattern", metavar="REGEX",
+    add_selection(parser)  # -k: the variants whose scenario and stack to keep, as everywhere
+    parser.add_argument("--bench", metavar="REGEX",
                         help="asv --bench regex over benchmark names, e.g. 'Validation.time_validate_json'")  # fmt: skip
-    parser.add_argument("--stacks", metavar="NAMES",
-                        help="comma-separated stack names (default: benchwatch.toml's default_stacks)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("BENCHWATCH_OUT", "results/micro")),
                         help="output directory for run.json, gab files and asv-html (env BENCHWATCH_OUT)")  # fmt: skip
     parser.add_argument("--rounds", type=int, metavar="N",
@@ -30,27 +31,30 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from benchwatch import fingerprint
-    from benchwatch.config import load_project
+    from benchwatch.config import OWN_REQUIREMENTS_STACK, load_project, select_figures
     from benchwatch.errors import UserError
-    from benchwatch.micro import run_micro
-    from benchwatch.results import Run, ensure_writable, write_run
+    from benchwatch.measure.micro import run_micro
+    from benchwatch.results import Run, RunExtra, ensure_writable, write_run
 
     if args.rounds is not None and args.rounds < 1:
         raise UserError("--rounds: give a whole number of at least 1")
     project = load_project()
-    names = [s.strip() for s in args.stacks.split(",") if s.strip()] if args.stacks else None
-    stacks = [project.stack(name) for name in (names or project.default_stacks)]
+    names = stack_names(args) or project.default_stacks
+    if args.patterns:  # the stacks of the selected variants
+        names = list(dict.fromkeys(v.stack.name for v in project.select(args.patterns, names)))
+    stacks = [project.stack(name) for name in names if name != OWN_REQUIREMENTS_STACK]
     ensure_writable(args.out)
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     figures, problems = run_micro(
-        stacks, args.pattern, args.quick, args.out, root=project.root,
+        stacks, args.bench, args.quick, args.out, root=project.root,
         benchmark_dir=args.benchmark_dir, rounds=args.rounds, machine=args.machine,
     )  # fmt: skip
+    figures = select_figures(figures, args.patterns)
     environment = fingerprint.collect(project.root)
-    environment["stacks"] = {stack.name: stack.pinned_versions() for stack in stacks}
+    environment.stacks = {stack.name: stack.pinned_versions() for stack in stacks}
     run_record = Run(
         environment=environment,
-        extra={"reference_stack": project.reference_stack, "stack_order": list(project.stacks)},
+        extra=RunExtra(reference_stack=project.reference_stack, stack_order=list(project.stacks)),
         started_at=started,
         finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         complete=not problems,

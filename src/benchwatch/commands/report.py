@@ -13,19 +13,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.report import REPORT_HTML, REPORT_MD, write_report
+    from benchwatch.config import project_defaults
+    from benchwatch.report.markdown import REPORT_HTML, REPORT_MD, write_report
     from benchwatch.results import read_run
 
     record = read_run(args.directory)
-    reference, stacks = args.reference, ()
-    try:
-        from benchwatch.config import load_project
-
-        project = load_project()
-        reference = reference or project.reference_stack
-        stacks = tuple(project.stacks)
-    except Exception:  # a run directory can be reported on without the project around it
-        pass
+    reference, stacks = project_defaults(args.reference)
     out = args.directory if args.directory.is_dir() else args.directory.parent
     write_report(out, record, reference, stacks)
     print(f"{out / REPORT_MD}\n{out / REPORT_HTML}")

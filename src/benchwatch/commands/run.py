@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 from pathlib import Path
 
 from benchwatch.commands.load import add_load_options
@@ -13,7 +11,7 @@ DEFAULT_AA_VARIANT = "services@latest"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_load_options(parser)
-    parser.add_argument("--history", metavar="DIR",
+    parser.add_argument("--history", type=Path, metavar="DIR",
                         help="local trend history directory (default .benchwatch/history in the project)")  # fmt: skip
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
     parser.add_argument("--aa", metavar="VARIANT", default=DEFAULT_AA_VARIANT,
@@ -22,70 +20,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch import history
     from benchwatch.commands import load as load_command
+    from benchwatch.commands import stack_names
     from benchwatch.config import load_project
-    from benchwatch.load import say
+    from benchwatch.measure.load import say
+    from benchwatch.measure.plan import shard
+    from benchwatch.report.markdown import write_report
     from benchwatch.results import write_run
+    from benchwatch.trend import history
 
     project = load_project()
-    history_dir = Path(args.history) if args.history else project.root / history.DEFAULT_DIR
+    history_dir = args.history or project.root / history.DEFAULT_DIR
     history.read(history_dir / history.DATA_FILE)  # a corrupt history stops us before any work
-    record, out = load_command.execute(args, aa_variant=_aa_variant(args, project))
+    selected = shard(project.select(args.patterns, stack_names(args)), args.shard)
+    record, out = load_command.execute(args, aa_variant=aa_variant(args.aa, [v.id for v in selected]))
     if not args.no_micro:
-        _micro(args, project, record, out)
+        _micro(args, project, selected, record, out)
         write_run(out, record)
-    _report(out, record)
+    write_report(out, record)
     path = history.append(history_dir, record, project.root)
-    say(
-        f"history: {path} ({sum(len(v) for v in history.read(path)['entries'].values())} entries)",
-        args.quiet,
-    )
+    entries = sum(len(v) for v in history.read(path)["entries"].values())
+    say(f"history: {path} ({entries} entries)", args.quiet)
     return 1 if record.problems else 0
 
 
-def _aa_variant(args: argparse.Namespace, project) -> str | None:
-    from benchwatch.commands import stack_names
-    from benchwatch.load import shard
-
-    if args.aa == "none":
+def aa_variant(chosen: str, selected: list[str]) -> str | None:
+    """The variant measured twice: the one asked for when selected; by default the first
+    selected one when the default is not; 'none' for no A/A copy."""
+    if chosen == "none":
         return None
-    selected = shard(project.select(args.patterns, stack_names(args)), args.shard)
-    ids = [v.id for v in selected]
-    if args.aa in ids:
-        return args.aa
-    return ids[0] if ids and args.aa == DEFAULT_AA_VARIANT else None
+    if chosen in selected:
+        return chosen
+    return selected[0] if selected and chosen == DEFAULT_AA_VARIANT else None
 
 
-def _micro(args: argparse.Namespace, project, record, out: Path) -> None:
-    from benchwatch.load import say
-
-    if importlib.util.find_spec("benchwatch.micro") is None:
-        say("micro: skipped (benchwatch.micro is not available)", args.quiet)
-        record.extra["micro"] = {"skipped": "benchwatch.micro not available"}
-        return
-    from benchwatch.commands import stack_names
+def _micro(args: argparse.Namespace, project, selected, record, out: Path) -> None:
     from benchwatch.config import OWN_REQUIREMENTS_STACK
-    from benchwatch.load import shard
-    from benchwatch.micro import run_micro
+    from benchwatch.measure.micro import run_micro
 
-    selected = shard(project.select(args.patterns, stack_names(args)), args.shard)
-    names = list(
-        dict.fromkeys(v.stack.name for v in selected if v.stack.name != OWN_REQUIREMENTS_STACK)
-    )
-    stacks = [project.stack(n) for n in names]
-    if not stacks:
+    names = list(dict.fromkeys(v.stack.name for v in selected if v.stack.name != OWN_REQUIREMENTS_STACK))
+    if not names:
         return
-    figures, problems = run_micro(stacks, None, args.quick, out, root=project.root,
+    figures, problems = run_micro([project.stack(n) for n in names], None, args.quick, out, root=project.root,
                                   log=None if not args.quiet else (lambda line: None))  # fmt: skip
     record.figures += figures
     record.problems += problems
-
-
-def _report(out: Path, record) -> None:
-    if importlib.util.find_spec("benchwatch.report") is None:
-        print("report: skipped (benchwatch.report is not available)", file=sys.stderr)
-        return
-    from benchwatch.report import write_report
-
-    write_report(out, record)

@@ -20,23 +20,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from benchwatch.config import project_defaults
     from benchwatch.errors import UserError
+    from benchwatch.report.site import build_site
     from benchwatch.results import ensure_writable, read_run
-    from benchwatch.site import build_site
 
     for data_dir in args.data or []:
         if not data_dir.is_dir():
             raise UserError(f"--data {data_dir}: not a directory")
     record = read_run(Path(args.run)) if args.run else None
-    reference, stacks = args.reference, ()
-    try:
-        from benchwatch.config import load_project
-
-        project = load_project()
-        reference = reference or project.reference_stack
-        stacks = tuple(project.stacks)
-    except Exception:  # the site can be built from files alone, outside the project
-        pass
+    reference, stacks = project_defaults(args.reference)
     ensure_writable(args.out)
     index = build_site(args.out, run=record, data_dirs=args.data or (), reference_stack=reference, stacks=stacks)
     print(index)

@@ -15,8 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from benchwatch.config import load_project
-    from benchwatch.server import install_cleanup
-    from benchwatch.verify import verify_variants
+    from benchwatch.measure.server import install_cleanup
+    from benchwatch.measure.verify import verify_variants
 
     project = load_project()
     variants = project.select(args.patterns, stack_names(args))

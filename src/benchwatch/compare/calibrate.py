@@ -13,29 +13,19 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from benchwatch.compare.stats import aa_floor
 from benchwatch.errors import UserError
-from benchwatch.results import Figure, figure_label, write_json_atomic
-from benchwatch.stats import aa_floor
+from benchwatch.metrics import CPU, FALLBACK_FLOOR, METRICS, RPS
+from benchwatch.results import Environment, Figure, figure_label, write_json_atomic
 
 CALIBRATION_FILE = "calibration.json"
 FLOOR_QUANTILE = 0.99
 MIN_FLOOR = 0.01
 # used when calibration.json has no entry for a metric; deliberately generous
-DEFAULT_FLOORS: dict[str, float] = {
-    "cpu_us_per_request": 0.05,
-    "rps": 0.10,
-    "latency_p50_ms": 0.15,
-    "latency_p99_ms": 0.40,
-    "rss_idle_mb": 0.05,
-    "rss_warm_mb": 0.05,
-    "rss_peak_mb": 0.10,
-    "micro_time": 0.10,
-    "micro_peakmem": 0.05,
-}
-FALLBACK_FLOOR = 0.10
+DEFAULT_FLOORS: dict[str, float] = {m.key: m.default_floor for m in METRICS}
 # the trend pages compare one run with the previous one, on another runner: wider than A/B
 THRESHOLD_FACTOR = 3.0
-THRESHOLD_METRICS = ("rps", "cpu_us_per_request")
+THRESHOLD_METRICS = (RPS.key, CPU.key)
 
 
 class Calibration(BaseModel):
@@ -52,9 +42,9 @@ class Calibration(BaseModel):
 
 
 def floor_key(figure: Figure) -> str:
-    if figure.kind == "micro":
-        return "micro_peakmem" if figure.metric.startswith("peakmem") else "micro_time"
-    return figure.metric
+    """calibration.json's key for the figure's metric (micro figures: their kind)."""
+    about = figure.about
+    return about.key if about is not None else figure.metric
 
 
 def load_calibration(root: Path) -> Calibration | None:
@@ -109,18 +99,18 @@ def alert_threshold(calibration: Calibration | None) -> int:
     return max(110, int(math.ceil(percent / 5.0) * 5))
 
 
-def machine_facts(environment: dict[str, Any]) -> dict[str, Any]:
+def machine_facts(environment: Environment) -> dict[str, Any]:
     return {
-        "cpu_model": environment.get("cpu_model") or platform.processor() or platform.machine(),
-        "cores": environment.get("cores"),
-        "os": environment.get("os") or platform.platform(),
-        "hostname": environment.get("hostname") or platform.node(),
+        "cpu_model": environment.cpu_model or platform.processor() or platform.machine(),
+        "cores": environment.cores,
+        "os": environment.os or platform.platform(),
+        "hostname": environment.hostname or platform.node(),
     }
 
 
 def write_calibration(
     root: Path, floors: dict[str, float], detail: dict[str, dict[str, float]], *,
-    rounds: int, compare_rounds: int, variants: list[str], environment: dict[str, Any],
+    rounds: int, compare_rounds: int, variants: list[str], environment: Environment,
     between_runs: dict[str, float] | None = None,
 ) -> Calibration:  # fmt: skip
     calibration = Calibration(

@@ -13,7 +13,7 @@ from typing import Literal
 
 from benchwatch.config import Project, Variant, load_project
 from benchwatch.errors import UserError
-from benchwatch.server import NO_INJECTION, Injection
+from benchwatch.measure.inject import NO_INJECTION, Injection
 
 REF_DEFAULT_PATTERNS = "*@latest"
 

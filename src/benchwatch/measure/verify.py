@@ -163,10 +163,11 @@ def cross_check(variants: list[Variant], checks: dict[str, Checked]) -> list[Pro
 
 def verify_variants(variants: list[Variant], quiet: bool = False) -> tuple[dict[str, Checked], list[Problem]]:
     """Boot each variant in turn, check every endpoint, stop it; then cross-check the bodies."""
-    from benchwatch import envs, server
+    from benchwatch import envs
+    from benchwatch.measure import server
     from benchwatch.progress import Progress
 
-    progress = Progress(len(variants), "verify", quiet=quiet)
+    progress = Progress(len(variants), quiet=quiet)
     ready, failed = envs.prepare(variants)
     server_cores, _ = server.cpu_plan()
     checks: dict[str, Checked] = {}

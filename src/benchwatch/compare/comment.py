@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from benchwatch.compare import Comparison, Row, SideInfo
-from benchwatch.server import Injection
+from benchwatch.compare.verdict import Comparison, Row, SideInfo
+from benchwatch.measure.inject import Injection
+from benchwatch.results import Environment
 
 MARKER = "<!-- benchwatch-compare -->"
-_FINGERPRINT_KEYS = ("cpu_model", "cores", "os", "python", "git_commit", "git_dirty",
-                     "oha_version", "asv_version", "benchwatch_version", "hostname")  # fmt: skip
+HEADLINE_PACKAGES = ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn")
 
 
 def _plural(n: int, word: str) -> str:
@@ -102,9 +102,12 @@ def _method(comparison: Comparison) -> list[str]:
     return [
         "<details><summary>How this is judged</summary>",
         "",
-        "Change = head/base as a Hodges–Lehmann ratio with a 95 % Mann–Whitney confidence "
-        "interval over the rounds' samples. Significant only when the interval excludes 1 "
-        f"**and** the change exceeds the metric's noise floor; {source}. Gating figures "
+        "Change = head/base with a 95 % confidence interval. Load-test figures are paired by "
+        "round (both servers measured at the same moment): the Hodges–Lehmann estimate of the "
+        "per-round log ratios, interval from the Wilcoxon signed-rank test. Micro-benchmark "
+        "figures come from separate asv processes: Hodges–Lehmann between the two sides' samples, "
+        "interval from the Mann–Whitney test. Significant only when the interval excludes 1 "
+        f"**and** the change exceeds the figure's noise floor; {source}. Gating figures "
         "(exit 1 on a regression): server CPU µs per request and micro-benchmark time.",
         "",
         "</details>",
@@ -113,20 +116,20 @@ def _method(comparison: Comparison) -> list[str]:
 
 
 def _fingerprints(base: SideInfo, head: SideInfo) -> list[str]:
+    """The machine once per side, then each side's own stacks (a stack compare has one per side)."""
     out = ["<details><summary>Environment</summary>", "", "| | base | head |", "|---|---|---|"]
-    for key in _FINGERPRINT_KEYS:
-        b, h = base.environment.get(key), head.environment.get(key)
+    for key in Environment.model_fields:
+        if key == "stacks":
+            continue
+        b, h = getattr(base.environment, key), getattr(head.environment, key)
         if b is None and h is None:
             continue
         out.append(f"| {key} | {b} | {h} |")
-    stacks = sorted(set(base.environment.get("stacks", {})) | set(head.environment.get("stacks", {})))
-    for stack in stacks:
+    for stack in dict.fromkeys([*base.environment.stacks, *head.environment.stacks]):
+        cells = []
         for side in (base, head):
-            pins = side.environment.get("stacks", {}).get(stack)
-            if pins:
-                shown = ", ".join(f"{p} {v}" for p, v in sorted(pins.items())
-                                  if p in ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn"))  # fmt: skip
-                out.append(f"| {side.role} stack {stack} | {shown} | |" if side.role == "base"
-                           else f"| head stack {stack} | | {shown} |")  # fmt: skip
+            pins = side.environment.stacks.get(stack, {})
+            cells.append(", ".join(f"{p} {v}" for p, v in sorted(pins.items()) if p in HEADLINE_PACKAGES))
+        out.append(f"| stack {stack} | {cells[0]} | {cells[1]} |")
     out += ["", "</details>"]
     return out

@@ -49,10 +49,10 @@ def read(path: Path) -> dict[str, Any]:
 
 
 def commit_of(root: Path, run: Run) -> dict[str, Any]:
-    commit = run.environment.get("git_commit") or git(root, "rev-parse", "HEAD")
+    commit = run.environment.git_commit or git(root, "rev-parse", "HEAD")
     message = git(root, "log", "-1", "--format=%s") if commit else None
     timestamp = git(root, "log", "-1", "--format=%cI") if commit else None
-    dirty = " (uncommitted changes)" if run.environment.get("git_dirty") else ""
+    dirty = " (uncommitted changes)" if run.environment.git_dirty else ""
     return {
         "id": commit or f"local-{run.started_at}",
         "message": (message or "local run") + dirty,

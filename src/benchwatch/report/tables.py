@@ -8,21 +8,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from benchwatch.metrics import CPU, Closed, Open, metric_rank, setting_sort_key
 from benchwatch.results import Figure, Run
 
 Tone = Literal["", "better", "worse", "bad"]
 
-METRIC_ORDER = ("cpu_us_per_request", "rps", "latency_p50_ms", "latency_p99_ms",
-                "rss_idle_mb", "rss_warm_mb", "rss_peak_mb")  # fmt: skip
-METRIC_TITLES = {
-    "cpu_us_per_request": "server CPU µs/request",
-    "rps": "requests/s",
-    "latency_p50_ms": "latency p50",
-    "latency_p99_ms": "latency p99",
-    "rss_idle_mb": "RSS idle",
-    "rss_warm_mb": "RSS after warm-up",
-    "rss_peak_mb": "RSS peak under load",
-}
 _UNIT_TEXT = {"us": "µs"}
 _TIME_SCALE = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0}
 
@@ -75,35 +65,14 @@ def ratio_text(good: float, memory: bool = False) -> tuple[str, Tone]:
 
 
 def is_memory(figure: Figure) -> bool:
-    return figure.metric.startswith("rss") or figure.metric.startswith("peakmem")
-
-
-def setting(params: dict) -> str:
-    if params.get("mode") == "closed":
-        return f"c={params.get('concurrency')}"
-    if params.get("mode") == "open":
-        fraction = float(params.get("rate_fraction", 0))
-        rate = params.get("rate_rps")
-        return f"{fraction:.0%} of max" + (f" ({rate} r/s)" if rate is not None else "")
-    return ""
-
-
-def _setting_key(params: dict) -> tuple:
-    mode = params.get("mode")
-    if mode == "closed":
-        return (0, float(params.get("concurrency", 0)))
-    if mode == "open":
-        return (1, float(params.get("rate_fraction", 0)))
-    return (2, 0.0)
+    return bool(figure.about and figure.about.memory)
 
 
 def _row_key(figure: Figure) -> tuple:
-    params = {k: v for k, v in figure.params.items() if k != "rate_rps"}
-    return (figure.metric, json.dumps(params, sort_keys=True, default=str))
-
-
-def _metric_rank(metric: str) -> int:
-    return METRIC_ORDER.index(metric) if metric in METRIC_ORDER else len(METRIC_ORDER)
+    """One table row per metric and setting; an open loop's rate differs per variant."""
+    setting = figure.setting
+    return (metric_rank(figure.metric), setting_sort_key(setting), figure.metric,
+            json.dumps(setting.pair_params(), sort_keys=True) if setting is not None else "")  # fmt: skip
 
 
 def stack_order(run: Run, preferred: Sequence[str] = ()) -> list[str]:
@@ -167,15 +136,13 @@ def _table(title: str, figures: list[Figure], ref_variant: str | None, stacks: S
     cells: dict[tuple, dict[str, Figure]] = defaultdict(dict)
     for figure in figures:
         cells[_row_key(figure)][figure.variant] = figure
-    keys = sorted(cells, key=lambda k: (_metric_rank(k[0]), _setting_key(json.loads(k[1]))))
     table = Table(title, ["figure", *variants])
-    for key in keys:
+    for key in sorted(cells, key=lambda k: k[:3]):
         row = cells[key]
         sample = next(iter(row.values()))
-        label = METRIC_TITLES.get(sample.metric, sample.metric)
-        where = setting(sample.params)
-        if sample.params.get("mode") == "open":
-            where = f"{float(sample.params.get('rate_fraction', 0)):.0%} of max"
+        label = sample.about.title if sample.about else sample.metric
+        where = f"{sample.setting.fraction:.0%} of max" if isinstance(sample.setting, Open) else (
+            sample.setting.label if sample.setting is not None else "")  # fmt: skip
         reference = row.get(ref_variant) if ref_variant else None
         table.rows.append([Cell(f"{label} {where}".strip()),
                            *(cell_for(row.get(v), reference) for v in variants)])  # fmt: skip
@@ -220,12 +187,11 @@ def micro_explains_load(run: Run, stacks: Sequence[str]) -> Table:
                                     "response_model micro", "share of the request"])  # fmt: skip
     rank = {s: i for i, s in enumerate(stacks)}
     load = [f for f in run.figures if f.kind == "load" and f.valid and f.micro_case
-            and f.metric == "cpu_us_per_request" and f.params.get("mode") == "closed"
-            and f.scenario == app_of(f)]  # fmt: skip
+            and f.metric == CPU.key and isinstance(f.setting, Closed) and f.scenario == app_of(f)]  # fmt: skip
     by_place: dict[tuple, list[Figure]] = defaultdict(list)
     for figure in load:
         by_place[(figure.endpoint, figure.stack)].append(figure)
-    lowest = {place: min(found, key=lambda f: f.params.get("concurrency", 0)) for place, found in by_place.items()}
+    lowest = {place: min(found, key=lambda f: setting_sort_key(f.setting)) for place, found in by_place.items()}
     for (endpoint, stack), figure in sorted(lowest.items(), key=lambda i: (i[0][0], rank.get(i[0][1], 99))):
         partner = micro.get((figure.micro_case, stack))
         request_s, micro_s = in_seconds(figure), in_seconds(partner) if partner else None

@@ -10,10 +10,11 @@ from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
-from benchwatch.plots import Bar, colors_for, grouped_bars
-from benchwatch.report import write_report
-from benchwatch.report_html import table_html
-from benchwatch.report_tables import (
+from benchwatch.metrics import CPU, RPS, Closed
+from benchwatch.report.html import table_html
+from benchwatch.report.markdown import write_report
+from benchwatch.report.svg import Bar, colors_for, grouped_bars
+from benchwatch.report.tables import (
     Cell,
     Table,
     app_of,
@@ -30,7 +31,7 @@ NIGHTLY_TREND = "nightly/data.js"
 HISTORY_TREND = "history/data.js"
 ASSET_DIR = Path(__file__).parent / "site_assets"
 ASSETS = ("dashboard.js", "dashboard.css")
-HEADLINE_METRICS = ("cpu_us_per_request", "rps")
+HEADLINE_METRICS = (CPU, RPS)
 DEFAULT_FILTER = "cpu/req"
 
 
@@ -76,10 +77,10 @@ def headline(run: Run) -> dict[tuple[str, str | None, str], Figure]:
     """(variant, endpoint, metric) -> the valid closed-loop figure at the highest concurrency."""
     chosen: dict[tuple[str, str | None, str], Figure] = {}
     for f in run.figures:
-        if f.kind != "load" or not f.valid or f.metric not in HEADLINE_METRICS or f.params.get("mode") != "closed":
+        if f.kind != "load" or not f.valid or f.about not in HEADLINE_METRICS or not isinstance(f.setting, Closed):
             continue
         key = (f.variant, f.endpoint, f.metric)
-        if key not in chosen or f.params["concurrency"] > chosen[key].params["concurrency"]:
+        if key not in chosen or f.setting.concurrency > chosen[key].setting.concurrency:  # type: ignore[union-attr]
             chosen[key] = f
     return chosen
 
@@ -94,18 +95,18 @@ def latest_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) 
         reference = f"{app}@{reference_stack}" if reference_stack else None
         for endpoint in dict.fromkeys(f.endpoint for f in mine):
             for metric in HEADLINE_METRICS:
-                row = {v: figures.get((v, endpoint, metric)) for v in variants}
+                row = {v: figures.get((v, endpoint, metric.key)) for v in variants}
                 present = [f for f in row.values() if f is not None]
                 if not present:
                     continue
                 ref = row.get(reference) if reference else None
-                title = "CPU µs/request" if metric == "cpu_us_per_request" else "requests/s"
-                title += f" c={present[0].params['concurrency']}"
+                setting = present[0].setting
+                title = f"{metric.title} {setting.tag if setting is not None else ''}".strip()
                 table.rows.append([Cell(endpoint or ""), Cell(title), *(_cell(row[v], ref) for v in variants)])
         if reference in variants:
             table.note = f"ratios against {reference}; the highest concurrency measured"
-        cpu = {f"{e}": [Bar(v, figures[(v, e, 'cpu_us_per_request')].value) for v in variants
-                        if (v, e, "cpu_us_per_request") in figures]
+        cpu = {f"{e}": [Bar(v, figures[(v, e, CPU.key)].value) for v in variants
+                        if (v, e, CPU.key) in figures]
                for e in dict.fromkeys(f.endpoint for f in mine)}  # fmt: skip
         chart = grouped_bars(f"{app}: server CPU per request (shorter is better)", "µs", cpu,
                              colors_for(variants), scale_per_group=True)  # fmt: skip
@@ -129,7 +130,7 @@ def _cell(figure: Figure | None, reference: Figure | None) -> Cell:
 
 def stack_pairs(run: Run, stacks: Sequence[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(v1→v2 pairs, release-to-release pairs) from the stacks' installed Pydantic majors."""
-    installed = run.environment.get("stacks") or {}
+    installed = run.environment.stacks
     majors = {}
     for stack in stacks:
         version = str((installed.get(stack) or {}).get("pydantic", ""))
@@ -159,13 +160,13 @@ def speedup_table(run: Run, stacks: Sequence[str]) -> Table | None:
         return None
     table = Table("speed-ups (server CPU per request)",
                   ["scenario", "endpoint", *(f"{a} → {b}" for a, b, _ in pairs)])  # fmt: skip
-    keys = sorted({(f.scenario, f.endpoint) for f in figures.values() if f.metric == "cpu_us_per_request"},
+    keys = sorted({(f.scenario, f.endpoint) for f in figures.values() if f.metric == CPU.key},
                   key=lambda k: (k[0], k[1] or ""))  # fmt: skip
     for scenario, endpoint in keys:
         cells = []
         for a, b, _ in pairs:
-            before = figures.get((f"{scenario}@{a}", endpoint, "cpu_us_per_request"))
-            after = figures.get((f"{scenario}@{b}", endpoint, "cpu_us_per_request"))
+            before = figures.get((f"{scenario}@{a}", endpoint, CPU.key))
+            after = figures.get((f"{scenario}@{b}", endpoint, CPU.key))
             good = goodness(after.value, before.value, False) if before and after else None
             cells.append(Cell(*ratio_text(good)) if good else Cell("—"))
         if any(c.text != "—" for c in cells):
@@ -188,9 +189,9 @@ def render_index(run: Run | None, sources: list[Source], reference_stack: str | 
         parts.append("<div class='message'>No run given (benchwatch site --run DIR): no latest table.</div>")
     else:
         environment = run.environment
-        parts.append(f"<p class='note'>run of {escape(run.started_at)} on {escape(str(environment.get('cpu_model', '?')))}"
-                     f" ({escape(str(environment.get('cores', '?')))} cores), commit "
-                     f"{escape(str(environment.get('git_commit') or '?'))[:12]}"
+        parts.append(f"<p class='note'>run of {escape(run.started_at)} on {escape(environment.cpu_model or '?')}"
+                     f" ({escape(str(environment.cores or '?'))} cores), commit "
+                     f"{escape(environment.git_commit or '?')[:12]}"
                      f"{'' if run.complete else ' — INCOMPLETE'}; {len(run.problems)} problems</p>")  # fmt: skip
         speedups = speedup_table(run, stacks)
         if speedups is not None:
@@ -224,7 +225,7 @@ def build_site(
     report_link = None
     order: list[str] = list(stacks)
     if run is not None:
-        reference_stack = reference_stack or run.extra.get("reference_stack")
+        reference_stack = reference_stack or run.extra.reference_stack
         order = stack_order(run, stacks)
         write_report(out / "latest", run, reference_stack, order)
         report_link = "latest/report.html"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from html import escape
 
-from benchwatch.report import Report, findings_table
-from benchwatch.report_tables import Table
+from benchwatch.report.markdown import Report, findings_table
+from benchwatch.report.tables import Table
 
 CSS = """
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1200px;

@@ -5,23 +5,29 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from benchwatch.plots import Bar, Line, colors_for, grouped_bars, line_chart
-from benchwatch.report_tables import app_of, variant_order
+from benchwatch.metrics import CPU, P50, P99, RPS, RSS_IDLE, RSS_PEAK, RSS_WARM, Closed, Open
+from benchwatch.report.svg import Bar, Line, colors_for, grouped_bars, line_chart
+from benchwatch.report.tables import app_of, variant_order
 from benchwatch.results import Figure, Run
 
-_MEMORY = (("rss_idle_mb", "idle"), ("rss_warm_mb", "warm"), ("rss_peak_mb", "peak"))
+_MEMORY = ((RSS_IDLE.key, "idle"), (RSS_WARM.key, "warm"), (RSS_PEAK.key, "peak"))
 
 
 def _top_closed(figures: list[Figure], metric: str) -> dict[tuple[str, str], Figure]:
     """Per (endpoint, variant): the closed-loop figure at the highest concurrency."""
     chosen: dict[tuple[str, str], Figure] = {}
     for f in figures:
-        if f.metric != metric or f.params.get("mode") != "closed" or not f.valid:
+        if f.metric != metric or not isinstance(f.setting, Closed) or not f.valid:
             continue
         key = (f.endpoint or "", f.variant)
-        if key not in chosen or f.params["concurrency"] > chosen[key].params["concurrency"]:
+        if key not in chosen or f.setting.concurrency > _concurrency(chosen[key]):
             chosen[key] = f
     return chosen
+
+
+def _concurrency(figure: Figure) -> int:
+    setting = figure.setting
+    return setting.concurrency if isinstance(setting, Closed) else 0
 
 
 def _bars_by_endpoint(chosen: dict[tuple[str, str], Figure], variants: Sequence[str]) -> dict[str, list[Bar]]:
@@ -39,14 +45,14 @@ def app_charts(run: Run, app: str, stacks: Sequence[str]) -> list[str]:
     variants = variant_order(figures, stacks)
     colors = colors_for(variants)
     charts = []
-    cpu = _top_closed(figures, "cpu_us_per_request")
+    cpu = _top_closed(figures, CPU.key)
     if cpu:
-        concurrency = max(f.params["concurrency"] for f in cpu.values())
+        concurrency = max(_concurrency(f) for f in cpu.values())
         charts.append(grouped_bars(f"{app}: server CPU per request (c={concurrency}; shorter is better)",
                                    "µs", _bars_by_endpoint(cpu, variants), colors, scale_per_group=True))  # fmt: skip
-    rps = _top_closed(figures, "rps")
+    rps = _top_closed(figures, RPS.key)
     if rps:
-        concurrency = max(f.params["concurrency"] for f in rps.values())
+        concurrency = max(_concurrency(f) for f in rps.values())
         charts.append(grouped_bars(f"{app}: requests per second (c={concurrency}; longer is better)",
                                    "req/s", _bars_by_endpoint(rps, variants), colors, scale_per_group=True))  # fmt: skip
     charts += _latency_charts(figures, variants, colors)
@@ -63,14 +69,14 @@ def app_charts(run: Run, app: str, stacks: Sequence[str]) -> list[str]:
 
 def _latency_charts(figures: list[Figure], variants: Sequence[str], colors: dict[str, str]) -> list[str]:
     """Per endpoint: p50 (dashed) and p99 against the offered rate of the open-loop runs."""
-    open_loop = [f for f in figures if f.params.get("mode") == "open" and f.valid
-                 and f.metric in ("latency_p50_ms", "latency_p99_ms") and "rate_rps" in f.params]  # fmt: skip
+    open_loop = [f for f in figures if isinstance(f.setting, Open) and f.setting.rate_rps is not None
+                 and f.valid and f.metric in (P50.key, P99.key)]  # fmt: skip
     charts = []
     for endpoint in dict.fromkeys(f.endpoint for f in open_loop):
         lines = []
         for variant in variants:
-            for metric, dashed in (("latency_p99_ms", False), ("latency_p50_ms", True)):
-                points = [(float(f.params["rate_rps"]), f.value) for f in open_loop
+            for metric, dashed in ((P99.key, False), (P50.key, True)):
+                points = [(float(f.setting.rate_rps), f.value) for f in open_loop  # type: ignore[union-attr,arg-type]
                           if f.endpoint == endpoint and f.variant == variant and f.metric == metric]  # fmt: skip
                 if points:
                     lines.append(Line(variant, points, dashed))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from benchwatch.metrics import CPU, P50, P99, RPS, RSS_IDLE, RSS_PEAK, Closed, Metric
 from benchwatch.results import Figure, Run
 
 NOT_MEASURED = "not measured in this run"
@@ -46,22 +47,22 @@ class FigureIndex:
     def __init__(self, run: Run) -> None:
         self.figures = [f for f in run.figures if f.valid and f.kind == "load"]
 
-    def closed(self, scenario: str, stack: str, endpoint: Endpoint, metric: str) -> dict[int, Figure]:
+    def closed(self, scenario: str, stack: str, endpoint: Endpoint, metric: Metric) -> dict[int, Figure]:
         """Closed-loop figures by concurrency."""
         return {
-            int(f.params["concurrency"]): f
+            f.setting.concurrency: f
             for f in self.figures
-            if f.scenario == scenario and f.stack == stack and f.metric == metric
-            and f.params.get("mode") == "closed" and endpoint.matches(f.endpoint)
+            if f.scenario == scenario and f.stack == stack and f.metric == metric.key
+            and isinstance(f.setting, Closed) and endpoint.matches(f.endpoint)
         }  # fmt: skip
 
-    def memory(self, scenario: str, stack: str, metric: str) -> Figure | None:
+    def memory(self, scenario: str, stack: str, metric: Metric) -> Figure | None:
         return next((f for f in self.figures if f.scenario == scenario and f.stack == stack
-                     and f.metric == metric), None)  # fmt: skip
+                     and f.metric == metric.key), None)  # fmt: skip
 
     def pair(
         self, a: tuple[str, str], b: tuple[str, str], endpoints: tuple[Endpoint, Endpoint],
-        metric: str, near: int | None = None,
+        metric: Metric, near: int | None = None,
     ) -> tuple[Figure, Figure] | None:  # fmt: skip
         """The same metric for (scenario, stack) a and b at a concurrency both measured:
         the one nearest `near`, else the highest."""
@@ -90,11 +91,11 @@ def _services(index: FigureIndex) -> list[str]:
     lines = []
     for after in ("seed-v2", "latest"):
         parts, concurrency = [], None
-        for metric, name in (("latency_p50_ms", "p50"), ("latency_p99_ms", "p99")):
+        for metric in (P50, P99):
             pair = index.pair(("services", "seed-v1"), ("services", after), (SERVICES, SERVICES), metric)
             if pair:
-                concurrency = pair[0].params["concurrency"]
-                parts.append(f"{name} {pair[0].value:.3g}→{pair[1].value:.3g} ms ({_lower(*pair)})")
+                concurrency = pair[0].setting.concurrency  # type: ignore[union-attr]
+                parts.append(f"{metric.short} {pair[0].value:.3g}→{pair[1].value:.3g} ms ({_lower(*pair)})")
         if parts:
             lines.append(f"seed-v1→{after}: " + ", ".join(parts) + f" (oha closed loop c={concurrency})")
     return lines
@@ -114,7 +115,7 @@ def _github_orjson_response(index: FigureIndex) -> list[str]:
     lines = []
     for stack in V2_STACKS:
         pair = index.pair(("github_user", stack), ("github_user-orjson_response", stack),
-                          (GH_PLAIN, GH_PLAIN), "cpu_us_per_request")  # fmt: skip
+                          (GH_PLAIN, GH_PLAIN), CPU)  # fmt: skip
         if pair:
             plain, orjson = pair
             lines.append(f"{stack}: plain {_cpu_per_1000(plain)}; ORJSONResponse "
@@ -126,12 +127,12 @@ def _github_config(index: FigureIndex) -> list[str]:
     lines = []
     for stack in V2_STACKS:
         pair = index.pair(("github_user", stack), ("github_user", stack), (GH_PLAIN, GH_CONFIG),
-                          "cpu_us_per_request")  # fmt: skip
+                          CPU)  # fmt: skip
         if pair:
             line = (f"{stack}: json_serializer=orjson.dumps {pair[1].value:.4g} µs vs plain "
                     f"{pair[0].value:.4g} µs CPU/request ({times(pair[1].value, pair[0].value)})")  # fmt: skip
             really = index.pair(("github_user", stack), ("github_user", stack),
-                                (GH_PLAIN, GH_THEN_ORJSON), "cpu_us_per_request")  # fmt: skip
+                                (GH_PLAIN, GH_THEN_ORJSON), CPU)  # fmt: skip
             if really:
                 line += f"; really through orjson {really[1].value:.4g} µs ({times(really[1].value, really[0].value)})"
             lines.append(line)
@@ -142,7 +143,7 @@ def _payload_cpu_ms(index: FigureIndex, path: str, stacks: Sequence[str]) -> dic
     endpoint = Endpoint("GET", path, "file=1mb")
     found = {}
     for stack in stacks:
-        figures = index.closed("payloads", stack, endpoint, "cpu_us_per_request")
+        figures = index.closed("payloads", stack, endpoint, CPU)
         if figures:
             found[stack] = figures[max(figures)].value / 1000
     return found
@@ -174,11 +175,11 @@ def _posts_rps(path: str, method: str = "GET") -> Callable[[FigureIndex], list[s
     def compute(index: FigureIndex) -> list[str]:
         lines = []
         for after in ("seed-v2", "latest"):
-            pair = index.pair(("posts", "seed-v1"), ("posts", after), (endpoint, endpoint), "rps", near=10)
+            pair = index.pair(("posts", "seed-v1"), ("posts", after), (endpoint, endpoint), RPS, near=10)
             if pair:
                 before, now = pair
                 lines.append(f"seed-v1→{after}: {before.value:.4g}→{now.value:.4g} r/s "
-                             f"({times(now.value, before.value)}, c={before.params['concurrency']})")  # fmt: skip
+                             f"({times(now.value, before.value)}, {before.setting.tag})")  # fmt: skip
         return lines
 
     return compute
@@ -186,7 +187,7 @@ def _posts_rps(path: str, method: str = "GET") -> Callable[[FigureIndex], list[s
 
 def _posts_memory(index: FigureIndex) -> list[str]:
     lines = []
-    for metric, name in (("rss_idle_mb", "idle"), ("rss_peak_mb", "peak under load")):
+    for metric, name in ((RSS_IDLE, "idle"), (RSS_PEAK, "peak under load")):
         before = index.memory("posts", "seed-v1", metric)
         after = index.memory("posts", "seed-v2", metric)
         if before and after:
@@ -203,7 +204,7 @@ def _hello(index: FigureIndex) -> list[str]:
     for stack in ("seed-v1", "latest"):
         tops = {}
         for scenario in ("hello", "hello-falcon"):
-            figures = index.closed(scenario, stack, HELLO, "rps")
+            figures = index.closed(scenario, stack, HELLO, RPS)
             if figures:
                 tops[scenario] = max(f.value for f in figures.values())
         if tops:

@@ -2,26 +2,32 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
-from benchwatch.calibrate import Calibration, floor_for, floor_key
-from benchwatch.results import Figure, Problem
+from benchwatch.compare.calibrate import Calibration, floor_for, floor_key
+from benchwatch.compare.stats import (
+    TooFewSamples,
+    describe,
+    paired_ratio_interval,
+    ratio_interval,
+    verdict,
+)
+from benchwatch.metrics import FALLBACK_FLOOR, Metric
+from benchwatch.results import Environment, Figure, LoadPlanInfo, Problem, SkippedRun
 from benchwatch.results import figure_label as label
-from benchwatch.stats import TooFewSamples, describe, paired_ratio_interval, ratio_interval, verdict
 
 COMPARE_FILE = "compare.json"
 COMMENT_FILE = "comment.md"
-GATING = ("cpu_us_per_request", "micro_time")
-# open-loop rates are a fraction of each side's own measured maximum
-SIDE_SPECIFIC_PARAMS = ("rate_rps",)
 EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED = 0, 1, 2
-# load figures are measured side by side, sample i of base with sample i of head (lanes.py);
+# load figures are measured side by side, sample i of base with sample i of head (measure/rounds.py);
 # micro-benchmark rounds are separate asv processes, one side after the other
 PAIRED_KINDS = ("load",)
+
+# a metric this benchwatch does not know (an old run): judged, never gating
+FALLBACK = Metric("unknown", "", False, "", "", False, FALLBACK_FLOOR)
 
 RowVerdict = Literal["improvement", "regression", "unchanged", "no verdict"]
 
@@ -62,9 +68,19 @@ class SideInfo(BaseModel):
     kind: Literal["stack", "ref"]
     commit: str | None = None
     variants: list[str] = []
-    environment: dict[str, Any] = {}
+    environment: Environment = Environment()
     inject_cpu_us: float = 0.0
     inject_slowdown: float = 0.0
+
+
+class CompareExtra(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    variants_on_one_side_only: list[str] = []
+    injected: dict[str, float] | None = None  # TEST ONLY: what head's servers were made to burn
+    load_plan: LoadPlanInfo | None = None
+    rounds_dropped: list[SkippedRun] = []  # side-by-side pairs whose oha windows differed
+    loadgen_bottlenecked_runs: dict[str, int] = {}
 
 
 class Comparison(BaseModel):
@@ -76,7 +92,7 @@ class Comparison(BaseModel):
     problems: list[Problem] = []
     unpaired: list[str] = []
     calibration: dict[str, Any] | None = None
-    extra: dict[str, Any] = {}
+    extra: CompareExtra = CompareExtra()
 
     def counts(self) -> dict[str, int]:
         found = {"regression": 0, "improvement": 0, "unchanged": 0, "no verdict": 0}
@@ -95,22 +111,12 @@ class Comparison(BaseModel):
         return EXIT_OK
 
 
-def pair_key(figure: Figure) -> tuple:
-    """What a figure measures, without which stack or checkout it was measured on."""
-    params = {k: v for k, v in figure.params.items() if k not in SIDE_SPECIFIC_PARAMS}
-    return (figure.kind, figure.scenario, figure.endpoint, figure.metric,
-            json.dumps(params, sort_keys=True, default=str))  # fmt: skip
-
-
-def is_memory(key: str) -> bool:
-    return key.startswith("rss") or key == "micro_peakmem"
-
-
 def judge_pair(
     base: Figure | None, head: Figure | None, calibration: Calibration | None
 ) -> Row:
     some = base or head
     assert some is not None
+    about = some.about or FALLBACK
     key = floor_key(some)
     floor, source = floor_for(key, calibration, label(some))
     row = Row(
@@ -119,7 +125,7 @@ def judge_pair(
         base_figure=base.name if base else None, head_figure=head.name if head else None,
         base_value=base.value if base else None, head_value=head.value if head else None,
         base_samples=list(base.samples) if base else [], head_samples=list(head.samples) if head else [],
-        verdict="no verdict", text="", floor=floor, floor_source=source, gating=key in GATING,
+        verdict="no verdict", text="", floor=floor, floor_source=source, gating=about.gating,
     )  # fmt: skip
     invalid = [side for side, f in (("base", base), ("head", head)) if f is None or not f.valid]
     if invalid:
@@ -147,7 +153,7 @@ def judge_pair(
         return row
     row.ratio, row.low, row.high = interval.ratio, interval.low, interval.high
     row.verdict = verdict(interval, some.bigger_is_better, floor)
-    row.text = describe(interval, some.bigger_is_better, memory=is_memory(key))
+    row.text = describe(interval, some.bigger_is_better, memory=about.memory)
     return row
 
 
@@ -155,8 +161,8 @@ def compare_figures(
     base: Iterable[Figure], head: Iterable[Figure], calibration: Calibration | None
 ) -> tuple[list[Row], list[str]]:
     """(rows for every figure measured on both sides, labels measured on one side only)."""
-    base_by_key = {pair_key(f): f for f in base}
-    head_by_key = {pair_key(f): f for f in head}
+    base_by_key = {f.pair_key(): f for f in base}
+    head_by_key = {f.pair_key(): f for f in head}
     rows = [judge_pair(b, head_by_key[k], calibration) for k, b in base_by_key.items() if k in head_by_key]
     unpaired = [f"{label(f)} (base only)" for k, f in base_by_key.items() if k not in head_by_key]
     unpaired += [f"{label(f)} (head only)" for k, f in head_by_key.items() if k not in base_by_key]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from benchwatch.config import Stack
 from benchwatch.errors import UserError
-from benchwatch.micro_figures import figures_from_results
+from benchwatch.measure.micro_figures import figures_from_results
 from benchwatch.results import Figure, Problem
 
 ASV_RUNNER_VERSION = "0.3.2"

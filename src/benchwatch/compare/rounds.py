@@ -1,18 +1,20 @@
 """Base and head measured round by round: load tests side by side (both servers at once, see
-lanes.py), micro-benchmarks alternating (A B A B …)."""
+measure/rounds.py), micro-benchmarks alternating (A B A B …)."""
 
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import statistics
 from pathlib import Path
 
-from benchwatch.lanes import boot_and_measure
-from benchwatch.load import FULL, QUICK, LoadPlan, LoadStage, half_iqr, start_run
+from benchwatch.compare.sides import Side
+from benchwatch.config import select_figures
+from benchwatch.measure.collect import Collector, half_iqr, slots_for
+from benchwatch.measure.load import fill_run, start_run
+from benchwatch.measure.plan import FULL, QUICK, LoadPlan
+from benchwatch.measure.rounds import Rig, Track, run_rounds
 from benchwatch.progress import Progress
-from benchwatch.results import Figure, Problem, Run
-from benchwatch.sides import Side
+from benchwatch.results import Environment, Figure, Problem, Run, write_run
 
 SIDE_BY_SIDE_TAG = " (side by side)"
 COMPARE_QUICK_ROUNDS = 8
@@ -26,38 +28,34 @@ def compare_plan(quick: bool, rounds: int | None) -> LoadPlan:
     return dataclasses.replace(FULL, rounds=rounds or COMPARE_FULL_ROUNDS)
 
 
-def side_stage(side: Side, plan: LoadPlan, out_dir: Path, run: Run) -> LoadStage:
-    """The load stage of one side, driven one round at a time by measure_load."""
-    return LoadStage(side.project, side.variants, plan, out_dir, run=run, quiet=True, inject=side.inject,
-                     name_tag=SIDE_BY_SIDE_TAG)  # fmt: skip
+def side_track(side: Side) -> Track:
+    """One side's stream of results. Its figures are named '(side by side)': they must not meet
+    a trend of figures measured alone under the same name (two servers share the core)."""
+    return Track(slots_for(side.variants, None), Collector(name_tag=SIDE_BY_SIDE_TAG), inject=side.inject)
 
 
 def measure_load(
-    base: Side, head: Side, plan: LoadPlan, out_dir: Path, environment: dict, quiet: bool = False
-) -> tuple[Run, Run]:
-    stages = [
-        side_stage(side, plan, out_dir / f"{side.role}-load", start_run(["compare", side.role], dict(environment)))
-        for side in (base, head)
-    ]  # fmt: skip
-    for stage in stages:
-        stage.prepare()
-    pairs = list(zip(stages[0].slots, stages[1].slots, strict=True))  # sides.pairs lined them up
-    progress = Progress(plan.rounds * len(pairs), "compare", quiet=quiet)
-    for round_index in range(plan.rounds):
-        for base_slot, head_slot in pairs:
-            progress.step(f"{base_slot.label} | {head_slot.label}", f"side by side, round {round_index + 1}/{plan.rounds}")
-            entries = [(stage, slot) for stage, slot in zip(stages, (base_slot, head_slot), strict=True)
-                       if slot.label not in stage.data.failed]  # fmt: skip
-            if round_index % 2:  # who boots first and whose oha starts first, alternately
-                entries.reverse()
-            boot_and_measure(entries, round_index)
-            progress.advance()
-            for stage in stages:
-                stage.checkpoint(complete=False)
-        if round_index == 0:
-            for stage in stages:
-                stage.cross_check_answers()
-    return stages[0].checkpoint(complete=True), stages[1].checkpoint(complete=True)
+    rig: Rig, base: Side, head: Side, out_dir: Path, environment: Environment, *,
+    failed_stacks: dict[str, str], quiet: bool = False,
+) -> tuple[Run, Run]:  # fmt: skip
+    """Base and head side by side in every round; each side's run.json (`<role>-load/`)
+    rewritten after every step."""
+    sides = (base, head)
+    tracks = [side_track(side) for side in sides]
+    runs = [start_run(["compare", side.role], environment) for side in sides]
+    for track, run in zip(tracks, runs, strict=True):
+        track.fail_stacks(failed_stacks)
+        run.environment.stacks.update({name: env.versions for name, env in rig.environments.items()})
+
+    def checkpoint(complete: bool) -> None:
+        for side, track, run in zip(sides, tracks, runs, strict=True):
+            fill_run(run, rig, track, complete=complete)
+            write_run(out_dir / f"{side.role}-load", run)
+
+    progress = Progress(rig.plan.rounds * len(tracks[0].slots), quiet=quiet)
+    run_rounds(rig, tracks, progress=progress, after_step=lambda: checkpoint(False))
+    checkpoint(True)
+    return runs[0], runs[1]
 
 
 MICRO_ROUNDS = 5  # asv processes per side; fewer cannot give a 95 % interval that excludes 1 often
@@ -70,7 +68,7 @@ def measure_micro(
     round gives one sample per benchmark, the median of its repeats: repeats inside one asv
     process share its memory layout and its moment on the machine, so counting them as
     independent samples made intervals far too narrow (an A/A compare saw 1.57x)."""
-    from benchwatch.micro import run_micro
+    from benchwatch.measure.micro import run_micro
 
     samples: dict[str, dict[str, Figure]] = {"base": {}, "head": {}}
     problems: list[Problem] = []
@@ -89,11 +87,7 @@ def measure_micro(
                     update={"samples": kept, "value": statistics.median(kept), "spread": half_iqr(kept)}
                 )
     base_figs, head_figs = list(samples["base"].values()), list(samples["head"].values())
-    if patterns:
-        wanted = [p.strip() for p in patterns.split(",") if p.strip()]
-        keep = lambda f: any(fnmatch.fnmatchcase(f.variant, p) for p in wanted)  # noqa: E731
-        base_figs, head_figs = [f for f in base_figs if keep(f)], [f for f in head_figs if keep(f)]
-    return base_figs, head_figs, problems
+    return select_figures(base_figs, patterns), select_figures(head_figs, patterns), problems
 
 
 def _micro_stacks(side: Side) -> list:

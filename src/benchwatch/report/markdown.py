@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchwatch.findings import NOT_MEASURED, FindingRow, evaluate
-from benchwatch.report_plots import app_charts
-from benchwatch.report_tables import Cell, Table, load_tables, micro_tables, setting, stack_order
+from benchwatch.metrics import setting_from_params
+from benchwatch.report.charts import app_charts
+from benchwatch.report.findings import NOT_MEASURED, FindingRow, evaluate
+from benchwatch.report.tables import Cell, Table, load_tables, micro_tables, stack_order
 from benchwatch.results import Run, write_text_atomic
 
 __all__ = ["Report", "build", "render_markdown", "write_report"]
@@ -16,10 +17,7 @@ __all__ = ["Report", "build", "render_markdown", "write_report"]
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
 MD_LIMIT = 60000  # GitHub rejects comments over 65536 characters
-_FINGERPRINT = (("cpu_model", "CPU"), ("cores", "cores"), ("os", "OS"), ("python", "Python"),
-                ("git_commit", "git commit"), ("git_dirty", "uncommitted changes"), ("oha_version", "oha"),
-                ("asv_version", "asv"), ("benchwatch_version", "benchwatch"), ("hostname", "host"))  # fmt: skip
-_HEADLINE_PACKAGES = ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn", "orjson")
+HEADLINE_PACKAGES = ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn", "orjson")
 
 
 @dataclass
@@ -49,7 +47,7 @@ def write_report(
     out_dir: Path, run: Run, reference_stack: str | None = None, stacks: Sequence[str] = ()
 ) -> None:
     """reference_stack defaults to run.extra["reference_stack"]; stacks is the preferred order."""
-    from benchwatch.report_html import render_html
+    from benchwatch.report.html import render_html
 
     report = build(run, reference_stack, stacks)
     write_text_atomic(out_dir / REPORT_MD, render_markdown(report))
@@ -57,8 +55,8 @@ def write_report(
 
 
 def build(run: Run, reference_stack: str | None = None, stacks: Sequence[str] = ()) -> Report:
-    reference = reference_stack or run.extra.get("reference_stack")
-    order = stack_order(run, stacks or run.extra.get("stack_order", ()))
+    reference = reference_stack or run.extra.reference_stack
+    order = stack_order(run, stacks or run.extra.stack_order)
     tables = load_tables(run, reference, order)
     apps = [AppSection(app, app_tables, app_charts(run, app, order)) for app, app_tables in tables.items()]
     invalid = [f"{f.name}: {f.note or 'invalid'}" for f in run.figures if not f.valid]
@@ -83,11 +81,11 @@ def _summary(run: Run, reference: str | None, problems: int, invalid: int) -> li
     state = "complete" if run.complete else "INCOMPLETE (interrupted or failed part-way)"
     lines = [f"Run started {run.started_at}, finished {run.finished_at or '—'}: {state}.",
              f"{valid} valid figures, {invalid} invalid, {problems} problems."]  # fmt: skip
-    plan = run.extra.get("load_plan")
-    if isinstance(plan, dict):
-        quick = " (quick)" if plan.get("quick") else ""
-        lines.append(f"Load plan{quick}: {plan.get('rounds')} rounds of {plan.get('duration_s')} s, "
-                     f"concurrency {plan.get('concurrencies')}, open-loop rates {plan.get('rate_fractions')} of max.")  # fmt: skip
+    plan = run.extra.load_plan
+    if plan is not None:
+        quick = " (quick)" if plan.quick else ""
+        lines.append(f"Load plan{quick}: {plan.rounds} rounds of {plan.duration_s} s, "
+                     f"concurrency {plan.concurrencies}, open-loop rates {plan.rate_fractions} of max.")  # fmt: skip
     if reference:
         lines.append(f"Ratios are against the reference stack `{reference}` "
                      "(x faster/slower in the metric's own direction; server CPU per request first).")  # fmt: skip
@@ -95,55 +93,46 @@ def _summary(run: Run, reference: str | None, problems: int, invalid: int) -> li
 
 
 def _environment(run: Run) -> list[tuple[str, str]]:
-    env = run.environment
-    rows = [(label, str(env[key])) for key, label in _FINGERPRINT if env.get(key) not in (None, "")]
+    rows = [(title, str(value)) for _, title, value in run.environment.facts() if value not in (None, "")]
     if run.command:
         rows.append(("command", " ".join(run.command)))
-    if run.extra.get("shard"):
-        rows.append(("shard", str(run.extra["shard"])))
+    if run.extra.shard:
+        rows.append(("shard", run.extra.shard))
     return rows
 
 
 def _versions(run: Run, order: Sequence[str]) -> Table:
-    stacks = run.environment.get("stacks") or {}
+    stacks = run.environment.stacks
     names = [s for s in order if s in stacks] + [s for s in stacks if s not in order]
-    table = Table("installed versions per stack", ["stack", *_HEADLINE_PACKAGES])
+    table = Table("installed versions per stack", ["stack", *HEADLINE_PACKAGES])
     for name in names:
         versions = stacks[name] or {}
-        table.rows.append([Cell(name), *(Cell(str(versions.get(p, "—"))) for p in _HEADLINE_PACKAGES)])
+        table.rows.append([Cell(name), *(Cell(str(versions.get(p, "—"))) for p in HEADLINE_PACKAGES)])
     return table
 
 
 def _aa_table(run: Run) -> Table | None:
-    noise = run.extra.get("aa_noise")
-    if not isinstance(noise, dict) or not noise.get("figures"):
+    noise = run.extra.aa_noise
+    if noise is None or not noise.figures:
         return None
-    table = Table(f"A/A noise: {noise.get('variant', '?')} measured twice in every round",
+    table = Table(f"A/A noise: {noise.variant} measured twice in every round",
                   ["figure", "CV (A and A' pooled)", "A'/A"])  # fmt: skip
-    for name, entry in sorted(noise["figures"].items()):
-        cv, ratio = entry.get("cv"), entry.get("ratio")
-        table.rows.append([
-            Cell(name),
-            Cell(f"{cv:.1%}" if isinstance(cv, int | float) else "—"),
-            Cell(f"{ratio:.3f}" if isinstance(ratio, int | float) else "—"),
-        ])  # fmt: skip
+    for name, entry in sorted(noise.figures.items()):
+        table.rows.append([Cell(name), Cell(f"{entry.cv:.1%}"), Cell(f"{entry.ratio:.3f}")])
     return table
 
 
 def _loadgen_notes(run: Run) -> list[str]:
-    info = run.extra.get("loadgen")
-    if not isinstance(info, dict):
+    info = run.extra.loadgen
+    flagged = [r for r in info.runs if r.oha_bottleneck] if info else []
+    if not info or not flagged:
         return []
-    flagged = [r for r in info.get("runs", []) if isinstance(r, dict) and r.get("oha_bottleneck")]
-    if not flagged:
-        return []
-    share = info.get("bottleneck_share")
     notes = [f"oha (the load generator) was the bottleneck in {len(flagged)} measurement(s)"
-             + (f" (used ≥ {share:.0%} of its core)" if isinstance(share, int | float) else "")
-             + ": those figures measure oha as much as the server."]  # fmt: skip
+             f" (used ≥ {info.bottleneck_share:.0%} of its core): those figures measure oha as much as the server."]  # fmt: skip
     for r in flagged[:20]:
-        where = setting(r.get("params") or {})
-        notes.append(f"{r.get('variant')} {r.get('endpoint')} {where}: oha CPU {r.get('oha_cpu_share', 0):.0%}")
+        setting = setting_from_params(r.params)
+        where = setting.label if setting is not None else ""
+        notes.append(f"{r.variant} {r.endpoint} {where}: oha CPU {r.oha_cpu_share:.0%}")
     if len(flagged) > 20:
         notes.append(f"… and {len(flagged) - 20} more")
     return notes

@@ -20,10 +20,14 @@ import psutil
 
 from benchwatch.config import Variant
 from benchwatch.envs import Env
+from benchwatch.measure.inject import (
+    INJECT_CPU_US_ENV,
+    INJECT_SLOWDOWN_ENV,
+    NO_INJECTION,
+    Injection,
+)
 
 HOST = "127.0.0.1"
-INJECT_CPU_US_ENV = "BENCHWATCH_INJECT_CPU_US"  # read by apps/_inject.py
-INJECT_SLOWDOWN_ENV = "BENCHWATCH_INJECT_SLOWDOWN"
 _live: dict[int, subprocess.Popen] = {}
 
 
@@ -37,30 +41,6 @@ class BootError(Exception):
         self.stderr_tail = stderr_tail
 
 
-@dataclass(frozen=True)
-class Injection:
-    """TESTING ONLY: extra CPU per request the apps burn (apps/_inject.py); none by default."""
-
-    cpu_us: float = 0.0
-    slowdown: float = 0.0
-    layer_only: bool = False  # the middleware without a cost: base's match for an injected head
-
-    def __bool__(self) -> bool:
-        return self.cpu_us > 0 or self.slowdown > 0
-
-    def environ(self) -> dict[str, str]:
-        if self.layer_only:
-            return {INJECT_SLOWDOWN_ENV: "0"}
-        settings = {INJECT_CPU_US_ENV: self.cpu_us, INJECT_SLOWDOWN_ENV: self.slowdown}
-        return {name: f"{value:g}" for name, value in settings.items() if value > 0}
-
-    def describe(self) -> str:
-        parts = [f"{self.slowdown:.0%} of the server's own CPU"] if self.slowdown else []
-        parts += [f"{self.cpu_us:g} µs"] if self.cpu_us else []
-        return " + ".join(parts) + " CPU injected per request"
-
-
-NO_INJECTION = Injection()
 
 
 @dataclass

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# The git half of a record job (publish.yml, nightly.yml): put prepared files into gh-pages,
+# record which commits this publish covers, push once, rebase and retry when another record
+# job pushed first. Runs nothing but git and coreutils; tests/test_record_push.py rehearses it
+# against a local bare repository.
+#
+#   record_push.sh --repo DIR --remote URL --message TEXT
+#                  [--put SRC DEST]... [--state PATH --sha SHA] [--attempts N]
+#
+# --repo     a clone whose local `gh-pages` branch may hold commits not pushed yet (what
+#            github-action-benchmark leaves with auto-push: false); fetched from --remote if absent
+# --remote   where to fetch gh-pages from and push it to (a URL, or a path in the rehearsal)
+# --put      replace DEST (relative to the gh-pages root) with a copy of SRC; DEST "." replaces
+#            each top-level entry of the directory SRC in the root
+# --state    JSON file (relative to the root) naming the last published commit; with --sha the
+#            new state says which first-parent commits since the previous one this publish
+#            covers, and which of them were skipped (superseded pushes: no data point of their own)
+# Exit 0 when pushed (or nothing to push), 1 with one ERROR line otherwise.
+set -euo pipefail
+
+fail() { echo "ERROR: $*" >&2; exit 1; }
+say() { echo "record: $*" >&2; }
+
+repo="" remote="" message="" state="" sha="" attempts=5
+puts=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --repo) repo=${2:?--repo needs a directory}; shift 2 ;;
+    --remote) remote=${2:?--remote needs a URL}; shift 2 ;;
+    --message) message=${2:?--message needs text}; shift 2 ;;
+    --put) [ $# -ge 3 ] || fail "--put needs SRC and DEST"; puts+=("$2" "$3"); shift 3 ;;
+    --state) state=${2:?--state needs a path}; shift 2 ;;
+    --sha) sha=${2:?--sha needs a commit}; shift 2 ;;
+    --attempts) attempts=${2:?--attempts needs a number}; shift 2 ;;
+    *) fail "unknown argument '$1' (see the header of $0)" ;;
+  esac
+done
+[ -n "$repo" ] && [ -n "$remote" ] && [ -n "$message" ] || fail "--repo, --remote and --message are required"
+git -C "$repo" rev-parse --git-dir >/dev/null 2>&1 || fail "--repo $repo is not a git repository"
+[[ "$attempts" =~ ^[1-9][0-9]?$ ]] || fail "--attempts must be 1..99, got '$attempts'"
+if [ -n "$sha$state" ]; then
+  [ -n "$sha" ] && [ -n "$state" ] || fail "--state and --sha go together"
+  [[ "$sha" =~ ^[0-9a-f]{40}$ ]] || fail "--sha must be a full 40-hex commit, got '$sha'"
+fi
+for ((i = 0; i < ${#puts[@]}; i += 2)); do
+  [ -e "${puts[i]}" ] || fail "--put source ${puts[i]} does not exist"
+  dest=${puts[i + 1]}
+  [[ "$dest" != /* && "/$dest/" != */../* && "$dest" != .git* ]] || fail "--put destination '$dest' must stay inside gh-pages"
+done
+
+bot=(-c user.name="github-actions[bot]" -c user.email="41898282+github-actions[bot]@users.noreply.github.com")
+if ! git -C "$repo" rev-parse --verify -q refs/heads/gh-pages >/dev/null; then
+  git -C "$repo" fetch -q "$remote" gh-pages:gh-pages || fail "cannot fetch gh-pages from the remote (create it first: docs/github.md)"
+fi
+site=$(mktemp -d "${RUNNER_TEMP:-/tmp}/gh-pages.XXXXXX")
+cleanup() { git -C "$repo" worktree remove --force "$site" >/dev/null 2>&1 || rm -rf "$site"; }
+trap cleanup EXIT
+git -C "$repo" worktree add -q "$site" gh-pages
+
+# 1. The prepared files, one commit (none when nothing changed).
+for ((i = 0; i < ${#puts[@]}; i += 2)); do
+  src=${puts[i]} dest=${puts[i + 1]}
+  if [ "$dest" = "." ]; then
+    [ -d "$src" ] || fail "--put $src . needs a directory"
+    for entry in "$src"/* "$src"/.[!.]*; do
+      [ -e "$entry" ] || continue
+      name=$(basename "$entry")
+      [[ "$name" != .git* ]] || continue
+      rm -rf "${site:?}/$name"
+      cp -R "$entry" "$site/$name"
+    done
+  else
+    rm -rf "${site:?}/$dest"
+    mkdir -p "$(dirname "$site/$dest")"
+    cp -R "$src" "$site/$dest"
+  fi
+done
+git -C "$site" add -A
+if ! git -C "$site" diff --cached --quiet; then
+  git -C "$site" "${bot[@]}" commit -q -m "$message"
+fi
+
+# 2. The state: which commits this publish covers. Rewritten after every rebase, so it is
+#    always computed against the state the push lands on.
+previous_commit() {
+  [ -f "$site/$state" ] || return 0
+  sed -n 's/^ *"commit": *"\([0-9a-f]\{40\}\)".*/\1/p' "$site/$state" | head -n 1
+}
+json_list() { local first=1; printf '['; for c in "$@"; do [ $first = 1 ] || printf ', '; printf '"%s"' "$c"; first=0; done; printf ']'; }
+write_state() {
+  local previous note covers=() skipped=()
+  previous=$(previous_commit)
+  if [ -z "$previous" ]; then
+    note="first publish recorded"
+    covers=("$sha")
+  elif [ "$previous" = "$sha" ]; then
+    say "$sha is already the last published commit: state unchanged"
+    return 0
+  elif ! git -C "$repo" cat-file -e "$previous^{commit}" 2>/dev/null; then
+    note="previous published commit $previous is not in this clone's history"
+    covers=("$sha")
+  elif git -C "$repo" merge-base --is-ancestor "$previous" "$sha"; then
+    mapfile -t covers < <(git -C "$repo" rev-list --first-parent --reverse "$previous..$sha")
+    note="covers ${#covers[@]} commit(s) since $previous"
+  else
+    note="previous published commit $previous is not an ancestor of $sha"
+    covers=("$sha")
+  fi
+  skipped=("${covers[@]:0:${#covers[@]}-1}")
+  mkdir -p "$(dirname "$site/$state")"
+  {
+    printf '{\n  "commit": "%s",\n' "$sha"
+    if [ -n "$previous" ]; then printf '  "previous": "%s",\n' "$previous"; else printf '  "previous": null,\n'; fi
+    printf '  "covers": %s,\n' "$(json_list "${covers[@]}")"
+    printf '  "skipped": %s,\n' "$(json_list "${skipped[@]}")"
+    printf '  "note": "%s"\n}\n' "$note"
+  } >"$site/$state"
+  say "$sha: $note"
+  if [ ${#skipped[@]} -gt 0 ]; then
+    say "skipped, published without a data point of their own: ${skipped[*]}"
+    [ -z "${GITHUB_ACTIONS:-}" ] || echo "::warning::publish of $sha also covers ${#skipped[@]} commit(s) that were skipped (no data point of their own): ${skipped[*]}"
+    [ -z "${GITHUB_STEP_SUMMARY:-}" ] || printf '### Publish of %s\n%s; skipped: %s\n' "$sha" "$note" "${skipped[*]}" >>"$GITHUB_STEP_SUMMARY"
+  fi
+  local body=(-m "Record published commit $sha" -m "$note")
+  [ ${#skipped[@]} -eq 0 ] || body+=(-m "Skipped (no data point of their own): ${skipped[*]}")
+  git -C "$site" add "$state"
+  git -C "$site" "${bot[@]}" commit -q "${body[@]}"
+  state_committed=1
+}
+
+# 3. Push; when rejected, drop the state commit, rebase on what was pushed meanwhile, retry.
+for ((attempt = 1; ; attempt++)); do
+  state_committed=0
+  [ -z "$state" ] || write_state
+  if git -C "$site" push -q "$remote" gh-pages:gh-pages; then
+    say "pushed gh-pages (attempt $attempt)"
+    exit 0
+  fi
+  [ "$attempt" -lt "$attempts" ] || fail "gh-pages push still rejected after $attempts attempts"
+  say "push rejected (attempt $attempt): rebasing on the remote gh-pages and retrying"
+  [ "$state_committed" = 0 ] || git -C "$site" reset -q --hard HEAD~1
+  sleep "$attempt"
+  git -C "$site" fetch -q "$remote" gh-pages || fail "cannot fetch gh-pages from the remote"
+  if ! git -C "$site" "${bot[@]}" rebase -q FETCH_HEAD >/dev/null 2>&1; then
+    conflicts=$(git -C "$site" diff --name-only --diff-filter=U | paste -sd' ' -)
+    git -C "$site" rebase --abort || true
+    fail "gh-pages changed underneath in the same files ($conflicts): another record job of the same kind pushed; re-run this one"
+  fi
+done

@@ -1,0 +1,139 @@
+"""`benchwatch compare` from end to end: sides, side-by-side rounds, verdicts, files."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from benchwatch.compare.calibrate import load_calibration
+from benchwatch.compare.sides import Side
+from benchwatch.compare.verdict import (
+    COMMENT_FILE,
+    COMPARE_FILE,
+    CompareExtra,
+    Comparison,
+    SideInfo,
+    compare_figures,
+)
+from benchwatch.config import Project
+from benchwatch.errors import UserError
+from benchwatch.measure.inject import Injection
+from benchwatch.results import (
+    Environment,
+    Figure,
+    Problem,
+    Run,
+    ensure_writable,
+    write_json_atomic,
+    write_run,
+    write_text_atomic,
+)
+
+
+def compare(
+    project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
+    rounds: int | None = None, out: Path | None = None, load: bool = True, micro: bool = True,
+    quiet: bool = False, inject_head: Injection | None = None,
+) -> tuple[Comparison, Path]:  # fmt: skip
+    """Measure base and head on this machine (load side by side, asv alternating) and judge
+    every figure. The sides are resolved and matched before anything is created or built."""
+    from benchwatch import fingerprint
+    from benchwatch.compare import sides as sides_module
+    from benchwatch.compare.rounds import compare_plan, measure_load, measure_micro
+    from benchwatch.measure import loadgen
+    from benchwatch.measure.rounds import build_rig
+    from benchwatch.measure.server import install_cleanup
+
+    inject_head = inject_head or Injection()
+    if not load and not micro:
+        raise UserError("--no-load and --no-micro together leave nothing to compare")
+    if rounds is not None and rounds < 1:
+        raise UserError("--rounds: give a positive number of rounds")
+    if inject_head.cpu_us < 0 or not 0 <= inject_head.slowdown < 10:
+        raise UserError("--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)")
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    plan = compare_plan(quick, rounds)
+    with sides_module.resolve(project, base, head, patterns, inject_head) as (base_side, head_side):
+        matched, alone = sides_module.pairs(base_side, head_side)
+        if not matched:
+            raise UserError(
+                f"nothing to compare: base has {[v.id for v in base_side.variants] or 'no variant'}, "
+                f"head has {[v.id for v in head_side.variants] or 'no variant'}"
+            )
+        base_side.variants = [b for b, _ in matched]
+        head_side.variants = [h for _, h in matched]
+        out = out or project.root / "results" / f"compare-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+        ensure_writable(out)
+        oha = loadgen.ensure_oha() if load else None
+        environment = fingerprint.collect(project.root, loadgen.oha_version(oha) if oha else None)
+        calibration = load_calibration(project.root)
+        install_cleanup()
+        extra = CompareExtra(variants_on_one_side_only=alone)
+        if inject_head:
+            extra.injected = {"slowdown": inject_head.slowdown, "cpu_us_per_request": inject_head.cpu_us}
+        figures: dict[str, list[Figure]] = {"base": [], "head": []}
+        side_problems: dict[str, list[Problem]] = {"base": [], "head": []}
+        micro_problems: list[Problem] = []
+        envs_of = {"base": environment, "head": environment}
+        if oha is not None:
+            rig, failed = build_rig(oha, plan, base_side.variants + head_side.variants)
+            runs = measure_load(rig, base_side, head_side, out, environment, failed_stacks=failed, quiet=quiet)
+            for side, run in zip((base_side, head_side), runs, strict=True):
+                figures[side.role] += run.figures
+                side_problems[side.role] = [p.model_copy(update={"reason": f"{side.role}: {p.reason}"})
+                                            for p in run.problems]  # fmt: skip
+                envs_of[side.role] = run.environment
+            base_run, head_run = runs
+            extra.load_plan = base_run.extra.load_plan
+            extra.rounds_dropped = base_run.extra.loadgen.dropped_pairs if base_run.extra.loadgen else []
+            extra.loadgen_bottlenecked_runs = {
+                side.role: run.extra.loadgen.bottlenecked_runs if run.extra.loadgen else 0
+                for side, run in zip((base_side, head_side), runs, strict=True)
+            }
+        if micro:
+            b, h, micro_problems = measure_micro(base_side, head_side, quick, None, patterns, out)
+            figures["base"] += b
+            figures["head"] += h
+        rows, unpaired = compare_figures(figures["base"], figures["head"], calibration)
+        infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}
+        for side in (base_side, head_side):
+            write_side_run(out / side.role, side, infos[side.role], figures[side.role], side_problems[side.role], started)
+        comparison = Comparison(
+            base=infos["base"], head=infos["head"], rounds=plan.rounds, quick=quick, rows=rows,
+            problems=side_problems["base"] + side_problems["head"] + micro_problems, unpaired=unpaired,
+            calibration=calibration.model_dump(exclude={"detail"}) if calibration else None, extra=extra,
+        )  # fmt: skip
+    write_outputs(comparison, out)
+    return comparison, out
+
+
+def side_info(side: Side, environment: Environment) -> SideInfo:
+    """A side as the comment shows it: its own checkout's commit, only its own stacks."""
+    env = environment.model_copy(deep=True)
+    if side.commit:
+        env.git_commit, env.git_dirty = side.commit, False
+    own = {v.stack.name for v in side.variants}
+    env.stacks = {name: pins for name, pins in env.stacks.items() if name in own}
+    return SideInfo(role=side.role, spec=side.spec, kind=side.kind, commit=side.commit,
+                    variants=[v.id for v in side.variants], environment=env,
+                    inject_cpu_us=side.inject.cpu_us, inject_slowdown=side.inject.slowdown)  # fmt: skip
+
+
+def write_side_run(
+    directory: Path, side: Side, info: SideInfo, figures: list[Figure], problems: list[Problem], started: str
+) -> None:
+    """One side as a run directory (run.json, gab-*.json): what the workflows hand to
+    github-action-benchmark for the PR's compare-only check and the nightly trend."""
+    run = Run(started_at=started, finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+              complete=True, command=["benchwatch", "compare", side.role, side.spec],
+              environment=info.environment, figures=figures, problems=problems)  # fmt: skip
+    write_run(directory, run)
+
+
+def write_outputs(comparison: Comparison, out: Path) -> None:
+    from benchwatch.compare.comment import render
+
+    data = comparison.model_dump(mode="json")
+    data["summary"] = {**comparison.counts(), "exit_code": comparison.exit_code()}
+    write_json_atomic(out / COMPARE_FILE, data)
+    write_text_atomic(out / COMMENT_FILE, render(comparison))

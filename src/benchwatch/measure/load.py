@@ -1,0 +1,101 @@
+"""The load stage: interleaved rounds over the variants, each boot verified, warmed, measured;
+run.json written after every step."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchwatch.config import Project, Variant
+from benchwatch.measure import loadgen
+from benchwatch.measure.collect import Collector, slots_for
+from benchwatch.measure.rounds import Rig, Track, run_rounds
+from benchwatch.progress import Progress
+from benchwatch.results import Environment, Run, ensure_writable, write_run
+
+
+def measure_load(
+    rig: Rig, track: Track, run: Run, out_dir: Path, *, failed_stacks: dict[str, str], quiet: bool = False
+) -> Run:
+    """Every round over every slot of `track`, run.json rewritten after each step; on Ctrl-C
+    what was measured is written, marked incomplete."""
+    earlier = (list(run.figures), list(run.problems))
+    track.fail_stacks(failed_stacks)
+    run.environment.stacks.update({name: env.versions for name, env in rig.environments.items()})
+
+    def checkpoint(complete: bool) -> Run:
+        fill_run(run, rig, track, complete=complete, earlier=earlier)
+        write_run(out_dir, run)
+        return run
+
+    progress = Progress(rig.plan.rounds * len(track.slots), quiet=quiet)
+    try:
+        run_rounds(rig, [track], progress=progress, after_step=lambda: checkpoint(False))
+    except KeyboardInterrupt:
+        checkpoint(False)
+        raise
+    return checkpoint(True)
+
+
+def load(
+    project: Project, variants: Sequence[Variant], *, quick: bool = False, out: Path | None = None,
+    aa_variant: str | None = None, shard: str | None = None, quiet: bool = False, command: Sequence[str] = (),
+) -> tuple[Run, Path]:  # fmt: skip
+    """The load stage from end to end: checks, environments, rounds; (run, its directory)."""
+    from benchwatch import fingerprint
+    from benchwatch.measure.plan import FULL, QUICK
+    from benchwatch.measure.rounds import build_rig
+    from benchwatch.measure.server import install_cleanup
+
+    out = out or default_out_dir(project)
+    ensure_writable(out)
+    oha = loadgen.ensure_oha()
+    install_cleanup()
+    plan = QUICK if quick else FULL
+    record = start_run(list(command) or ["benchwatch", "load"], fingerprint.collect(project.root, loadgen.oha_version(oha)))
+    record.extra.reference_stack = project.reference_stack
+    record.extra.stack_order = list(project.stacks)
+    record.extra.shard = shard
+    track = load_track(variants, aa_variant)
+    say(f"load: {len(track.slots)} variant slots x {plan.rounds} round(s), "
+        f"about {plan.estimate([s.variant for s in track.slots]) / 60:.1f} min; results in {out}", quiet)  # fmt: skip
+    rig, failed = build_rig(oha, plan, variants)
+    return measure_load(rig, track, record, out, failed_stacks=failed, quiet=quiet), out
+
+
+def load_track(variants: Sequence[Variant], aa_variant: str | None = None, name_tag: str = "") -> Track:
+    return Track(slots_for(variants, aa_variant), Collector(name_tag=name_tag))
+
+
+def fill_run(run: Run, rig: Rig, track: Track, *, complete: bool, earlier: tuple[list, list] = ([], [])) -> None:
+    """The run as its track stands now: figures, problems, what oha did, the plan, A/A noise."""
+    data = track.data
+    run.figures = earlier[0] + data.figures()
+    run.problems = earlier[1] + data.problems
+    run.complete = complete
+    run.finished_at = now()
+    run.extra.loadgen = data.loadgen_info(rig.oha_cores, rig.server_cores, loadgen.BOTTLENECK_SHARE)
+    run.extra.timings["load"] = data.timings
+    run.extra.load_plan = rig.plan.info()
+    copies = [s for s in track.slots if s.is_copy]
+    if copies:
+        run.extra.aa_noise = data.aa_noise(copies[0])
+
+
+def default_out_dir(project: Project) -> Path:
+    return project.root / "results" / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def start_run(command: Sequence[str], environment: Environment) -> Run:
+    return Run(started_at=now(), command=list(command), environment=environment.model_copy(deep=True))
+
+
+def say(line: str, quiet: bool = False) -> None:
+    if not quiet:
+        print(line, file=sys.stderr, flush=True)

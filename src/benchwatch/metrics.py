@@ -1,0 +1,151 @@
+"""The figure vocabulary: every metric once, and the setting a load figure was measured at.
+
+Figure names are the published trend keys (github-action-benchmark's history): everything
+that builds a name, a label, a sort order or a pairing key asks this module, and nothing
+parses a figure name back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = [
+    "CPU", "FALLBACK_FLOOR", "METRICS", "MICRO_PEAKMEM", "MICRO_TIME", "P50", "P99", "RPS", "RSS_IDLE", "RSS_PEAK",
+    "RSS_WARM", "Closed", "Metric", "Open", "Setting", "figure_name", "load_metrics",
+    "metric", "metric_rank", "rss_name", "setting_from_params", "setting_sort_key",
+]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Metric:
+    key: str  # stored in Figure.metric (load) and used as calibration.json's floor key
+    unit: str
+    bigger_is_better: bool
+    short: str  # the last word of a load figure's name ("cpu/req")
+    title: str  # what a reader sees in tables
+    gating: bool  # a significant regression fails a compare
+    default_floor: float  # used when calibration.json has no entry for it
+    memory: bool = False  # "larger/smaller" rather than "slower/faster"
+    per_variant: bool = False  # one per server (RSS), not per endpoint and setting
+    closed_only: bool = False  # requests/s only means a capacity in a closed loop
+
+
+CPU = Metric("cpu_us_per_request", "us", False, "cpu/req", "server CPU µs/request", True, 0.05)
+RPS = Metric("rps", "req/s", True, "rps", "requests/s", False, 0.10, closed_only=True)
+P50 = Metric("latency_p50_ms", "ms", False, "p50", "latency p50", False, 0.15)
+P99 = Metric("latency_p99_ms", "ms", False, "p99", "latency p99", False, 0.40)
+RSS_IDLE = Metric("rss_idle_mb", "MB", False, "rss idle", "RSS idle", False, 0.05, True, True)
+RSS_WARM = Metric("rss_warm_mb", "MB", False, "rss warm", "RSS after warm-up", False, 0.05, True, True)
+RSS_PEAK = Metric("rss_peak_mb", "MB", False, "rss peak", "RSS peak under load", False, 0.10, True, True)
+# micro-benchmarks keep their operation (dump_json, …) in Figure.metric; these are their kinds
+MICRO_TIME = Metric("micro_time", "us", False, "", "micro-benchmark CPU time", True, 0.10)
+MICRO_PEAKMEM = Metric("micro_peakmem", "MB", False, "", "micro-benchmark peak memory", False, 0.05, True)
+
+# in the order tables and names list them
+METRICS: tuple[Metric, ...] = (CPU, RPS, P50, P99, RSS_IDLE, RSS_WARM, RSS_PEAK, MICRO_TIME, MICRO_PEAKMEM)
+_BY_KEY = {m.key: m for m in METRICS}
+FALLBACK_FLOOR = 0.10
+
+
+def load_metrics(setting: Setting) -> tuple[Metric, ...]:
+    """The per-request metrics one oha run yields at this setting, in name order."""
+    return tuple(m for m in (CPU, RPS, P50, P99) if not (m.closed_only and isinstance(setting, Open)))
+
+
+def metric(kind: str, key: str) -> Metric | None:
+    """The Metric of a figure (kind "load" or "micro", key its Figure.metric); None for a
+    metric this benchwatch does not know (an old run.json)."""
+    if kind == "micro":
+        return MICRO_PEAKMEM if key.startswith("peakmem") else MICRO_TIME
+    return _BY_KEY.get(key)
+
+
+def metric_rank(key: str) -> int:
+    found = _BY_KEY.get(key)
+    return METRICS.index(found) if found else len(METRICS)
+
+
+@dataclass(frozen=True)
+class Closed:
+    """Closed loop: C connections, each sending its next request when the last one answered."""
+
+    concurrency: int
+    mode: Literal["closed"] = "closed"
+
+    @property
+    def tag(self) -> str:  # in figure names; never change
+        return f"c={self.concurrency}"
+
+    @property
+    def label(self) -> str:
+        return self.tag
+
+    def sort_key(self) -> tuple[int, float]:
+        return (0, float(self.concurrency))
+
+    def params(self) -> dict[str, Any]:
+        return {"mode": "closed", "concurrency": self.concurrency}
+
+    def pair_params(self) -> dict[str, Any]:
+        return self.params()
+
+
+@dataclass(frozen=True)
+class Open:
+    """Open loop at a fixed rate: a fraction of the variant's own measured maximum."""
+
+    fraction: float
+    rate_rps: int | None = None  # the rate that fraction came to; differs between sides
+    mode: Literal["open"] = "open"
+
+    @property
+    def tag(self) -> str:  # in figure names; never change
+        return f"rate={self.fraction:.0%}"
+
+    @property
+    def label(self) -> str:
+        rate = f" ({self.rate_rps} r/s)" if self.rate_rps is not None else ""
+        return f"{self.fraction:.0%} of max{rate}"
+
+    def sort_key(self) -> tuple[int, float]:
+        return (1, self.fraction)
+
+    def params(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"mode": "open", "rate_fraction": self.fraction}
+        if self.rate_rps is not None:
+            found["rate_rps"] = self.rate_rps
+        return found
+
+    def pair_params(self) -> dict[str, Any]:
+        """What two sides share: the fraction, not the rate each side's maximum gave."""
+        return {"mode": "open", "rate_fraction": self.fraction}
+
+
+Setting = Closed | Open | None
+
+
+def setting_from_params(params: Mapping[str, Any]) -> Setting:
+    """The one reader of a load figure's stored params (run.json keeps them as a dict)."""
+    mode = params.get("mode")
+    if mode == "closed":
+        return Closed(int(params["concurrency"]))
+    if mode == "open":
+        rate = params.get("rate_rps")
+        return Open(float(params["rate_fraction"]), int(rate) if rate is not None else None)
+    return None
+
+
+def setting_sort_key(setting: Setting) -> tuple[int, float]:
+    return setting.sort_key() if setting is not None else (2, 0.0)
+
+
+def figure_name(variant_label: str, endpoint_label: str, setting: Closed | Open, what: Metric, tag: str = "") -> str:
+    """`services@latest GET /services?offset=0 c=10 cpu/req`; `tag` marks side-by-side figures."""
+    return f"{variant_label} {endpoint_label} {setting.tag} {what.short}{tag}"
+
+
+def rss_name(variant_label: str, what: Metric, tag: str = "") -> str:
+    """`services@latest rss peak`"""
+    return f"{variant_label} {what.short}{tag}"

@@ -1,0 +1,187 @@
+"""Rehearsal of the record jobs' git logic (scripts/record_push.sh, the very script publish.yml
+and nightly.yml run) against a local bare repository standing in for GitHub: real git, real
+pushes, two record jobs racing, the rebase retry and the published-commit state file."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+SCRIPT = REPO / "scripts" / "record_push.sh"
+STATE = "dev/bench/published.json"
+ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
+       "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
+       "GIT_CONFIG_NOSYSTEM": "1"}  # fmt: skip
+
+
+def git(cwd: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, env=ENV, capture_output=True, text=True)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def origin(tmp_path: Path) -> Path:
+    """A bare 'GitHub' with main (c1..c4) and a gh-pages branch."""
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(bare), str(seed))
+    for n in range(1, 5):
+        (seed / "app.txt").write_text(f"version {n}\n")
+        git(seed, "add", "app.txt")
+        git(seed, "commit", "-q", "-m", f"c{n}")
+    git(seed, "push", "-q", "origin", "main")
+    git(seed, "switch", "-q", "--orphan", "gh-pages")
+    git(seed, "commit", "-q", "--allow-empty", "-m", "Start gh-pages")
+    git(seed, "push", "-q", "origin", "gh-pages")
+    return bare
+
+
+def commits(origin: Path) -> list[str]:
+    return git(origin, "rev-list", "--reverse", "main").split()
+
+
+class RecordJob:
+    """One record job: a fresh clone (actions/checkout), then what github-action-benchmark does
+    with auto-push: false (fetch gh-pages, commit a data.js on it, switch back)."""
+
+    def __init__(self, origin: Path, workdir: Path, name: str):
+        self.origin, self.clone, self.name = origin, workdir / name, name
+        git(workdir, "clone", "-q", str(origin), str(self.clone))
+
+    def benchmark_commit(self, data_dir: str, entry: str) -> None:
+        git(self.clone, "fetch", "-q", "origin", "gh-pages:gh-pages")
+        git(self.clone, "switch", "-q", "gh-pages")
+        data = self.clone / data_dir / "data.js"
+        data.parent.mkdir(parents=True, exist_ok=True)
+        old = data.read_text() if data.exists() else ""
+        data.write_text(old + f"{entry}\n")
+        git(self.clone, "add", "-A")
+        git(self.clone, "commit", "-q", "-m", f"add {entry}")
+        git(self.clone, "switch", "-q", "-")
+
+    def record(self, *args: str) -> subprocess.Popen:
+        return subprocess.Popen(["bash", str(SCRIPT), "--repo", str(self.clone), "--remote", str(self.origin),
+                                 "--message", f"{self.name} files", *args],
+                                env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def finish(process: subprocess.Popen) -> tuple[int, str]:
+    _, err = process.communicate(timeout=60)
+    return process.returncode, err
+
+
+def pages(origin: Path, path: str) -> str:
+    return git(origin, "show", f"gh-pages:{path}")
+
+
+def site(tmp_path: Path, text: str) -> Path:
+    out = tmp_path / f"site-{text}"
+    (out / "assets").mkdir(parents=True)
+    (out / "index.html").write_text(text)
+    (out / "assets" / "dashboard.js").write_text(text)
+    return out
+
+
+def test_publish_records_the_state_and_a_later_publish_says_which_pushes_it_skipped(origin, tmp_path):
+    c1, c2, c3, c4 = commits(origin)
+    first = RecordJob(origin, tmp_path, "publish-1")
+    first.benchmark_commit("dev/bench", "c1")
+    code, err = finish(first.record("--put", str(site(tmp_path, "one")), ".", "--state", STATE, "--sha", c1))
+    assert code == 0, err
+    state = json.loads(pages(origin, STATE))
+    assert state == {"commit": c1, "previous": None, "covers": [c1], "skipped": [],
+                     "note": "first publish recorded"}  # fmt: skip
+    assert pages(origin, "index.html") == "one" and pages(origin, "dev/bench/data.js") == "c1"
+
+    # the pushes of c2 and c3 were cancelled while pending; the publish of c4 names them
+    later = RecordJob(origin, tmp_path, "publish-4")
+    later.benchmark_commit("dev/bench", "c4")
+    code, err = finish(later.record("--put", str(site(tmp_path, "four")), ".", "--state", STATE, "--sha", c4))
+    assert code == 0, err
+    state = json.loads(pages(origin, STATE))
+    assert state["previous"] == c1 and state["covers"] == [c2, c3, c4]
+    assert state["skipped"] == [c2, c3]
+    assert f"skipped, published without a data point of their own: {c2} {c3}" in err
+    log = git(origin, "log", "-1", "--format=%B", "gh-pages")
+    assert f"Skipped (no data point of their own): {c2} {c3}" in log
+    assert pages(origin, "dev/bench/data.js") == "c1\nc4"
+    assert pages(origin, "index.html") == "four" and pages(origin, "assets/dashboard.js") == "four"
+
+    # a re-run of the same publish leaves the state alone
+    again = RecordJob(origin, tmp_path, "publish-4-again")
+    code, err = finish(again.record("--state", STATE, "--sha", c4))
+    assert code == 0, err
+    assert "already the last published commit" in err
+    assert json.loads(pages(origin, STATE))["covers"] == [c2, c3, c4]
+
+
+def test_publish_and_nightly_race_and_the_loser_rebases_and_retries(origin, tmp_path):
+    c1, *_ = commits(origin)
+    publish = RecordJob(origin, tmp_path, "publish")
+    nightly = RecordJob(origin, tmp_path, "nightly")
+    # both read gh-pages at the same tip, then nightly pushes first
+    publish.benchmark_commit("dev/bench", "main-entry")
+    nightly.benchmark_commit("nightly", "nightly-entry")
+    state_file = tmp_path / "state.json"
+    state_file.write_text('{"fastapi": "1.0"}\n')
+    code, err = finish(nightly.record("--put", str(state_file), "nightly/state.json"))
+    assert code == 0, err
+    code, err = finish(publish.record("--put", str(site(tmp_path, "s")), ".", "--state", STATE, "--sha", c1))
+    assert code == 0, err
+    assert "push rejected (attempt 1): rebasing" in err and "pushed gh-pages (attempt 2)" in err
+    assert pages(origin, "nightly/data.js") == "nightly-entry"
+    assert pages(origin, "nightly/state.json") == '{"fastapi": "1.0"}'
+    assert pages(origin, "dev/bench/data.js") == "main-entry"
+    assert json.loads(pages(origin, STATE))["commit"] == c1
+    assert git(origin, "log", "--format=%s", "gh-pages").splitlines() == [
+        f"Record published commit {c1}", "publish files", "add main-entry",
+        "nightly files", "add nightly-entry", "Start gh-pages",
+    ]  # fmt: skip
+
+
+def test_publish_and_nightly_pushing_at_the_same_moment_both_land(origin, tmp_path):
+    c1, *_ = commits(origin)
+    jobs = {name: RecordJob(origin, tmp_path, name) for name in ("publish", "nightly")}
+    jobs["publish"].benchmark_commit("dev/bench", "p")
+    jobs["nightly"].benchmark_commit("nightly", "n")
+    running = [jobs["publish"].record("--state", STATE, "--sha", c1), jobs["nightly"].record()]
+    results = [finish(p) for p in running]
+    assert [code for code, _ in results] == [0, 0], results
+    assert pages(origin, "dev/bench/data.js") == "p" and pages(origin, "nightly/data.js") == "n"
+    assert json.loads(pages(origin, STATE))["commit"] == c1
+
+
+def test_two_publishes_writing_the_same_trend_fail_clearly_instead_of_merging(origin, tmp_path):
+    c1, c2, *_ = commits(origin)
+    a, b = RecordJob(origin, tmp_path, "a"), RecordJob(origin, tmp_path, "b")
+    a.benchmark_commit("dev/bench", "a")
+    b.benchmark_commit("dev/bench", "b")
+    assert finish(a.record("--state", STATE, "--sha", c1))[0] == 0
+    before = git(origin, "rev-parse", "gh-pages")
+    code, err = finish(b.record("--state", STATE, "--sha", c2))
+    assert code == 1
+    assert err.strip().splitlines()[-1] == (
+        "ERROR: gh-pages changed underneath in the same files (dev/bench/data.js): "
+        "another record job of the same kind pushed; re-run this one"
+    )
+    assert git(origin, "rev-parse", "gh-pages") == before
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--sha", "abc"], "--state and --sha go together"),
+    (["--state", STATE, "--sha", "abc"], "--sha must be a full 40-hex commit, got 'abc'"),
+    (["--put", "/nonexistent", "x"], "--put source /nonexistent does not exist"),
+    (["--put", "/", "../up"], "--put destination '../up' must stay inside gh-pages"),
+    (["--bogus"], "unknown argument '--bogus'"),
+])  # fmt: skip
+def test_bad_arguments_get_one_error_line(origin, tmp_path, args, message):
+    job = RecordJob(origin, tmp_path, "job")
+    code, err = finish(job.record(*args))
+    assert code == 1
+    assert err.strip().startswith(f"ERROR: {message}"), err

@@ -1,0 +1,70 @@
+"""Side-by-side measurement: both lanes' samples are kept only when their oha windows match."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from conftest import variant
+
+from benchwatch.config import Endpoint
+from benchwatch.measure import rounds
+from benchwatch.measure.collect import Shot, Slot
+from benchwatch.measure.loadgen import OhaRun, Outcome
+from benchwatch.measure.plan import QUICK
+from benchwatch.measure.rounds import Aimed, Lane, Rig, Track
+from benchwatch.metrics import Closed
+
+
+@dataclass
+class FakeServer:
+    cpu: list[float]
+
+    def cpu_seconds(self) -> float:
+        return self.cpu.pop(0)
+
+    def alive(self) -> bool:
+        return True
+
+
+RIG = Rig(oha="oha", plan=QUICK, environments={})
+ENDPOINT = Endpoint(name="root", path="/")
+
+
+def shots(cpu_per_lane: list[list[float]]) -> list[Aimed]:
+    made = []
+    for index, cpu in enumerate(cpu_per_lane):
+        slot = Slot(variant(f"x{index}"), f"x{index}@latest")
+        lane = Lane(Track([slot]), slot, FakeServer(cpu), {}, quick=True)  # type: ignore[arg-type]
+        made.append(Aimed(lane, Shot(ENDPOINT, Closed(10), 2.0, 10)))
+    return made
+
+
+def run(wall: float, successes: int = 1000) -> OhaRun:
+    return OhaRun([], Outcome(successes=successes, elapsed=wall, p50_ms=1.0, p99_ms=2.0), wall, 0.1, 1)
+
+
+@pytest.mark.parametrize(("walls", "kept"), [((2.01, 2.05), True), ((3.41, 2.03), False)])
+def test_a_pair_is_kept_only_when_both_ran_in_the_same_window(monkeypatch, walls, kept) -> None:
+    pair = shots([[1.0, 1.5], [2.0, 2.6]])
+    monkeypatch.setattr(rounds, "_together", lambda rig, s: [run(w) for w in walls])
+    outcomes = rounds._measure(RIG, pair, round_index=7)
+    assert all(o is not None and o.successes == 1000 for o in outcomes)  # rates still learn from them
+    for aimed, cpu in zip(pair, (0.5, 0.6), strict=True):
+        data = aimed.lane.data
+        figures = {f.metric: f for f in data.figures()}
+        if kept:
+            assert figures["cpu_us_per_request"].samples == [pytest.approx(cpu / 1000 * 1e6)]
+            assert data.dropped == []
+        else:
+            assert figures == {}
+            assert data.dropped[0].round == 7
+            assert "not side by side: oha ran 3.41 s and 2.03 s" in data.dropped[0].reason
+
+
+def test_one_lane_alone_is_always_recorded(monkeypatch) -> None:
+    single = shots([[1.0, 1.25]])
+    monkeypatch.setattr(rounds, "_together", lambda rig, s: [run(9.0)])
+    rounds._measure(RIG, single, round_index=0)
+    cpu = next(f for f in single[0].lane.data.figures() if f.metric == "cpu_us_per_request")
+    assert cpu.samples == [pytest.approx(250.0)]  # 0.25 s of server CPU over 1000 answers
