@@ -6,7 +6,7 @@
 Each A/A run holds, per figure, one sample per round for two identical servers measured
 side by side. From them:
 - relative series: each point is compare's paired Hodges–Lehmann ratio
-  (benchwatch.stats.paired_ratio_interval) of a random 8 of the rounds (what one
+  (benchwatch.compare.stats.paired_ratio_interval) of a random 8 of the rounds (what one
   `(vs parent)` point is);
 - absolute series: each point is one side's median of a random 8 rounds (what one
   published run is).
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchwatch.stats import paired_ratio_interval
+from benchwatch.compare.stats import paired_ratio_interval
 from benchwatch.trend.changes import ABSOLUTE, PARENT, RELATIVE, Params, boundaries, spikes
 
 ROUNDS = 8  # rounds per compare --quick point (abrounds.COMPARE_QUICK_ROUNDS)
@@ -174,7 +174,7 @@ def speed(directory: Path, entries: int = 200, series: int = 200, seed: int = 7)
     """Write a data.js of `entries` commits x `series` figures (every tenth one steps 10 %
     at 60 % of the history) and time `benchwatch changes` on it in-process."""
     from benchwatch.commands.changes import changes
-    from benchwatch.history import PREFIX, SMALLER
+    from benchwatch.trend.history import PREFIX, SMALLER
 
     rng = np.random.default_rng(seed)
     kinds = ("cpu/req", "cpu/req (vs parent)", "p99", "cpu/req (vs baseline)")

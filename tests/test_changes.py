@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 from conftest import REPO, benchwatch
 
-from benchwatch import history
 from benchwatch.cli import main
 from benchwatch.errors import UserError
 from benchwatch.results import Figure, Run
-from benchwatch.trend import acks, histories
+from benchwatch.trend import acks, histories, history
 from benchwatch.trend.changes import ABSOLUTE, RELATIVE, Point, Series, analyse, params_for
 
 CPU = "svc@latest GET / c=10 cpu/req"
@@ -274,3 +273,15 @@ def test_end_to_end_on_a_history_written_by_benchwatch_history(tmp_path: Path) -
     document = json.loads(out.read_text())
     [cpu_series] = [s for s in document["series"] if s["name"] == CPU]
     assert [c["after"]["commit"] for c in cpu_series["changes"]] == [_sha(14)]
+
+
+@pytest.mark.parametrize("name, gating", [
+    ("hello@latest GET / c=10 cpu/req (side by side)", True),
+    (PARENT, True),
+    (RPS, False),
+    ("hello@latest rss peak (side by side)", False),
+    ("micro services-1k validate_json@latest", True),
+    ("micro services-1k peakmem_validate_json@latest", False),
+])  # fmt: skip
+def test_gating_series_are_the_gating_metrics_of_metrics_py(name: str, gating: bool) -> None:
+    assert Series("data.js", "s", name, "us", False, ()).gating is gating

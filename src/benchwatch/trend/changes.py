@@ -6,7 +6,7 @@ estimate of the point-to-point noise) proposes segment boundaries; each boundary
 tested between its neighbouring segments with the Mann–Whitney U test, and the weakest
 non-significant boundary is dropped and its neighbours re-tested until all pass (the merge
 step of Otava/Hunter, with a rank test). Sizing: the ratio of the medians on either side
-and a rank-based (Mann–Whitney, Hodges–Lehmann) interval from benchwatch.stats.
+and a rank-based (Mann–Whitney, Hodges–Lehmann) interval from benchwatch.compare.stats.
 
 `(vs parent)` series compare each commit with its parent side by side, so a regression is
 one point, not a new level: a point is a change when it lies far outside the series' own
@@ -24,10 +24,12 @@ from typing import Literal
 import numpy as np
 from scipy.stats import mannwhitneyu, norm, ttest_ind
 
-from benchwatch.stats import CONFIDENCE, TooFewSamples, ratio_interval
+from benchwatch.compare.stats import CONFIDENCE, TooFewSamples, ratio_interval
+from benchwatch.metrics import METRICS, MICRO_PEAKMEM, MICRO_TIME
 
 EXACT_BELOW = 8  # exact Mann–Whitney p-values when a side has at most this many points
 SIZE_WINDOW = 30  # at most this many points on each side size a change
+_GATING_SHORTS = tuple(m.short for m in METRICS if m.gating and m.short)  # ("cpu/req",)
 RELATIVE_MARK = "(vs "  # a ratio measured side by side, e.g. "... cpu/req (vs baseline)"
 PARENT_MARK = "(vs parent)"  # each point: one commit against its parent, side by side
 
@@ -102,9 +104,13 @@ class SeriesResult:
 
 
 def is_gating(name: str) -> bool:
-    """The figures compare gates on (compare.GATING): server CPU per request and micro
-    timings; their relative '(vs parent)' series too."""
-    return "cpu/req" in name or (name.startswith("micro ") and "peakmem" not in name)
+    """The figures a compare gates on (metrics: Metric.gating), relative series of them too.
+    data.js keeps only names, so this reads them: a load figure's name holds its metric's
+    short word (metrics.figure_name), a micro-benchmark's starts with "micro " and keeps
+    its asv operation, `peakmem_…` for memory (measure.micro_figures)."""
+    if name.startswith("micro "):
+        return (MICRO_PEAKMEM if "peakmem" in name else MICRO_TIME).gating
+    return any(f" {short}" in name for short in _GATING_SHORTS)
 
 
 def noise_scale(logs: np.ndarray) -> float:

@@ -1,6 +1,6 @@
 """Published histories (github-action-benchmark's data.js) as series of points.
 
-benchwatch.history.read checks the wrapper and that `entries` maps names to lists; every
+benchwatch.trend.history.read checks the wrapper and that `entries` maps names to lists; every
 entry is checked here too, so a damaged file is reported by path and key, never half read.
 """
 
@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from benchwatch.errors import UserError
-from benchwatch.history import DATA_FILE, HistoryError, read
 from benchwatch.trend.changes import Point, Series
+from benchwatch.trend.history import DATA_FILE, HistoryError, read
 
 # where a data.js sits under a gh-pages checkout: the main trend and the nightly one
 LAYOUTS = (DATA_FILE, f"dev/bench/{DATA_FILE}", f"nightly/{DATA_FILE}")
