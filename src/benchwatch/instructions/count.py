@@ -1,0 +1,223 @@
+"""Instructions per call of every selected asv `time_` case under cachegrind, per stack.
+
+One valgrind process per group of cases (runner.py fork): the parent builds the cases and calls
+each N times; forked children, one per case and repetition, call it N times more, and base
+children call nothing. (child - base) / N is the case's instructions per call: interpreter
+start-up, imports and fixtures cancel out, and are paid once per group rather than per count.
+A group whose process fails is split and each case counted alone, so a case that crashes under
+valgrind is reported and the others go on.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchwatch.config import Stack
+from benchwatch.instructions import cachegrind
+from benchwatch.instructions.cases import (
+    Case,
+    RunnerError,
+    check,
+    discover,
+    plan_argv,
+    runner_env,
+    select,
+)
+from benchwatch.results import Figure, Problem
+
+# N per case: the largest that keeps N calls within NATIVE_BUDGET_S of CPU natively (valgrind
+# makes it ~30-50x slower). Every N is a multiple of 50, so a 2 % injection is whole calls.
+CALL_LADDER = (50, 100, 200, 500, 1000)
+NATIVE_BUDGET_S = 0.02
+DEFAULT_REPEATS, QUICK_REPEATS = 3, 2
+GROUP_SIZE = 8  # cases sharing one valgrind process
+JOBS = 2  # valgrind processes (children) running at once
+VALGRIND_TIMEOUT_S = 1800
+UNIT = "instructions"
+INJECT_ENV_VAR = "BENCHWATCH_MICRO_INJECT"  # read by benchmarks/inject.py (which imports nothing of ours)
+COUNTER_PARAM = ("counter", "instructions")  # keeps these apart from the timing figures
+
+
+class CountFailed(Exception):
+    """A valgrind process that did not finish, or a child without a readable total."""
+
+
+def calls_for(seconds_per_call: float) -> int:
+    fitting = [n for n in CALL_LADDER if n * seconds_per_call <= NATIVE_BUDGET_S]
+    return max(fitting) if fitting else CALL_LADDER[0]
+
+
+def per_call(child: int, base: int, calls: int) -> float | None:
+    """Instructions per call from a child's total and the base's (the parent's cost per fork
+    already taken off); None when the count did not grow with N (not monotone: invalid)."""
+    extra = child - base
+    return extra / calls if extra > 0 else None
+
+
+@dataclass(frozen=True)
+class Target:
+    stack: Stack
+    python: Path
+    cases: tuple[Case, ...]
+    calls: tuple[int, ...]  # N per case
+
+
+@dataclass
+class _Counter:
+    benchmark_dir: Path
+    work: Path
+    env: Mapping[str, str]
+    repeats: int
+    jobs: int
+    slots: threading.BoundedSemaphore
+
+    def group(self, target: Target, cases: Sequence[Case]) -> dict[Case, list[int | None]]:
+        """Per case, per repetition: the instructions of N more calls (None: not monotone)."""
+        calls = [target.calls[target.cases.index(c)] for c in cases]
+        out = Path(tempfile.mkdtemp(prefix="group-", dir=self.work))
+        argv = plan_argv(target.python, self.benchmark_dir, "fork", cases, calls=calls,
+                         repeats=self.repeats, jobs=self.jobs)  # fmt: skip
+        with self.slots:  # one group at a time per slot: its children take `jobs` cores
+            try:
+                done = subprocess.run(cachegrind.command(argv, out / "cg.%p"), capture_output=True,
+                                      text=True, env=dict(self.env), cwd=self.benchmark_dir.parent,
+                                      timeout=VALGRIND_TIMEOUT_S)  # fmt: skip
+            except subprocess.TimeoutExpired:
+                raise CountFailed(f"valgrind took longer than {VALGRIND_TIMEOUT_S} s") from None
+        tail = [ln for ln in done.stderr.strip().splitlines() if not ln.startswith(("==", "--"))]
+        if done.returncode != 0:
+            raise CountFailed(f"exit {done.returncode} under valgrind: {' | '.join(tail[-2:])}")
+        children = json.loads(done.stdout.strip().splitlines()[-1])["children"]
+        if any(child["exit"] != 0 for child in children):
+            raise CountFailed(f"a counting child failed under valgrind: {' | '.join(tail[-2:])}")
+        try:
+            totals = [cachegrind.read_total(out / f"cg.{child['pid']}") for child in children]
+        except cachegrind.CachegrindError as exc:
+            raise CountFailed(str(exc)) from None
+        per_fork = (totals[-1] - totals[0]) / (len(totals) - 1)  # base children first and last
+        found: dict[Case, list[int | None]] = {case: [] for case in cases}
+        for k, child in enumerate(children[1:-1], start=1):
+            extra = round(totals[k] - totals[0] - k * per_fork)
+            found[cases[child["case"]]].append(extra if extra > 0 else None)
+        return found
+
+
+def _count_target(counter: _Counter, target: Target,
+                  say: Callable[[str], None]) -> tuple[dict[Case, list[float]], list[Problem]]:  # fmt: skip
+    variant = f"micro@{target.stack.name}"
+    groups = [target.cases[i : i + GROUP_SIZE] for i in range(0, len(target.cases), GROUP_SIZE)]
+    counted: dict[Case, list[float]] = {}
+    problems: list[Problem] = []
+    for group in groups:
+        try:
+            extras = counter.group(target, group)
+        except CountFailed as exc:
+            if len(group) == 1:
+                problems.append(Problem(variant=variant, phase="micro", endpoint=group[0].name,
+                                        reason=f"instruction count failed: {exc}"))  # fmt: skip
+                continue
+            say(f"instructions: {target.stack.name}: a group failed ({exc}); counting its cases one by one")
+            groups += [(case,) for case in group]  # the loop reaches them after the others
+            continue
+        for case in group:
+            calls = target.calls[target.cases.index(case)]
+            values = [None if e is None else e / calls for e in extras[case]]
+            if any(v is None for v in values) or not values:
+                problems.append(Problem(variant=variant, phase="micro", endpoint=case.name,
+                    reason=f"instruction count not monotone in N ({extras[case]} more for "
+                           f"{calls} more calls); not published"))  # fmt: skip
+                continue
+            counted[case] = [float(v) for v in values if v is not None]
+    return counted, problems
+
+
+def figure(stack: Stack, case: Case, samples: list[float], calls: int, note: str = "") -> Figure:
+    """`micro services validate_json instructions@latest`: the timing figure's name and params
+    (benchwatch.micro_figures) with the counter added."""
+    labels = list(case.labels)
+    scenario = labels[0].split("-", 1)[0] if labels else "micro"
+    params: dict[str, str] = {"case": labels[0]} if labels else {}
+    if labels and "-" in labels[0]:
+        params["size"] = labels[0].split("-", 1)[1]
+    params.update({f"param{i}": extra for i, extra in enumerate(labels[1:], start=1)})
+    params[COUNTER_PARAM[0]] = COUNTER_PARAM[1]
+    return Figure(
+        name=f"micro {case.short} instructions@{stack.name}", kind="micro",
+        variant=f"{scenario}@{stack.name}", scenario=scenario, stack=stack.name,
+        metric=case.operation, unit=UNIT, bigger_is_better=False, samples=samples,
+        value=statistics.median(samples), spread=(max(samples) - min(samples)) / 2,
+        params=params, note=" ".join(p for p in (f"cachegrind {case.name}, N={calls}", note) if p),
+    )  # fmt: skip
+
+
+def count_instructions(
+    stacks: Sequence[Stack], *, benchmark_dir: Path, patterns: Sequence[str] = (),
+    within: Sequence[str] = (), repeats: int = DEFAULT_REPEATS, calls: int | None = None,
+    extra_env: Mapping[str, str] | None = None, jobs: int = JOBS,
+    log: Callable[[str], None] | None = None,
+) -> tuple[list[Figure], list[Problem]]:  # fmt: skip
+    """Instruction figures for the cases matching `patterns` (and `within`) on every stack, and
+    every problem: valgrind missing (one problem, no figures), env build, discovery, a case that
+    fails natively or under valgrind, counts not monotone in N. NotImplementedError in setup is
+    asv's skip: no figure, no problem. `calls` fixes N (default: per case, see calls_for)."""
+    from benchwatch.envs import EnvError, ensure
+
+    say = log or (lambda line: print(line, file=sys.stderr, flush=True))
+    missing = cachegrind.unavailable_reason()
+    if missing:
+        return [], [Problem(variant="micro", phase="micro", reason=missing)]
+    env = runner_env(extra_env)
+    targets: list[Target] = []
+    problems: list[Problem] = []
+    for stack in stacks:
+        variant = f"micro@{stack.name}"
+        try:
+            python = ensure(stack).python
+            found = select(discover(python, benchmark_dir, env), patterns, within)
+            checked = check(python, benchmark_dir, found, env) if found else None
+        except (EnvError, RunnerError) as exc:
+            phase = "env" if isinstance(exc, EnvError) else "micro"
+            problems.append(Problem(variant=variant, phase=phase, reason=str(exc)))
+            continue
+        if checked is None:
+            continue
+        problems += [Problem(variant=variant, phase="micro", endpoint=c.name, reason=f"fails natively: {why}")
+                     for c, why in checked.failed.items()]  # fmt: skip
+        if checked.working:
+            ns = tuple(calls or calls_for(s) for s in checked.working.values())
+            targets.append(Target(stack, python, tuple(checked.working), ns))
+    with tempfile.TemporaryDirectory(prefix="benchwatch-cg-") as work:
+        # `jobs` processes at once: groups side by side, or one group's children side by side
+        groups = sum(-(-len(t.cases) // GROUP_SIZE) for t in targets)
+        side_by_side = max(1, min(jobs, groups))
+        counter = _Counter(benchmark_dir, Path(work), env, repeats, max(1, jobs // side_by_side),
+                           threading.BoundedSemaphore(side_by_side))  # fmt: skip
+        for target in targets:
+            say(f"instructions: {len(target.cases)} cases on {target.stack.name}, {repeats} repetitions")
+        with ThreadPoolExecutor(max_workers=max(1, len(targets))) as pool:
+            results = list(pool.map(lambda t: _count_target(counter, t, say), targets))
+    injected = (extra_env or {}).get(INJECT_ENV_VAR, "")
+    note = f"injected {injected}" if injected else ""
+    figures: list[Figure] = []
+    for target, (counted, trouble) in zip(targets, results, strict=True):
+        for case, samples in counted.items():
+            n = target.calls[target.cases.index(case)]
+            figures.append(figure(target.stack, case, samples, n, note))
+        problems += trouble
+    return figures, problems
+
+
+def quick_patterns() -> list[str]:
+    """`benchwatch micro --quick`'s cases (its timed ones: track_ benchmarks count nothing)."""
+    from benchwatch.micro import QUICK_PATTERNS
+
+    return [p for p in QUICK_PATTERNS if "track_" not in p]
