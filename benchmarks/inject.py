@@ -1,11 +1,13 @@
 """Opt-in extra work in the timed calls, for testing the micro-benchmark detectors.
 
-`BENCHWATCH_MICRO_INJECT=<fraction>` (off when unset; never set in published runs): every
-`time_` method of the classes given to `inject_into` repeats its own call whenever the calls so
-far owe one, i.e. after k calls it has made floor(fraction * k) extra ones. The extra work is the
+`BENCHWATCH_MICRO_INJECT=<fraction>` (off when unset; never set in published runs. Set to 0, the
+wrapper is there and repeats nothing: the base side of a detector test, equal to an injected
+head in everything but the injected work). Every `time_` method of the classes given to
+`inject_into` repeats its own call whenever the calls so far owe one, i.e. after k calls it has
+made floor(fraction * k) extra ones. The extra work is the
 measured operation itself, so over N calls it is fraction * N calls' worth, whatever the
-operation costs: instruction counts (benchwatch instructions, N = 50) grow by exactly that
-fraction when fraction * N is a whole number (0.02 * 50 = 1). Timing means grow by the same
+operation costs: instruction counts (benchwatch instructions, N = 100) grow by exactly that
+fraction when fraction * N is a whole number (0.02 * 100 = 2). Timing means grow by the same
 fraction; a median of asv's samples may not see it (most samples hold no extra call).
 """
 
@@ -50,9 +52,10 @@ def _owing(method: Callable[..., Any], fraction: float) -> Callable[..., Any]:
 
 
 def inject_into(*classes: type) -> None:
-    """Wrap the `time_` methods of `classes` when the setting is on; leave them alone when not."""
+    """Wrap the `time_` methods of `classes` when the setting is given (0 too); leave them alone
+    when it is not."""
     fraction = injected_fraction()
-    if not fraction:
+    if fraction is None:
         return
     for klass in classes:
         for name, value in list(vars(klass).items()):

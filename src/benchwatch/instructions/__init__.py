@@ -3,6 +3,7 @@ figures, immune to how fast the host happens to be."""
 
 from benchwatch.instructions.cachegrind import unavailable_reason
 from benchwatch.instructions.count import (
+    DEFAULT_CALLS,
     DEFAULT_REPEATS,
     INJECT_ENV_VAR,
     QUICK_REPEATS,
@@ -12,6 +13,6 @@ from benchwatch.instructions.count import (
 )
 
 __all__ = [
-    "DEFAULT_REPEATS", "INJECT_ENV_VAR", "QUICK_REPEATS", "UNIT",
+    "DEFAULT_CALLS", "DEFAULT_REPEATS", "INJECT_ENV_VAR", "QUICK_REPEATS", "UNIT",
     "count_instructions", "quick_patterns", "unavailable_reason",
 ]  # fmt: skip

@@ -34,10 +34,10 @@ from benchwatch.instructions.cases import (
 )
 from benchwatch.results import Figure, Problem
 
-# N per case: the largest that keeps N calls within NATIVE_BUDGET_S of CPU natively (valgrind
-# makes it ~30-50x slower). Every N is a multiple of 50, so a 2 % injection is whole calls.
-CALL_LADDER = (50, 100, 200, 500, 1000)
-NATIVE_BUDGET_S = 0.02
+# N, the same for every case and run: the instructions per call drift a little with the number
+# of calls made (0.25 % between N = 50 and 1000 for services validate_json), so an N picked by
+# the host's speed would move the figures. A multiple of 50: a 2 % injection is whole calls.
+DEFAULT_CALLS = 100
 DEFAULT_REPEATS, QUICK_REPEATS = 3, 2
 GROUP_SIZE = 8  # cases sharing one valgrind process
 JOBS = 2  # valgrind processes (children) running at once
@@ -49,11 +49,6 @@ COUNTER_PARAM = ("counter", "instructions")  # keeps these apart from the timing
 
 class CountFailed(Exception):
     """A valgrind process that did not finish, or a child without a readable total."""
-
-
-def calls_for(seconds_per_call: float) -> int:
-    fitting = [n for n in CALL_LADDER if n * seconds_per_call <= NATIVE_BUDGET_S]
-    return max(fitting) if fitting else CALL_LADDER[0]
 
 
 def per_call(child: int, base: int, calls: int) -> float | None:
@@ -161,14 +156,15 @@ def figure(stack: Stack, case: Case, samples: list[float], calls: int, note: str
 
 def count_instructions(
     stacks: Sequence[Stack], *, benchmark_dir: Path, patterns: Sequence[str] = (),
-    within: Sequence[str] = (), repeats: int = DEFAULT_REPEATS, calls: int | None = None,
+    within: Sequence[str] = (), repeats: int = DEFAULT_REPEATS, calls: int = DEFAULT_CALLS,
     extra_env: Mapping[str, str] | None = None, jobs: int = JOBS,
-    log: Callable[[str], None] | None = None,
+    log: Callable[[str], None] | None = None, python_for: Callable[[Stack], Path] | None = None,
 ) -> tuple[list[Figure], list[Problem]]:  # fmt: skip
     """Instruction figures for the cases matching `patterns` (and `within`) on every stack, and
     every problem: valgrind missing (one problem, no figures), env build, discovery, a case that
     fails natively or under valgrind, counts not monotone in N. NotImplementedError in setup is
-    asv's skip: no figure, no problem. `calls` fixes N (default: per case, see calls_for)."""
+    asv's skip: no figure, no problem. `calls` is N (default DEFAULT_CALLS). `python_for` gives a
+    stack's interpreter (default: its uv environment, built or reused)."""
     from benchwatch.envs import EnvError, ensure
 
     say = log or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -181,7 +177,7 @@ def count_instructions(
     for stack in stacks:
         variant = f"micro@{stack.name}"
         try:
-            python = ensure(stack).python
+            python = python_for(stack) if python_for else ensure(stack).python
             found = select(discover(python, benchmark_dir, env), patterns, within)
             checked = check(python, benchmark_dir, found, env) if found else None
         except (EnvError, RunnerError) as exc:
@@ -193,7 +189,7 @@ def count_instructions(
         problems += [Problem(variant=variant, phase="micro", endpoint=c.name, reason=f"fails natively: {why}")
                      for c, why in checked.failed.items()]  # fmt: skip
         if checked.working:
-            ns = tuple(calls or calls_for(s) for s in checked.working.values())
+            ns = tuple(calls for _ in checked.working)
             targets.append(Target(stack, python, tuple(checked.working), ns))
     with tempfile.TemporaryDirectory(prefix="benchwatch-cg-") as work:
         # `jobs` processes at once: groups side by side, or one group's children side by side
