@@ -4,13 +4,14 @@ and the micro injector (benchmarks/inject.py)."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, benchwatch
 
 from benchwatch.config import Stack, load_stacks
 from benchwatch.instructions import INJECT_ENV_VAR, cachegrind, count_instructions, quick_patterns
@@ -136,6 +137,17 @@ def test_without_valgrind_there_are_no_figures_and_one_reason(tiny: Path, tmp_pa
     assert [p.reason for p in problems] == [
         "valgrind not found on PATH: no instruction counts; install it (Debian/Ubuntu: apt-get install valgrind)"
     ]
+
+
+def test_cli_says_what_to_fix(tmp_path: Path) -> None:
+    done = benchwatch("instructions", "--bench", "(", "--stacks", "latest", "--out", str(tmp_path))
+    assert done.returncode == 1
+    assert done.stderr.startswith("ERROR: --bench '(': not a regular expression")
+    done = benchwatch("instructions", "--stacks", "latest", "--out", str(tmp_path),
+                      env={"PATH": str(tmp_path / "empty")})  # fmt: skip
+    assert done.returncode == 1
+    assert "PROBLEM micro [micro]: valgrind not found on PATH" in done.stderr
+    assert json.loads((tmp_path / "run.json").read_text())["figures"] == []
 
 
 def test_quick_cases_are_micro_quick_timed_ones() -> None:

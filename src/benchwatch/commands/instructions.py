@@ -27,6 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import datetime as dt
+    import re
     import sys
 
     from benchwatch import fingerprint
@@ -45,6 +46,11 @@ def run(args: argparse.Namespace) -> int:
     for option, value in (("--repeats", args.repeats), ("--calls", args.calls)):
         if value is not None and value < 1:
             raise UserError(f"{option}: give a whole number of at least 1")
+    if args.pattern:
+        try:
+            re.compile(args.pattern)
+        except re.error as exc:
+            raise UserError(f"--bench {args.pattern!r}: not a regular expression ({exc})") from None
     project = load_project()
     names = [s.strip() for s in args.stacks.split(",") if s.strip()] if args.stacks else None
     stacks = [project.stack(name) for name in (names or project.default_stacks)]
