@@ -15,8 +15,8 @@ from conftest import REPO, benchwatch
 
 from benchwatch.config import Stack, load_stacks
 from benchwatch.instructions import INJECT_ENV_VAR, cachegrind, count_instructions, quick_patterns
-from benchwatch.instructions.cases import check, discover, runner_env, select
-from benchwatch.instructions.count import per_call
+from benchwatch.instructions.cases import Case, check, discover, runner_env, select
+from benchwatch.instructions.count import Target, _count_target, per_call
 
 SAMPLE = REPO / "tests" / "fixtures" / "cachegrind" / "small.out"
 TINY_STACK = Stack(name="tiny", pins={"python": "3"})
@@ -99,10 +99,25 @@ def test_a_file_without_a_summary_is_refused(tmp_path: Path) -> None:
         cachegrind.read_total(broken)
 
 
-def test_per_call_is_the_difference_over_n_and_must_grow() -> None:
-    assert per_call(1_000_000 + 250_000, 1_000_000, 100) == 2500.0
-    assert per_call(1_000_000, 1_000_000, 100) is None  # 2N calls no dearer than N: invalid
-    assert per_call(999_000, 1_000_000, 100) is None
+def test_per_call_is_the_extra_over_n_and_must_grow() -> None:
+    assert per_call(250_000, 100) == 2500.0
+    assert per_call(0, 100) is None  # 2N calls no dearer than N: invalid
+    assert per_call(-1_000, 100) is None
+
+
+def test_a_count_not_monotone_in_n_is_a_problem_not_a_figure() -> None:
+    grows, shrinks = Case("m.C.time_a", 0, "m.C.time_a('x')", ("x",)), Case("m.C.time_b", 0, "m.C.time_b('x')", ("x",))
+
+    class Counter:  # what the valgrind process would have read: case b cost less for 2N calls
+        def group(self, target: Target, cases: tuple) -> dict:
+            return {grows: [500_000, 500_100], shrinks: [300, -200]}
+
+    target = Target(TINY_STACK, Path(sys.executable), (grows, shrinks), (100, 100))
+    counted, problems = _count_target(Counter(), target, lambda line: None)  # type: ignore[arg-type]
+    assert counted == {grows: [5000.0, 5001.0]}
+    assert [(p.endpoint, p.reason) for p in problems] == [
+        ("m.C.time_b('x')", "instruction count not monotone in N ([300, -200] more for 100 more calls); not published")
+    ]
 
 
 def test_discovery_follows_asv_conventions(tiny: Path) -> None:

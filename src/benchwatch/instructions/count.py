@@ -51,10 +51,9 @@ class CountFailed(Exception):
     """A valgrind process that did not finish, or a child without a readable total."""
 
 
-def per_call(child: int, base: int, calls: int) -> float | None:
-    """Instructions per call from a child's total and the base's (the parent's cost per fork
-    already taken off); None when the count did not grow with N (not monotone: invalid)."""
-    extra = child - base
+def per_call(extra: int, calls: int) -> float | None:
+    """Instructions per call from the extra instructions of N more calls; None when the count
+    did not grow with N (not monotone: such a figure is invalid and never published)."""
     return extra / calls if extra > 0 else None
 
 
@@ -75,8 +74,8 @@ class _Counter:
     jobs: int
     slots: threading.BoundedSemaphore
 
-    def group(self, target: Target, cases: Sequence[Case]) -> dict[Case, list[int | None]]:
-        """Per case, per repetition: the instructions of N more calls (None: not monotone)."""
+    def group(self, target: Target, cases: Sequence[Case]) -> dict[Case, list[int]]:
+        """Per case, per repetition: the instructions of N more calls."""
         calls = [target.calls[target.cases.index(c)] for c in cases]
         out = Path(tempfile.mkdtemp(prefix="group-", dir=self.work))
         argv = plan_argv(target.python, self.benchmark_dir, "fork", cases, calls=calls,
@@ -99,10 +98,10 @@ class _Counter:
         except cachegrind.CachegrindError as exc:
             raise CountFailed(str(exc)) from None
         per_fork = (totals[-1] - totals[0]) / (len(totals) - 1)  # base children first and last
-        found: dict[Case, list[int | None]] = {case: [] for case in cases}
+        found: dict[Case, list[int]] = {case: [] for case in cases}
         for k, child in enumerate(children[1:-1], start=1):
             extra = round(totals[k] - totals[0] - k * per_fork)
-            found[cases[child["case"]]].append(extra if extra > 0 else None)
+            found[cases[child["case"]]].append(extra)
         return found
 
 
@@ -125,8 +124,12 @@ def _count_target(counter: _Counter, target: Target,
             continue
         for case in group:
             calls = target.calls[target.cases.index(case)]
-            values = [None if e is None else e / calls for e in extras[case]]
-            if any(v is None for v in values) or not values:
+            values = [per_call(extra, calls) for extra in extras[case]]
+            if not values:
+                problems.append(Problem(variant=variant, phase="micro", endpoint=case.name,
+                                        reason="not counted: setup skipped it under valgrind"))  # fmt: skip
+                continue
+            if any(v is None for v in values):
                 problems.append(Problem(variant=variant, phase="micro", endpoint=case.name,
                     reason=f"instruction count not monotone in N ({extras[case]} more for "
                            f"{calls} more calls); not published"))  # fmt: skip
