@@ -25,8 +25,8 @@ def unavailable_reason() -> str | None:
 def _no_randomization() -> list[str]:
     """`setarch -R` turns address-space randomization off for the child: Python then lays out
     its objects at the same addresses every time, so id-based hashing and malloc take the same
-    paths and the totals of two identical runs differ by a few hundred instructions instead of
-    a few hundred thousand (measured: see README, Instruction counts)."""
+    paths. Measured here, two identical runs of `runner.py check` on one case (2.5 G
+    instructions each) differed by 126 instructions with it and by 1,159 without."""
     setarch = shutil.which("setarch")
     if setarch is None:
         return []
