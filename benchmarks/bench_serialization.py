@@ -6,7 +6,7 @@ from typing import ClassVar
 
 import orjson
 
-from . import common, compat
+from . import common, compat, inject
 
 
 class Serialization:
@@ -64,3 +64,6 @@ class SerializationMemory:
 
     def peakmem_response_model(self, name):
         self.respond(self.case.instance)
+
+
+inject.inject_into(Serialization, FastAPIResponse)  # off unless BENCHWATCH_MICRO_INJECT is set

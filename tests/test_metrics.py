@@ -65,3 +65,11 @@ def test_every_figure_kind_has_its_metric() -> None:
     assert metric("micro", "dump_json") is MICRO_TIME and MICRO_TIME.gating
     assert metric("micro", "peakmem_validate") is MICRO_PEAKMEM and MICRO_PEAKMEM.memory
     assert metric("load", "no_such_metric") is None
+
+
+def test_instruction_counts_are_their_own_gating_metric() -> None:
+    from benchwatch.metrics import MICRO_INSTRUCTIONS
+
+    found = metric("micro", "validate_json", "instructions")
+    assert found is MICRO_INSTRUCTIONS and found.gating and found.unit == "instructions"
+    assert metric("micro", "validate_json", "us") is MICRO_TIME

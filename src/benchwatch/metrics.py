@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
-    "CPU", "FALLBACK_FLOOR", "METRICS", "MICRO_PEAKMEM", "MICRO_TIME", "P50", "P99", "RPS", "RSS_IDLE", "RSS_PEAK",
+    "CPU", "FALLBACK_FLOOR", "METRICS", "MICRO_INSTRUCTIONS", "MICRO_PEAKMEM", "MICRO_TIME", "P50", "P99", "RPS", "RSS_IDLE", "RSS_PEAK",
     "RSS_WARM", "Closed", "Metric", "Open", "Setting", "figure_name", "load_metrics",
     "metric", "metric_rank", "rss_name", "setting_from_params", "setting_sort_key",
 ]  # fmt: skip
@@ -42,9 +42,14 @@ RSS_PEAK = Metric("rss_peak_mb", "MB", False, "rss peak", "RSS peak under load",
 # micro-benchmarks keep their operation (dump_json, …) in Figure.metric; these are their kinds
 MICRO_TIME = Metric("micro_time", "us", False, "", "micro-benchmark CPU time", True, 0.10)
 MICRO_PEAKMEM = Metric("micro_peakmem", "MB", False, "", "micro-benchmark peak memory", False, 0.05, True)
+# counted under valgrind's cachegrind (benchwatch.instructions): deterministic, so a small floor
+MICRO_INSTRUCTIONS = Metric("micro_instructions", "instructions", False, "instructions",
+                            "micro-benchmark instructions per call", True, 0.005)
 
 # in the order tables and names list them
-METRICS: tuple[Metric, ...] = (CPU, RPS, P50, P99, RSS_IDLE, RSS_WARM, RSS_PEAK, MICRO_TIME, MICRO_PEAKMEM)
+METRICS: tuple[Metric, ...] = (
+    CPU, RPS, P50, P99, RSS_IDLE, RSS_WARM, RSS_PEAK, MICRO_TIME, MICRO_PEAKMEM, MICRO_INSTRUCTIONS,
+)
 _BY_KEY = {m.key: m for m in METRICS}
 FALLBACK_FLOOR = 0.10
 
@@ -54,10 +59,12 @@ def load_metrics(setting: Setting) -> tuple[Metric, ...]:
     return tuple(m for m in (CPU, RPS, P50, P99) if not (m.closed_only and isinstance(setting, Open)))
 
 
-def metric(kind: str, key: str) -> Metric | None:
-    """The Metric of a figure (kind "load" or "micro", key its Figure.metric); None for a
-    metric this benchwatch does not know (an old run.json)."""
+def metric(kind: str, key: str, unit: str | None = None) -> Metric | None:
+    """The Metric of a figure (kind "load" or "micro", key its Figure.metric, its unit); None
+    for a metric this benchwatch does not know (an old run.json)."""
     if kind == "micro":
+        if unit == MICRO_INSTRUCTIONS.unit:
+            return MICRO_INSTRUCTIONS
         return MICRO_PEAKMEM if key.startswith("peakmem") else MICRO_TIME
     return _BY_KEY.get(key)
 

@@ -73,7 +73,7 @@ class Figure(BaseModel):
 
     @property
     def about(self) -> Metric | None:
-        return metric(self.kind, self.metric)
+        return metric(self.kind, self.metric, self.unit)
 
     def pair_key(self) -> tuple:
         """What the figure measures, without which stack, checkout or side it was measured on."""
@@ -201,6 +201,7 @@ class RunExtra(BaseModel):
     shard: str | None = None  # "i/N"
     shards: list[ShardInfo] = []  # a merged run: where each part came from
     timings: dict[str, list[dict[str, Any]]] = {}  # stage -> per boot: seconds to boot and measure
+    micro_inject: str | None = None  # TEST ONLY: BENCHWATCH_MICRO_INJECT when the run was made with it
 
 
 class Run(BaseModel):

@@ -8,6 +8,7 @@ import json
 import math
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -93,11 +94,7 @@ def _figure(
         unit, scale = "MB", 1e6
     else:
         unit, scale = str(described.get("unit") or "unit"), 1.0
-    scenario = labels[0].split("-", 1)[0] if labels else "versions"
-    params = {"case": labels[0]} if labels else {}
-    if labels and "-" in labels[0]:
-        params["size"] = labels[0].split("-", 1)[1]
-    params.update({f"param{i}": extra for i, extra in enumerate(labels[1:], start=1)})
+    scenario, params = case_identity(labels, default_scenario="versions")
     return Figure(
         name=f"micro {_label(key, labels)}@{stack.name}",
         kind="micro",
@@ -113,6 +110,17 @@ def _figure(
         params=params,
         note=f"asv {key}",
     )
+
+
+def case_identity(labels: Sequence[str], default_scenario: str) -> tuple[str, dict[str, str]]:
+    """(scenario, params) of an asv case from its parameter labels: `payloads-1MB` is scenario
+    `payloads`, params {"case": "payloads-1MB", "size": "1MB"}; further parameters `param1`…"""
+    scenario = labels[0].split("-", 1)[0] if labels else default_scenario
+    params = {"case": labels[0]} if labels else {}
+    if labels and "-" in labels[0]:
+        params["size"] = labels[0].split("-", 1)[1]
+    params.update({f"param{i}": extra for i, extra in enumerate(labels[1:], start=1)})
+    return scenario, params
 
 
 def _is_track(key: str, described: dict[str, Any]) -> bool:

@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+HELP = "Count the micro-benchmarks' instructions per call under valgrind"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--quick", action="store_true",
+                        help="the cases of `micro --quick`, 2 repetitions")  # fmt: skip
+    parser.add_argument("--bench", "-k", dest="pattern", metavar="REGEX",
+                        help="regex over asv benchmark names, e.g. \"'services'\" or 'Validation.time_validate_json'")  # fmt: skip
+    parser.add_argument("--stacks", metavar="NAMES",
+                        help="comma-separated stack names (default: benchwatch.toml's default_stacks)")  # fmt: skip
+    parser.add_argument("--out", type=Path, default=Path(os.environ.get("BENCHWATCH_OUT", "results/instructions")),
+                        help="output directory for run.json and gab files (env BENCHWATCH_OUT)")  # fmt: skip
+    parser.add_argument("--repeats", type=int, metavar="N",
+                        help="counts per case (default 3, --quick 2)")  # fmt: skip
+    parser.add_argument("--calls", type=int, metavar="N",
+                        help="N: a count is of N and 2N calls (default 100)")  # fmt: skip
+    parser.add_argument("--benchmark-dir", type=Path, metavar="DIR",
+                        default=os.environ.get("BENCHWATCH_BENCHMARK_DIR"),
+                        help="benchmark package to count instead of ./benchmarks (env BENCHWATCH_BENCHMARK_DIR)")  # fmt: skip
+
+
+def run(args: argparse.Namespace) -> int:
+    import datetime as dt
+    import re
+    import sys
+
+    from benchwatch import fingerprint
+    from benchwatch.config import load_project
+    from benchwatch.errors import UserError
+    from benchwatch.instructions import (
+        DEFAULT_CALLS,
+        DEFAULT_REPEATS,
+        INJECT_ENV_VAR,
+        QUICK_REPEATS,
+        count_instructions,
+        quick_patterns,
+    )
+    from benchwatch.results import Run, RunExtra, ensure_writable, write_run
+
+    for option, value in (("--repeats", args.repeats), ("--calls", args.calls)):
+        if value is not None and value < 1:
+            raise UserError(f"{option}: give a whole number of at least 1")
+    if args.pattern:
+        try:
+            re.compile(args.pattern)
+        except re.error as exc:
+            raise UserError(f"--bench {args.pattern!r}: not a regular expression ({exc})") from None
+    project = load_project()
+    names = [s.strip() for s in args.stacks.split(",") if s.strip()] if args.stacks else None
+    stacks = [project.stack(name) for name in (names or project.default_stacks)]
+    benchmark_dir = (args.benchmark_dir or project.root / "benchmarks").resolve()
+    if not benchmark_dir.is_dir():
+        raise UserError(f"{benchmark_dir}: no benchmark directory there (--benchmark-dir)")
+    ensure_writable(args.out)
+    injected = os.environ.get(INJECT_ENV_VAR)
+    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    figures, problems = count_instructions(
+        stacks, benchmark_dir=benchmark_dir,
+        patterns=quick_patterns() if args.quick else (),
+        within=[args.pattern] if args.pattern else (),
+        repeats=args.repeats or (QUICK_REPEATS if args.quick else DEFAULT_REPEATS),
+        calls=args.calls or DEFAULT_CALLS, extra_env={INJECT_ENV_VAR: injected} if injected else None,
+    )  # fmt: skip
+    if not figures and not problems:
+        raise UserError(f"--bench {args.pattern}: no time_ benchmark matches (see benchmarks/)")
+    environment = fingerprint.collect(project.root)
+    environment.stacks = {stack.name: stack.pinned_versions() for stack in stacks}
+    run_record = Run(
+        environment=environment,
+        extra=RunExtra(reference_stack=project.reference_stack, stack_order=list(project.stacks),
+                       micro_inject=injected),
+        started_at=started,
+        finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        complete=not problems,
+        command=["benchwatch", *sys.argv[1:]],
+        figures=figures,
+        problems=problems,
+    )
+    write_run(args.out, run_record)
+    for figure in figures:
+        print(f"{figure.name:<66} {figure.value:14,.1f} ± {figure.spread:.3g}")
+    for problem in problems:
+        print(f"PROBLEM {problem.line()}", file=sys.stderr)
+    print(f"{len(figures)} figures, {len(problems)} problems -> {args.out}", file=sys.stderr)
+    return 1 if problems or not figures else 0
