@@ -92,3 +92,29 @@ def test_calibrate_from_recomputes_floors_from_earlier_aa_runs(tmp_path, cli):
     assert 0 < stored["detail"]["cpu_us_per_request"]["x cpu_us_per_request"] < 0.03  # pairing cancels the host
     empty = cli("calibrate", "--from", str(tmp_path / "nothing"), root=root)
     assert empty.returncode == 1 and "no <variant>/base-load/run.json there" in empty.stderr
+
+
+def test_micro_aa_runs_give_timing_and_instruction_floors(tmp_path, cli):
+    from benchwatch.results import Run, write_run
+
+    root = make_project(tmp_path / "project", [])
+    rng = np.random.default_rng(4)
+    start = "2026-01-01T00:00:00+00:00"
+    cpu = figure("cpu_us_per_request", rng.normal(100, 1, 12)).model_copy(update={"name": "x@latest GET / c=10 cpu/req"})
+    for lane in ("base", "head"):
+        write_run(tmp_path / "cal" / "x@latest" / f"{lane}-load", Run(started_at=start, figures=[cpu]))
+    host = rng.normal(50, 5, 12)  # asv rounds: base's process right before head's
+    for lane in ("base", "head"):
+        timed = figure("dump_json", host * rng.normal(1, 0.01, 12)).model_copy(update={
+            "kind": "micro", "name": "micro services dump_json@latest", "params": {"case": "services"}})
+        counted = figure("dump_json", [243_557.0 + rng.integers(0, 5), 243_560.0]).model_copy(update={
+            "kind": "micro", "unit": "instructions", "name": "micro services dump_json instructions@latest",
+            "params": {"case": "services", "counter": "instructions"}})
+        write_run(tmp_path / "cal" / "micro-latest" / lane, Run(started_at=start, figures=[timed, counted]))
+    done = cli("calibrate", "--from", str(tmp_path / "cal"), root=root)
+    assert done.returncode == 0, done.stderr
+    stored = json.loads((root / "calibration.json").read_text())
+    assert set(stored["floors"]) == {"cpu_us_per_request", "micro_time", "micro_instructions"}
+    assert stored["floors"]["micro_instructions"] == 0.005  # counts repeat far closer than the minimum
+    assert 0 < stored["detail"]["micro_time"]["micro services dump_json"] < 0.05  # paired rounds cancel the host
+    assert stored["floors"]["micro_time"] >= 0.01

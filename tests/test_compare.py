@@ -239,13 +239,12 @@ def test_headline_says_when_regressions_do_not_gate():
 def test_micro_rounds_alternate_sides_and_give_one_sample_each(monkeypatch, tmp_path):
     from benchwatch.compare import rounds as abrounds
     from benchwatch.compare.sides import Side
-    from benchwatch.config import load_stacks
     from benchwatch.measure import micro
 
     calls = []
 
     def fake_run_micro(stacks, pattern, quick, out_dir, **kwargs):
-        calls.append(out_dir.name)
+        calls.append((out_dir.name, kwargs["extra_env"]))
         repeats = [10.0, 11.0, 30.0] if "head" in out_dir.name else [5.0, 6.0, 7.0]
         return [figure("dump_json", repeats).model_copy(update={"kind": "micro"})], []
 
@@ -253,10 +252,37 @@ def test_micro_rounds_alternate_sides_and_give_one_sample_each(monkeypatch, tmp_
     project = type("P", (), {"stack": staticmethod(load_stacks(Path(__file__).parents[1]).__getitem__),
                              "root": tmp_path})()  # fmt: skip
     base, head = (Side(role, "latest", "stack", project, []) for role in ("base", "head"))
-    b, h, problems = abrounds.measure_micro(base, head, True, 3, None, tmp_path)
-    assert calls == ["micro-base-0", "micro-head-0", "micro-base-1", "micro-head-1", "micro-base-2", "micro-head-2"]
-    assert b[0].samples == [6.0, 6.0, 6.0] and h[0].samples == [11.0, 11.0, 11.0]  # medians, one per round
-    assert problems == []
+    found = abrounds.measure_micro(base, head, True, 3, None, tmp_path, inject_head=0.02, instructions=False)
+    assert [name for name, _ in calls] == ["micro-base-0", "micro-head-0", "micro-base-1", "micro-head-1",
+                                           "micro-base-2", "micro-head-2"]  # fmt: skip
+    # the injector's wrapper on both sides, extra calls only on head
+    assert {name.split("-")[1]: env for name, env in calls} == {
+        "base": {"BENCHWATCH_MICRO_INJECT": "0"}, "head": {"BENCHWATCH_MICRO_INJECT": "0.02"}}
+    assert found.base[0].samples == [6.0, 6.0, 6.0] and found.head[0].samples == [11.0, 11.0, 11.0]
+    assert found.problems == [] and found.instructions_unavailable is None
+
+
+def instruction_figure(samples, stack="latest"):
+    return Figure(name=f"micro services validate_json instructions@{stack}", kind="micro",
+                  variant=f"services@{stack}", scenario="services", stack=stack, metric="validate_json",
+                  unit="instructions", bigger_is_better=False, samples=list(samples),
+                  value=float(np.median(samples)), params={"case": "services", "counter": "instructions"})  # fmt: skip
+
+
+def test_instruction_counts_are_judged_by_their_range_and_gate():
+    base = instruction_figure([243_557.0, 243_560.0])
+    same = instruction_figure([243_558.0, 243_561.0], stack="v2")
+    slower = instruction_figure([248_430.0, 248_441.0], stack="v2")  # +2 %
+    rows, _ = compare_figures([base], [same], None)
+    assert rows[0].verdict == "unchanged" and rows[0].gating and rows[0].floor == 0.005
+    rows, _ = compare_figures([base], [slower], None)
+    row = rows[0]
+    assert row.verdict == "regression" and row.low == pytest.approx(248_430 / 243_560)
+    assert row.high == pytest.approx(248_441 / 243_557) and row.text.startswith("1.02x slower")
+    assert comparison(rows).exit_code() == EXIT_REGRESSION
+    timed = figure("validate_json", [1.0, 1.1]).model_copy(update={"kind": "micro"})
+    assert timed.pair_key() != base.pair_key()  # counts never pair with timings
+
 
 
 def test_comment_says_how_each_kind_is_judged_and_lists_each_sides_own_stacks():
@@ -267,7 +293,8 @@ def test_comment_says_how_each_kind_is_judged_and_lists_each_sides_own_stacks():
     text = render(Comparison(base=base, head=head, rounds=8, quick=True, rows=[]))
     judged = text[text.index("How this is judged"):]
     assert "paired by round" in judged and "Wilcoxon signed-rank" in judged
-    assert "Micro-benchmark figures come from separate asv processes" in judged and "Mann–Whitney" in judged
+    assert "alternating rounds (base's right before head's), paired by round" in judged
+    assert "Instruction counts" in judged and "deterministic" in judged
     assert "| stack v2-pre-rust | fastapi 0.129.2 |  |" in text
     assert "| stack latest |  | fastapi 0.165.0 |" in text
     assert text.count("v2-pre-rust |") == 1 and "| cpu_model | Test CPU | Test CPU |" in text

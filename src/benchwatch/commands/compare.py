@@ -20,10 +20,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help="where compare.json and comment.md go (default results/compare-<time>)")
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
     parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")
+    parser.add_argument("--no-instructions", action="store_true",
+                        help="skip the instruction counts of the micro-benchmarks (valgrind)")  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
         "--inject-head-cpu-us", type=float, default=0.0, metavar="US",
         help="TESTING ONLY, never for published runs: busy-spin US µs of CPU per request in head's servers",
+    )  # fmt: skip
+    parser.add_argument(
+        "--inject-head-micro", type=float, default=0.0, metavar="FRACTION",
+        help="TESTING ONLY: head's micro-benchmarks repeat FRACTION more of their calls (0.02: 2 %%)",
     )  # fmt: skip
     parser.add_argument(
         "--inject-head-slowdown", type=float, default=0.0, metavar="FRACTION",
@@ -40,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         load_project(), args.base, args.head, patterns=args.patterns, quick=args.quick, rounds=args.rounds,
         out=args.out, load=not args.no_load, micro=not args.no_micro, quiet=args.quiet,
         inject_head=Injection(cpu_us=args.inject_head_cpu_us, slowdown=args.inject_head_slowdown),
+        inject_head_micro=args.inject_head_micro, instructions=not args.no_instructions,
     )  # fmt: skip
     counts = comparison.counts()
     for row in comparison.rows:

@@ -9,18 +9,30 @@ from pathlib import Path
 from benchwatch.compare.calibrate import Calibration, floors_from_aa, write_calibration
 from benchwatch.config import Project
 from benchwatch.errors import UserError
-from benchwatch.results import RUN_FILE, Environment, Figure, Run, ensure_writable, read_run
+from benchwatch.measure.load import now
+from benchwatch.results import (
+    RUN_FILE,
+    Environment,
+    Figure,
+    Run,
+    ensure_writable,
+    read_run,
+    write_run,
+)
 
 DEFAULT_STACK = "latest"
 DEFAULT_ROUNDS = 16
+MICRO_AA_ROUNDS = 12  # asv rounds per side; compare uses 6, floors resample 6 of these
 MIN_ROUNDS = 4
 
 
 def calibrate(
     project: Project, *, patterns: str | None = None, rounds: int = DEFAULT_ROUNDS, out: Path | None = None,
-    quiet: bool = False,
+    quiet: bool = False, micro: bool = True, micro_rounds: int = MICRO_AA_ROUNDS,
 ) -> tuple[Calibration, list[tuple[Figure, Figure]], list[str]]:  # fmt: skip
-    """Measure, write calibration.json; (calibration, A/A pairs, problem lines)."""
+    """Measure, write calibration.json; (calibration, A/A pairs, problem lines). The load
+    figures as a quick compare measures them; with `micro`, the micro-benchmarks of the selected
+    scenarios as compare measures them too (asv in alternating rounds, instruction counts)."""
     from benchwatch import fingerprint
     from benchwatch.compare.rounds import compare_plan, measure_load
     from benchwatch.compare.sides import Side
@@ -46,13 +58,46 @@ def calibrate(
                                           failed_stacks=failed, quiet=quiet)  # fmt: skip
         problems += [p.line() for p in base_run.problems + head_run.problems]
         pairs += aa_pairs(base_run, head_run)
-    calibration = _write(project.root, pairs, rounds, [v.id for v in variants], environment)
-    return calibration, pairs, problems
+    micro_pairs: list[tuple[Figure, Figure]] = []
+    if micro:
+        micro_pairs, trouble = _micro_aa(project, variants, micro_rounds, out, environment)
+        problems += trouble
+    calibration = _write(project.root, pairs, rounds, [v.id for v in variants], environment, micro_pairs)
+    return calibration, pairs + micro_pairs, problems
+
+
+def _micro_aa(
+    project: Project, variants: list, rounds: int, out: Path, environment: Environment
+) -> tuple[list[tuple[Figure, Figure]], list[str]]:
+    """Each stack's micro-benchmarks against themselves, as compare runs them; each side kept
+    as a run directory (`micro-<stack>/base`, `head`) so `--from` can recompute."""
+    from benchwatch.compare.rounds import measure_micro
+    from benchwatch.compare.sides import Side
+
+    pairs: list[tuple[Figure, Figure]] = []
+    problems: list[str] = []
+    for stack in dict.fromkeys(v.stack.name for v in variants):
+        chosen = [v for v in variants if v.stack.name == stack]
+        base, head = (Side(role, stack, "stack", project, chosen) for role in ("base", "head"))
+        patterns = ",".join(v.id for v in chosen)
+        found = measure_micro(base, head, True, rounds, patterns, out / f"micro-{stack}")
+        problems += [p.line() for p in found.problems]
+        if found.instructions_unavailable:
+            problems.append(f"micro@{stack}: no instruction counts: {found.instructions_unavailable}")
+        for role, figures in (("base", found.base), ("head", found.head)):
+            write_run(out / f"micro-{stack}" / role, Run(started_at=now(), complete=True, environment=environment,
+                                                       command=["benchwatch", "calibrate", "micro", role],
+                                                       figures=figures))  # fmt: skip
+        heads = {f.name: f for f in found.head}
+        pairs += [(f, heads[f.name]) for f in found.base if f.name in heads]
+    return pairs, problems
 
 
 def recompute(root: Path, directory: Path) -> tuple[Calibration, list[tuple[Figure, Figure]]]:
     """The floors from the A/A runs an earlier `calibrate --out DIR` left in `directory`."""
     found = sorted(directory.glob(f"*/base-load/{RUN_FILE}"))
+    micro = [(read_run(path.parent), read_run(path.parent.parent / "head"))
+             for path in sorted(directory.glob(f"micro-*/base/{RUN_FILE}"))]  # fmt: skip
     if not found:
         raise UserError(f"--from {directory}: no <variant>/base-load/run.json there "
                         "(a `benchwatch calibrate --out` directory)")  # fmt: skip
@@ -60,7 +105,8 @@ def recompute(root: Path, directory: Path) -> tuple[Calibration, list[tuple[Figu
     rounds = max((len(f.samples) for base, _ in runs for f in base.figures), default=0)
     pairs = [pair for base, head in runs for pair in aa_pairs(base, head)]
     variants = sorted({f.variant for base, _ in runs for f in base.figures})
-    return _write(root, pairs, rounds, variants, runs[0][0].environment), pairs
+    micro_pairs = [pair for base, head in micro for pair in aa_pairs(base, head)]
+    return _write(root, pairs, rounds, variants, runs[0][0].environment, micro_pairs), pairs + micro_pairs
 
 
 def aa_pairs(base_run: Run, head_run: Run) -> list[tuple[Figure, Figure]]:
@@ -70,10 +116,13 @@ def aa_pairs(base_run: Run, head_run: Run) -> list[tuple[Figure, Figure]]:
 
 
 def _write(root: Path, pairs: list[tuple[Figure, Figure]], rounds: int, variants: list[str],
-           environment: Environment) -> Calibration:  # fmt: skip
-    from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS
+           environment: Environment, micro_pairs: list[tuple[Figure, Figure]] = ()) -> Calibration:  # fmt: skip
+    from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS, MICRO_ROUNDS
 
     floors, detail = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS)
+    micro_floors, micro_detail = floors_from_aa(list(micro_pairs), MICRO_ROUNDS)
+    floors.update(micro_floors)
+    detail.update(micro_detail)
     if not floors:
         raise UserError("calibrate: no valid A/A measurement; see the failures above", exit_code=2)
     between_runs, _ = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS, paired=False)

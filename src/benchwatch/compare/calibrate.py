@@ -15,12 +15,18 @@ from pydantic import BaseModel, ValidationError
 
 from benchwatch.compare.stats import aa_floor
 from benchwatch.errors import UserError
-from benchwatch.metrics import CPU, FALLBACK_FLOOR, METRICS, RPS
+from benchwatch.metrics import CPU, FALLBACK_FLOOR, METRICS, MICRO_INSTRUCTIONS, RPS
 from benchwatch.results import Environment, Figure, figure_label, write_json_atomic
 
 CALIBRATION_FILE = "calibration.json"
 FLOOR_QUANTILE = 0.99
 MIN_FLOOR = 0.01
+# instruction counts repeat to ~0.1 %; the same work counted in another context moves ~0.25 %
+MIN_FLOORS = {MICRO_INSTRUCTIONS.key: 0.005}
+
+
+def min_floor(key: str) -> float:
+    return MIN_FLOORS.get(key, MIN_FLOOR)
 # used when calibration.json has no entry for a metric; deliberately generous
 DEFAULT_FLOORS: dict[str, float] = {m.key: m.default_floor for m in METRICS}
 # the trend pages compare one run with the previous one, on another runner: wider than A/B
@@ -66,7 +72,7 @@ def floor_for(key: str, calibration: Calibration | None, label: str | None = Non
     if calibration is not None:
         own = calibration.detail.get(key, {}).get(label or "")
         if own is not None:
-            return max(MIN_FLOOR, own), "figure"
+            return max(min_floor(key), own), "figure"
         if key in calibration.floors:
             return calibration.floors[key], "metric"
     return DEFAULT_FLOORS.get(key, FALLBACK_FLOOR), "default"
@@ -85,7 +91,7 @@ def floors_from_aa(
             continue
         floor = aa_floor(a.samples, b.samples, compare_rounds, quantile=FLOOR_QUANTILE, paired=paired)
         detail[floor_key(a)][figure_label(a)] = round(floor, 4)
-    floors = {key: round(max(MIN_FLOOR, *values.values()), 4) for key, values in detail.items()}
+    floors = {key: round(max(min_floor(key), *values.values()), 4) for key, values in detail.items()}
     return floors, dict(detail)
 
 

@@ -81,6 +81,8 @@ def render(comparison: Comparison) -> str:
     if unchanged:
         out += [f"<details><summary>{len(unchanged)} unchanged</summary>", ""]
         out += _table(unchanged) + ["", "</details>", ""]
+    if comparison.extra.instructions_unavailable:
+        out += [f"Micro-benchmark instruction counts: not measured ({comparison.extra.instructions_unavailable}).", ""]
     if comparison.problems:
         out += ["**Problems**", ""]
         out += [f"- {p.line()}" for p in comparison.problems] + [""]
@@ -105,10 +107,13 @@ def _method(comparison: Comparison) -> list[str]:
         "Change = head/base with a 95 % confidence interval. Load-test figures are paired by "
         "round (both servers measured at the same moment): the Hodges–Lehmann estimate of the "
         "per-round log ratios, interval from the Wilcoxon signed-rank test. Micro-benchmark "
-        "figures come from separate asv processes: Hodges–Lehmann between the two sides' samples, "
-        "interval from the Mann–Whitney test. Significant only when the interval excludes 1 "
+        "times come from asv processes in alternating rounds (base's right before head's), paired "
+        "by round the same way. Instruction counts (valgrind's cachegrind, instructions per call "
+        "from N and 2N calls) are deterministic: the bracket is the range of every base repetition "
+        "against every head repetition. Significant only when the interval excludes 1 "
         f"**and** the change exceeds the figure's noise floor; {source}. Gating figures "
-        "(exit 1 on a regression): server CPU µs per request and micro-benchmark time.",
+        "(exit 1 on a regression): server CPU µs per request, micro-benchmark time and "
+        "instructions per call.",
         "",
         "</details>",
         "",

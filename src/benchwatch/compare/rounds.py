@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchwatch.compare.sides import Side
@@ -58,27 +59,40 @@ def measure_load(
     return runs[0], runs[1]
 
 
-MICRO_ROUNDS = 5  # asv processes per side; fewer cannot give a 95 % interval that excludes 1 often
+# asv processes per side, alternating (A B A B …): round i of base and round i of head ran one
+# right after the other and are judged as a pair; 6 pairs are the fewest that give a 95 % interval
+MICRO_ROUNDS = 6
+
+
+@dataclass
+class MicroResult:
+    base: list[Figure] = field(default_factory=list)
+    head: list[Figure] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    instructions_unavailable: str | None = None  # why there are no instruction counts
 
 
 def measure_micro(
-    base: Side, head: Side, quick: bool, rounds: int | None, patterns: str | None, out_dir: Path
-) -> tuple[list[Figure], list[Figure], list[Problem]]:
-    """asv on both sides, one process per side per round, alternating (A B A B ...). Each
-    round gives one sample per benchmark, the median of its repeats: repeats inside one asv
-    process share its memory layout and its moment on the machine, so counting them as
-    independent samples made intervals far too narrow (an A/A compare saw 1.57x)."""
+    base: Side, head: Side, quick: bool, rounds: int | None, patterns: str | None, out_dir: Path,
+    *, inject_head: float = 0.0, instructions: bool = True,
+) -> MicroResult:  # fmt: skip
+    """asv timings on both sides in alternating rounds, then instruction counts of the same
+    cases under cachegrind. Each round gives one timing sample per benchmark, the median of its
+    repeats: repeats inside one asv process share its memory layout and its moment on the
+    machine, so counting them as independent samples made intervals far too narrow.
+    `inject_head` (TESTING ONLY): head's benchmarks repeat that fraction of their calls."""
     from benchwatch.measure.micro import run_micro
 
+    envs_of = _micro_inject_env(inject_head)
+    result = MicroResult()
     samples: dict[str, dict[str, Figure]] = {"base": {}, "head": {}}
-    problems: list[Problem] = []
     for round_index in range(rounds or MICRO_ROUNDS):
         for side in (base, head):
             found, trouble = run_micro(
                 _micro_stacks(side), None, quick, out_dir / f"micro-{side.role}-{round_index}",
-                root=side.project.root, rounds=1, publish=False,
+                root=side.project.root, rounds=1, publish=False, extra_env=envs_of[side.role],
             )  # fmt: skip
-            problems += trouble
+            result.problems += trouble
             for figure in found:
                 one = statistics.median(figure.samples)
                 earlier = samples[side.role].get(figure.name)
@@ -86,8 +100,49 @@ def measure_micro(
                 samples[side.role][figure.name] = figure.model_copy(
                     update={"samples": kept, "value": statistics.median(kept), "spread": half_iqr(kept)}
                 )
-    base_figs, head_figs = list(samples["base"].values()), list(samples["head"].values())
-    return select_figures(base_figs, patterns), select_figures(head_figs, patterns), problems
+    result.base = select_figures(list(samples["base"].values()), patterns)
+    result.head = select_figures(list(samples["head"].values()), patterns)
+    if instructions:
+        _count_instructions(base, head, quick, patterns, envs_of, result)
+    return result
+
+
+def _micro_inject_env(inject_head: float) -> dict[str, dict[str, str] | None]:
+    """Base carries the injector's wrapper with nothing to add, so only the extra calls differ."""
+    from benchwatch.instructions import INJECT_ENV_VAR
+
+    if not inject_head:
+        return {"base": None, "head": None}
+    return {"base": {INJECT_ENV_VAR: "0"}, "head": {INJECT_ENV_VAR: f"{inject_head:g}"}}
+
+
+def _count_instructions(
+    base: Side, head: Side, quick: bool, patterns: str | None, envs_of: dict, result: MicroResult
+) -> None:
+    """Instructions per call of the cases of the selected scenarios, one side after the other
+    (a count does not depend on what else the machine does)."""
+    from benchwatch.instructions import (
+        DEFAULT_REPEATS,
+        QUICK_REPEATS,
+        count_instructions,
+        quick_patterns,
+        unavailable_reason,
+    )
+
+    result.instructions_unavailable = unavailable_reason()
+    if result.instructions_unavailable:
+        return
+    apps = sorted({v.scenario.split("-", 1)[0] for side in (base, head) for v in side.variants})
+    within = [rf"\('({'|'.join(apps)})(-[^']*)?'\)"] if apps else []
+    for side in (base, head):
+        found, trouble = count_instructions(
+            _micro_stacks(side), benchmark_dir=side.project.root / "benchmarks",
+            patterns=quick_patterns() if quick else (), within=within,
+            repeats=QUICK_REPEATS if quick else DEFAULT_REPEATS, extra_env=envs_of[side.role],
+            log=lambda line: None,
+        )  # fmt: skip
+        getattr(result, side.role).extend(select_figures(found, patterns))
+        result.problems += trouble
 
 
 def _micro_stacks(side: Side) -> list:

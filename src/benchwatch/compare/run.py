@@ -33,7 +33,8 @@ from benchwatch.results import (
 def compare(
     project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
     rounds: int | None = None, out: Path | None = None, load: bool = True, micro: bool = True,
-    quiet: bool = False, inject_head: Injection | None = None,
+    quiet: bool = False, inject_head: Injection | None = None, inject_head_micro: float = 0.0,
+    instructions: bool = True,
 ) -> tuple[Comparison, Path]:  # fmt: skip
     """Measure base and head on this machine (load side by side, asv alternating) and judge
     every figure. The sides are resolved and matched before anything is created or built."""
@@ -49,7 +50,7 @@ def compare(
         raise UserError("--no-load and --no-micro together leave nothing to compare")
     if rounds is not None and rounds < 1:
         raise UserError("--rounds: give a positive number of rounds")
-    if inject_head.cpu_us < 0 or not 0 <= inject_head.slowdown < 10:
+    if inject_head.cpu_us < 0 or not 0 <= inject_head.slowdown < 10 or not 0 <= inject_head_micro < 1:
         raise UserError("--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)")
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     plan = compare_plan(quick, rounds)
@@ -71,6 +72,8 @@ def compare(
         extra = CompareExtra(variants_on_one_side_only=alone)
         if inject_head:
             extra.injected = {"slowdown": inject_head.slowdown, "cpu_us_per_request": inject_head.cpu_us}
+        if inject_head_micro:
+            extra.injected = {**(extra.injected or {}), "micro_calls": inject_head_micro}
         figures: dict[str, list[Figure]] = {"base": [], "head": []}
         side_problems: dict[str, list[Problem]] = {"base": [], "head": []}
         micro_problems: list[Problem] = []
@@ -91,9 +94,12 @@ def compare(
                 for side, run in zip((base_side, head_side), runs, strict=True)
             }
         if micro:
-            b, h, micro_problems = measure_micro(base_side, head_side, quick, None, patterns, out)
-            figures["base"] += b
-            figures["head"] += h
+            found = measure_micro(base_side, head_side, quick, None, patterns, out,
+                                  inject_head=inject_head_micro, instructions=instructions)  # fmt: skip
+            figures["base"] += found.base
+            figures["head"] += found.head
+            micro_problems = found.problems
+            extra.instructions_unavailable = found.instructions_unavailable if instructions else "--no-instructions"
         rows, unpaired = compare_figures(figures["base"], figures["head"], calibration)
         infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}
         for side in (base_side, head_side):

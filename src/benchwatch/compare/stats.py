@@ -86,6 +86,25 @@ def paired_ratio_interval(
     return _interval(walsh, p_values, confidence, len(d), len(d))
 
 
+def range_ratio(base: Sequence[float], head: Sequence[float]) -> RatioInterval:
+    """A deterministic measure (instruction counts): the ratio of the medians, and the range
+    every base sample against every head sample spans. Repetitions differ by rounding-level
+    noise only, so this range is the whole uncertainty; no test, no minimum sample count."""
+    log_b, log_h = _logs_any(base, head)
+    ratio = math.exp(float(np.median(log_h) - np.median(log_b)))
+    low, high = math.exp(float(log_h.min() - log_b.max())), math.exp(float(log_h.max() - log_b.min()))
+    return RatioInterval(ratio, low, high, 1.0, len(log_b), len(log_h))
+
+
+def _logs_any(base: Sequence[float], head: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+    if not len(base) or not len(head):
+        raise TooFewSamples("no samples on one side")
+    b, h = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
+    if np.any(b <= 0) or np.any(h <= 0):
+        raise ValueError("ratios need positive samples")
+    return np.log(b), np.log(h)
+
+
 def _interval(
     candidates: np.ndarray, p_values, confidence: float, n_base: int, n_head: int
 ) -> RatioInterval:

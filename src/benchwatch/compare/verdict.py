@@ -12,10 +12,11 @@ from benchwatch.compare.stats import (
     TooFewSamples,
     describe,
     paired_ratio_interval,
+    range_ratio,
     ratio_interval,
     verdict,
 )
-from benchwatch.metrics import FALLBACK_FLOOR, Metric
+from benchwatch.metrics import FALLBACK_FLOOR, MICRO_INSTRUCTIONS, Metric
 from benchwatch.results import Environment, Figure, LoadPlanInfo, Problem, SkippedRun
 from benchwatch.results import figure_label as label
 
@@ -23,8 +24,10 @@ COMPARE_FILE = "compare.json"
 COMMENT_FILE = "comment.md"
 EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED = 0, 1, 2
 # load figures are measured side by side, sample i of base with sample i of head (measure/rounds.py);
-# micro-benchmark rounds are separate asv processes, one side after the other
-PAIRED_KINDS = ("load",)
+# micro-benchmark timings in alternating rounds, base's asv process right before head's
+# (compare/rounds.py): round i of base pairs with round i of head. Instruction counts are
+# deterministic and judged by their range (stats.range_ratio).
+PAIRED_KINDS = ("load", "micro")
 
 # a metric this benchwatch does not know (an old run): judged, never gating
 FALLBACK = Metric("unknown", "", False, "", "", False, FALLBACK_FLOOR)
@@ -81,6 +84,7 @@ class CompareExtra(BaseModel):
     load_plan: LoadPlanInfo | None = None
     rounds_dropped: list[SkippedRun] = []  # side-by-side pairs whose oha windows differed
     loadgen_bottlenecked_runs: dict[str, int] = {}
+    instructions_unavailable: str | None = None  # why a compare with micro-benchmarks has no instruction counts
 
 
 class Comparison(BaseModel):
@@ -139,7 +143,9 @@ def judge_pair(
         row.text = "no verdict: " + row.reason
         return row
     try:
-        if some.kind in PAIRED_KINDS:
+        if about is MICRO_INSTRUCTIONS:
+            interval = range_ratio(base.samples, head.samples)
+        elif some.kind in PAIRED_KINDS:
             interval = paired_ratio_interval(base.samples, head.samples)
         else:
             interval = ratio_interval(base.samples, head.samples)

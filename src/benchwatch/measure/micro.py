@@ -11,7 +11,7 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +53,7 @@ def run_micro(
     machine: str | None = None,
     publish: bool = True,
     log: Callable[[str], None] | None = None,
+    extra_env: Mapping[str, str] | None = None,
 ) -> tuple[list[Figure], list[Problem]]:
     """Runs the asv benchmarks matching `pattern` (a regex, asv's --bench) on every stack;
     returns the valid figures and every problem (env build, failing benchmark, missing result)."""
@@ -68,7 +69,7 @@ def run_micro(
     config = _write_run_config(
         work, repo, (benchmark_dir or root / "benchmarks").resolve(), out_dir
     )
-    asv_env = _asv_environment(work)
+    asv_env = {**_asv_environment(work), **(extra_env or {})}
     _asv(["machine", "--yes", "--machine", machine, "--config", str(config)], asv_env, say)
 
     problems: list[Problem] = []
