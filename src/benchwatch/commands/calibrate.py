@@ -17,6 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help=f"A/A rounds per variant (default {DEFAULT_ROUNDS})")  # fmt: skip
     parser.add_argument("--out", type=Path, metavar="DIR", help="where the A/A runs go (default results/calibrate-<time>)")
     parser.add_argument("--no-micro", action="store_true", help="load-test floors only (no asv, no instruction counts)")
+    parser.add_argument("--no-load", action="store_true",
+                        help="micro floors only, merged into the existing calibration.json (its load floors are kept)")  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--from", dest="from_dir", type=Path, metavar="DIR",
                         help="measure nothing: recompute the floors from the A/A runs an earlier calibrate wrote in DIR")  # fmt: skip
@@ -51,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
         project = load_project()
         root = project.root
         calibration, pairs, problems = calibrate(project, patterns=args.patterns, rounds=args.rounds,
-                                                 out=args.out, quiet=args.quiet, micro=not args.no_micro)  # fmt: skip
+                                                 out=args.out, quiet=args.quiet, micro=not args.no_micro,
+                                                 load=not args.no_load)  # fmt: skip
         for line in problems:
             print(f"FAIL {line}")
     for key, floor in calibration.floors.items():

@@ -4,9 +4,15 @@ by side as compare runs them) -> the noise floors in calibration.json."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
-from benchwatch.compare.calibrate import Calibration, floors_from_aa, write_calibration
+from benchwatch.compare.calibrate import (
+    CALIBRATION_FILE,
+    Calibration,
+    floors_from_aa,
+    write_calibration,
+)
 from benchwatch.config import Project
 from benchwatch.errors import UserError
 from benchwatch.measure.load import now
@@ -17,6 +23,7 @@ from benchwatch.results import (
     Run,
     ensure_writable,
     read_run,
+    write_json_atomic,
     write_run,
 )
 
@@ -28,7 +35,7 @@ MIN_ROUNDS = 4
 
 def calibrate(
     project: Project, *, patterns: str | None = None, rounds: int = DEFAULT_ROUNDS, out: Path | None = None,
-    quiet: bool = False, micro: bool = True, micro_rounds: int = MICRO_AA_ROUNDS,
+    quiet: bool = False, micro: bool = True, micro_rounds: int = MICRO_AA_ROUNDS, load: bool = True,
 ) -> tuple[Calibration, list[tuple[Figure, Figure]], list[str]]:  # fmt: skip
     """Measure, write calibration.json; (calibration, A/A pairs, problem lines). The load
     figures as a quick compare measures them; with `micro`, the micro-benchmarks of the selected
@@ -42,27 +49,36 @@ def calibrate(
 
     if rounds < MIN_ROUNDS:
         raise UserError(f"--rounds: an A/A calibration needs at least {MIN_ROUNDS} rounds")
+    if not load and not micro:
+        raise UserError("--no-load and --no-micro together leave nothing to calibrate")
     variants = project.select(patterns or f"*@{DEFAULT_STACK}")
     out = out or project.root / "results" / f"calibrate-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
     ensure_writable(out)
-    oha = loadgen.ensure_oha()
-    install_cleanup()
-    environment = fingerprint.collect(project.root, loadgen.oha_version(oha))
-    plan = compare_plan(quick=True, rounds=rounds)
-    rig, failed = build_rig(oha, plan, variants)
     pairs: list[tuple[Figure, Figure]] = []
     problems: list[str] = []
-    for variant in variants:  # exactly what a quick compare measures, with both sides the same
-        base, head = (Side(role, variant.stack.name, "stack", project, [variant]) for role in ("base", "head"))
-        base_run, head_run = measure_load(rig, base, head, out / variant.id, environment,
-                                          failed_stacks=failed, quiet=quiet)  # fmt: skip
-        problems += [p.line() for p in base_run.problems + head_run.problems]
-        pairs += aa_pairs(base_run, head_run)
+    if load:
+        oha = loadgen.ensure_oha()
+        install_cleanup()
+        environment = fingerprint.collect(project.root, loadgen.oha_version(oha))
+        plan = compare_plan(quick=True, rounds=rounds)
+        rig, failed = build_rig(oha, plan, variants)
+        for variant in variants:  # exactly what a quick compare measures, with both sides the same
+            base, head = (Side(role, variant.stack.name, "stack", project, [variant]) for role in ("base", "head"))
+            base_run, head_run = measure_load(rig, base, head, out / variant.id, environment,
+                                              failed_stacks=failed, quiet=quiet)  # fmt: skip
+            problems += [p.line() for p in base_run.problems + head_run.problems]
+            pairs += aa_pairs(base_run, head_run)
+    else:
+        environment = fingerprint.collect(project.root)
     micro_pairs: list[tuple[Figure, Figure]] = []
     if micro:
         micro_pairs, trouble = _micro_aa(project, variants, micro_rounds, out, environment)
         problems += trouble
-    calibration = _write(project.root, pairs, rounds, [v.id for v in variants], environment, micro_pairs)
+    ids = [v.id for v in variants]
+    if load:
+        calibration = _write(project.root, pairs, rounds, ids, environment, micro_pairs, micro_rounds)
+    else:
+        calibration = _write_micro_only(project.root, micro_pairs, micro_rounds, ids)
     return calibration, pairs + micro_pairs, problems
 
 
@@ -115,8 +131,41 @@ def aa_pairs(base_run: Run, head_run: Run) -> list[tuple[Figure, Figure]]:
     return [(f, heads[f.name]) for f in base_run.figures if f.name in heads]
 
 
+def _micro_method(micro_pairs: list[tuple[Figure, Figure]], rounds: int | None, variants: list[str]) -> dict:
+    from benchwatch.compare.rounds import MICRO_ROUNDS
+
+    if not micro_pairs:
+        return {}
+    return {"method": f"A/A: each stack's asv quick benchmarks against themselves in alternating rounds "
+                      f"({rounds or 'as stored'} per side), floors over resamples of {MICRO_ROUNDS} paired "
+                      "rounds; instruction counts (cachegrind) A/A, at least 0.5 %",
+            "rounds": rounds, "variants": variants,
+            "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}  # fmt: skip
+
+
+def _write_micro_only(root: Path, micro_pairs: list[tuple[Figure, Figure]], rounds: int, variants: list[str]) -> Calibration:
+    """New micro floors merged into the committed calibration.json; its load floors are kept."""
+    from benchwatch.compare.calibrate import load_calibration
+    from benchwatch.compare.rounds import MICRO_ROUNDS
+
+    existing = load_calibration(root)
+    if existing is None:
+        raise UserError("calibrate --no-load: no calibration.json to add micro floors to; run calibrate with load first")
+    floors, detail = floors_from_aa(micro_pairs, MICRO_ROUNDS)
+    if not floors:
+        raise UserError("calibrate: no valid micro A/A measurement; see the failures above", exit_code=2)
+    merged_floors = {k: v for k, v in existing.floors.items() if k not in floors} | floors
+    merged_detail = {k: v for k, v in existing.detail.items() if k not in detail} | detail
+    calibration = existing.model_copy(update={
+        "floors": dict(sorted(merged_floors.items())), "detail": merged_detail,
+        "micro": _micro_method(micro_pairs, rounds, variants)})  # fmt: skip
+    write_json_atomic(root / CALIBRATION_FILE, json.loads(calibration.model_dump_json()))
+    return calibration
+
+
 def _write(root: Path, pairs: list[tuple[Figure, Figure]], rounds: int, variants: list[str],
-           environment: Environment, micro_pairs: list[tuple[Figure, Figure]] = ()) -> Calibration:  # fmt: skip
+           environment: Environment, micro_pairs: list[tuple[Figure, Figure]] = (),
+           micro_rounds: int | None = None) -> Calibration:  # fmt: skip
     from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS, MICRO_ROUNDS
 
     floors, detail = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS)
@@ -129,4 +178,5 @@ def _write(root: Path, pairs: list[tuple[Figure, Figure]], rounds: int, variants
     return write_calibration(
         root, floors, detail, rounds=rounds, compare_rounds=COMPARE_QUICK_ROUNDS,
         variants=variants, environment=environment, between_runs=between_runs,
+        micro=_micro_method(list(micro_pairs), micro_rounds, variants),
     )  # fmt: skip

@@ -45,6 +45,8 @@ class Calibration(BaseModel):
     detail: dict[str, dict[str, float]] = {}
     # the same A/A samples taken as two separate runs (unpaired): the trend pages' noise
     between_runs: dict[str, float] = {}
+    # how the micro floors (micro_time, micro_instructions) were measured, when they were
+    micro: dict[str, Any] = {}
 
 
 def floor_key(figure: Figure) -> str:
@@ -117,7 +119,7 @@ def machine_facts(environment: Environment) -> dict[str, Any]:
 def write_calibration(
     root: Path, floors: dict[str, float], detail: dict[str, dict[str, float]], *,
     rounds: int, compare_rounds: int, variants: list[str], environment: Environment,
-    between_runs: dict[str, float] | None = None,
+    between_runs: dict[str, float] | None = None, micro: dict[str, Any] | None = None,
 ) -> Calibration:  # fmt: skip
     calibration = Calibration(
         floors=dict(sorted(floors.items())),
@@ -136,6 +138,7 @@ def write_calibration(
         variants=variants,
         detail=detail,
         between_runs=dict(sorted((between_runs or {}).items())),
+        micro=micro or {},
     )
     write_json_atomic(root / CALIBRATION_FILE, json.loads(calibration.model_dump_json()))
     return calibration
