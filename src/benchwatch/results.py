@@ -75,11 +75,13 @@ class Figure(BaseModel):
     def about(self) -> Metric | None:
         return metric(self.kind, self.metric)
 
-    def pair_key(self) -> tuple:
-        """What the figure measures, without which stack, checkout or side it was measured on."""
+    def pair_key(self, *, scenario: bool = True, endpoint: bool = True) -> tuple:
+        """What the figure measures, without which stack, checkout or side it was measured on
+        (and, for a compare of two variants or two endpoints, without the scenario or endpoint)."""
         setting = self.setting
         params = setting.pair_params() if setting is not None else self.params
-        return (self.kind, self.scenario, self.endpoint, self.metric, json.dumps(params, sort_keys=True, default=str))
+        return (self.kind, self.scenario if scenario else None, self.endpoint if endpoint else None, self.metric,
+                json.dumps(params, sort_keys=True, default=str))  # fmt: skip
 
 
 def figure_label(figure: Figure) -> str:
