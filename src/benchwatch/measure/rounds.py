@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from benchwatch import envs
 from benchwatch.config import Endpoint, Variant
 from benchwatch.measure import loadgen, server
+from benchwatch.measure.boot import Boot
 from benchwatch.measure.collect import Collector, Shot, Slot
 from benchwatch.measure.inject import NO_INJECTION, Injection
 from benchwatch.measure.plan import LoadPlan
@@ -47,6 +48,7 @@ class Rig:
     oha_cores: list[int] | None = None
     boot_together: bool = False  # boot a round's servers at once (lanes of one question), not in turn
     window_mismatch: float | None = WINDOW_MISMATCH  # None: keep pairs whatever their oha windows
+    rounds_per_boot: int = 1  # >1: servers booted once are measured in that many rounds
 
 
 def build_rig(oha: str, plan: LoadPlan, variants: Sequence[Variant]) -> tuple[Rig, dict[str, str]]:
@@ -82,20 +84,32 @@ def run_rounds(
     rig: Rig, tracks: Sequence[Track], *, progress: Progress, after_step: Callable[[], None] = lambda: None,
 ) -> None:  # fmt: skip
     """Every round over every slot. One track: each slot alone. Several: slot i of every track
-    side by side, who boots first alternating by round. Answers are cross-checked after round 1."""
+    side by side, who boots first alternating by boot. Servers are booted for every round, or
+    once for `rig.rounds_per_boot` rounds. Answers are cross-checked after the first boot."""
     together = list(zip(*(track.slots for track in tracks), strict=True))
-    for round_index in range(rig.plan.rounds):
+    per_boot = max(1, rig.rounds_per_boot)
+    for first in range(0, rig.plan.rounds, per_boot):
+        block = list(range(first, min(first + per_boot, rig.plan.rounds)))
         for slots in together:
-            progress.step(" | ".join(s.label for s in slots), f"round {round_index + 1}/{rig.plan.rounds}"
-                          + (", side by side" if len(slots) > 1 else ""))  # fmt: skip
             entries = [(t, s) for t, s in zip(tracks, slots, strict=True) if s.label not in t.data.failed]
-            if round_index % 2:  # who boots first and whose oha starts first, alternately
+            if (first // per_boot) % 2:  # who boots first and whose oha starts first, alternately
                 entries.reverse()
+
+            def announce(round_index: int, slots: tuple = slots) -> None:
+                progress.step(" | ".join(s.label for s in slots), f"round {round_index + 1}/{rig.plan.rounds}"
+                              + (", side by side" if len(slots) > 1 else ""))  # fmt: skip
+
+            def done(round_index: int) -> None:
+                progress.advance()
+                after_step()
+
             if entries:
-                boot_and_measure(rig, entries, round_index)
-            progress.advance()
-            after_step()
-        if round_index == 0:
+                boot_and_measure(rig, entries, block, announce=announce, done=done)
+            else:
+                for round_index in block:
+                    announce(round_index)
+                    done(round_index)
+        if first == 0:
             for track in tracks:
                 track.data.cross_check(track.slots)
 
@@ -143,70 +157,50 @@ class Aimed:
     shot: Shot
 
 
-def boot_and_measure(rig: Rig, entries: Sequence[tuple[Track, Slot]], round_index: int) -> None:
+def boot_and_measure(
+    rig: Rig, entries: Sequence[tuple[Track, Slot]], rounds: Sequence[int], *,
+    announce: Callable[[int], None] = lambda r: None, done: Callable[[int], None] = lambda r: None,
+) -> None:  # fmt: skip
     """Boot the server of every (track, slot), in the order given (all at once when the rig
-    says so), then measure them together."""
+    says so), then measure them together in each of `rounds` (one, unless servers are reused)."""
     with ExitStack() as stack:
-        booting = [_Boot(rig, track, slot, round_index, len(entries)) for track, slot in entries]
+        announce(rounds[0])
+        booting = [Boot(rig, track, slot, rounds[0], len(entries)) for track, slot in entries]
         if rig.boot_together and len(booting) > 1:
             with ThreadPoolExecutor(max_workers=len(booting)) as pool:
-                done = list(pool.map(_Boot.enter, booting))
-            for boot in booting:  # every booted server is stopped at the end, even after a failure
-                if boot.srv is not None:
-                    stack.push(boot.context)
-            for error in done:
-                if error is not None:
-                    raise error
+                errors = list(pool.map(Boot.enter, booting))
         else:
+            errors = []
             for boot in booting:
-                error = boot.enter()
-                if boot.srv is not None:
-                    stack.push(boot.context)
-                if error is not None:
-                    raise error
-        lanes = [boot.lane(rig) for boot in booting if boot.srv is not None]
-        started = time.monotonic()
-        measure_lanes(rig, lanes, round_index)
-        for lane in lanes:
-            lane.timing["measure_s"] = round(time.monotonic() - started, 3)
+                errors.append(boot.enter())
+                if errors[-1] is not None:
+                    break
+        for boot in booting:  # every started server is stopped at the end, even after a failure
+            if boot.srv is not None:
+                stack.push(boot.context)
+        for error in errors:
+            if error is not None:
+                raise error
+        lanes = [Lane(boot.track, boot.slot, boot.srv, boot.timing, rig.plan.quick) for boot in booting
+                 if boot.srv is not None]  # fmt: skip
+        for position, round_index in enumerate(rounds):
+            if position:
+                announce(round_index)
+            lanes = [lane for lane in lanes if lane.slot.label not in lane.data.failed]
+            started = time.monotonic()
+            measure_lanes(rig, lanes, round_index, fresh=position == 0)
+            for lane in lanes:
+                lane.timing["measure_s"] = round(lane.timing.get("measure_s", 0) + time.monotonic() - started, 3)
+            done(round_index)
 
 
-class _Boot:
-    """One server of a round being started: a boot failure is recorded as the slot's problem."""
-
-    def __init__(self, rig: Rig, track: Track, slot: Slot, round_index: int, together: int) -> None:
-        self.track, self.slot = track, slot
-        self.timing: dict = {"slot": slot.label, "round": round_index, "together": together}
-        track.data.timings.append(self.timing)
-        env = rig.environments[slot.variant.stack.name]
-        self.context = server.running(slot.variant, env, cpu=rig.server_cores, inject=track.inject)
-        self.srv: server.Server | None = None
-
-    def enter(self) -> BaseException | None:
-        """Start the server; an unexpected exception is returned (to raise once every started
-        server is registered for stopping)."""
-        started = time.monotonic()
-        try:
-            self.srv = self.context.__enter__()
-        except server.BootError as exc:
-            self.track.data.fail(self.slot, Problem(variant=self.slot.variant.id, phase="boot", reason=exc.reason,
-                                                    detail=exc.stderr_tail))  # fmt: skip
-            return None
-        except BaseException as exc:
-            return exc
-        self.timing["boot_s"] = round(time.monotonic() - started, 3)
-        return None
-
-    def lane(self, rig: Rig) -> Lane:
-        assert self.srv is not None
-        return Lane(self.track, self.slot, self.srv, self.timing, rig.plan.quick)
-
-
-def measure_lanes(rig: Rig, lanes: list[Lane], round_index: int) -> None:
-    lanes = [lane for lane in lanes if _checked(lane)]
+def measure_lanes(rig: Rig, lanes: list[Lane], round_index: int, fresh: bool = True) -> None:
+    """One round on running servers. Fresh from boot: verified, idle memory, warm-up first, and
+    memory recorded; a reused server (a later round of the same boot) goes straight to the load."""
+    lanes = [lane for lane in lanes if _checked(lane)] if fresh else [lane for lane in lanes if lane.alive("rounds")]
     steps = list(dict.fromkeys(lane.track.step(e) for lane in lanes for e in lane.endpoints()))
     warm_ups = [Aimed(lane, Shot(e, None, rig.plan.warmup, 1)) for step in steps
-                for lane in lanes if (e := lane.endpoint(step))]  # fmt: skip
+                for lane in lanes if fresh and (e := lane.endpoint(step))]  # fmt: skip
     for aimed, run in zip(warm_ups, _together(rig, warm_ups), strict=True):
         if run.outcome.successes:
             aimed.lane.seconds_per_request[aimed.shot.endpoint.label] = run.outcome.elapsed / run.outcome.successes
@@ -216,7 +210,7 @@ def measure_lanes(rig: Rig, lanes: list[Lane], round_index: int) -> None:
         peaks = {id(lane): stack.enter_context(lane.srv.rss_peak()) for lane in lanes}
         for step in steps:
             lanes = _measure_step(rig, lanes, step, round_index)
-    for lane in lanes:
+    for lane in lanes if fresh else []:  # idle and after warm-up only mean something after a boot
         lane.data.record_memory(lane.slot, lane.idle_rss, warm[id(lane)], peaks[id(lane)][0])
 
 
