@@ -72,7 +72,7 @@ def compare(
         calibration = load_calibration(project.root)
         install_cleanup()
         extra = CompareExtra(variants_on_one_side_only=alone)
-        if micro and base_side.kind == "variant":
+        if base_side.kind == "variant":
             micro = False
             extra.notes.append(MICRO_PER_STACK)
         if inject_head:
