@@ -73,7 +73,7 @@ def render(comparison: Comparison) -> str:
         "",
         f"**base** {_side_title(base)} vs **head** {_side_title(head)} — same machine, "
         f"{comparison.rounds} rounds{' (quick)' if comparison.quick else ''}, both servers loaded side by side "
-        "in each; asv runs alternating.",
+        f"in each{'' if base.kind == 'variant' else '; asv runs alternating'}.",
         "",
         *(f"Note: {note}." for note in comparison.extra.notes),
         *([""] if comparison.extra.notes else []),
