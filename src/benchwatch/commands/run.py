@@ -71,7 +71,7 @@ def _findings(args: argparse.Namespace, selected, record) -> None:
     record.extra.side_by_side = info
     record.problems += [p.model_copy(update={"reason": f"findings side by side: {p.reason}"}) for p in info.problems]
     ran = len({r.group for r in info.ratios})
-    say(f"findings: {ran} questions side by side in {info.seconds:.0f} s ({info.plan.rounds} rounds)", args.quiet)
+    say(f"findings: {ran} question groups side by side in {info.seconds:.0f} s ({info.plan.rounds} rounds)", args.quiet)
 
 
 def _micro(args: argparse.Namespace, project, selected, record, out: Path) -> None:
