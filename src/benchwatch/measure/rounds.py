@@ -166,18 +166,20 @@ def boot_and_measure(
     with ExitStack() as stack:
         announce(rounds[0])
         booting = [Boot(rig, track, slot, rounds[0], len(entries)) for track, slot in entries]
-        if rig.boot_together and len(booting) > 1:
-            with ThreadPoolExecutor(max_workers=len(booting)) as pool:
-                errors = list(pool.map(Boot.enter, booting))
-        else:
-            errors = []
+        errors: list[BaseException | None] = []
+        try:
+            if rig.boot_together and len(booting) > 1:
+                with ThreadPoolExecutor(max_workers=len(booting)) as pool:
+                    errors = list(pool.map(Boot.enter, booting))
+            else:
+                for boot in booting:
+                    errors.append(boot.enter())
+                    if errors[-1] is not None:
+                        break
+        finally:  # every started server is stopped at the end, even after a failure or Ctrl-C
             for boot in booting:
-                errors.append(boot.enter())
-                if errors[-1] is not None:
-                    break
-        for boot in booting:  # every started server is stopped at the end, even after a failure
-            if boot.srv is not None:
-                stack.push(boot.context)
+                if boot.srv is not None:
+                    stack.push(boot.context)
         for error in errors:
             if error is not None:
                 raise error
