@@ -126,7 +126,8 @@ def test_unknown_stack_or_ref_is_one_clear_line_and_nothing_is_created(tmp_path,
     done = cli("compare", "--base", "nosuchthing", "--head", "latest", "--no-micro", "--out", str(out), root=root)
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == ["ERROR: 'nosuchthing' is neither a stack "
-                                                f"({', '.join(load_stacks(root))}) nor a git ref of {root}"]  # fmt: skip
+                                                f"({', '.join(load_stacks(root))}), a variant (scenario@stack[:endpoint]) "
+                                                f"nor a git ref of {root}"]  # fmt: skip
     assert not out.exists()  # the sides are checked before any directory is made or oha is built
 
 
@@ -310,3 +311,23 @@ def test_a_side_lists_only_the_stacks_its_variants_use(tmp_path):
     measured = Environment(stacks={"v2-pre-rust": {"fastapi": "0.129.2"}, "latest": {"fastapi": "0.165.0"}})
     info = side_info(Side("base", "v2-pre-rust", "stack", project, variants), measured)
     assert list(info.environment.stacks) == ["v2-pre-rust"] and info.variants == ["services@v2-pre-rust"]
+
+
+@pytest.mark.slow
+def test_real_variant_vs_variant_compare_loads_both_at_once_and_says_what_was_compared(tmp_path):
+    out = tmp_path / "variants"
+    done = benchwatch("compare", "--base", "hello@latest", "--head", "hello-falcon@latest", "--no-micro",
+                      "--quick", "--rounds", "6", "--out", str(out), "-q")  # fmt: skip
+    data = json.loads((out / "compare.json").read_text())
+    assert (data["base"]["kind"], data["base"]["variants"]) == ("variant", ["hello@latest"])
+    assert (data["head"]["kind"], data["head"]["variants"]) == ("variant", ["hello-falcon@latest"])
+    assert data["unpaired"] == [] and data["problems"] == [], done.stderr
+    rows = {r["label"]: r for r in _cpu_rows(data)}
+    row = rows["hello vs hello-falcon GET / c=10 cpu_us_per_request"]  # paired across the two scenarios
+    assert row["verdict"] != "no verdict" and row["low"] <= row["ratio"] <= row["high"]
+    dropped = [d for d in data["extra"]["rounds_dropped"] if d["params"] == {"mode": "closed", "concurrency": 10}]
+    assert len(row["base_samples"]) == len(row["head_samples"]) == 6 - len(dropped)
+    comment = (out / "comment.md").read_text()
+    assert "**base** variant `hello@latest` vs **head** variant `hello-falcon@latest`" in comment
+    assert "micro-benchmarks are per stack, not per variant" in comment
+    assert done.returncode == data["summary"]["exit_code"], done.stderr

@@ -105,8 +105,11 @@ def test_dashboard_renders_results_trends_and_nightly_status(tmp_path: Path) -> 
     assert all("cpu/req" in name for name in trends)
     nightly = dom.split('id="nightly-status"')[1].split("<h2")[0]
     assert 'data-state="ok"' in nightly and "Last nightly:" in nightly and "than the night before" in nightly
-    speedups = dom.split("<h3>Speed-ups</h3>")[1].split("</table>")[0]
+    speedups = dom.split("<h3>Speed-ups †</h3>")[1].split("</table>")[0]
     assert "seed-v1 → seed-v2" in speedups and "2.50x faster" in speedups
+    sequential = dom.split("class=\"note sequential\">")[1].split("</p>")[0]
+    assert sequential.startswith("† single sequential measurements")
+    assert "A/A copy of services@latest (same variant measured twice, in turn) differed by cpu/req up to 1.0%" in sequential
     assert "<h3>services</h3>" in dom and "server CPU per request" in dom
     assert (site / "latest" / "report.html").is_file() and "latest/report.html" in html
     for link in ("dev/bench/", "nightly/", "asv/"):

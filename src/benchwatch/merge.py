@@ -52,7 +52,7 @@ def _merge_extra(runs: list[tuple[Path, Run]]) -> RunExtra:
             skipped=[s for g in loadgen for s in g.skipped],
             dropped_pairs=[d for g in loadgen for d in g.dropped_pairs],
         )  # fmt: skip
-    for key in ("load_plan", "aa_noise", "micro", "reference_stack"):
+    for key in ("load_plan", "aa_noise", "side_by_side", "micro", "reference_stack"):
         found = next((getattr(r.extra, key) for _, r in runs if getattr(r.extra, key) is not None), None)
         setattr(extra, key, found)
     extra.stack_order = next((r.extra.stack_order for _, r in runs if r.extra.stack_order), [])

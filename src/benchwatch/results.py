@@ -75,11 +75,13 @@ class Figure(BaseModel):
     def about(self) -> Metric | None:
         return metric(self.kind, self.metric, self.unit)
 
-    def pair_key(self) -> tuple:
-        """What the figure measures, without which stack, checkout or side it was measured on."""
+    def pair_key(self, *, scenario: bool = True, endpoint: bool = True) -> tuple:
+        """What the figure measures, without which stack, checkout or side it was measured on
+        (and, for a compare of two variants or two endpoints, without the scenario or endpoint)."""
         setting = self.setting
         params = setting.pair_params() if setting is not None else self.params
-        return (self.kind, self.scenario, self.endpoint, self.metric, json.dumps(params, sort_keys=True, default=str))
+        return (self.kind, self.scenario if scenario else None, self.endpoint if endpoint else None, self.metric,
+                json.dumps(params, sort_keys=True, default=str))  # fmt: skip
 
 
 def figure_label(figure: Figure) -> str:
@@ -178,6 +180,40 @@ class AANoise(BaseModel):
     figures: dict[str, AAFigure] = {}
 
 
+class PairedRatio(BaseModel):
+    """One finding measured side by side: lane `head` over lane `base` of a question group,
+    paired by round (Hodges–Lehmann ratio, 95 % Wilcoxon interval), or why there is none."""
+
+    group: str
+    base: str  # the lanes' names ("seed-v1", "ORJSONResponse")
+    head: str
+    step: str  # the step ("1mb"); "" for a per-server figure (memory)
+    metric: str  # metrics key
+    base_endpoint: str | None = None
+    head_endpoint: str | None = None
+    base_value: float | None = None  # medians of the samples
+    head_value: float | None = None
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    pairs: int = 0
+    reason: str = ""  # why no interval
+
+    def holds_one(self) -> bool:
+        return self.low is not None and self.high is not None and self.low <= 1.0 <= self.high
+
+
+class SideBySideInfo(BaseModel):
+    """The findings' questions, each measured with its lanes side by side (`run` after the load stage)."""
+
+    plan: LoadPlanInfo
+    ratios: list[PairedRatio] = []
+    not_run: dict[str, str] = {}  # group -> why it was not measured (not selected, failed)
+    problems: list[Problem] = []
+    seconds: float = 0.0
+    group_seconds: dict[str, float] = {}
+
+
 class ShardInfo(BaseModel):
     dir: str
     shard: str | None = None
@@ -195,6 +231,7 @@ class RunExtra(BaseModel):
     loadgen: LoadgenInfo | None = None
     load_plan: LoadPlanInfo | None = None
     aa_noise: AANoise | None = None
+    side_by_side: SideBySideInfo | None = None  # the findings measured side by side (optional: schema 2 still reads)
     micro: dict[str, str] | None = None  # {"skipped": why}
     reference_stack: str | None = None
     stack_order: list[str] = []

@@ -6,12 +6,14 @@ from pathlib import Path
 
 from benchwatch.commands import add_variants
 
-HELP = "Compare base and head (two stacks or two git refs) on this machine, side by side"
+HELP = "Compare base and head (two stacks, git refs or variants) on this machine, side by side"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--base", required=True, metavar="X", help="stack name or git ref (e.g. origin/main)")
-    parser.add_argument("--head", required=True, metavar="Y", help="stack name or git ref (e.g. HEAD)")
+    parser.add_argument("--base", required=True, metavar="X",
+                        help="stack name, git ref (e.g. origin/main) or variant, optionally one of its endpoints "
+                             "(hello@latest, payloads@latest:model_model_default_1kb; see `benchwatch list`)")  # fmt: skip
+    parser.add_argument("--head", required=True, metavar="Y", help="the same kind as --base (e.g. HEAD)")
     add_variants(parser, "comma-separated glob patterns over variant ids, e.g. 'services@*' (refs: default '*@latest')")
     parser.add_argument("--quick", action="store_true", help="quick endpoints and short runs")
     parser.add_argument("--rounds", type=int, metavar="N",

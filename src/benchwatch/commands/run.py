@@ -14,6 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--history", type=Path, metavar="DIR",
                         help="local trend history directory (default .benchwatch/history in the project)")  # fmt: skip
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
+    parser.add_argument("--no-findings", action="store_true",
+                        help="skip the findings' side-by-side rounds (the report then says 'not run')")  # fmt: skip
     parser.add_argument("--aa", metavar="VARIANT", default=DEFAULT_AA_VARIANT,
                         help=f"variant measured twice for the A/A noise (default {DEFAULT_AA_VARIANT}; "
                              "'none' to skip; the first selected variant when it is not selected)")  # fmt: skip
@@ -32,8 +34,12 @@ def run(args: argparse.Namespace) -> int:
     project = load_project()
     history_dir = args.history or project.root / history.DEFAULT_DIR
     history.read(history_dir / history.DATA_FILE)  # a corrupt history stops us before any work
-    selected = shard(project.select(args.patterns, stack_names(args)), args.shard)
+    everything = project.select(args.patterns, stack_names(args))
+    selected = shard(everything, args.shard)
     record, out = load_command.execute(args, aa_variant=aa_variant(args.aa, [v.id for v in selected]))
+    if not args.no_findings and (args.shard is None or args.shard.startswith("1/")):
+        _findings(args, everything, record)
+        write_run(out, record)
     if not args.no_micro:
         _micro(args, project, selected, record, out)
         write_run(out, record)
@@ -52,6 +58,20 @@ def aa_variant(chosen: str, selected: list[str]) -> str | None:
     if chosen in selected:
         return chosen
     return selected[0] if selected and chosen == DEFAULT_AA_VARIANT else None
+
+
+def _findings(args: argparse.Namespace, selected, record) -> None:
+    """The seeds' questions, each with its variants side by side (shard 1 of N measures them all)."""
+    from benchwatch.compare.findings_rounds import measure_questions
+    from benchwatch.measure import loadgen
+    from benchwatch.measure.load import say
+
+    say("findings: the seeds' questions, each question's servers side by side", args.quiet)
+    info = measure_questions(selected, oha=loadgen.ensure_oha(), quick=args.quick, quiet=args.quiet)
+    record.extra.side_by_side = info
+    record.problems += [p.model_copy(update={"reason": f"findings side by side: {p.reason}"}) for p in info.problems]
+    ran = len({r.group for r in info.ratios})
+    say(f"findings: {ran} question groups side by side in {info.seconds:.0f} s ({info.plan.rounds} rounds)", args.quiet)
 
 
 def _micro(args: argparse.Namespace, project, selected, record, out: Path) -> None:

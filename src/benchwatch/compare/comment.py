@@ -31,7 +31,12 @@ def headline(comparison: Comparison) -> str:
 
 
 def _side_title(side: SideInfo) -> str:
-    what = f"stack `{side.spec}`" if side.kind == "stack" else f"ref `{side.spec}`"
+    if side.kind == "variant":
+        what = f"variant `{side.variants[0] if side.variants else side.spec}`"
+        if side.endpoint:
+            what += f" endpoint `{side.endpoint}`"
+    else:
+        what = f"stack `{side.spec}`" if side.kind == "stack" else f"ref `{side.spec}`"
     if side.commit:
         what += f" ({side.commit[:10]})"
     injection = Injection(cpu_us=side.inject_cpu_us, slowdown=side.inject_slowdown)
@@ -68,8 +73,10 @@ def render(comparison: Comparison) -> str:
         "",
         f"**base** {_side_title(base)} vs **head** {_side_title(head)} — same machine, "
         f"{comparison.rounds} rounds{' (quick)' if comparison.quick else ''}, both servers loaded side by side "
-        "in each; asv runs alternating.",
+        f"in each{'' if base.kind == 'variant' else '; asv runs alternating'}.",
         "",
+        *(f"Note: {note}." for note in comparison.extra.notes),
+        *([""] if comparison.extra.notes else []),
     ]
     regressions = comparison.gating_regressions()
     if regressions:

@@ -32,7 +32,8 @@ def compare_plan(quick: bool, rounds: int | None) -> LoadPlan:
 def side_track(side: Side) -> Track:
     """One side's stream of results. Its figures are named '(side by side)': they must not meet
     a trend of figures measured alone under the same name (two servers share the core)."""
-    return Track(slots_for(side.variants, None), Collector(name_tag=SIDE_BY_SIDE_TAG), inject=side.inject)
+    return Track(slots_for(side.variants, None), Collector(name_tag=SIDE_BY_SIDE_TAG), inject=side.inject,
+                 steps=side.steps())  # fmt: skip
 
 
 def measure_load(

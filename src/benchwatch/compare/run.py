@@ -29,6 +29,9 @@ from benchwatch.results import (
     write_text_atomic,
 )
 
+MICRO_PER_STACK = ("micro-benchmarks are per stack, not per variant: a compare of two variants "
+                   "measures the load tests only")
+
 
 def compare(
     project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
@@ -70,6 +73,9 @@ def compare(
         calibration = load_calibration(project.root)
         install_cleanup()
         extra = CompareExtra(variants_on_one_side_only=alone)
+        if base_side.kind == "variant":
+            micro = False
+            extra.notes.append(MICRO_PER_STACK)
         if inject_head:
             extra.injected = {"slowdown": inject_head.slowdown, "cpu_us_per_request": inject_head.cpu_us}
         if inject_head_micro:
@@ -100,7 +106,8 @@ def compare(
             figures["head"] += found.head
             micro_problems = found.problems
             extra.instructions_unavailable = found.instructions_unavailable if instructions else "--no-instructions"
-        rows, unpaired = compare_figures(figures["base"], figures["head"], calibration)
+        rows, unpaired = compare_figures(figures["base"], figures["head"], calibration,
+                                         key=sides_module.pair_key(base_side, head_side))  # fmt: skip
         infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}
         for side in (base_side, head_side):
             write_side_run(out / side.role, side, infos[side.role], figures[side.role], side_problems[side.role], started)
@@ -122,6 +129,7 @@ def side_info(side: Side, environment: Environment) -> SideInfo:
     env.stacks = {name: pins for name, pins in env.stacks.items() if name in own}
     return SideInfo(role=side.role, spec=side.spec, kind=side.kind, commit=side.commit,
                     variants=[v.id for v in side.variants], environment=env,
+                    endpoint=side.endpoint.label if side.endpoint is not None else None,
                     inject_cpu_us=side.inject.cpu_us, inject_slowdown=side.inject.slowdown)  # fmt: skip
 
 

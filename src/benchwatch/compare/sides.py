@@ -1,36 +1,60 @@
-"""The two sides of a compare: a stack name or a git ref (checked out in a temporary worktree)."""
+"""The two sides of a compare: a stack name, a git ref (checked out in a temporary worktree), or
+one variant (`github_user@latest`), optionally narrowed to one endpoint
+(`payloads@latest:model_model_default_1kb`; ':' cannot occur in a variant id)."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchwatch.config import Project, Variant, load_project
+from benchwatch.config import Endpoint, Project, Variant, load_project
 from benchwatch.errors import UserError
 from benchwatch.measure.inject import NO_INJECTION, Injection
+from benchwatch.results import Figure
 
 REF_DEFAULT_PATTERNS = "*@latest"
+ENDPOINT_SEPARATOR = ":"
+NAMED_ENDPOINT_STEP = "the named endpoint"  # the step both sides' named endpoints share
+
+Kind = Literal["stack", "ref", "variant"]
 
 
 @dataclass
 class Side:
     role: Literal["base", "head"]
     spec: str
-    kind: Literal["stack", "ref"]
+    kind: Kind
     project: Project
     variants: list[Variant]
     commit: str | None = None
     inject: Injection = NO_INJECTION
+    endpoint: Endpoint | None = None  # a variant side narrowed to one endpoint
 
     def key(self, variant: Variant) -> str:
-        """What a variant is paired on: the scenario for stacks, the variant id for refs."""
+        """What a variant is paired on: the scenario for stacks, the variant id for refs;
+        a variant side has one variant, paired with the other side's one."""
+        if self.kind == "variant":
+            return "the named variant"
         return variant.scenario if self.kind == "stack" else variant.id
+
+    def steps(self) -> dict[str, str]:
+        """Track.steps: a named endpoint is loaded at the same moment as the other side's."""
+        return {self.endpoint.label: NAMED_ENDPOINT_STEP} if self.endpoint is not None else {}
+
+
+def pair_key(base: Side, head: Side) -> Callable[[Figure], tuple]:
+    """What figures of the two sides pair on: what they measure, without the stack or checkout;
+    for variant sides also without the scenario, and without the endpoint when endpoints were named."""
+    variant = base.kind == "variant"
+    named = base.endpoint is not None
+    return lambda figure: figure.pair_key(scenario=not variant, endpoint=not named)
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -44,14 +68,38 @@ def ref_commit(root: Path, ref: str) -> str | None:
     return done.stdout.strip() if done.returncode == 0 else None
 
 
-def kind_of(project: Project, spec: str) -> Literal["stack", "ref"]:
+def kind_of(project: Project, spec: str) -> Kind:
     if spec in project.stacks:
         return "stack"
+    if find_variant(project, spec.partition(ENDPOINT_SEPARATOR)[0]) is not None:
+        return "variant"
     if ref_commit(project.root, spec):
         return "ref"
+    if "@" in spec and not spec.startswith("@"):
+        raise UserError(f"{spec!r} names no variant (see `benchwatch list`), and is no git ref of {project.root}")
     raise UserError(
-        f"{spec!r} is neither a stack ({', '.join(project.stacks)}) nor a git ref of {project.root}"
+        f"{spec!r} is neither a stack ({', '.join(project.stacks)}), a variant (scenario@stack[:endpoint]) "
+        f"nor a git ref of {project.root}"
     )
+
+
+def find_variant(project: Project, variant_id: str) -> Variant | None:
+    return next((v for v in project.variants(list(project.stacks)) if v.id == variant_id), None)
+
+
+def variant_side(project: Project, role: Literal["base", "head"], spec: str) -> Side:
+    """A side naming one variant, narrowed to `:endpoint` (its name in `benchwatch list`) if given."""
+    variant_id, _, endpoint_name = spec.partition(ENDPOINT_SEPARATOR)
+    variant = find_variant(project, variant_id)
+    assert variant is not None, "kind_of found it"
+    if not endpoint_name:
+        return Side(role, spec, "variant", project, [variant])
+    endpoint = next((e for e in variant.endpoints if e.name == endpoint_name), None)
+    if endpoint is None:
+        names = ", ".join(e.name for e in variant.endpoints)
+        raise UserError(f"--{role} {spec}: {variant_id} has no endpoint {endpoint_name!r}; its endpoints: {names}")
+    narrowed = dataclasses.replace(variant, endpoints=(endpoint,), quick_endpoints=(endpoint,))
+    return Side(role, spec, "variant", project, [narrowed], endpoint=endpoint)
 
 
 @contextmanager
@@ -77,7 +125,17 @@ def resolve(
 ) -> Iterator[tuple[Side, Side]]:
     kinds = (kind_of(project, base_spec), kind_of(project, head_spec))
     if kinds[0] != kinds[1]:
-        raise UserError("--base and --head must both be stacks or both be git refs")
+        raise UserError("--base and --head must both be stacks, both git refs or both variants "
+                        f"(got a {kinds[0]} and a {kinds[1]})")  # fmt: skip
+    if kinds[0] == "variant":
+        if patterns:
+            raise UserError("-k does not apply when --base and --head name variants; drop it")
+        base, head = variant_side(project, "base", base_spec), variant_side(project, "head", head_spec)
+        if (base.endpoint is None) != (head.endpoint is None):
+            raise UserError("name an endpoint on both sides (VARIANT:ENDPOINT) or on neither")
+        base.inject, head.inject = _matching(inject_head), inject_head
+        yield base, head
+        return
     if kinds[0] == "stack":
         chosen = project.select(patterns, list(dict.fromkeys([base_spec, head_spec])))
         base = Side("base", base_spec, "stack", project, [v for v in chosen if v.stack.name == base_spec],

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -68,9 +68,10 @@ class Row(BaseModel):
 class SideInfo(BaseModel):
     role: Literal["base", "head"]
     spec: str
-    kind: Literal["stack", "ref"]
+    kind: Literal["stack", "ref", "variant"]
     commit: str | None = None
     variants: list[str] = []
+    endpoint: str | None = None  # a variant side narrowed to one endpoint: its label
     environment: Environment = Environment()
     inject_cpu_us: float = 0.0
     inject_slowdown: float = 0.0
@@ -82,6 +83,7 @@ class CompareExtra(BaseModel):
     variants_on_one_side_only: list[str] = []
     injected: dict[str, float] | None = None  # TEST ONLY: what head's servers were made to burn
     load_plan: LoadPlanInfo | None = None
+    notes: list[str] = []  # what the compare left out, and why
     rounds_dropped: list[SkippedRun] = []  # side-by-side pairs whose oha windows differed
     loadgen_bottlenecked_runs: dict[str, int] = {}
     instructions_unavailable: str | None = None  # why a compare with micro-benchmarks has no instruction counts
@@ -122,9 +124,11 @@ def judge_pair(
     assert some is not None
     about = some.about or FALLBACK
     key = floor_key(some)
-    floor, source = floor_for(key, calibration, label(some))
+    labels = list(dict.fromkeys(label(f) for f in (base, head) if f is not None))
+    # two variants or endpoints: the larger of their floors
+    floor, source = max(floor_for(key, calibration, one) for one in labels)
     row = Row(
-        label=label(some), kind=some.kind, scenario=some.scenario, endpoint=some.endpoint,
+        label=pair_label(base, head), kind=some.kind, scenario=some.scenario, endpoint=some.endpoint,
         metric=some.metric, floor_key=key, unit=some.unit, bigger_is_better=some.bigger_is_better,
         base_figure=base.name if base else None, head_figure=head.name if head else None,
         base_value=base.value if base else None, head_value=head.value if head else None,
@@ -163,12 +167,23 @@ def judge_pair(
     return row
 
 
+def pair_label(base: Figure | None, head: Figure | None) -> str:
+    """The figure's label; for two variants or endpoints, what differs as 'base vs head'."""
+    if base is None or head is None or label(base) == label(head):
+        return label(base or head)  # type: ignore[arg-type]
+    scenario = base.scenario if base.scenario == head.scenario else f"{base.scenario} vs {head.scenario}"
+    endpoint = base.endpoint if base.endpoint == head.endpoint else f"{base.endpoint} vs {head.endpoint}"
+    return label(base.model_copy(update={"scenario": scenario, "endpoint": endpoint}))
+
+
 def compare_figures(
-    base: Iterable[Figure], head: Iterable[Figure], calibration: Calibration | None
-) -> tuple[list[Row], list[str]]:
-    """(rows for every figure measured on both sides, labels measured on one side only)."""
-    base_by_key = {f.pair_key(): f for f in base}
-    head_by_key = {f.pair_key(): f for f in head}
+    base: Iterable[Figure], head: Iterable[Figure], calibration: Calibration | None,
+    key: Callable[[Figure], tuple] = Figure.pair_key,
+) -> tuple[list[Row], list[str]]:  # fmt: skip
+    """(rows for every figure measured on both sides, labels measured on one side only);
+    `key` says what pairs (the default: what a figure measures, without stack or checkout)."""
+    base_by_key = {key(f): f for f in base}
+    head_by_key = {key(f): f for f in head}
     rows = [judge_pair(b, head_by_key[k], calibration) for k, b in base_by_key.items() if k in head_by_key]
     unpaired = [f"{label(f)} (base only)" for k, f in base_by_key.items() if k not in head_by_key]
     unpaired += [f"{label(f)} (head only)" for k, f in head_by_key.items() if k not in base_by_key]

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from benchwatch import envs
 from benchwatch.config import Endpoint, Variant
 from benchwatch.measure import loadgen, server
+from benchwatch.measure.boot import Boot
 from benchwatch.measure.collect import Collector, Shot, Slot
 from benchwatch.measure.inject import NO_INJECTION, Injection
 from benchwatch.measure.plan import LoadPlan
@@ -45,6 +46,9 @@ class Rig:
     environments: dict[str, envs.Env]
     server_cores: list[int] | None = None
     oha_cores: list[int] | None = None
+    boot_together: bool = False  # boot a round's servers at once (lanes of one question), not in turn
+    window_mismatch: float | None = WINDOW_MISMATCH  # None: keep pairs whatever their oha windows
+    rounds_per_boot: int = 1  # >1: servers booted once are measured in that many rounds
 
 
 def build_rig(oha: str, plan: LoadPlan, variants: Sequence[Variant]) -> tuple[Rig, dict[str, str]]:
@@ -61,6 +65,13 @@ class Track:
     slots: list[Slot]
     data: Collector = field(default_factory=Collector)
     inject: Injection = NO_INJECTION
+    # endpoint label -> step key: lanes measure a step together. By default a step is the endpoint
+    # label, so lanes load the same endpoint at once; mapping endpoint A of one track and B of
+    # another to one key loads A and B at the same moment (a compare of two endpoints)
+    steps: dict[str, str] = field(default_factory=dict)
+
+    def step(self, endpoint: Endpoint) -> str:
+        return self.steps.get(endpoint.label, endpoint.label)
 
     def fail_stacks(self, failed: dict[str, str]) -> None:
         for slot in self.slots:
@@ -73,20 +84,32 @@ def run_rounds(
     rig: Rig, tracks: Sequence[Track], *, progress: Progress, after_step: Callable[[], None] = lambda: None,
 ) -> None:  # fmt: skip
     """Every round over every slot. One track: each slot alone. Several: slot i of every track
-    side by side, who boots first alternating by round. Answers are cross-checked after round 1."""
+    side by side, who boots first alternating by boot. Servers are booted for every round, or
+    once for `rig.rounds_per_boot` rounds. Answers are cross-checked after the first boot."""
     together = list(zip(*(track.slots for track in tracks), strict=True))
-    for round_index in range(rig.plan.rounds):
+    per_boot = max(1, rig.rounds_per_boot)
+    for first in range(0, rig.plan.rounds, per_boot):
+        block = list(range(first, min(first + per_boot, rig.plan.rounds)))
         for slots in together:
-            progress.step(" | ".join(s.label for s in slots), f"round {round_index + 1}/{rig.plan.rounds}"
-                          + (", side by side" if len(slots) > 1 else ""))  # fmt: skip
             entries = [(t, s) for t, s in zip(tracks, slots, strict=True) if s.label not in t.data.failed]
-            if round_index % 2:  # who boots first and whose oha starts first, alternately
+            if (first // per_boot) % 2:  # who boots first and whose oha starts first, alternately
                 entries.reverse()
+
+            def announce(round_index: int, slots: tuple = slots) -> None:
+                progress.step(" | ".join(s.label for s in slots), f"round {round_index + 1}/{rig.plan.rounds}"
+                              + (", side by side" if len(slots) > 1 else ""))  # fmt: skip
+
+            def done(round_index: int) -> None:
+                progress.advance()
+                after_step()
+
             if entries:
-                boot_and_measure(rig, entries, round_index)
-            progress.advance()
-            after_step()
-        if round_index == 0:
+                boot_and_measure(rig, entries, block, announce=announce, done=done)
+            else:
+                for round_index in block:
+                    announce(round_index)
+                    done(round_index)
+        if first == 0:
             for track in tracks:
                 track.data.cross_check(track.slots)
 
@@ -108,8 +131,9 @@ class Lane:
     def data(self) -> Collector:
         return self.track.data
 
-    def endpoint(self, label: str) -> Endpoint | None:
-        return next((e for e in self.endpoints() if e.label == label), None)
+    def endpoint(self, step: str) -> Endpoint | None:
+        """This lane's endpoint at `step` (see Track.steps)."""
+        return next((e for e in self.endpoints() if self.track.step(e) == step), None)
 
     def endpoints(self) -> tuple[Endpoint, ...]:
         return self.slot.variant.selected_endpoints(self.quick)
@@ -133,36 +157,52 @@ class Aimed:
     shot: Shot
 
 
-def boot_and_measure(rig: Rig, entries: Sequence[tuple[Track, Slot]], round_index: int) -> None:
-    """Boot the server of every (track, slot), in the order given, then measure them together."""
+def boot_and_measure(
+    rig: Rig, entries: Sequence[tuple[Track, Slot]], rounds: Sequence[int], *,
+    announce: Callable[[int], None] = lambda r: None, done: Callable[[int], None] = lambda r: None,
+) -> None:  # fmt: skip
+    """Boot the server of every (track, slot), in the order given (all at once when the rig
+    says so), then measure them together in each of `rounds` (one, unless servers are reused)."""
     with ExitStack() as stack:
-        lanes: list[Lane] = []
-        for track, slot in entries:
+        announce(rounds[0])
+        booting = [Boot(rig, track, slot, rounds[0], len(entries)) for track, slot in entries]
+        errors: list[BaseException | None] = []
+        try:
+            if rig.boot_together and len(booting) > 1:
+                with ThreadPoolExecutor(max_workers=len(booting)) as pool:
+                    errors = list(pool.map(Boot.enter, booting))
+            else:
+                for boot in booting:
+                    errors.append(boot.enter())
+                    if errors[-1] is not None:
+                        break
+        finally:  # every started server is stopped at the end, even after a failure or Ctrl-C
+            for boot in booting:
+                if boot.srv is not None:
+                    stack.push(boot.context)
+        for error in errors:
+            if error is not None:
+                raise error
+        lanes = [Lane(boot.track, boot.slot, boot.srv, boot.timing, rig.plan.quick) for boot in booting
+                 if boot.srv is not None]  # fmt: skip
+        for position, round_index in enumerate(rounds):
+            if position:
+                announce(round_index)
+            lanes = [lane for lane in lanes if lane.slot.label not in lane.data.failed]
             started = time.monotonic()
-            timing: dict = {"slot": slot.label, "round": round_index, "together": len(entries)}
-            track.data.timings.append(timing)
-            variant = slot.variant
-            try:
-                srv = stack.enter_context(server.running(
-                    variant, rig.environments[variant.stack.name], cpu=rig.server_cores, inject=track.inject,
-                ))  # fmt: skip
-            except server.BootError as exc:
-                track.data.fail(slot, Problem(variant=variant.id, phase="boot", reason=exc.reason,
-                                              detail=exc.stderr_tail))  # fmt: skip
-                continue
-            timing["boot_s"] = round(time.monotonic() - started, 3)
-            lanes.append(Lane(track, slot, srv, timing, rig.plan.quick))
-        started = time.monotonic()
-        measure_lanes(rig, lanes, round_index)
-        for lane in lanes:
-            lane.timing["measure_s"] = round(time.monotonic() - started, 3)
+            measure_lanes(rig, lanes, round_index, fresh=position == 0)
+            for lane in lanes:
+                lane.timing["measure_s"] = round(lane.timing.get("measure_s", 0) + time.monotonic() - started, 3)
+            done(round_index)
 
 
-def measure_lanes(rig: Rig, lanes: list[Lane], round_index: int) -> None:
-    lanes = [lane for lane in lanes if _checked(lane)]
-    labels = list(dict.fromkeys(e.label for lane in lanes for e in lane.endpoints()))
-    warm_ups = [Aimed(lane, Shot(e, None, rig.plan.warmup, 1)) for label in labels
-                for lane in lanes if (e := lane.endpoint(label))]  # fmt: skip
+def measure_lanes(rig: Rig, lanes: list[Lane], round_index: int, fresh: bool = True) -> None:
+    """One round on running servers. Fresh from boot: verified, idle memory, warm-up first, and
+    memory recorded; a reused server (a later round of the same boot) goes straight to the load."""
+    lanes = [lane for lane in lanes if _checked(lane)] if fresh else [lane for lane in lanes if lane.alive("rounds")]
+    steps = list(dict.fromkeys(lane.track.step(e) for lane in lanes for e in lane.endpoints()))
+    warm_ups = [Aimed(lane, Shot(e, None, rig.plan.warmup, 1)) for step in steps
+                for lane in lanes if fresh and (e := lane.endpoint(step))]  # fmt: skip
     for aimed, run in zip(warm_ups, _together(rig, warm_ups), strict=True):
         if run.outcome.successes:
             aimed.lane.seconds_per_request[aimed.shot.endpoint.label] = run.outcome.elapsed / run.outcome.successes
@@ -170,9 +210,9 @@ def measure_lanes(rig: Rig, lanes: list[Lane], round_index: int) -> None:
     warm = {id(lane): lane.srv.rss_bytes() for lane in lanes}
     with ExitStack() as stack:
         peaks = {id(lane): stack.enter_context(lane.srv.rss_peak()) for lane in lanes}
-        for label in labels:
-            lanes = _measure_endpoint(rig, lanes, label, round_index)
-    for lane in lanes:
+        for step in steps:
+            lanes = _measure_step(rig, lanes, step, round_index)
+    for lane in lanes if fresh else []:  # idle and after warm-up only mean something after a boot
         lane.data.record_memory(lane.slot, lane.idle_rss, warm[id(lane)], peaks[id(lane)][0])
 
 
@@ -188,31 +228,31 @@ def _checked(lane: Lane) -> bool:
     return checked.ok
 
 
-def _measure_endpoint(rig: Rig, lanes: list[Lane], label: str, round_index: int) -> list[Lane]:
-    """Closed loops at each concurrency, then open loops at fractions of each lane's best rate;
-    returns the lanes still alive."""
+def _measure_step(rig: Rig, lanes: list[Lane], step: str, round_index: int) -> list[Lane]:
+    """Closed loops at each concurrency, then open loops at fractions of each lane's best rate,
+    each lane on its endpoint of this step; returns the lanes still alive."""
     plan = rig.plan
-    here = [lane for lane in lanes if lane.endpoint(label)]
+    here = [lane for lane in lanes if lane.endpoint(step)]
     if not here:
         return lanes
     for lane in here:
         lane.best_rps = 0.0
     for concurrency in plan.concurrencies:
-        shots = [Aimed(lane, _closed_shot(lane, label, concurrency, plan)) for lane in here]
+        shots = [Aimed(lane, _closed_shot(lane, step, concurrency, plan)) for lane in here]
         for aimed, outcome in zip(shots, _measure(rig, shots, round_index), strict=True):
             if outcome is not None:
                 aimed.lane.best_rps = max(aimed.lane.best_rps, outcome.rps)
         here = [lane for lane in here if lane.srv.alive()]
     for lane in here:
-        key = (lane.slot.label, label)
+        key = (lane.slot.label, _label(lane, step))
         if key not in lane.data.rates and lane.best_rps > 0:
             lane.data.rates[key] = {f: max(1, round(f * lane.best_rps)) for f in plan.rate_fractions}
     open_duration = plan.open_duration or plan.duration
     for fraction in plan.rate_fractions:
         shots = []
         for lane in here:
-            rate = lane.data.rates.get((lane.slot.label, label), {}).get(fraction)
-            endpoint = lane.endpoint(label)
+            endpoint = lane.endpoint(step)
+            rate = lane.data.rates.get((lane.slot.label, _label(lane, step)), {}).get(fraction)
             if rate is None or endpoint is None:
                 continue
             setting = Open(fraction, rate)
@@ -223,15 +263,20 @@ def _measure_endpoint(rig: Rig, lanes: list[Lane], label: str, round_index: int)
             shots.append(Aimed(lane, Shot(endpoint, setting, open_duration, plan.open_concurrency, rate)))
         _measure(rig, shots, round_index)
         here = [lane for lane in here if lane.srv.alive()]
-    return [lane for lane in lanes if lane.endpoint(label) is None or lane.alive(f"load on {label}")]
+    return [lane for lane in lanes if lane.endpoint(step) is None or lane.alive(f"load on {_label(lane, step)}")]
 
 
-def _closed_shot(lane: Lane, label: str, concurrency: int, plan: LoadPlan) -> Shot:
+def _label(lane: Lane, step: str) -> str:
+    endpoint = lane.endpoint(step)
+    return endpoint.label if endpoint is not None else step
+
+
+def _closed_shot(lane: Lane, step: str, concurrency: int, plan: LoadPlan) -> Shot:
     """A closed loop for the plan's duration; a fixed request count instead when draining the
     requests in flight at the deadline would take a large part of it (a slow endpoint)."""
-    endpoint = lane.endpoint(label)
+    endpoint = lane.endpoint(step)
     assert endpoint is not None
-    per_request = lane.seconds_per_request.get(label, 0.0)
+    per_request = lane.seconds_per_request.get(endpoint.label, 0.0)
     requests, connections = None, concurrency
     if per_request * concurrency > SLOW_DRAIN_SHARE * plan.duration:
         requests = max(2, round(plan.duration / per_request))
@@ -245,7 +290,9 @@ def _measure(rig: Rig, shots: list[Aimed], round_index: int) -> list[loadgen.Out
     runs = _together(rig, shots)
     after = [aimed.lane.srv.cpu_seconds() for aimed in shots]
     windows = [run.wall_seconds for run in runs]
-    if len(shots) > 1 and all(run.outcome.valid for run in runs) and max(windows) > (1 + WINDOW_MISMATCH) * min(windows):
+    mismatch = rig.window_mismatch
+    if (len(shots) > 1 and mismatch is not None and all(run.outcome.valid for run in runs)
+            and max(windows) > (1 + mismatch) * min(windows)):  # fmt: skip
         reason = ("not side by side: oha ran " + " and ".join(f"{w:.2f} s" for w in windows)
                   + "; this round's pair of samples is dropped")  # fmt: skip
         for aimed in shots:

@@ -193,7 +193,7 @@ def running(
             server = _spawn(variant, env, environ, root, chosen, scratch / f"server-{attempt}.log")
             try:
                 if cpu:
-                    _pin(server, cpu)
+                    pin(server, cpu)
                 _wait_ready(server, ready_timeout or variant.app.declaration.ready_timeout)
             except BootError as exc:
                 _stop(server.process, grace=1.0)
@@ -240,7 +240,7 @@ def _spawn(
     return Server(variant=variant, port=port, process=process, log_path=log_path)
 
 
-def _pin(server: Server, cores: list[int]) -> None:
+def pin(server: Server, cores: list[int]) -> None:
     try:
         psutil.Process(server.pid).cpu_affinity(cores)
     except (psutil.Error, AttributeError, OSError):

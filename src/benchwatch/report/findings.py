@@ -1,8 +1,10 @@
 """The seeds' published figures as data, and how to compute our comparable figure from a Run.
 
 Their numbers are copied from the write-ups in shared/seeds/ (see `source`); ours are
-computed from the run's valid figures only. When a figure is absent the answer is None,
-rendered as "not measured in this run" — never estimated.
+computed from the run's valid figures only (single measurements, one variant after the
+other), and next to them each question's side-by-side ratio with its 95 % interval
+(run.extra.side_by_side, see compare/questions.py). When a figure is absent the answer is
+None, rendered as "not measured in this run" — never estimated.
 """
 
 from __future__ import annotations
@@ -11,9 +13,25 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from benchwatch.metrics import CPU, P50, P99, RPS, RSS_IDLE, RSS_PEAK, Closed, Metric
-from benchwatch.results import Figure, Run
+from benchwatch.metrics import metric as metric_of
+from benchwatch.results import Figure, PairedRatio, Run, SideBySideInfo
 
 NOT_MEASURED = "not measured in this run"
+NO_SIDE_BY_SIDE = "not measured side by side in this run (run without the findings rounds)"
+
+
+@dataclass(frozen=True)
+class Answer:
+    """Which side-by-side ratios of a question group answer a finding."""
+
+    group: str  # compare/questions.py GROUPS key
+    what: Metric = CPU
+    heads: tuple[str, ...] = ()  # lane names; () = every lane
+    steps: tuple[str, ...] = ()  # () = every step
+
+    def picks(self, ratio: PairedRatio) -> bool:
+        return (ratio.group == self.group and ratio.metric == self.what.key
+                and (not self.heads or ratio.head in self.heads) and (not self.steps or ratio.step in self.steps))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -25,6 +43,7 @@ class Finding:
     theirs: str
     ours: Callable[[FigureIndex], list[str]]
     note: str = ""
+    answers: tuple[Answer, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -220,38 +239,47 @@ FINDINGS: tuple[Finding, ...] = (
             "locust, 1 req/s per user, 1 min per user count; FastAPI 0.98.0 + Pydantic 1.10.9 vs "
             "0.100.0b1 + 2.0b3; Python 3.10.6, laptop; v1 served 19 items, v2 20",
             "v2 2–3x lower latency percentiles (p50…p99) across user counts", _services,
-            "ours: both serve 20 items; latency at the same concurrency"),
+            "ours: both serve 20 items; latency at the same concurrency",
+            (Answer("services_v1_v2"),)),
     Finding("001", "github_user", "ORJSONResponse vs default response (Pydantic v2)",
             "TestClient, 1000 sequential requests timed with timeit; Python 3.13, FastAPI 0.115.12, "
             "Pydantic 2.11.2, orjson 3.10.16",
             "Pydantic v2 3.24 s vs ORJSONResponse 3.33 s per 1000 requests (1.03x): orjson not faster",
-            _github_orjson_response, "ours: server CPU per request (µs ≙ ms per 1000 requests)"),
+            _github_orjson_response, "ours: server CPU per request (µs ≙ ms per 1000 requests)",
+            (Answer("github_user_orjson", heads=("ORJSONResponse",)),)),
     Finding("001", "github_user", "ConfigDict(json_serializer=orjson.dumps) (the seed's pattern 2)",
             "as above", "no gain from the orjson config",
             _github_config,
             "in Pydantic v2 this config key is accepted and never used: model_dump_json always "
-            "serializes in pydantic-core (v1's option was Config.json_dumps), so it measures nothing different"),
+            "serializes in pydantic-core (v1's option was Config.json_dumps), so it measures nothing different",
+            (Answer("github_user_orjson", heads=("pydantic_with_orjson", "pydantic_then_orjson")),)),
     Finding("002", "payloads", "1 MB BusinessModel, model → response model → default response",
             "their run_test.py; FastAPI 0.100.0, Pydantic 1.10.12 vs 2.1.1; i7-1185G7",
             "v1 311 ms vs v2 15 ms per request (20.7x)", _payloads_model,
-            "ours: server CPU ms per request"),
+            "ours: server CPU ms per request", (Answer("payloads", heads=("seed-v2", "latest")),)),
     Finding("002", "payloads", "1 MB through the ORJSONResponse paths (v2)",
-            "as above", "3–10 ms per request", _payloads_orjson, "ours: server CPU ms per request"),
+            "as above", "3–10 ms per request", _payloads_orjson, "ours: server CPU ms per request",
+            (Answer("payloads", heads=tuple(f"latest {p}→ORJSONResponse"
+                                            for p in ("dict→none", "dict→model", "model→model"))),)),
     Finding("003", "posts", "read 100 posts from the database (GET /posts?per_page=100)",
             "ab -c 10, 1000 requests, mean of 3 runs; FastAPI 0.98.0 vs 0.100.0b1; PostgreSQL in Docker",
             "126.9 → 371.2 r/s (2.92x)", _posts_rps("/posts"),
-            "ours: SQLite unless DATABASE_URL was set"),
+            "ours: SQLite unless DATABASE_URL was set", (Answer("posts_v1_v2", steps=("read",)),)),
     Finding("003", "posts", "100 posts built in memory (GET /posts_synthetic)", "as above",
-            "172.6 → 1203.2 r/s (~7x)", _posts_rps("/posts_synthetic")),
+            "172.6 → 1203.2 r/s (~7x)", _posts_rps("/posts_synthetic"), "",
+            (Answer("posts_v1_v2", steps=("synthetic",)),)),
     Finding("003", "posts", "write one post (POST /posts)", "as above",
-            "342.1 → 352.7 r/s (1.03x)", _posts_rps("/posts", "POST")),
+            "342.1 → 352.7 r/s (1.03x)", _posts_rps("/posts", "POST"), "",
+            (Answer("posts_v1_v2", steps=("write",)),)),
     Finding("003", "posts", "server memory, v1 → v2", "docker stats before/after the test",
-            "before 72.4 → 86.0 MiB, after 86.0 → 98.9 MiB: about +15 % with v2", _posts_memory),
+            "before 72.4 → 86.0 MiB, after 86.0 → 98.9 MiB: about +15 % with v2", _posts_memory, "",
+            (Answer("posts_v1_v2", RSS_IDLE), Answer("posts_v1_v2", RSS_PEAK))),
     Finding("004", "hello", "hello-world saturation: FastAPI vs Falcon",
             "wrk2 -t2, 30 s at fixed rates 100…10000 r/s (10–1000 connections); Docker, author's laptop; "
             "Falcon under WSGI",
             "latency climbs past ~900 r/s (FastAPI) / ~540 r/s (Falcon): FastAPI/Falcon ≈ 1.67x", _hello,
-            "ours: highest closed-loop rps; our Falcon is falcon.asgi under uvicorn"),
+            "ours: highest closed-loop rps; our Falcon is falcon.asgi under uvicorn",
+            (Answer("hello_frameworks"),)),
 )
 
 
@@ -259,6 +287,7 @@ FINDINGS: tuple[Finding, ...] = (
 class FindingRow:
     finding: Finding
     ours: list[str]
+    side_by_side: list[str]  # "head / base step: cpu/req 0.97x [0.95, 1.01]" or why there is none
 
     @property
     def measured(self) -> bool:
@@ -267,4 +296,34 @@ class FindingRow:
 
 def evaluate(run: Run) -> list[FindingRow]:
     index = FigureIndex(run)
-    return [FindingRow(f, f.ours(index)) for f in FINDINGS]
+    info = run.extra.side_by_side
+    return [FindingRow(f, f.ours(index), side_by_side_lines(f, info)) for f in FINDINGS]
+
+
+def side_by_side_lines(finding: Finding, info: SideBySideInfo | None) -> list[str]:
+    """Each answer's ratios, or why the question was not measured (not selected, failed)."""
+    if not finding.answers:
+        return []
+    if info is None:
+        return [NO_SIDE_BY_SIDE]
+    lines: list[str] = []
+    for answer in finding.answers:
+        if answer.group in info.not_run:
+            lines.append(f"not run: {info.not_run[answer.group]}")
+            continue
+        picked = [paired_text(r) for r in info.ratios if answer.picks(r)]
+        lines += picked or [f"not run: {answer.group} is not in this run's side-by-side rounds"]
+    return list(dict.fromkeys(lines))
+
+
+def paired_text(ratio: PairedRatio) -> str:
+    """'seed-v2 / seed-v1 1mb: cpu/req 0.0531x [0.0498, 0.0560]'; 'no significant difference'
+    when the interval holds 1."""
+    about = metric_of("load", ratio.metric)
+    what = about.short if about else ratio.metric
+    where = f"{ratio.head} / {ratio.base}" + (f" {ratio.step}" if ratio.step else "")
+    if ratio.ratio is None or ratio.low is None or ratio.high is None:
+        return f"{where}: {what} no interval ({ratio.reason or 'not measured'})"
+    text = f"{where}: {what} {ratio.ratio:.3g}x [{ratio.low:.3g}, {ratio.high:.3g}]"
+    return text + (" no significant difference" if ratio.holds_one() else "")
+

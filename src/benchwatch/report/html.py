@@ -62,10 +62,13 @@ def render_html(report: Report) -> str:
         f"<nav>{nav} <a href='#findings'>findings</a> <a href='#environment'>environment</a></nav>",
         _problems(report),
         '<h2 id="findings">Findings: the seeds next to this run</h2>',
-        table_html(findings_table(report.findings), numeric_from=99),
+        *(f"<p>{escape(line)}</p>" for line in report.side_by_side if line),
+        table_html(findings_table(report.findings, report.aa_summary), numeric_from=99),
     ]
+    if report.apps:
+        body.append(f"<p class='note sequential'>{escape(report.sequential)}</p>")
     for section in report.apps:
-        body.append(f'<h2 id="app-{escape(section.app)}">{escape(section.app)}</h2>')
+        body.append(f'<h2 id="app-{escape(section.app)}">{escape(section.app)} †</h2>')
         body.append('<div class="charts">' + "".join(section.charts) + "</div>")
         for table in section.tables:
             body.append(f"<h3>{escape(table.title)}</h3>{table_html(table)}")

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchwatch.metrics import setting_from_params
+from benchwatch.metrics import metric, setting_from_params
 from benchwatch.report.charts import app_charts
 from benchwatch.report.findings import NOT_MEASURED, FindingRow, evaluate
 from benchwatch.report.tables import Cell, Table, load_tables, micro_tables, stack_order
@@ -40,6 +40,9 @@ class Report:
     micro: list[Table]
     aa_noise: Table | None
     loadgen: list[str]
+    aa_summary: str = ""
+    sequential: str = ""  # the per-scenario tables are single sequential measurements
+    side_by_side: list[str] = field(default_factory=list)  # how the findings' ratios were measured
     notes: list[str] = field(default_factory=list)
 
 
@@ -73,7 +76,20 @@ def build(run: Run, reference_stack: str | None = None, stacks: Sequence[str] = 
         micro=micro_tables(run, reference, order),
         aa_noise=_aa_table(run),
         loadgen=_loadgen_notes(run),
+        aa_summary=aa_summary(run),
+        sequential=sequential_note(run),
+        side_by_side=_side_by_side_summary(run),
     )
+
+
+def _side_by_side_summary(run: Run) -> list[str]:
+    info = run.extra.side_by_side
+    if info is None:
+        return []
+    plan = info.plan
+    quick = " (quick: fewer and shorter rounds; 6 is the fewest that gives a paired 95 % interval)" if plan.quick else ""
+    return [f"Side-by-side findings: {plan.rounds} rounds{quick}, closed loop c={', '.join(map(str, plan.concurrencies))} "
+            f"for {plan.duration_s:g} s per step after a {plan.warmup_s:g} s warm-up; {info.seconds:.0f} s.", ""]
 
 
 def _summary(run: Run, reference: str | None, problems: int, invalid: int) -> list[str]:
@@ -153,21 +169,60 @@ def _md_table(table: Table) -> list[str]:
     return lines
 
 
-def findings_table(rows: list[FindingRow]) -> Table:
+SEQUENTIAL = "ours: single sequential measurement †"
+SIDE_BY_SIDE = "side by side: ratio [95 % CI]"
+
+
+def findings_table(rows: list[FindingRow], noise: str = "") -> Table:
     table = Table("findings: the seeds' published figures next to ours",
-                  ["seed", "scenario", "what", "their setup", "theirs", "ours", "note"])  # fmt: skip
+                  ["seed", "scenario", "what", "their setup", "theirs", SEQUENTIAL, SIDE_BY_SIDE, "note"])  # fmt: skip
     for row in rows:
         f = row.finding
         ours = "; ".join(row.ours) if row.ours else NOT_MEASURED
-        table.rows.append([Cell(f.seed), Cell(f.scenario), Cell(f.measured), Cell(f.setup),
-                           Cell(f.theirs), Cell(ours, "" if row.ours else "bad"), Cell(f.note)])  # fmt: skip
+        sbs = "; ".join(row.side_by_side) or "—"
+        table.rows.append([Cell(f.seed), Cell(f.scenario), Cell(f.measured), Cell(f.setup), Cell(f.theirs),
+                           Cell(ours, "" if row.ours else "bad"), Cell(sbs), Cell(f.note)])  # fmt: skip
+    table.note = findings_note(noise)
     return table
+
+
+def findings_note(noise: str) -> str:
+    return ("† one measurement per variant, the variants one after the other (the load stage): two of "
+            "them differ by the host's speed as much as by the variants"
+            + (f"; {noise}" if noise else "; no A/A copy was measured in this run, so its noise is unknown")
+            + ". Side by side: the question's servers booted together in every round and loaded at the same "
+            "moment (closed loops), head/base per round, Hodges–Lehmann ratio with the 95 % Wilcoxon "
+            "interval; cpu/req below 1 = less server CPU per request than the first-named lane's base; "
+            "'no significant difference' when the interval holds 1.")
+
+
+def sequential_note(run: Run) -> str:
+    """What marks the per-scenario tables and the dashboard's: single sequential measurements."""
+    noise = aa_summary(run) or "no A/A copy was measured in this run, so their noise is unknown"
+    return ("† single sequential measurements: each variant measured alone, one after the other, so two of "
+            f"them differ by the host's speed as much as by the variants; {noise}.")
+
+
+def aa_summary(run: Run) -> str:
+    """The run's measured A/A noise in one phrase: the same variant measured twice, in turn."""
+    noise = run.extra.aa_noise
+    if noise is None or not noise.figures:
+        return ""
+    by_metric: dict[str, list[float]] = {}
+    for entry in noise.figures.values():
+        by_metric.setdefault(entry.metric, []).append(abs(entry.ratio - 1))
+    parts = []
+    for key, changes in by_metric.items():
+        about = metric("load", key)
+        parts.append(f"{about.short if about else key} up to {max(changes):.1%}")
+    return f"this run's A/A copy of {noise.variant} (same variant measured twice, in turn) differed by " + ", ".join(parts)
 
 
 def render_markdown(report: Report) -> str:
     out = [f"## {report.title}", "", *report.summary, ""]
     out += _md_problems(report)
-    out += ["### Findings: the seeds next to this run", "", *_md_table(findings_table(report.findings)), ""]
+    out += ["### Findings: the seeds next to this run", "", *report.side_by_side,
+            *_md_table(findings_table(report.findings, report.aa_summary)), ""]
     body: list[str] = []
     for section in report.apps:
         body += [f"<details><summary><b>{section.app}</b> ({len(section.tables)} tables)</summary>", ""]
@@ -176,7 +231,7 @@ def render_markdown(report: Report) -> str:
         body += ["</details>", ""]
     if len("\n".join(out + body)) > MD_LIMIT:
         body = ["Per-scenario tables are too long for a comment: see report.html.", ""]
-    out += ["### Per scenario (plots in report.html)", "", *body]
+    out += ["### Per scenario † (plots in report.html)", "", report.sequential, "", *body]
     if report.micro:
         out += ["### Micro-benchmarks", ""]
     for table in report.micro:

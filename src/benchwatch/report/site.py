@@ -11,8 +11,9 @@ from html import escape
 from pathlib import Path
 
 from benchwatch.metrics import CPU, RPS, Closed
+from benchwatch.report.findings import paired_text
 from benchwatch.report.html import table_html
-from benchwatch.report.markdown import write_report
+from benchwatch.report.markdown import sequential_note, write_report
 from benchwatch.report.svg import Bar, colors_for, grouped_bars
 from benchwatch.report.tables import (
     Cell,
@@ -176,6 +177,21 @@ def speedup_table(run: Run, stacks: Sequence[str]) -> Table | None:
     return table
 
 
+def side_by_side_table(run: Run) -> Table | None:
+    """The findings' questions measured side by side in this run: each ratio with its interval."""
+    info = run.extra.side_by_side
+    if info is None:
+        return None
+    table = Table("the seeds' questions, each question's servers loaded at the same moment",
+                  ["question", "ratio [95 % CI]"])  # fmt: skip
+    for ratio in info.ratios:
+        table.rows.append([Cell(ratio.group), Cell(paired_text(ratio))])
+    for group, why in info.not_run.items():
+        table.rows.append([Cell(group), Cell(f"not run: {why}")])
+    table.note = f"{info.plan.rounds} rounds{' (quick)' if info.plan.quick else ''}, paired by round"
+    return table
+
+
 def render_index(run: Run | None, sources: list[Source], reference_stack: str | None,
                  stacks: Sequence[str], report_link: str | None) -> str:  # fmt: skip
     parts = ["<h1>benchwatch: FastAPI + Pydantic performance</h1>",
@@ -193,9 +209,13 @@ def render_index(run: Run | None, sources: list[Source], reference_stack: str | 
                      f" ({escape(str(environment.cores or '?'))} cores), commit "
                      f"{escape(environment.git_commit or '?')[:12]}"
                      f"{'' if run.complete else ' — INCOMPLETE'}; {len(run.problems)} problems</p>")  # fmt: skip
+        parts.append(f"<p class='note sequential'>{escape(sequential_note(run))}</p>")
+        side_by_side = side_by_side_table(run)
+        if side_by_side is not None:
+            parts.append(f"<h3>Side by side</h3>{table_html(side_by_side)}")
         speedups = speedup_table(run, stacks)
         if speedups is not None:
-            parts.append(f"<h3>Speed-ups</h3>{table_html(speedups, numeric_from=2)}")
+            parts.append(f"<h3>Speed-ups †</h3>{table_html(speedups, numeric_from=2)}")
         for app, table, chart in latest_tables(run, reference_stack, stacks):
             parts.append(f"<h3>{escape(app)}</h3><div class='static-charts'>{chart}</div>{table_html(table, 2)}")
     parts.append("<h2>Trends</h2><div class='controls'><label>filter figures: "
