@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 _NAME = r"^[a-z0-9][a-z0-9_]*$"
-_STACK_NAME = r"^[a-z0-9][a-z0-9._-]*$"
+_STACK_NAME = r"^[a-z0-9][a-z0-9._+-]*$"  # "+": attribute's intermediate stacks (v2-pre-rust+fastapi)
 
 
 def normalize_package(name: str) -> str:
