@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help="where compare.json and comment.md go (default results/compare-<time>)")
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
     parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")
+    parser.add_argument("--profile", action="store_true",
+                        help="after the measured rounds, one more side by side under py-spy: the comment says "
+                             "where the time went (never part of a verdict)")  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
         "--inject-head-cpu-us", type=float, default=0.0, metavar="US",
@@ -40,6 +43,7 @@ def run(args: argparse.Namespace) -> int:
         load_project(), args.base, args.head, patterns=args.patterns, quick=args.quick, rounds=args.rounds,
         out=args.out, load=not args.no_load, micro=not args.no_micro, quiet=args.quiet,
         inject_head=Injection(cpu_us=args.inject_head_cpu_us, slowdown=args.inject_head_slowdown),
+        profile=args.profile,
     )  # fmt: skip
     counts = comparison.counts()
     for row in comparison.rows:

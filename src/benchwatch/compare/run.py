@@ -33,7 +33,7 @@ from benchwatch.results import (
 def compare(
     project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
     rounds: int | None = None, out: Path | None = None, load: bool = True, micro: bool = True,
-    quiet: bool = False, inject_head: Injection | None = None,
+    quiet: bool = False, inject_head: Injection | None = None, profile: bool = False,
 ) -> tuple[Comparison, Path]:  # fmt: skip
     """Measure base and head on this machine (load side by side, asv alternating) and judge
     every figure. The sides are resolved and matched before anything is created or built."""
@@ -90,6 +90,15 @@ def compare(
                 side.role: run.extra.loadgen.bottlenecked_runs if run.extra.loadgen else 0
                 for side, run in zip((base_side, head_side), runs, strict=True)
             }
+            if profile:  # after the measured rounds; its figures never reach the verdict
+                from benchwatch.attribute.profile import profile_pairs
+
+                extra.profile = profile_pairs(oha, matched, rig.environments, (base_side.inject, head_side.inject),
+                                              out / "profile", quick=quick, duration=plan.duration)  # fmt: skip
+        elif profile:
+            from benchwatch.attribute.speedscope import ProfileReport
+
+            extra.profile = ProfileReport(available=False, reason="--profile needs the load tests (not --no-load)")
         if micro:
             b, h, micro_problems = measure_micro(base_side, head_side, quick, None, patterns, out)
             figures["base"] += b

@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from benchwatch.attribute.speedscope import ProfileReport
 from benchwatch.compare.calibrate import Calibration, floor_for, floor_key
 from benchwatch.compare.stats import (
     TooFewSamples,
@@ -81,6 +82,7 @@ class CompareExtra(BaseModel):
     load_plan: LoadPlanInfo | None = None
     rounds_dropped: list[SkippedRun] = []  # side-by-side pairs whose oha windows differed
     loadgen_bottlenecked_runs: dict[str, int] = {}
+    profile: ProfileReport | None = None  # compare --profile: an extra round, never judged
 
 
 class Comparison(BaseModel):
