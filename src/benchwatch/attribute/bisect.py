@@ -5,6 +5,7 @@ built or booted is skipped (as `git bisect skip`) and a neighbour is tried inste
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,7 +126,7 @@ def judge_comparison(commit: str, title: str, comparison: Comparison, metric: Me
 
 def bisect(
     project: object, good: str, bad: str, patterns: str, *, metric: Metric = CPU, quick: bool = True,
-    rounds: int | None = None, out: Path | None = None, compare_fn: Callable[..., tuple[Comparison, Path]] | None = None,
+    rounds: int | None = None, out: Path | None = None, quiet: bool = False, compare_fn: Callable[..., tuple[Comparison, Path]] | None = None,
 ) -> BisectResult:  # fmt: skip
     """Find the first commit in good..bad whose compare against good regressed `metric`."""
     import datetime as dt
@@ -143,6 +144,8 @@ def bisect(
 
     def judge(commit: str) -> Probe:
         title = subject(root, commit)
+        if not quiet:
+            print(f"bisect: compare {good_commit[:10]} (good) with {commit[:10]} {title}", file=sys.stderr, flush=True)
         try:
             comparison, _ = compare_fn(project, good_commit, commit, patterns=patterns, quick=quick, rounds=rounds,
                                        out=out / commit[:10], micro=False, quiet=True)  # fmt: skip
