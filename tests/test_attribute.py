@@ -188,3 +188,16 @@ def test_with_stacks_serves_a_new_stack_wherever_base_is_served():
     base_ids = {v.id.replace("@v2-pre-rust", "@v2-pre-rust+fastapi") for v in project.variants(["v2-pre-rust"])}
     assert ids == base_ids and ids
     assert "v2-pre-rust+fastapi" not in project.stacks  # the project itself is untouched
+
+
+def test_changed_in_picks_the_scenarios_whose_gating_figures_changed(tmp_path):
+    from benchwatch.attribute.run import changed_scenarios
+
+    changed = _comparison(1.2)
+    still = _comparison(1.0)
+    still.rows[0].scenario = "services"
+    changed.rows.append(still.rows[0])
+    (tmp_path / "compare.json").write_text(changed.model_dump_json())
+    assert changed_scenarios(tmp_path) == ["hello"]
+    with pytest.raises(UserError, match="cannot read"):
+        changed_scenarios(tmp_path / "missing")

@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from benchwatch.attribute import profile
-from benchwatch.attribute.speedscope import ProfileReport, VariantProfile, difference, markdown, per_request
+from benchwatch.attribute.speedscope import (
+    ProfileReport,
+    VariantProfile,
+    difference,
+    markdown,
+    per_request,
+)
 from benchwatch.compare.comment import render
 from benchwatch.compare.verdict import CompareExtra, Comparison, SideInfo
 

@@ -133,3 +133,15 @@ def _build(step: Step, base_versions: dict[str, str], ensure: Ensure) -> None:
         step.error = str(exc)
         return
     step.moved = differing(base_versions, env.versions)
+
+
+def changed_scenarios(compare_dir: Path) -> list[str]:
+    """The scenarios whose gating figures changed significantly in a compare's output."""
+    from benchwatch.compare.verdict import COMPARE_FILE
+
+    path = compare_dir / COMPARE_FILE
+    try:
+        comparison = Comparison.model_validate_json(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--changed-in: cannot read {path}: {str(exc).splitlines()[0]}") from None
+    return sorted({r.scenario for r in comparison.rows if r.gating and r.significant})
