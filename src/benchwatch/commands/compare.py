@@ -20,9 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help="where compare.json and comment.md go (default results/compare-<time>)")
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
     parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")
-    parser.add_argument("--profile", action="store_true",
-                        help="after the measured rounds, one more side by side under py-spy: the comment says "
-                             "where the time went (never part of a verdict)")  # fmt: skip
+    profile = parser.add_mutually_exclusive_group()
+    profile.add_argument("--profile", action="store_const", const=True, default=False,
+                         help="after the measured rounds, one more side by side under py-spy: the comment says "
+                              "where the time went (never part of a verdict)")  # fmt: skip
+    profile.add_argument("--profile-on-regression", dest="profile", action="store_const", const="on-regression",
+                         help="the same, only when a gating figure regressed")  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
         "--inject-head-cpu-us", type=float, default=0.0, metavar="US",
