@@ -1,5 +1,5 @@
 """A throwaway git repository for `benchwatch bisect`: a one-endpoint FastAPI app on the
-`latest` stack, a first (good) commit, then 8 commits of which one adds a busy loop of
+`latest` stack, a first (good) commit, then 8 (--commits) commits of which one adds a busy loop of
 SPIN iterations to every request. Prints the slow commit's hash last.
 
     python scripts/make_bisect_repo.py /tmp/bisect-demo --slow-commit 5 --spin 800
@@ -74,12 +74,13 @@ def make(root: Path, slow_commit: int, spin: int, commits: int = 8) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path)
-    parser.add_argument("--slow-commit", type=int, default=5, help="which of the 8 commits adds the loop")
+    parser.add_argument("--slow-commit", type=int, default=5, help="which of the commits adds the loop (1 = the first)")
+    parser.add_argument("--commits", type=int, default=8, help="how many commits after the good one")
     parser.add_argument("--spin", type=int, default=800, help="loop iterations per request (~5 %% of hello@latest here)")
     args = parser.parse_args()
     if args.directory.exists():
         raise SystemExit(f"{args.directory} exists: give a new directory")
-    print(make(args.directory, args.slow_commit, args.spin))
+    print(make(args.directory, args.slow_commit, args.spin, args.commits))
 
 
 if __name__ == "__main__":

@@ -201,3 +201,35 @@ def test_changed_in_picks_the_scenarios_whose_gating_figures_changed(tmp_path):
     assert changed_scenarios(tmp_path) == ["hello"]
     with pytest.raises(UserError, match="cannot read"):
         changed_scenarios(tmp_path / "missing")
+
+
+@pytest.mark.slow
+def test_real_attribute_of_one_moved_package(tmp_path):
+    """base = latest; head = latest with an older uvloop: one step (uvloop) and the direct compare."""
+    import tomllib
+
+    from conftest import benchwatch
+
+    latest = tomllib.loads((REPO / "stacks.toml").read_text())["stacks"]["latest"]
+    pins = {**latest["pins"], "uvloop": "0.22.1"}
+    root = tmp_path / "p"
+    app = root / "apps" / "tiny"
+    app.mkdir(parents=True)
+    (app / "app.py").write_text('from fastapi import FastAPI\napp = FastAPI()\n\n@app.get("/")\ndef hi():\n    return {"hi": 1}\n')
+    (app / "benchwatch-app.toml").write_text('name = "tiny"\napp = "app:app"\n[[endpoints]]\nname = "hi"\npath = "/"\n')
+    inline = lambda d: "{ " + ", ".join(f'{k} = "{v}"' for k, v in d.items()) + " }"  # noqa: E731
+    (root / "stacks.toml").write_text(
+        f'[stacks.latest]\nexclude_newer = "{latest["exclude_newer"]}"\npins = {inline(latest["pins"])}\n'
+        f'[stacks.older-uvloop]\nexclude_newer = "{latest["exclude_newer"]}"\npins = {inline(pins)}\n')
+    (root / "benchwatch.toml").write_text('[benchwatch]\napps = ["apps/tiny"]\n')
+    out = tmp_path / "out"
+    done = benchwatch("attribute", "--base", "latest", "--head", "older-uvloop", "--quick", "--rounds", "6",
+                      "--out", str(out), "-q", root=root)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads((out / "attribution.json").read_text())
+    assert [(s["step"], s["moved"]) for s in data["steps"]] == [("latest+uvloop", {"uvloop": ["0.23.0", "0.22.1"]})]
+    cpu = [line for line in data["lines"] if line["label"].endswith("cpu_us_per_request")]
+    assert cpu and all(line["direct"]["low"] <= line["direct"]["ratio"] <= line["direct"]["high"] for line in cpu)
+    assert all(line["product"]["ratio"] == line["steps"]["latest+uvloop"]["ratio"] for line in cpu)
+    assert all(line["agrees"] is not None for line in cpu)
+    assert "latest+uvloop" in (out / "attribution.md").read_text()

@@ -106,14 +106,14 @@ def test_the_command_refuses_an_unknown_metric_in_one_line(cli):
 
 @pytest.mark.slow
 def test_real_bisect_finds_the_commit_that_made_hello_slower(tmp_path):
+    """Three commits, the first one slow: bad is checked, then one probe finds it (2 compares)."""
     repo = tmp_path / "repo"
-    made = subprocess.run([sys.executable, str(REPO / "scripts" / "make_bisect_repo.py"), str(repo),
-                           "--slow-commit", "3", "--spin", "4000"], capture_output=True, text=True, check=True)  # fmt: skip
+    made = subprocess.run([sys.executable, str(REPO / "scripts" / "make_bisect_repo.py"), str(repo), "--commits", "3",
+                           "--slow-commit", "1", "--spin", "4000"], capture_output=True, text=True, check=True)  # fmt: skip
     slow = made.stdout.split()[-1]
-    done = benchwatch("bisect", "--good", "HEAD~8", "--bad", "HEAD", "-k", "hello@latest", "--rounds", "6",
+    done = benchwatch("bisect", "--good", "HEAD~3", "--bad", "HEAD", "-k", "hello@latest", "--rounds", "6",
                       "--out", str(tmp_path / "out"), root=repo)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert f"first bad commit: {slow}" in done.stdout
-    assert "4 compares (the check of bad, then 3 probes)" in done.stdout
-    listed = _git(repo, "worktree", "list")
-    assert len(listed.splitlines()) == 1  # every worktree removed
+    assert "2 compares (the check of bad, then 1 probes)" in done.stdout
+    assert len(_git(repo, "worktree", "list").splitlines()) == 1  # every worktree removed
