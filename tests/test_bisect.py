@@ -117,3 +117,30 @@ def test_real_bisect_finds_the_commit_that_made_hello_slower(tmp_path):
     assert f"first bad commit: {slow}" in done.stdout
     assert "2 compares (the check of bad, then 1 probes)" in done.stdout
     assert len(_git(repo, "worktree", "list").splitlines()) == 1  # every worktree removed
+
+
+def test_bisect_compares_each_probe_against_good_and_skips_a_commit_that_does_not_load(tmp_path):
+    from types import SimpleNamespace
+
+    from benchwatch.attribute.bisect import bisect
+
+    _git(tmp_path, "init", "-q")
+    for number in range(5):
+        (tmp_path / "f").write_text(str(number))
+        _git(tmp_path, "add", "f")
+        _git(tmp_path, "commit", "-qm", f"c{number}")
+    hashes = _git(tmp_path, "rev-list", "--reverse", "HEAD").split()  # c0 (good) .. c4 (bad)
+    asked: list[tuple[str, str]] = []
+
+    def compare_fn(project, base, head, *, patterns, out, **kw):
+        asked.append((base, head))
+        if head == hashes[2]:
+            raise UserError("head: benchwatch.toml: not valid TOML")
+        slow = hashes.index(head) >= 3
+        return _cmp([_row("regression" if slow else "unchanged", 1.1 if slow else 1.0)]), out
+
+    result = bisect(SimpleNamespace(root=tmp_path), "HEAD~4", "HEAD", "hello@latest", out=tmp_path / "out",
+                    quiet=True, compare_fn=compare_fn)  # fmt: skip
+    assert {base for base, _ in asked} == {hashes[0]}  # always against good
+    assert result.first_bad == hashes[3]
+    assert [p.outcome for p in result.path if p.commit == hashes[2]] == ["skip"]

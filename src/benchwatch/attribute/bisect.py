@@ -4,6 +4,7 @@ built or booted is skipped (as `git bisect skip`) and a neighbour is tried inste
 
 from __future__ import annotations
 
+import datetime as dt
 import subprocess
 import sys
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from typing import Literal
 
 from benchwatch.attribute.table import Ratio
 from benchwatch.compare.verdict import Comparison
+from benchwatch.config import Project
 from benchwatch.errors import UserError
 from benchwatch.metrics import CPU, Metric
 
@@ -125,16 +127,10 @@ def judge_comparison(commit: str, title: str, comparison: Comparison, metric: Me
 
 
 def bisect(
-    project: object, good: str, bad: str, patterns: str, *, metric: Metric = CPU, quick: bool = True,
+    project: Project, good: str, bad: str, patterns: str, *, metric: Metric = CPU, quick: bool = True,
     rounds: int | None = None, out: Path | None = None, quiet: bool = False, compare_fn: Callable[..., tuple[Comparison, Path]] | None = None,
 ) -> BisectResult:  # fmt: skip
     """Find the first commit in good..bad whose compare against good regressed `metric`."""
-    import datetime as dt
-
-    from benchwatch.config import Project
-    from benchwatch.errors import UserError as _UserError
-
-    assert isinstance(project, Project)
     if compare_fn is None:
         from benchwatch.compare.run import compare as compare_fn
     root = project.root
@@ -149,7 +145,7 @@ def bisect(
         try:
             comparison, _ = compare_fn(project, good_commit, commit, patterns=patterns, quick=quick, rounds=rounds,
                                        out=out / commit[:10], micro=False, quiet=True)  # fmt: skip
-        except _UserError as exc:  # e.g. the commit's declarations do not load
+        except UserError as exc:  # e.g. the commit's declarations do not load
             return Probe(commit, title, "skip", reason=str(exc)[:200])
         return judge_comparison(commit, title, comparison, metric)
 
