@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from conftest import REPO
 
 from benchwatch import releases
 from benchwatch.cli import main
@@ -218,3 +220,28 @@ def test_state_file_path_unused_until_resolution_succeeds(capsys, tmp_path, monk
     state = tmp_path / "state.json"
     assert main(["releases", "--state", str(state), "--write-state"]) == 1
     assert not state.exists()
+
+
+def test_next_is_pinned_to_exactly_the_resolved_versions_and_its_env_checks_them(tmp_path):
+    from benchwatch.config import load_stacks
+    from benchwatch.releases import pin_requirements, pin_stack_file
+
+    assert pin_requirements(["fastapi", "psycopg[binary]", "orjson"], {"fastapi": "0.166.0b1", "psycopg": "3.3.9"}) == [
+        "fastapi==0.166.0b1", "psycopg[binary]==3.3.9", "orjson"]
+    assert pin_requirements(["fastapi"], {"fastapi": "1.0; rm -rf /"}) == ["fastapi"]  # never an unsafe string
+    shutil.copy(REPO / "stacks.toml", tmp_path / "stacks.toml")
+    pin_stack_file(tmp_path / "stacks.toml", "next", {"fastapi": "0.166.0b1", "starlette": "1.11.0"})
+    stacks = load_stacks(tmp_path)
+    assert stacks["next"].pinned_versions() == {"fastapi": "0.166.0b1", "starlette": "1.11.0"}
+    assert stacks["latest"] == load_stacks(REPO)["latest"]  # nothing else touched
+
+
+def test_record_measured_adds_every_package_to_the_state(tmp_path):
+    from benchwatch.releases import Resolution, read_state, record_measured, write_state
+
+    state = tmp_path / "state.json"
+    write_state(state, Resolution("https://pypi.org", True, {"fastapi": "0.166.0b1"}))
+    record_measured(state, {"fastapi": "0.166.0b1", "anyio": "4.16.0", "evil name": "1"})
+    data = json.loads(state.read_text())
+    assert data["measured"] == {"anyio": "4.16.0", "fastapi": "0.166.0b1"}
+    assert read_state(state) == {"fastapi": "0.166.0b1"}  # what the next night diffs against

@@ -465,3 +465,18 @@ def test_nightly_issue_search_skips_pull_requests(tmp_path):
     assert "pydantic 3.0.0a1" in calls[0][1]["body"] and "slower" in calls[0][1]["body"]
     calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed[:1]}, {"RECORD_DIR": str(record)})
     assert [kind for kind, _ in calls] == ["create"]
+
+
+def test_nightly_attributes_a_regression_in_the_measure_job_and_the_issue_names_the_release(tmp_path):
+    path = GITHUB / "workflows" / "nightly.yml"
+    jobs = _load(path)["jobs"]
+    measure_runs = "\n".join(s.get("run", "") for s in jobs["measure"]["steps"])
+    assert "./bw attribute --base latest --head next --changed-in" in measure_runs
+    assert "--pin-next stacks.toml" in measure_runs and "--record-measured" in measure_runs
+    assert "attribute" not in "\n".join(s.get("run", "") for s in jobs["record"]["steps"])
+    record = tmp_path / "record"
+    record.mkdir()
+    (record / "releases.md").write_text("starlette 2.0.0\n")
+    (record / "attribution.md").write_text("**Responsible:** latest+starlette (starlette) 1.12x slower\n")
+    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": []}, {"RECORD_DIR": str(record)})
+    assert "latest+starlette (starlette) 1.12x slower" in calls[0][1]["body"]

@@ -13,7 +13,7 @@ from benchwatch.errors import UserError
 
 COMMANDS = [
     "list", "verify", "load", "micro", "run", "merge", "compare", "calibrate",
-    "report", "site", "releases", "stacks", "changes", "instructions",
+    "report", "site", "releases", "stacks", "changes", "instructions", "attribute", "bisect",
 ]  # fmt: skip
 
 

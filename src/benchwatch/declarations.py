@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 _NAME = r"^[a-z0-9][a-z0-9_]*$"
-_STACK_NAME = r"^[a-z0-9][a-z0-9._-]*$"
+_STACK_NAME = r"^[a-z0-9][a-z0-9._+-]*$"  # "+": attribute's intermediate stacks (v2-pre-rust+fastapi)
 
 
 def normalize_package(name: str) -> str:
@@ -51,7 +51,10 @@ class Stack(_Strict):
         return [f"{package}=={version}" for package, version in self.pins.items()]
 
     def pinned_versions(self) -> dict[str, str]:
-        return {normalize_package(p): v for p, v in self.pins.items()}
+        """Exact pins, and a run-time stack's exact requirements (`fastapi==0.166.0b1`)."""
+        exact = [re.fullmatch(r"([A-Za-z0-9._-]+)(?:\[[^\]]*\])?==([0-9][0-9A-Za-z.+!-]*)", r) for r in self.requires]
+        pinned = {normalize_package(m.group(1)): m.group(2) for m in exact if m}
+        return {**pinned, **{normalize_package(p): v for p, v in self.pins.items()}}
 
 
 class Expect(_Strict):

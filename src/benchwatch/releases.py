@@ -198,3 +198,49 @@ def changes_markdown(changes: list[Change], pre: bool) -> str:
         old = f"`{change.old}`" if change.old else "(not recorded)"
         lines.append(f"- **{change.package}** {old} → `{change.new}`")
     return "\n".join(lines) + "\n"
+
+
+def pin_requirements(requires: list[str], versions: dict[str, str]) -> list[str]:
+    """A run-time stack's requirements with the resolved packages pinned exactly, so the
+    environment holds the very versions that were looked up (others stay as written)."""
+    pinned = []
+    for requirement in requires:
+        name = re.split(r"[\[<>=!~; ]", requirement, maxsplit=1)[0]
+        key = re.sub(r"[-_.]+", "-", name).lower()
+        extras = requirement[len(name):].split("]")[0] + "]" if requirement[len(name):].startswith("[") else ""
+        version = versions.get(key)
+        pinned.append(f"{name}{extras}=={version}" if version and safe_version(version) else requirement)
+    return pinned
+
+
+def pin_stack_file(path: Path, stack: str, versions: dict[str, str]) -> list[str]:
+    """Rewrite the `requires = [...]` line of `[stacks.<stack>]` in a stacks.toml with
+    `pin_requirements`; returns the new requirements."""
+    import tomllib
+
+    text = path.read_text(encoding="utf-8")
+    table = tomllib.loads(text).get("stacks", {}).get(stack)
+    if not isinstance(table, dict) or not table.get("resolved_at_run_time"):
+        raise ReleaseError(f"{path}: no stack {stack!r} resolved at run time to pin")
+    pinned = pin_requirements(list(table.get("requires", [])), versions)
+    lines = text.splitlines(keepends=True)
+    header = f"[stacks.{stack}]"
+    start = next(i for i, line in enumerate(lines) if line.strip() == header)
+    for i in range(start + 1, len(lines)):
+        if lines[i].lstrip().startswith("["):
+            break
+        if lines[i].startswith("requires"):
+            lines[i] = "requires = [" + ", ".join(json.dumps(r) for r in pinned) + "]\n"
+            path.write_text("".join(lines), encoding="utf-8")
+            return pinned
+    raise ReleaseError(f"{path}: [stacks.{stack}] has no one-line `requires = [...]` to pin")
+
+
+def record_measured(path: Path, versions: dict[str, str]) -> None:
+    """Add every package the measured environment held to the state file (`measured`)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["measured"] = {name: version for name, version in sorted(versions.items())
+                        if _NAME_CHARS.fullmatch(name) and safe_version(version)}  # fmt: skip
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

@@ -24,6 +24,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")
     parser.add_argument("--no-instructions", action="store_true",
                         help="skip the instruction counts of the micro-benchmarks (valgrind)")  # fmt: skip
+    profile = parser.add_mutually_exclusive_group()
+    profile.add_argument("--profile", action="store_const", const=True, default=False,
+                         help="after the measured rounds, one more side by side under py-spy: the comment says "
+                              "where the time went (never part of a verdict)")  # fmt: skip
+    profile.add_argument("--profile-on-regression", dest="profile", action="store_const", const="on-regression",
+                         help="the same, only when a gating figure regressed")  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
         "--inject-head-cpu-us", type=float, default=0.0, metavar="US",
@@ -49,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
         out=args.out, load=not args.no_load, micro=not args.no_micro, quiet=args.quiet,
         inject_head=Injection(cpu_us=args.inject_head_cpu_us, slowdown=args.inject_head_slowdown),
         inject_head_micro=args.inject_head_micro, instructions=not args.no_instructions,
+        profile=args.profile,
     )  # fmt: skip
     counts = comparison.counts()
     for row in comparison.rows:

@@ -31,6 +31,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--markdown", metavar="FILE", help="also write the list of changes as markdown to FILE"
     )
+    parser.add_argument(
+        "--pin-next", metavar="STACKS_TOML",
+        help="pin the resolved versions into the `next` stack's requires in this stacks.toml, so "
+             "`next` is built from exactly what was resolved",
+    )  # fmt: skip
+    parser.add_argument(
+        "--record-measured", metavar="RUN_DIR",
+        help="no lookup: add every package of the `next` environment measured in RUN_DIR/run.json "
+             "to --state (as `measured`)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -43,6 +53,19 @@ def run(args: argparse.Namespace) -> int:
 
     if args.write_state and not args.state:
         raise UserError("--write-state needs --state FILE")
+    if args.record_measured and not args.state:
+        raise UserError("--record-measured needs --state FILE")
+    if args.record_measured:
+        from benchwatch.results import read_run
+
+        measured = read_run(Path(args.record_measured)).environment.stacks.get("next")
+        if not measured:
+            raise UserError(f"{args.record_measured}/run.json holds no `next` environment: give compare's head directory")
+        if not Path(args.state).is_file():
+            raise UserError(f"--state {args.state}: no state file to add to (run with --write-state first)")
+        releases.record_measured(Path(args.state), measured)
+        print(f"recorded {len(measured)} packages of next in {args.state}")
+        return 0
     try:
         index_url = releases.resolve_index_url(args.index_url)
         state_path = Path(args.state) if args.state else None
@@ -51,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         changes = resolution.changes_since(previous or {})
         if args.write_state and state_path and changes:
             releases.write_state(state_path, resolution)
+        if args.pin_next:
+            releases.pin_stack_file(Path(args.pin_next), "next", resolution.versions)
     except releases.ReleaseError as error:
         raise UserError(str(error)) from None
 

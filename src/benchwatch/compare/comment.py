@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from benchwatch.attribute.speedscope import markdown as profile_markdown
 from benchwatch.compare.verdict import Comparison, Row, SideInfo
 from benchwatch.measure.inject import Injection
 from benchwatch.results import Environment
@@ -96,6 +97,8 @@ def render(comparison: Comparison) -> str:
     if comparison.unpaired:
         out += [f"<details><summary>{len(comparison.unpaired)} measured on one side only</summary>", ""]
         out += [f"- {u}" for u in comparison.unpaired] + ["", "</details>", ""]
+    if comparison.extra.profile is not None:
+        out += profile_markdown(comparison.extra.profile)
     out += _method(comparison)
     out += _fingerprints(base, head)
     return "\n".join(out).rstrip() + "\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from benchwatch.attribute.speedscope import ProfileReport
 from benchwatch.compare.calibrate import load_calibration
 from benchwatch.compare.sides import Side
 from benchwatch.compare.verdict import (
@@ -31,16 +32,19 @@ from benchwatch.results import (
 
 MICRO_PER_STACK = ("micro-benchmarks are per stack, not per variant: a compare of two variants "
                    "measures the load tests only")
+ON_REGRESSION = "on-regression"
 
 
 def compare(
     project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
     rounds: int | None = None, out: Path | None = None, load: bool = True, micro: bool = True,
     quiet: bool = False, inject_head: Injection | None = None, inject_head_micro: float = 0.0,
-    instructions: bool = True,
+    instructions: bool = True, profile: bool | str = False,
 ) -> tuple[Comparison, Path]:  # fmt: skip
     """Measure base and head on this machine (load side by side, asv alternating) and judge
-    every figure. The sides are resolved and matched before anything is created or built."""
+    every figure. The sides are resolved and matched before anything is created or built.
+    `profile`: True, or ON_REGRESSION (only when a gating figure regressed): one more round
+    under py-spy after the verdicts are in (it never feeds them)."""
     from benchwatch import fingerprint
     from benchwatch.compare import sides as sides_module
     from benchwatch.compare.rounds import compare_plan, measure_load, measure_micro
@@ -84,6 +88,7 @@ def compare(
         side_problems: dict[str, list[Problem]] = {"base": [], "head": []}
         micro_problems: list[Problem] = []
         envs_of = {"base": environment, "head": environment}
+        rig = None
         if oha is not None:
             rig, failed = build_rig(oha, plan, base_side.variants + head_side.variants)
             runs = measure_load(rig, base_side, head_side, out, environment, failed_stacks=failed, quiet=quiet)
@@ -108,6 +113,8 @@ def compare(
             extra.instructions_unavailable = found.instructions_unavailable if instructions else "--no-instructions"
         rows, unpaired = compare_figures(figures["base"], figures["head"], calibration,
                                          key=sides_module.pair_key(base_side, head_side))  # fmt: skip
+        if profile is True or (profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)):
+            extra.profile = _profile(oha, rig, matched, base_side, head_side, out, quick, plan.duration)
         infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}
         for side in (base_side, head_side):
             write_side_run(out / side.role, side, infos[side.role], figures[side.role], side_problems[side.role], started)
@@ -118,6 +125,16 @@ def compare(
         )  # fmt: skip
     write_outputs(comparison, out)
     return comparison, out
+
+
+def _profile(oha: str | None, rig: object, matched: list, base: Side, head: Side, out: Path, quick: bool,
+             duration: float) -> ProfileReport:  # fmt: skip
+    from benchwatch.attribute.profile import profile_pairs
+
+    if oha is None or rig is None:
+        return ProfileReport(available=False, reason="--profile needs the load tests (not --no-load)")
+    return profile_pairs(oha, matched, rig.environments, (base.inject, head.inject), out / "profile",  # type: ignore[attr-defined]
+                         quick=quick, duration=duration)  # fmt: skip
 
 
 def side_info(side: Side, environment: Environment) -> SideInfo:

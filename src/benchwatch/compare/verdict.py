@@ -7,6 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from benchwatch.attribute.speedscope import ProfileReport
 from benchwatch.compare.calibrate import Calibration, floor_for, floor_key
 from benchwatch.compare.stats import (
     TooFewSamples,
@@ -87,6 +88,7 @@ class CompareExtra(BaseModel):
     rounds_dropped: list[SkippedRun] = []  # side-by-side pairs whose oha windows differed
     loadgen_bottlenecked_runs: dict[str, int] = {}
     instructions_unavailable: str | None = None  # why a compare with micro-benchmarks has no instruction counts
+    profile: ProfileReport | None = None  # compare --profile: an extra round, never judged
 
 
 class Comparison(BaseModel):

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -179,7 +179,10 @@ def running(
     cpu: list[int] | None = None,
     ready_timeout: float | None = None,
     inject: Injection = NO_INJECTION,
+    wrap: Sequence[str] = (),
 ) -> Iterator[Server]:
+    """`wrap`: a command that launches the server as its child (`py-spy record … --`); it is
+    stopped with SIGINT first, so it can write what it recorded."""
     with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name:
         scratch = Path(scratch_name)
         environ = server_environment(variant, env, scratch, inject)
@@ -190,7 +193,7 @@ def running(
             raise BootError(variant.id, f"port {HOST}:{port} is already in use")
         for attempt in range(3):
             chosen = port if port is not None else free_port()
-            server = _spawn(variant, env, environ, root, chosen, scratch / f"server-{attempt}.log")
+            server = _spawn(variant, env, environ, root, chosen, scratch / f"server-{attempt}.log", wrap)
             try:
                 if cpu:
                     pin(server, cpu)
@@ -206,6 +209,8 @@ def running(
             try:
                 yield server
             finally:
+                if wrap:
+                    _interrupt(server.process)
                 _stop(server.process)
             return
 
@@ -224,9 +229,9 @@ def _pre_start(variant: Variant, environ: dict, root: Path) -> None:
 
 
 def _spawn(
-    variant: Variant, env: Env, environ: dict, root: Path, port: int, log_path: Path
+    variant: Variant, env: Env, environ: dict, root: Path, port: int, log_path: Path, wrap: Sequence[str] = ()
 ) -> Server:
-    argv = [
+    argv = [*wrap,
         str(env.python), "-m", "uvicorn", variant.import_string,
         "--host", HOST, "--port", str(port),
         "--no-access-log", "--log-level", "warning",
@@ -272,6 +277,15 @@ def _wait_ready(server: Server, timeout: float) -> None:
                     server.stderr_tail(),
                 )
             time.sleep(0.1)
+
+
+def _interrupt(process: subprocess.Popen, wait: float = 15.0) -> None:
+    """SIGINT to the group (a wrapper such as py-spy writes its output and exits), then wait."""
+    try:
+        os.killpg(process.pid, signal.SIGINT)
+        process.wait(timeout=wait)
+    except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
+        pass
 
 
 def _stop(process: subprocess.Popen, grace: float = 5.0) -> None:

@@ -1,0 +1,1 @@
+"""Attribution: which release (`attribute`), which commit (`bisect`), which function (`profile`)."""

@@ -1,0 +1,23 @@
+"""Ask uv whether a stack resolves, without installing it (`uv pip compile`)."""
+
+from __future__ import annotations
+
+import subprocess
+
+from benchwatch.declarations import Stack
+from benchwatch.envs import uv_executable
+
+
+def try_resolve(stack: Stack) -> str | None:
+    """None when the stack's requirements resolve for its Python; else uv's error text."""
+    argv = [uv_executable(), "pip", "compile", "-", "--quiet", "--no-header", "--python-version", stack.python]
+    if stack.exclude_newer:
+        argv += ["--exclude-newer", str(stack.exclude_newer)]
+    if stack.resolved_at_run_time:
+        argv += ["--prerelease", "allow"]
+    try:
+        done = subprocess.run(argv, input="\n".join(stack.requirements()) + "\n", capture_output=True,
+                              text=True, timeout=300)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"uv pip compile did not run: {exc}"
+    return None if done.returncode == 0 else (done.stderr.strip() or f"uv exited with {done.returncode}")

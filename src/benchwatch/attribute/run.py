@@ -1,0 +1,147 @@
+"""`benchwatch attribute`: split a change between two stacks into steps, each measured side by
+side against base with `compare`, and put the product of the steps next to the direct ratio."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from benchwatch import envs
+from benchwatch.attribute.resolver import try_resolve
+from benchwatch.attribute.steps import Resolve, Step, differing, plan_steps
+from benchwatch.attribute.table import (
+    ATTRIBUTION_JSON,
+    ATTRIBUTION_MD,
+    Attribution,
+    StepOutcome,
+    build_lines,
+    gating_ratios,
+    markdown,
+)
+from benchwatch.compare.verdict import Comparison
+from benchwatch.config import Project
+from benchwatch.declarations import Stack
+from benchwatch.errors import UserError
+from benchwatch.progress import Progress
+from benchwatch.results import ensure_writable, write_json_atomic, write_text_atomic
+
+CompareFn = Callable[..., tuple[Comparison, Path]]
+Ensure = Callable[[Stack], envs.Env]
+
+
+def with_stacks(project: Project, extra: Sequence[Stack], like: str) -> Project:
+    """A copy of the project that also knows `extra`, each served by every app and flavor
+    that serves the stack `like`, so compare can take an intermediate stack as a side."""
+    names = [s.name for s in extra]
+
+    def widen(listed: list[str] | None) -> list[str] | None:
+        return listed + names if listed is not None and like in listed else listed
+
+    apps = []
+    for app in project.apps:
+        decl = app.declaration
+        flavors = {k: f.model_copy(update={"stacks": widen(f.stacks)}) for k, f in decl.flavors.items()}
+        decl = decl.model_copy(update={"stacks": widen(decl.stacks), "flavors": flavors})
+        apps.append(dataclasses.replace(app, declaration=decl))
+    stacks = {**project.stacks, **{s.name: s for s in extra}}
+    return dataclasses.replace(project, stacks=stacks, apps=tuple(apps))
+
+
+def _compare() -> CompareFn:
+    from benchwatch.compare.run import compare
+
+    return compare
+
+
+def attribute(
+    project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
+    rounds: int | None = None, out: Path | None = None, quiet: bool = False,
+    compare_fn: CompareFn | None = None, resolve: Resolve = try_resolve, ensure: Ensure = envs.ensure,
+) -> tuple[Attribution, Path]:  # fmt: skip
+    started = time.monotonic()
+    compare_fn = compare_fn or _compare()
+    base_stack, head_stack = project.stack(base), project.stack(head)
+    if base == head:
+        raise UserError("--base and --head name the same stack: nothing moves")
+    chosen = project.select(patterns, [base, head])
+    on = {name: {v.scenario for v in chosen if v.stack.name == name} for name in (base, head)}
+    scenarios = sorted(on[base] & on[head])
+    if not scenarios:
+        raise UserError(f"-k {patterns!r}: no scenario runs on both {base} and {head} (see `benchwatch list`)")
+    out = out or project.root / "results" / f"attribute-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    ensure_writable(out)
+    try:
+        base_env, head_env = ensure(base_stack), ensure(head_stack)
+    except envs.EnvError as exc:
+        raise UserError(f"cannot build a side: {exc}") from None
+    steps = plan_steps(base_stack, head_stack, base_env.versions, head_env.versions, resolve)
+    if not steps:
+        raise UserError(f"{base} and {head} install the same versions: nothing to attribute")
+    progress = Progress(len(steps) + 1, quiet=quiet)
+    for step in steps:
+        if step.stack is not None:
+            _build(step, base_env.versions, ensure)
+    measured = [s.stack for s in steps if s.stack is not None and s.error is None]
+    both = with_stacks(project, measured, like=base)
+    selection = ",".join(f"{s}@*" for s in scenarios)
+    scenario_of: dict[str, str] = {}
+
+    def measure(side: str, directory: Path) -> tuple[dict, str | None]:
+        comparison, _ = compare_fn(both, base, side, patterns=selection, quick=quick, rounds=rounds, out=directory,
+                                   micro=False, quiet=True)  # fmt: skip
+        found = gating_ratios(comparison)
+        scenario_of.update({label: scenario for label, (scenario, _) in found.items()})
+        trouble = "; ".join(p.line() for p in comparison.problems) or None
+        return {label: ratio for label, (_, ratio) in found.items()}, trouble
+
+    progress.step(f"{base} → {head}", "direct")
+    ratios, trouble = measure(head, out / "direct")
+    direct = StepOutcome(step="direct", kind="direct", requested=head, group=sorted(differing(base_env.versions, head_env.versions)),
+                         moved=differing(base_env.versions, head_env.versions), ratios=ratios, error=None,
+                         note=trouble or "", out=str(out / "direct"))  # fmt: skip
+    progress.advance()
+    outcomes = []
+    for step in steps:
+        progress.step(step.name, f"{', '.join(step.group)}")
+        outcome = StepOutcome(step=step.name, kind=step.kind, requested=step.requested, group=list(step.group),
+                              moved=step.moved, note=step.note, error=step.error)  # fmt: skip
+        if step.error is None and step.stack is not None:
+            directory = out / "steps" / step.name
+            outcome.ratios, trouble = measure(step.name, directory)
+            outcome.out = str(directory)
+            if trouble:
+                outcome.note = "; ".join(filter(None, [outcome.note, trouble]))
+        outcomes.append(outcome)
+        progress.advance()
+    result = Attribution(base=base, head=head, scenarios=scenarios, quick=quick, rounds=rounds, steps=outcomes,
+                         direct=direct, lines=build_lines(outcomes, direct, scenario_of),
+                         seconds=round(time.monotonic() - started, 1))  # fmt: skip
+    write_json_atomic(out / ATTRIBUTION_JSON, result.model_dump(mode="json"))
+    write_text_atomic(out / ATTRIBUTION_MD, markdown(result))
+    return result, out
+
+
+def _build(step: Step, base_versions: dict[str, str], ensure: Ensure) -> None:
+    """The step's environment, verified like any other (pins read back); what really moved."""
+    assert step.stack is not None
+    try:
+        env = ensure(step.stack)
+    except envs.EnvError as exc:
+        step.error = str(exc)
+        return
+    step.moved = differing(base_versions, env.versions)
+
+
+def changed_scenarios(compare_dir: Path) -> list[str]:
+    """The scenarios whose gating figures changed significantly in a compare's output."""
+    from benchwatch.compare.verdict import COMPARE_FILE
+
+    path = compare_dir / COMPARE_FILE
+    try:
+        comparison = Comparison.model_validate_json(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--changed-in: cannot read {path}: {str(exc).splitlines()[0]}") from None
+    return sorted({r.scenario for r in comparison.rows if r.gating and r.significant})

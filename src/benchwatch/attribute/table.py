@@ -1,0 +1,145 @@
+"""The attribution table: per variant and gating figure, each step's ratio against base, the
+product of the steps, and the ratio measured directly from base to head."""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel
+
+from benchwatch.compare.stats import CONFIDENCE
+from benchwatch.compare.verdict import Comparison, Row
+
+ATTRIBUTION_JSON = "attribution.json"
+ATTRIBUTION_MD = "attribution.md"
+_Z = 1.959963984540054  # the normal quantile of a 95 % two-sided interval
+
+
+class Ratio(BaseModel):
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    verdict: str = "no verdict"
+    text: str = ""
+
+    @classmethod
+    def of(cls, row: Row) -> Ratio:
+        return cls(ratio=row.ratio, low=row.low, high=row.high, verdict=row.verdict, text=row.text)
+
+    def shown(self) -> str:
+        if self.ratio is None or self.low is None or self.high is None:
+            return "—"
+        return f"{self.ratio:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
+
+class StepOutcome(BaseModel):
+    step: str  # the intermediate stack, or "direct"
+    kind: str
+    requested: str
+    group: list[str]
+    moved: dict[str, tuple[str | None, str | None]] = {}
+    note: str = ""
+    error: str | None = None
+    ratios: dict[str, Ratio] = {}  # by figure label
+    out: str | None = None
+
+
+class Line(BaseModel):
+    """One gating figure of one variant: every step, their product, the direct ratio."""
+
+    scenario: str
+    label: str
+    steps: dict[str, Ratio]
+    product: Ratio
+    direct: Ratio
+    agrees: bool | None  # product and direct intervals overlap; None when either is missing
+
+
+class Attribution(BaseModel):
+    base: str
+    head: str
+    scenarios: list[str]
+    quick: bool
+    rounds: int | None
+    steps: list[StepOutcome]
+    direct: StepOutcome
+    lines: list[Line] = []
+    seconds: float | None = None
+
+    def responsible(self) -> list[tuple[StepOutcome, str, Ratio]]:
+        """(step, figure label, ratio) for every step that changed a gating figure significantly."""
+        return [(s, label, r) for s in self.steps for label, r in s.ratios.items()
+                if r.verdict in ("regression", "improvement")]  # fmt: skip
+
+
+def gating_ratios(comparison: Comparison) -> dict[str, tuple[str, Ratio]]:
+    """{figure label: (scenario, ratio)} for a compare's gating load figures."""
+    return {row.label: (row.scenario, Ratio.of(row)) for row in comparison.rows if row.gating and row.kind == "load"}
+
+
+def product(ratios: list[Ratio]) -> Ratio:
+    """The product of independent ratios; its interval adds the log half-widths in quadrature
+    (each interval read as a normal one in log space: an approximation, said in the output)."""
+    if not ratios or any(r.ratio is None or r.low is None or r.high is None for r in ratios):
+        return Ratio(text="missing a step")
+    log_ratio = sum(math.log(r.ratio) for r in ratios)  # type: ignore[arg-type]
+    spread = math.sqrt(sum(((math.log(r.high) - math.log(r.low)) / (2 * _Z)) ** 2 for r in ratios))  # type: ignore[arg-type]
+    return Ratio(ratio=math.exp(log_ratio), low=math.exp(log_ratio - _Z * spread), high=math.exp(log_ratio + _Z * spread),
+                 verdict="product")  # fmt: skip
+
+
+def overlap(a: Ratio, b: Ratio) -> bool | None:
+    if None in (a.low, a.high, b.low, b.high):
+        return None
+    return max(a.low, b.low) <= min(a.high, b.high)  # type: ignore[type-var]
+
+
+def build_lines(steps: list[StepOutcome], direct: StepOutcome, scenario_of: dict[str, str]) -> list[Line]:
+    labels = list(dict.fromkeys([*direct.ratios, *(label for s in steps for label in s.ratios)]))
+    lines = []
+    measured = [s for s in steps if s.error is None]
+    for label in labels:
+        by_step = {s.step: s.ratios.get(label, Ratio(text="not measured")) for s in measured}
+        total = product(list(by_step.values()))
+        found = direct.ratios.get(label, Ratio(text="not measured"))
+        lines.append(Line(scenario=scenario_of.get(label, ""), label=label, steps=by_step, product=total,
+                          direct=found, agrees=overlap(total, found)))  # fmt: skip
+    return lines
+
+
+def _moved(step: StepOutcome) -> str:
+    pairs = step.moved or {p: (None, None) for p in step.group}
+    shown = [f"{p} {a or '—'}→{b or '—'}" if (a or b) else p for p, (a, b) in pairs.items()]
+    return ", ".join(shown) or "nothing"
+
+
+def markdown(result: Attribution) -> str:
+    out = [f"## Attribution: {result.base} → {result.head}", ""]
+    out.append(f"Each step moves the packages listed from {result.base}'s version to {result.head}'s and is "
+               f"measured side by side against {result.base} (paired rounds, floors and verdicts as `compare`). "
+               f"The product of the steps' ratios (interval: log half-widths added in quadrature, "
+               f"{CONFIDENCE:.0%}) sits next to the ratio measured directly; when their intervals do not "
+               "overlap, the packages interact.")  # fmt: skip
+    out.append("")
+    for line in result.lines:
+        out += [f"### {line.label}", "", "| step | packages moved | ratio [interval] | verdict |", "|---|---|---|---|"]
+        for step in result.steps:
+            if step.error is not None:
+                out.append(f"| {step.step} | {', '.join(step.group)} | — | not measured: {step.error} |")
+                continue
+            ratio = line.steps.get(step.step, Ratio())
+            note = f" ({step.note})" if step.note else ""
+            out.append(f"| {step.step} | {_moved(step)}{note} | {ratio.shown()} | {ratio.verdict} |")
+        out.append(f"| **product of the steps** | | {line.product.shown()} | |")
+        out.append(f"| **{result.base} → {result.head} measured** | | {line.direct.shown()} | {line.direct.verdict} |")
+        agree = {True: "the product agrees with the direct ratio (intervals overlap)",
+                 False: "the product and the direct ratio disagree: the steps interact",
+                 None: "no comparison (a ratio is missing)"}[line.agrees]  # fmt: skip
+        out += ["", agree, ""]
+    culprits = result.responsible()
+    if culprits:
+        out += ["**Responsible:** " + "; ".join(f"{s.step} ({', '.join(s.group)}) {r.text or r.shown()} on {label}"
+                                                for s, label, r in culprits), ""]  # fmt: skip
+    if result.seconds is not None:
+        out.append(f"_{len(result.steps)} steps + the direct compare in {result.seconds:.0f} s._")
+    return "\n".join(out) + "\n"

@@ -1,0 +1,46 @@
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from benchwatch.commands import add_variants
+
+HELP = "Split a change between two stacks into one-package steps, each compared side by side with base"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--base", required=True, metavar="STACK", help="the stack to start from (e.g. v2-pre-rust)")
+    parser.add_argument("--head", required=True, metavar="STACK", help="the stack to arrive at (e.g. latest)")
+    add_variants(parser, "comma-separated glob patterns over variant ids, e.g. 'hello@*' (default: every scenario on both)")
+    parser.add_argument("--quick", action="store_true", help="quick endpoints and short runs")
+    parser.add_argument("--rounds", type=int, metavar="N", help="side-by-side rounds per step (default: compare's)")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="where attribution.json, attribution.md and each step's compare go "
+                             "(default results/attribute-<time>)")  # fmt: skip
+    parser.add_argument("--changed-in", type=Path, metavar="COMPARE_DIR",
+                        help="only the scenarios whose gating figures changed significantly in that compare "
+                             "(instead of -k); nothing to do when none did")  # fmt: skip
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchwatch.attribute.run import attribute, changed_scenarios
+    from benchwatch.attribute.table import ATTRIBUTION_MD, markdown
+    from benchwatch.config import load_project
+    from benchwatch.errors import UserError
+
+    patterns = args.patterns
+    if args.changed_in is not None:
+        if patterns:
+            raise UserError("give -k or --changed-in, not both")
+        changed = changed_scenarios(args.changed_in)
+        if not changed:
+            print(f"no gating figure changed significantly in {args.changed_in}: nothing to attribute")
+            return 0
+        patterns = ",".join(f"{scenario}@*" for scenario in changed)
+    result, out = attribute(load_project(), args.base, args.head, patterns=patterns, quick=args.quick,
+                            rounds=args.rounds, out=args.out, quiet=args.quiet)  # fmt: skip
+    print(markdown(result), end="")
+    print(f"{out / ATTRIBUTION_MD}")
+    failed = [s for s in result.steps if s.error is not None]
+    return 2 if failed or not result.lines else 0

@@ -1,0 +1,42 @@
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "Find the first commit between two git refs that made a variant slower (side-by-side compares)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--good", required=True, metavar="REF", help="a ref measured fast (an ancestor of --bad)")
+    parser.add_argument("--bad", required=True, metavar="REF", help="a ref measured slower")
+    parser.add_argument("-k", dest="patterns", required=True, metavar="VARIANT", help="the variant to follow, e.g. 'hello@latest'")
+    parser.add_argument("--figure", default="cpu_us_per_request", metavar="METRIC",
+                        help="the load metric that decides (default cpu_us_per_request)")  # fmt: skip
+    parser.add_argument("--rounds", type=int, metavar="N", help="side-by-side rounds per probe (default: compare's)")
+    parser.add_argument("--full", action="store_true", help="every endpoint and the full plan (default: quick)")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="where each probe's compare goes (default results/bisect-<time>)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchwatch import metrics
+    from benchwatch.attribute.bisect import bisect
+    from benchwatch.config import load_project
+    from benchwatch.errors import UserError
+
+    metric = metrics.metric("load", args.figure)
+    if metric is None:
+        known = ", ".join(m.key for m in metrics.METRICS if not m.key.startswith("micro"))
+        raise UserError(f"--figure {args.figure!r}: not a load metric; give one of {known}", 2)
+    result = bisect(load_project(), args.good, args.bad, args.patterns, metric=metric, quick=not args.full,
+                    rounds=args.rounds, out=args.out)  # fmt: skip
+    print(f"bisect {result.good[:10]}..{result.bad[:10]}: {len(result.commits)} commits, {result.compares} compares "
+          f"(the check of bad, then {result.compares - 1} probes)")  # fmt: skip
+    for number, probe in enumerate(result.path, 1):
+        print(f"  {number}. {probe.line()}")
+    found = result.found()
+    if len(result.candidates) > 1:
+        print("first bad commit is one of (the others were skipped): " + ", ".join(c[:10] for c in result.candidates))
+    if found is not None:
+        print(f"first bad commit: {found.commit} {found.subject} — {found.ratio.shown() if found.ratio else ''} "
+              f"({found.reason})")  # fmt: skip
+    return 0

@@ -1,0 +1,238 @@
+"""attribute: step planning, group detection, the product/interaction table (no servers)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchwatch.attribute.run import attribute, with_stacks
+from benchwatch.attribute.steps import declared_names, mentioned, plan_steps
+from benchwatch.attribute.table import Ratio, StepOutcome, build_lines, markdown, product
+from benchwatch.compare.verdict import Comparison, Row, SideInfo
+from benchwatch.config import load_project
+from benchwatch.declarations import Stack
+from benchwatch.envs import Env, EnvError
+from benchwatch.errors import UserError
+
+REPO = Path(__file__).resolve().parents[1]
+BASE = Stack(name="old", exclude_newer="2026-01-01", pins={"fastapi": "1.0", "starlette": "1.0", "orjson": "1.0"})
+HEAD = Stack(name="new", exclude_newer="2026-06-01", pins={"fastapi": "2.0", "starlette": "2.0", "orjson": "2.0"})
+BASE_ENV = {"fastapi": "1.0", "starlette": "1.0", "orjson": "1.0", "idna": "3.0"}
+HEAD_ENV = {"fastapi": "2.0", "starlette": "2.0", "orjson": "2.0", "idna": "3.5"}
+
+
+def fake_resolver(rules: dict[str, str]):
+    """fastapi 2.0 demands starlette 2.0, as an old fastapi caps starlette (a uv-like message)."""
+    seen: list[Stack] = []
+
+    def resolve(stack: Stack) -> str | None:
+        seen.append(stack)
+        pins = stack.pinned_versions()
+        for package, needs in rules.items():
+            wanted, version = needs.split("==")
+            if pins.get(package) == "2.0" and pins.get(wanted) != version:
+                return (f"  × No solution found when resolving dependencies:\n  ╰─▶ Because {package}==2.0 depends on "
+                        f"{wanted}>={version} and you require {wanted}=={pins.get(wanted)}, ...unsatisfiable.")
+        return None
+
+    resolve.seen = seen  # type: ignore[attr-defined]
+    return resolve
+
+
+def test_one_step_per_moved_package_plus_the_transitive_step():
+    steps = plan_steps(BASE, HEAD, BASE_ENV, HEAD_ENV, fake_resolver({}))
+    assert [(s.name, s.kind, s.group) for s in steps] == [
+        ("old+fastapi", "package", ("fastapi",)), ("old+starlette", "package", ("starlette",)),
+        ("old+orjson", "package", ("orjson",)), ("old+transitive", "transitive", ("idna",)),
+    ]
+    fastapi = steps[0].stack
+    assert fastapi is not None
+    # everything else stays at base's installed versions (unpinned ones too); the date is head's
+    assert fastapi.pinned_versions() == {**BASE_ENV, "fastapi": "2.0"}
+    assert fastapi.exclude_newer == HEAD.exclude_newer
+    transitive = steps[-1].stack
+    assert transitive is not None and transitive.pins == BASE.pins and transitive.exclude_newer == HEAD.exclude_newer
+
+
+def test_a_package_the_resolver_ties_to_another_moves_with_it_and_the_group_is_said():
+    steps = plan_steps(BASE, HEAD, BASE_ENV, HEAD_ENV, fake_resolver({"fastapi": "starlette==2.0"}))
+    first = steps[0]
+    assert (first.name, first.kind, first.group) == ("old+fastapi+starlette", "group", ("fastapi", "starlette"))
+    assert "demands starlette with fastapi" in first.note
+    assert [s.requested for s in steps] == ["fastapi", "orjson", "transitive"]  # starlette is in fastapi's group
+
+
+def test_a_package_whose_group_is_everything_is_said():
+    rules = {"fastapi": "starlette==2.0", "starlette": "orjson==2.0"}
+    steps = plan_steps(BASE, HEAD, BASE_ENV, HEAD_ENV, fake_resolver(rules))
+    assert steps[0].group == ("fastapi", "starlette", "orjson")
+    assert "cannot be moved alone: its group is everything" in steps[0].note
+
+
+def test_a_step_the_resolver_refuses_without_naming_a_package_is_reported_and_the_rest_go_on():
+    def resolve(stack: Stack) -> str | None:
+        return "error: Python 3.99 is not available" if stack.pinned_versions().get("orjson") == "2.0" else None
+
+    steps = plan_steps(BASE, HEAD, BASE_ENV, HEAD_ENV, resolve)
+    orjson = next(s for s in steps if s.requested == "orjson")
+    assert orjson.stack is None and "Python 3.99" in (orjson.error or "")
+    assert all(s.error is None for s in steps if s is not orjson)
+
+
+def test_mentioned_matches_whole_package_names_only():
+    text = "Because pydantic==2.14.3 depends on pydantic-core==2.50.4 and you require typing_extensions."
+    assert mentioned("pydantic", text) and mentioned("pydantic-core", text) and mentioned("typing-extensions", text)
+    assert not mentioned("core", text) and not mentioned("pydantic-settings", text)
+
+
+def test_declared_names_cover_pins_and_run_time_requirements():
+    nxt = Stack(name="next", resolved_at_run_time=True, requires=["fastapi", "psycopg[binary]", "Typing_Extensions>=4"])
+    assert declared_names(BASE, nxt) == ["fastapi", "starlette", "orjson", "psycopg", "typing-extensions"]
+
+
+def ratio(r: float, low: float, high: float, verdict: str = "unchanged") -> Ratio:
+    return Ratio(ratio=r, low=low, high=high, verdict=verdict)
+
+
+def test_product_multiplies_ratios_and_widens_the_interval():
+    total = product([ratio(1.10, 1.08, 1.12), ratio(0.90, 0.89, 0.91)])
+    assert total.ratio == pytest.approx(0.99)
+    assert total.low < 0.99 < total.high
+    assert total.high - total.low > 0.04  # wider than either step's own interval
+    assert product([ratio(1.1, 1.0, 1.2), Ratio()]).ratio is None  # a missing step: no product
+
+
+def _outcome(name: str, label_ratio: Ratio | None, error: str | None = None) -> StepOutcome:
+    return StepOutcome(step=name, kind="package", requested=name, group=[name], error=error,
+                       ratios={"hello GET / c=10 cpu_us_per_request": label_ratio} if label_ratio else {})
+
+
+def test_lines_say_whether_the_product_agrees_with_the_direct_ratio():
+    steps = [_outcome("old+fastapi", ratio(1.20, 1.18, 1.22, "regression")), _outcome("old+orjson", ratio(1.0, 0.99, 1.01)),
+             _outcome("old+broken", None, error="pins did not hold")]
+    agreeing = build_lines(steps, _outcome("direct", ratio(1.21, 1.19, 1.23)), {})
+    assert agreeing[0].agrees is True and agreeing[0].product.ratio == pytest.approx(1.2)
+    interacting = build_lines(steps, _outcome("direct", ratio(0.80, 0.79, 0.81)), {})
+    assert interacting[0].agrees is False
+    text = markdown_of(steps, interacting)
+    assert "the steps interact" in text and "not measured: pins did not hold" in text
+    assert "**Responsible:** old+fastapi (old+fastapi)" in text
+
+
+def markdown_of(steps, lines) -> str:
+    from benchwatch.attribute.table import Attribution
+
+    return markdown(Attribution(base="old", head="new", scenarios=["hello"], quick=True, rounds=6, steps=steps,
+                                direct=_outcome("direct", None), lines=lines))
+
+
+# --- the whole command with a fake compare: which sides it asks for, what it writes ---
+
+def _comparison(r: float) -> Comparison:
+    row = Row(label="hello GET / c=10 cpu_us_per_request", kind="load", scenario="hello", endpoint="GET /",
+              metric="cpu_us_per_request", floor_key="x", unit="us", bigger_is_better=False, base_figure="a",
+              head_figure="b", ratio=r, low=r - 0.01, high=r + 0.01, verdict="regression" if r > 1.05 else "unchanged",
+              text=f"{r:.2f}x", floor=0.02, floor_source="test", gating=True)  # fmt: skip
+    side = lambda role: SideInfo(role=role, spec="x", kind="stack")  # noqa: E731
+    return Comparison(base=side("base"), head=side("head"), rounds=6, quick=True, rows=[row])
+
+
+def test_attribute_compares_every_step_with_base_and_writes_both_files(tmp_path):
+    app = tmp_path / "apps" / "hello"
+    app.mkdir(parents=True)
+    (app / "benchwatch-app.toml").write_text('name = "hello"\napp = "app:app"\n[[endpoints]]\nname = "hi"\npath = "/"\n')
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "stacks.toml").write_text('[stacks.old]\nexclude_newer = "2026-01-01"\npins = { fastapi = "1.0", orjson = "1.0" }\n'
+                                      '[stacks.new]\nexclude_newer = "2026-06-01"\npins = { fastapi = "2.0", orjson = "2.0" }\n')
+    (root / "benchwatch.toml").write_text(f'[benchwatch]\napps = ["{app}"]\n')
+    project = load_project(root)
+    asked: list[tuple[str, str, str]] = []
+
+    def compare_fn(proj, base, head, *, patterns, out, **kw):
+        assert head in proj.stacks and any(v.stack.name == head for v in proj.select(patterns, [head]))
+        asked.append((base, head, patterns))
+        return _comparison({"new": 1.21, "old+fastapi": 1.2}.get(head, 1.0)), out
+
+    def ensure(stack: Stack) -> Env:
+        if stack.name == "old+orjson":
+            raise EnvError("stack old+orjson: pins did not hold: orjson==2.0 (installed: 1.0)")
+        versions = {"old": {"fastapi": "1.0", "orjson": "1.0"}, "new": {"fastapi": "2.0", "orjson": "2.0"}}
+        return Env(stack.name, tmp_path, versions.get(stack.name, stack.pinned_versions()))
+
+    result, out = attribute(project, "old", "new", patterns="hello@*", quick=True, rounds=6, out=tmp_path / "out",
+                            quiet=True, compare_fn=compare_fn, resolve=lambda s: None, ensure=ensure)  # fmt: skip
+    assert asked == [("old", "new", "hello@*"), ("old", "old+fastapi", "hello@*"), ("old", "old+transitive", "hello@*")]
+    orjson = next(s for s in result.steps if s.requested == "orjson")
+    assert orjson.error and "pins did not hold" in orjson.error  # reported; the others went on
+    data = json.loads((out / "attribution.json").read_text())
+    assert data["lines"][0]["agrees"] is True
+    assert "old+fastapi" in (out / "attribution.md").read_text()
+
+
+def test_attribute_refuses_the_same_stack_twice_and_scenarios_on_one_side_only():
+    project = load_project(REPO)
+    with pytest.raises(UserError, match="same stack"):
+        attribute(project, "latest", "latest", compare_fn=lambda *a, **k: None)
+    with pytest.raises(UserError, match="no scenario runs on both"):
+        attribute(project, "v2-pre-rust", "latest", patterns="hello-falcon@*", compare_fn=lambda *a, **k: None)
+
+
+def test_with_stacks_serves_a_new_stack_wherever_base_is_served():
+    project = load_project(REPO)
+    extra = Stack(name="v2-pre-rust+fastapi", pins={"fastapi": "0.165.0"})
+    both = with_stacks(project, [extra], like="v2-pre-rust")
+    ids = {v.id for v in both.variants(["v2-pre-rust+fastapi"])}
+    base_ids = {v.id.replace("@v2-pre-rust", "@v2-pre-rust+fastapi") for v in project.variants(["v2-pre-rust"])}
+    assert ids == base_ids and ids
+    assert "v2-pre-rust+fastapi" not in project.stacks  # the project itself is untouched
+
+
+def test_changed_in_picks_the_scenarios_whose_gating_figures_changed(tmp_path):
+    from benchwatch.attribute.run import changed_scenarios
+
+    changed = _comparison(1.2)
+    still = _comparison(1.0)
+    still.rows[0].scenario = "services"
+    changed.rows.append(still.rows[0])
+    (tmp_path / "compare.json").write_text(changed.model_dump_json())
+    assert changed_scenarios(tmp_path) == ["hello"]
+    with pytest.raises(UserError, match="cannot read"):
+        changed_scenarios(tmp_path / "missing")
+
+
+@pytest.mark.slow
+def test_real_attribute_of_one_moved_package(tmp_path):
+    """base = latest; head = latest with an older uvloop: one step (uvloop) and the direct compare."""
+    import tomllib
+
+    from conftest import benchwatch
+
+    latest = tomllib.loads((REPO / "stacks.toml").read_text())["stacks"]["latest"]
+    pins = {**latest["pins"], "uvloop": "0.22.1"}
+    root = tmp_path / "p"
+    app = root / "apps" / "tiny"
+    app.mkdir(parents=True)
+    (app / "app.py").write_text('from fastapi import FastAPI\napp = FastAPI()\n\n@app.get("/")\ndef hi():\n    return {"hi": 1}\n')
+    (app / "benchwatch-app.toml").write_text('name = "tiny"\napp = "app:app"\n[[endpoints]]\nname = "hi"\npath = "/"\n')
+    inline = lambda d: "{ " + ", ".join(f'{k} = "{v}"' for k, v in d.items()) + " }"  # noqa: E731
+    (root / "stacks.toml").write_text(
+        f'[stacks.latest]\nexclude_newer = "{latest["exclude_newer"]}"\npins = {inline(latest["pins"])}\n'
+        f'[stacks.older-uvloop]\nexclude_newer = "{latest["exclude_newer"]}"\npins = {inline(pins)}\n')
+    (root / "benchwatch.toml").write_text('[benchwatch]\napps = ["apps/tiny"]\n')
+    out = tmp_path / "out"
+    done = benchwatch("attribute", "--base", "latest", "--head", "older-uvloop", "--quick", "--rounds", "6",
+                      "--out", str(out), "-q", root=root)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads((out / "attribution.json").read_text())
+    assert [(s["step"], s["moved"]) for s in data["steps"]] == [("latest+uvloop", {"uvloop": ["0.23.0", "0.22.1"]})]
+    cpu = [line for line in data["lines"] if line["label"].endswith("cpu_us_per_request")]
+    # a pair of samples dropped on a busy host can leave a figure without an interval: said, not hidden
+    judged = [line for line in cpu if line["direct"]["ratio"] is not None and line["steps"]["latest+uvloop"]["ratio"]]
+    assert judged and all(line["direct"]["low"] <= line["direct"]["ratio"] <= line["direct"]["high"] for line in judged)
+    assert all(line["product"]["ratio"] == line["steps"]["latest+uvloop"]["ratio"] for line in judged)
+    assert all(line["agrees"] is not None for line in judged)
+    assert all("no verdict" in line["direct"]["text"] for line in cpu if line["direct"]["ratio"] is None)
+    assert "latest+uvloop" in (out / "attribution.md").read_text()
