@@ -11,8 +11,11 @@ for a push (docs/github.md):
     benchwatch trend-add data.js --gab gab-relative.json --suite "benchwatch (vs parent)" ...
     benchwatch changes --data data.js --json-file changes.json
 
-and checks at the end that the `(vs parent)` series has exactly one change point, a regression
-at CULPRIT. Prints one line per commit and a JSON summary; exit 0 when found, 1 when not.
+and checks at the end that every change point in a gating series (the endpoint's c=10 and
+rate=50% cpu/req, `(vs parent)`) is a regression at CULPRIT, and that there is one. `changes`
+needs 8 points in such a series for a verdict: --start-history starts from an earlier data.js,
+as publish.yml starts from gh-pages. Prints one line per commit and a JSON summary
+(rehearsal.json in --out); exit 0 when found, 1 when not.
 
     .venv/bin/python scripts/rehearse_history.py --commits 10 --culprit 6 --out /tmp/rehearsal
 """
