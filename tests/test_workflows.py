@@ -571,7 +571,7 @@ def test_change_point_issues_one_per_alerting_series_and_the_summary(tmp_path):
     assert "@\u200bteam" in calls[0][1]  # the job summary gets the markdown, mentions neutralised
     assert calls[1][1]["labels"] == "change-point" and calls[1][1]["state"] == "open"
     created = calls[2][1]
-    assert created["title"] == f"Change point (main): {cpu}" and created["labels"] == ["change-point"]
+    assert created["title"] == f"Change point: {cpu} [benchwatch (vs parent)]" and created["labels"] == ["change-point"]
     assert f"key={'b' * 40} -->" in created["body"] and "[`bbbbbbbb`](https://github.com/o/r/commit/" in created["body"]
     assert "1.070" in created["body"] and "benchwatch-acks.toml" in created["body"]
     # the same series again: found by its title (pull requests skipped), the same change: nothing new

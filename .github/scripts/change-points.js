@@ -28,8 +28,9 @@ const unmention = (text) => String(text).replace(/(^|[^\w@])@(?=\w)/g, '$1@\u200
 const clean = (text) => unmention(text).replace(/[|\r\n`]/g, ' ').slice(0, 300);
 const num = (x) => (typeof x === 'number' && isFinite(x) ? x.toFixed(3) : 'n/a');
 
-function title(series, source) {
-  return `Change point (${source}): ${clean(series.name)}`.slice(0, 250);
+// one title per series, whichever workflow finds it (publish reads the nightly trend too)
+function title(series) {
+  return `Change point: ${clean(series.name)} [${clean(series.suite)}]`.slice(0, 250);
 }
 
 function body(series, source, runUrl) {
@@ -41,7 +42,7 @@ function body(series, source, runUrl) {
   });
   const text = [
     `<!-- benchwatch-change-point key=${key} -->`,
-    `**${clean(series.name)}** (${clean(series.suite)}, ${source}): ${alerted.length} unacknowledged regression(s) found by \`benchwatch changes\` (${clean(series.mode)} mode, ${series.points} points).`,
+    `**${clean(series.name)}** (${clean(series.suite)}, found by the ${clean(source)} run): ${alerted.length} unacknowledged regression(s) found by \`benchwatch changes\` (${clean(series.mode)} mode, ${series.points} points).`,
     '',
     '| between | after / before | 95% interval | p | points before / after |',
     '|---|---|---|---|---|',
@@ -69,7 +70,7 @@ module.exports = async function changePoints({ github, context, core, dir, sourc
     ...context.repo, labels: LABEL, state: 'open', per_page: 100,
   })).filter((issue) => !issue.pull_request);
   for (const series of alerting) {
-    const name = title(series, source);
+    const name = title(series);
     const { key, text } = body(series, source, runUrl);
     const open = issues.find((issue) => issue.title === name);
     if (!open) {
