@@ -6,6 +6,7 @@ The runs and data.js trends here are TEST DATA (see test_report.synthetic_run), 
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -159,3 +160,69 @@ def test_site_command_rejects_a_missing_data_dir(tmp_path: Path, capsys) -> None
     assert main(["site", "--out", str(tmp_path / "site"), "--data", str(tmp_path / "nope")]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("ERROR: --data") and "not a directory" in err
+
+
+# --- change points on the trends ------------------------------------------------------------
+
+STEP_NAME = "services@latest GET /services?offset=0 c=10 cpu/req"
+
+
+def _add(cli, data_js: Path, suite: str, values: dict[str, float], sha: str, day: int) -> None:
+    """One publish's points, appended as publish.yml does (benchwatch trend-add)."""
+    gab = data_js.parents[3] / "gab.json"  # outside the gh-pages checkout
+    gab.write_text(json.dumps([{"name": n, "unit": "us", "value": v} for n, v in values.items()]))
+    done = cli("trend-add", str(data_js), "--gab", str(gab), "--suite", suite, "--commit", sha,
+               "--timestamp", f"2026-10-{day:02d}T12:00:00Z", "--url", f"https://github.com/example/repo/commit/{sha}")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    gab.unlink()
+
+
+@needs_chromium
+def test_change_points_are_drawn_at_their_commit_and_listed_with_links(tmp_path: Path, cli) -> None:
+    """TEST DATA with a known 10 % step at commit 20 of 30 (and a flat series next to it), made
+    into a history by the same commands publish.yml runs: trend-add, changes, site --changes."""
+    history = tmp_path / "gh-pages"
+    data_js = history / "dev" / "bench" / "data.js"
+    shas = [f"{i:02d}" + "c0ffee" * 6 + "00" for i in range(30)]
+    for i, sha in enumerate(shas):
+        wobble = 1.0 + 0.004 * math.sin(1.7 * i)
+        _add(cli, data_js, "benchwatch (smaller is better)",
+             {STEP_NAME: 150.0 * wobble * (1.10 if i >= 20 else 1.0), STEP_NAME.replace("c=10", "c=64"): 140.0 * wobble},
+             sha, 1 + i % 28)  # fmt: skip
+    acks_file = tmp_path / "acks.toml"
+    acks_file.write_text("")
+    changes_json = tmp_path / "changes.json"
+    done = cli("changes", "--data", str(history), "--json-file", str(changes_json), "--acks", str(acks_file))
+    assert done.returncode == 1, done.stdout + done.stderr  # an unacknowledged gating regression
+    site = tmp_path / "site"
+    assert cli("site", "--out", str(site), "--data", str(history), "--changes", str(changes_json)).returncode == 0
+    dom, log = dump_dom(tmp_path, site / "index.html")
+    assert page_errors(dom, log) == []
+    charts = dict(re.findall(r'data-bench="([^"]+)">(.*?)</svg>', dom))
+    assert re.findall(r'class="change-point" data-commit="([0-9a-f]+)"', charts[STEP_NAME]) == [shas[20]]
+    assert 'data-kind="regression" data-acknowledged="0"' in charts[STEP_NAME]
+    assert "change-point" not in charts[STEP_NAME.replace("c=10", "c=64")]  # the flat series has none
+    tip = re.search(r'class="change-point".*?<title>(.*?)</title>', charts[STEP_NAME]).group(1)
+    assert f"{shas[19][:8]} → {shas[20][:8]}" in tip and "regression (ALERT)" in tip and "+10." in tip
+    table = dom.split('id="change-points"')[1].split("</table>")[0]
+    assert f'href="https://github.com/example/repo/commit/{shas[20]}"' in table
+    assert f'href="https://github.com/example/repo/commit/{shas[19]}"' in table and "regression, alert" in table
+
+    # acknowledged: drawn grey with the reason, no longer an alert
+    acks_file.write_text(f'[[ack]]\nfigure = "*c=10 cpu/req"\ncommit = "{shas[20][:10]}"\nreason = "accepted in #1"\n')
+    assert cli("changes", "--data", str(history), "--json-file", str(changes_json), "--acks", str(acks_file)).returncode == 0
+    assert cli("site", "--out", str(site), "--data", str(history), "--changes", str(changes_json)).returncode == 0
+    dom, log = dump_dom(tmp_path, site / "index.html")
+    chart = dict(re.findall(r'data-bench="([^"]+)">(.*?)</svg>', dom))[STEP_NAME]
+    assert 'data-acknowledged="1"' in chart and "acknowledged: accepted in #1" in chart
+    assert "acknowledged: accepted in #1" in dom.split('id="change-points"')[1]
+    shot = artifacts_dir(tmp_path) / "site-change-points.png"
+    chromium(tmp_path, site / "index.html", "--window-size=1280,2000", f"--screenshot={shot}")
+
+
+def test_site_rejects_a_file_that_is_not_a_changes_document(tmp_path: Path, cli) -> None:
+    bad = tmp_path / "changes.json"
+    bad.write_text('{"series": []}')
+    done = cli("site", "--out", str(tmp_path / "site"), "--changes", str(bad))
+    assert done.returncode == 1 and done.stderr.startswith("ERROR: --changes") and "schema_version" in done.stderr
+    assert not (tmp_path / "site").exists()

@@ -46,7 +46,7 @@ def _uses_lines(path: Path) -> list[str]:
 
 def test_expected_workflows_exist():
     assert {p.name for p in WORKFLOWS} == {
-        "ci.yml", "benchmark-pr.yml", "pr-comment.yml", "publish.yml", "nightly.yml",
+        "ci.yml", "benchmark-pr.yml", "pr-comment.yml", "publish.yml", "nightly.yml", "weekly.yml",
     }  # fmt: skip
     assert (GITHUB / "dependabot.yml").exists()
 
@@ -122,15 +122,16 @@ def _record_runs(path: Path) -> list[str]:
     return [s["run"] for s in _steps(path) if "scripts/record_push.sh" in s.get("run", "")]
 
 
-@pytest.mark.parametrize("name", ["publish.yml", "nightly.yml"])
+@pytest.mark.parametrize("name", ["publish.yml", "nightly.yml", "weekly.yml"])
 def test_gh_pages_is_pushed_once(name):
     path = GITHUB / "workflows" / name
     steps = _benchmark_steps(path)
-    assert [s["with"]["tool"] for s in steps] == ["customSmallerIsBetter", "customBiggerIsBetter"]
-    assert len({s["with"]["name"] for s in steps}) == 2
+    tools = ["customSmallerIsBetter", "customBiggerIsBetter"] + (["customSmallerIsBetter"] if name == "publish.yml" else [])
+    assert [s["with"]["tool"] for s in steps] == tools  # publish: + the (vs parent) ratios
+    assert len({s["with"]["name"] for s in steps}) == len(steps)
     assert all(s["with"]["auto-push"] is False for s in steps)
     assert "skip-fetch-gh-pages" not in steps[0]["with"]
-    assert steps[1]["with"]["skip-fetch-gh-pages"] is True
+    assert all(s["with"]["skip-fetch-gh-pages"] is True for s in steps[1:])
     assert all(s["with"]["max-items-in-chart"] == 200 for s in steps)
     assert len(_record_runs(path)) == 1  # the one push, by the script tests/test_record_push.py rehearses
     assert "git push" not in path.read_text() and "git -C" not in path.read_text()
@@ -138,12 +139,61 @@ def test_gh_pages_is_pushed_once(name):
 
 def test_publish_settings():
     steps = _benchmark_steps(GITHUB / "workflows" / "publish.yml")
-    for step in steps:
-        assert step["with"]["benchmark-data-dir-path"] == "dev/bench"
+    assert {s["with"]["benchmark-data-dir-path"] for s in steps} == {"dev/bench"}
+    for step in steps[:2]:  # the absolute figures of the quick run
         assert step["with"]["comment-on-alert"] is True
         assert step["with"]["alert-threshold"] == "${{ needs.merge.outputs.threshold }}"
     merge = _load(GITHUB / "workflows" / "publish.yml")["jobs"]["merge"]
     assert merge["outputs"]["threshold"] == "${{ steps.threshold.outputs.value }}"
+
+
+def test_weekly_runs_the_full_plan_into_its_own_trend():
+    path = GITHUB / "workflows" / "weekly.yml"
+    doc = _load(path)
+    assert set(doc[True]) == {"schedule", "workflow_dispatch"}
+    assert "./bw run --no-micro --shard" in path.read_text() and "--quick" not in path.read_text()
+    assert {s["with"]["benchmark-data-dir-path"] for s in _benchmark_steps(path)} == {"weekly"}
+    assert all("weekly" in s["with"]["name"] for s in _benchmark_steps(path))
+    assert '--put "$RUNNER_TEMP/record/asv" asv' in _record_runs(path)[0]
+
+
+def test_publish_relative_trend_compares_the_push_before_and_publishes_its_own_series():
+    """The ratio of each push to its parent, measured side by side, is its own trend; a first push
+    or a force-push whose `before` is not an ancestor gives no point, and the summary says so."""
+    path = GITHUB / "workflows" / "publish.yml"
+    jobs = _load(path)["jobs"]
+    relative = jobs["relative"]
+    checkout = next(s for s in relative["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["fetch-depth"] == 0
+    parent = next(s for s in relative["steps"] if s.get("id") == "parent")
+    assert parent["env"]["BEFORE"] == "${{ github.event.before }}"
+    for check in ('"$BEFORE" == "$zero"', 'git cat-file -e "$BEFORE^{commit}"',
+                  'git merge-base --is-ancestor "$BEFORE" "$GITHUB_SHA"', '>> "$GITHUB_STEP_SUMMARY"'):  # fmt: skip
+        assert check in parent["run"], check
+    compare = next(s for s in relative["steps"] if "./bw compare" in s.get("run", ""))
+    assert compare["if"] == "steps.parent.outputs.parent != ''"
+    assert '--base "$PARENT" --head "$GITHUB_SHA"' in compare["run"] and "--quick --no-micro" in compare["run"]
+    assert './bw relative "$RUNNER_TEMP/compare" --out "$out/gab-relative.json"' in compare["run"]
+    [step] = [s for s in _benchmark_steps(path) if s["with"]["name"] == "benchwatch (vs parent)"]
+    assert step["if"] == "needs.merge.outputs.relative == 'true'"
+    assert step["with"]["output-file-path"] == "${{ runner.temp }}/record/gab-relative.json"
+    changes = next(s["run"] for s in jobs["merge"]["steps"] if s.get("id") == "changes")
+    assert '--suite "benchwatch (vs parent)"' in changes  # the same suite name as the record step
+    assert "./bw changes" in changes and '--json-file "$record/changes.json"' in changes
+    assert jobs["merge"]["outputs"]["relative"] == "${{ steps.changes.outputs.relative }}"
+    site = next(s["run"] for s in jobs["merge"]["steps"] if "./bw site" in s.get("run", ""))
+    assert '--changes "$RUNNER_TEMP/record/changes.json"' in site
+
+
+@pytest.mark.parametrize("name, source", [("publish.yml", "main"), ("nightly.yml", "nightly")])
+def test_change_points_are_found_in_measure_jobs_and_reported_by_the_record_job(name, source):
+    jobs = _load(GITHUB / "workflows" / name)["jobs"]
+    measure = [s.get("run", "") for j, job in jobs.items() if j != "record" for s in job["steps"]]
+    assert any("./bw changes" in run and "changes.json" in run for run in measure)
+    record = jobs["record"]
+    assert record["permissions"]["issues"] == "write"
+    [step] = [s for s in record["steps"] if "change-points.js" in s.get("with", {}).get("script", "")]
+    assert f"source: '{source}'" in step["with"]["script"]
 
 
 def test_pr_trend_check_is_compare_only():
@@ -189,16 +239,20 @@ def test_nightly_record_reads_the_head_run_that_compare_writes_via_the_artifact(
     assert '--put "$RUNNER_TEMP/nightly-record/state.json" nightly/state.json' in _record_runs(path)[0]
 
 
-def test_publish_merges_the_micro_run_and_publishes_its_asv_site():
-    path = GITHUB / "workflows" / "publish.yml"
+def test_weekly_merges_the_micro_run_and_publishes_its_asv_site_and_publish_the_dashboard():
+    path = GITHUB / "workflows" / "weekly.yml"
     text = path.read_text()
     assert "./bw run --no-micro --shard" in text  # asv runs once, in the micro job
     assert "name: shard-micro" in text and "pattern: shard-*" in text  # merged like a shard
     jobs = _load(path)["jobs"]
+    merge = "\n".join(s.get("run", "") for s in jobs["merge"]["steps"])
+    assert 'cp -r "$RUNNER_TEMP/shards/shard-micro/asv-html" "$record/asv"' in merge
+    publish = GITHUB / "workflows" / "publish.yml"
+    jobs = _load(publish)["jobs"]
     site = next(s["run"] for s in jobs["merge"]["steps"] if "./bw site" in s.get("run", ""))
-    assert './bw site --out "$record/site" --run "$RUNNER_TEMP/merged"' in site  # built in a measure job
-    assert 'cp -r "$RUNNER_TEMP/shards/shard-micro/asv-html" "$record/site/asv"' in site
-    assert '--put "$RUNNER_TEMP/record/site" .' in _record_runs(path)[0]
+    assert './bw site --out "$RUNNER_TEMP/record/site" --run "$RUNNER_TEMP/quick"' in site  # built in a measure job
+    assert "./bw run --quick --no-micro" in publish.read_text()
+    assert '--put "$RUNNER_TEMP/record/site" .' in _record_runs(publish)[0]
 
 
 # --- measure and record: write tokens never meet third-party code ------------------------------
@@ -224,7 +278,8 @@ def _writes(job: dict) -> bool:
 
 def test_the_writing_jobs_are_the_record_jobs_and_the_commenter():
     writers = {(workflow, name) for workflow, name, job in _jobs() if _writes(job)}
-    assert writers == {("publish.yml", "record"), ("nightly.yml", "record"), ("pr-comment.yml", "comment")}
+    assert writers == {("publish.yml", "record"), ("nightly.yml", "record"), ("weekly.yml", "record"),
+                       ("pr-comment.yml", "comment")}  # fmt: skip
 
 
 @pytest.mark.parametrize("workflow, name, job", _job_params([j for j in _jobs() if _writes(j[2])]))
@@ -239,7 +294,10 @@ def test_jobs_with_write_permissions_run_no_third_party_code(workflow, name, job
             assert not THIRD_PARTY_CODE.search(run), f"{workflow} {name}: {run}"
             assert run.lstrip().startswith("scripts/record_push.sh "), f"{workflow} {name}: {run}"
         script = step.get("with", {}).get("script", "")
+        for required in re.findall(r"require\(`\$\{process\.env\.GITHUB_WORKSPACE\}/([\w./-]+)`\)", script):
+            script += (ROOT / required).read_text()  # a script kept in the repository: checked the same way
         assert "child_process" not in script and "exec(" not in script
+        assert not re.search(r"require\((?!'fs'|'path'|`\$\{process\.env\.GITHUB_WORKSPACE\}/\.github/scripts/)", script)
     script = (ROOT / "scripts" / "record_push.sh").read_text()
     code = "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("#"))
     assert not THIRD_PARTY_CODE.search(code), THIRD_PARTY_CODE.search(code)
@@ -253,7 +311,7 @@ def test_the_third_party_code_check_catches_each_forbidden_command():
 
 
 @pytest.mark.parametrize("workflow, name, job",
-                         _job_params([j for j in _jobs(("publish.yml", "nightly.yml")) if not _writes(j[2])]))
+                         _job_params([j for j in _jobs(("publish.yml", "nightly.yml", "weekly.yml")) if not _writes(j[2])]))
 def test_measure_jobs_read_only_without_tokens(workflow, name, job):
     assert job["permissions"] == {"contents": "read"}
     text = yaml.safe_dump(job["steps"])
@@ -273,7 +331,7 @@ def test_setup_action_restores_and_saves_only_when_asked():
     assert savers == {"ci.yml"}
 
 
-@pytest.mark.parametrize("name", ["publish.yml", "nightly.yml"])
+@pytest.mark.parametrize("name", ["publish.yml", "nightly.yml", "weekly.yml"])
 def test_publish_and_nightly_run_only_on_main(name):
     """workflow_dispatch from another branch would push that branch's numbers into main's trend."""
     for job_name, job in _load(GITHUB / "workflows" / name)["jobs"].items():
@@ -282,14 +340,14 @@ def test_publish_and_nightly_run_only_on_main(name):
 
 def test_publish_and_nightly_record_in_separate_groups_that_never_cancel():
     groups = {}
-    for name in ("publish.yml", "nightly.yml"):
+    for name in ("publish.yml", "nightly.yml", "weekly.yml"):
         doc = _load(GITHUB / "workflows" / name)
         assert doc["concurrency"]["cancel-in-progress"] is False
         record = doc["jobs"]["record"]["concurrency"]
         assert record["cancel-in-progress"] is False
         groups[name] = (doc["concurrency"]["group"], record["group"])
     assert groups["publish.yml"][0] == "publish-${{ github.sha }}"  # a newer push never drops an older one
-    assert len({g for pair in groups.values() for g in pair}) == 4
+    assert len({g for pair in groups.values() for g in pair}) == 6
 
 
 def test_publish_records_which_commits_it_covers():
@@ -480,3 +538,78 @@ def test_nightly_attributes_a_regression_in_the_measure_job_and_the_issue_names_
     (record / "attribution.md").write_text("**Responsible:** latest+starlette (starlette) 1.12x slower\n")
     calls = _run_script("nightly.yml", tmp_path, {"listForRepo": []}, {"RECORD_DIR": str(record)})
     assert "latest+starlette (starlette) 1.12x slower" in calls[0][1]["body"]
+
+
+CHANGE_HARNESS = """
+const scenario = JSON.parse(process.env.SCENARIO);
+const calls = [];
+const record = (kind) => async (args) => { calls.push([kind, args]); return { data: {} }; };
+const core = { warning: (m) => calls.push(['warning', m]),
+               summary: { addRaw(text) { calls.push(['summary', text]); return this; }, write: async () => {} } };
+const github = { rest: { issues: { listForRepo: 'listForRepo', update: record('update'), create: record('create'),
+                                   createComment: record('createComment') } },
+                 paginate: async (list, args) => { calls.push(['list', args]); return scenario[list] || []; } };
+const context = { repo: { owner: 'o', repo: 'r' }, serverUrl: 'https://github.com', runId: 99 };
+const changePoints = require(process.env.MODULE);
+changePoints({ github, context, core, dir: process.env.RECORD_DIR, source: 'main' })
+  .then(() => console.log(JSON.stringify(calls)), (e) => { console.error(e); process.exit(1); });
+"""
+
+
+def _series(name: str, alert: bool, commit: str = "b" * 40) -> dict:
+    point = lambda sha: {"commit": sha, "date": "2026-11-01", "url": f"https://github.com/o/r/commit/{sha}", "value": 1.0}  # noqa: E731
+    change = {"before": point("a" * 40), "after": point(commit), "ratio": 1.07, "low": 1.05, "high": 1.09,
+              "p_value": 1e-7, "n_before": 9, "n_after": 1, "kind": "regression", "acknowledged": None}  # fmt: skip
+    return {"name": name, "suite": "benchwatch (vs parent)", "mode": "spike", "points": 10, "alert": alert,
+            "changes": [change]}  # fmt: skip
+
+
+def _change_points(tmp_path: Path, series: list[dict], listed: list[dict]) -> list:
+    record = tmp_path / "record"
+    record.mkdir(exist_ok=True)
+    (record / "changes.md").write_text("## Change points\n| x | ping @team |\n")
+    (record / "changes.json").write_text(json.dumps({"schema_version": 1, "series": series}))
+    program = tmp_path / "harness.js"
+    program.write_text(CHANGE_HARNESS)
+    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60, env={
+        "PATH": "/usr/bin:/bin", "SCENARIO": json.dumps({"listForRepo": listed}), "RECORD_DIR": str(record),
+        "MODULE": str(GITHUB / "scripts" / "change-points.js")})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_change_point_issues_one_per_alerting_series_and_the_summary(tmp_path):
+    cpu = "svc@latest GET / c=10 cpu/req (vs parent)"
+    calls = _change_points(tmp_path, [_series(cpu, True), _series("svc rss peak (vs parent)", False)], [])
+    kinds = [kind for kind, _ in calls]
+    assert kinds == ["summary", "list", "create"]
+    assert "@\u200bteam" in calls[0][1]  # the job summary gets the markdown, mentions neutralised
+    assert calls[1][1]["labels"] == "change-point" and calls[1][1]["state"] == "open"
+    created = calls[2][1]
+    assert created["title"] == f"Change point: {cpu} [benchwatch (vs parent)]" and created["labels"] == ["change-point"]
+    assert f"key={'b' * 40} -->" in created["body"] and "[`bbbbbbbb`](https://github.com/o/r/commit/" in created["body"]
+    assert "1.070" in created["body"] and "benchwatch-acks.toml" in created["body"]
+    # the same series again: found by its title (pull requests skipped), the same change: nothing new
+    listed = [{"number": 3, "title": created["title"], "pull_request": {"url": "x"}},
+              {"number": 4, "title": created["title"], "body": created["body"]}]  # fmt: skip
+    assert [k for k, _ in _change_points(tmp_path, [_series(cpu, True)], listed)] == ["summary", "list"]
+    # a new change point in that series: the issue is updated and gets a comment
+    calls = _change_points(tmp_path, [_series(cpu, True, commit="c" * 40)], listed)
+    assert [(k, a["issue_number"]) for k, a in calls[2:]] == [("update", 4), ("createComment", 4)]
+
+
+def test_change_point_script_reads_only_regular_files(tmp_path):
+    secret = tmp_path / "secret.json"
+    secret.write_text(json.dumps({"series": [_series("x cpu/req", True)]}))
+    record = tmp_path / "record"
+    record.mkdir()
+    _change_points(tmp_path, [], [])
+    (record / "changes.json").unlink()
+    (record / "changes.json").symlink_to(secret)
+    program = tmp_path / "harness.js"
+    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60, env={
+        "PATH": "/usr/bin:/bin", "SCENARIO": "{}", "RECORD_DIR": str(record),
+        "MODULE": str(GITHUB / "scripts" / "change-points.js")})  # fmt: skip
+    calls = json.loads(done.stdout)
+    assert [k for k, _ in calls] == ["summary", "warning", "warning"]  # not a regular file; nothing checked
+    assert "changes.json" in calls[1][1]

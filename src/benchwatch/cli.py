@@ -14,6 +14,7 @@ from benchwatch.errors import UserError
 COMMANDS = [
     "list", "verify", "load", "micro", "run", "merge", "compare", "calibrate",
     "report", "site", "releases", "stacks", "changes", "instructions", "attribute", "bisect",
+    "relative", "trend-add",
 ]  # fmt: skip
 
 
@@ -30,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
-        module = importlib.import_module(f"benchwatch.commands.{name}")
+        module = importlib.import_module(f"benchwatch.commands.{name.replace('-', '_')}")
         command = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(command)
         command.set_defaults(_run=module.run)

@@ -193,7 +193,8 @@ def side_by_side_table(run: Run) -> Table | None:
 
 
 def render_index(run: Run | None, sources: list[Source], reference_stack: str | None,
-                 stacks: Sequence[str], report_link: str | None) -> str:  # fmt: skip
+                 stacks: Sequence[str], report_link: str | None,
+                 changes: list[dict] | None = None) -> str:  # fmt: skip
     parts = ["<h1>benchwatch: FastAPI + Pydantic performance</h1>",
              "<nav class='links'><a href='dev/bench/'>trend on main (/dev/bench/)</a>"
              "<a href='nightly/'>nightly trend (/nightly/)</a>"
@@ -220,7 +221,10 @@ def render_index(run: Run | None, sources: list[Source], reference_stack: str | 
             parts.append(f"<h3>{escape(app)}</h3><div class='static-charts'>{chart}</div>{table_html(table, 2)}")
     parts.append("<h2>Trends</h2><div class='controls'><label>filter figures: "
                  "<input id='trend-filter' type='search'></label></div><div id='trends'>loading…</div>")  # fmt: skip
-    config = json.dumps({"sources": [s.__dict__ for s in sources], "filter": DEFAULT_FILTER})
+    parts.append("<h2>Change points</h2><div id='change-points'>"
+                 + ("loading…" if changes is not None else "no change-point analysis given "
+                    "(benchwatch site --changes changes.json)") + "</div>")  # fmt: skip
+    config = json.dumps({"sources": [s.__dict__ for s in sources], "filter": DEFAULT_FILTER, "changes": changes})
     config = config.replace("</", "<\\/")
     return (
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
@@ -234,7 +238,7 @@ def render_index(run: Run | None, sources: list[Source], reference_stack: str | 
 
 def build_site(
     out: Path, *, run: Run | None = None, data_dirs: Sequence[Path] = (),
-    reference_stack: str | None = None, stacks: Sequence[str] = (),
+    reference_stack: str | None = None, stacks: Sequence[str] = (), changes: list[dict] | None = None,
 ) -> Path:  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     assets = out / "assets"
@@ -250,5 +254,5 @@ def build_site(
         write_report(out / "latest", run, reference_stack, order)
         report_link = "latest/report.html"
     index = out / "index.html"
-    write_text_atomic(index, render_index(run, sources, reference_stack, order, report_link))
+    write_text_atomic(index, render_index(run, sources, reference_stack, order, report_link, changes))
     return index

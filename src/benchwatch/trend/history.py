@@ -77,3 +77,35 @@ def append(directory: Path, run: Run, root: Path, repo_url: str = "") -> Path:
     data["lastUpdate"] = now_ms
     write_text_atomic(path, PREFIX + json.dumps(data, indent=2) + "\n")
     return path
+
+
+def read_gab(path: Path) -> list[dict[str, Any]]:
+    """A gab file (github-action-benchmark's custom format), every entry checked."""
+    from pydantic import ValidationError
+
+    from benchwatch.results import GabEntry
+
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise UserError(f"{path}: not a readable gab file ({exc})") from None
+    if not isinstance(data, list):
+        raise UserError(f"{path}: a gab file is a JSON array of {{name, unit, value}}")
+    try:
+        return [GabEntry.model_validate(item).model_dump(exclude_none=True) for item in data]
+    except ValidationError as exc:
+        raise UserError(f"{path}: bad gab entry ({str(exc).splitlines()[0]}: {exc.errors()[0]['msg']})") from None
+
+
+def append_entry(
+    path: Path, suite: str, tool: str, benches: list[dict[str, Any]], commit: dict[str, Any]
+) -> None:
+    """One entry in github-action-benchmark's shape (what the action appends on gh-pages),
+    under `suite`; a missing data.js is created, a damaged one is reported, never overwritten."""
+    if tool not in TOOLS.values():
+        raise UserError(f"tool {tool!r}: expected one of {', '.join(sorted(set(TOOLS.values())))}")
+    data = read(path)
+    now_ms = int(time.time() * 1000)
+    data["entries"].setdefault(suite, []).append({"commit": commit, "date": now_ms, "tool": tool, "benches": benches})
+    data["lastUpdate"] = now_ms
+    write_text_atomic(path, PREFIX + json.dumps(data, indent=2) + "\n")

@@ -91,6 +91,7 @@
         s.points.push({
           value: bench.value,
           commit: (run.commit && run.commit.id) ? String(run.commit.id).slice(0, 8) : "?",
+          id: (run.commit && run.commit.id) ? String(run.commit.id) : "",
           message: (run.commit && run.commit.message) ? String(run.commit.message).split("\n")[0] : "",
           date: run.date ? new Date(run.date).toISOString().slice(0, 10) : "",
           range: bench.range || ""
@@ -104,7 +105,44 @@
     return runs.some(function (run) { return /BiggerIsBetter/.test(run.tool || ""); });
   }
 
-  function trendChart(name, series, color) {
+  function ratioText(mark) {
+    if (typeof mark.ratio !== "number") return "?";
+    var pct = (mark.ratio - 1) * 100;
+    var interval = (typeof mark.low === "number" && typeof mark.high === "number")
+      ? " [" + mark.low.toFixed(3) + ", " + mark.high.toFixed(3) + "]" : "";
+    return (pct >= 0 ? "+" : "") + pct.toFixed(1) + "% (" + mark.ratio.toFixed(3) + "x" + interval + ")";
+  }
+
+  function markText(mark) {
+    var status = mark.acknowledged ? "acknowledged: " + mark.acknowledged : (mark.alert ? "ALERT" : mark.kind);
+    return "change point " + String(mark.before.commit).slice(0, 8) + " \u2192 " + String(mark.after.commit).slice(0, 8) +
+      ": " + ratioText(mark) + ", " + mark.kind + " (" + status + ")";
+  }
+
+  /* a dashed line before the first point of the new level (or at the one point of a
+     (vs parent) change), found by its full commit id; the tooltip says range and size */
+  function drawMarks(svg, series, marks, px, top, bottom) {
+    (marks || []).forEach(function (mark) {
+      var at = -1;
+      series.points.forEach(function (p, i) { if (p.id && p.id === mark.after.commit) at = i; });
+      if (at < 0) return;
+      var x = at > 0 && mark.mode !== "spike" ? (px(at - 1) + px(at)) / 2 : px(at);
+      var color = mark.acknowledged ? "#888" : (mark.kind === "regression" ? "#d62728" : "#2ca02c");
+      var group = svgEl("g", {"class": "change-point", "data-commit": mark.after.commit, "data-kind": mark.kind,
+                              "data-acknowledged": mark.acknowledged ? "1" : "0"});
+      group.appendChild(svgEl("line", {x1: x, x2: x, y1: top, y2: bottom, stroke: color, "stroke-width": 1.5,
+                                       "stroke-dasharray": "4 3"}));
+      var label = svgEl("text", {x: x + 3, y: top + 10, "font-size": 10, fill: color});
+      label.textContent = (mark.acknowledged ? "ack " : "") + (typeof mark.ratio === "number" ? ((mark.ratio - 1) * 100).toFixed(1) + "%" : "?");
+      group.appendChild(label);
+      var tip = svgEl("title", {});
+      tip.textContent = markText(mark);
+      group.appendChild(tip);
+      svg.appendChild(group);
+    });
+  }
+
+  function trendChart(name, series, color, marks) {
     var box = el("div", {"class": "trend", "data-rendered": "1", "data-bench": name});
     box.appendChild(el("h4", {}, name + " (" + series.unit + ", " + (series.bigger ? "higher" : "lower") + " is better)"));
     var w = 348, h = 150, left = 46, right = 8, top = 8, bottom = 22;
@@ -135,11 +173,54 @@
       dot.appendChild(tip);
       svg.appendChild(dot);
     });
+    drawMarks(svg, series, marks, px, top, h - bottom);
     box.appendChild(svg);
     return box;
   }
 
-  function renderSource(source, container, filter) {
+  function marksBySeries(changes) {
+    var found = {};
+    (changes || []).forEach(function (mark) {
+      var key = mark.suite + "\u0000" + mark.name;
+      (found[key] = found[key] || []).push(mark);
+    });
+    return found;
+  }
+
+  function commitLink(point) {
+    var text = String(point.commit || "?").slice(0, 8);
+    if (/^https?:\/\//.test(point.url || "")) return el("a", {href: point.url}, text);
+    return el("code", {}, text);
+  }
+
+  /* the most recent change points first, with links to the commits when data.js has them */
+  function changeTable(changes, target) {
+    if (!target || changes === null || changes === undefined) return;
+    target.textContent = "";
+    target.setAttribute("data-state", "ok");
+    if (!changes.length) { message(target, "no change points in the published trends", false); return; }
+    var table = el("table", {"class": "change-points"});
+    var head = el("tr", {});
+    ["series", "between", "change", "status"].forEach(function (t) { head.appendChild(el("th", {}, t)); });
+    table.appendChild(head);
+    changes.slice(0, 30).forEach(function (mark) {
+      var row = el("tr", {"data-commit": mark.after.commit, "class": mark.kind});
+      row.appendChild(el("td", {}, mark.name + " (" + mark.suite + ")"));
+      var between = el("td", {});
+      between.appendChild(commitLink(mark.before));
+      between.appendChild(document.createTextNode(" \u2192 "));
+      between.appendChild(commitLink(mark.after));
+      if (mark.after.date) between.appendChild(document.createTextNode(" (" + String(mark.after.date).slice(0, 10) + ")"));
+      row.appendChild(between);
+      row.appendChild(el("td", {}, ratioText(mark)));
+      row.appendChild(el("td", {}, mark.acknowledged ? "acknowledged: " + mark.acknowledged
+                                    : mark.kind + (mark.alert ? ", alert" : "")));
+      table.appendChild(row);
+    });
+    target.appendChild(table);
+  }
+
+  function renderSource(source, container, filter, marks) {
     var section = el("section", {"class": "source", "data-source": source.path, "data-source-state": source.state});
     section.appendChild(el("h3", {}, source.label));
     container.appendChild(section);
@@ -161,7 +242,8 @@
         (filter ? " matching \u201c" + filter + "\u201d" : "")));
       var charts = el("div", {"class": "charts"});
       chosen.slice(0, MAX_CHARTS).forEach(function (name, i) {
-        charts.appendChild(trendChart(name, series[name], PALETTE[(suiteIndex + i) % PALETTE.length]));
+        charts.appendChild(trendChart(name, series[name], PALETTE[(suiteIndex + i) % PALETTE.length],
+                                      marks[suite + "\u0000" + name]));
       });
       section.appendChild(charts);
     });
@@ -218,11 +300,13 @@
     var input = document.getElementById("trend-filter");
     input.value = config.filter || "";
     var queue = sources.slice();
+    var marks = marksBySeries(config.changes);
     function draw() {
       container.textContent = "";
       var filter = input.value.trim().toLowerCase();
       if (!sources.length) message(container, "no data.js files found: trends appear after the first publish", false);
-      sources.forEach(function (source) { renderSource(source, container, filter); });
+      sources.forEach(function (source) { renderSource(source, container, filter, marks); });
+      changeTable(config.changes, document.getElementById("change-points"));
       nightlyStatus(sources, document.getElementById("nightly-status"));
       document.body.setAttribute("data-dashboard", "done");
     }

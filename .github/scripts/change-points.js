@@ -1,0 +1,85 @@
+// Change points from `benchwatch changes` (changes.json / changes.md in the measure job's
+// artifact) into the job summary and ONE open issue per alerting series. Runs in a record job
+// through actions/github-script (publish.yml, nightly.yml): it only reads the artifact's files
+// (regular files under a size limit: data from a measure job) and calls the issues API.
+// tests/test_workflows.py runs it under node with a stubbed GitHub API.
+const fs = require('fs');
+const path = require('path');
+
+const LABEL = 'change-point';
+const MAX_JSON = 5000000;
+const MAX_MD = 200000;
+const MAX_BODY = 60000;
+
+function readArtifact(core, dir, name, limit) {
+  const p = path.join(dir, name);
+  let st;
+  try { st = fs.lstatSync(p); } catch { return null; }
+  if (!st.isFile() || st.size > limit) {
+    core.warning(`${name}: not a regular file under ${limit} bytes, ignored`);
+    return null;
+  }
+  return fs.readFileSync(p, 'utf8');
+}
+
+// series names come from figure names (`services@latest ...`: an @ inside a word mentions no
+// one), but the artifact is data: no @-mentions, no table breaks
+const unmention = (text) => String(text).replace(/(^|[^\w@])@(?=\w)/g, '$1@\u200b');
+const clean = (text) => unmention(text).replace(/[|\r\n`]/g, ' ').slice(0, 300);
+const num = (x) => (typeof x === 'number' && isFinite(x) ? x.toFixed(3) : 'n/a');
+
+// one title per series, whichever workflow finds it (publish reads the nightly trend too)
+function title(series) {
+  return `Change point: ${clean(series.name)} [${clean(series.suite)}]`.slice(0, 250);
+}
+
+function body(series, source, runUrl) {
+  const alerted = series.changes.filter((c) => c.kind === 'regression' && !c.acknowledged);
+  const key = alerted.map((c) => String(c.after.commit).replace(/[^0-9a-f]/gi, '').slice(0, 40)).join(',');
+  const rows = alerted.map((c) => {
+    const link = (p) => (/^https:\/\/[^\s()]+$/.test(p.url || '') ? `[\`${clean(p.commit).slice(0, 8)}\`](${p.url})` : `\`${clean(p.commit).slice(0, 8)}\``);
+    return `| ${link(c.before)} → ${link(c.after)} | ${num(c.ratio)} | [${num(c.low)}, ${num(c.high)}] | ${Number(c.p_value).toExponential(1)} | ${c.n_before} / ${c.n_after} |`;
+  });
+  const text = [
+    `<!-- benchwatch-change-point key=${key} -->`,
+    `**${clean(series.name)}** (${clean(series.suite)}, found by the ${clean(source)} run): ${alerted.length} unacknowledged regression(s) found by \`benchwatch changes\` (${clean(series.mode)} mode, ${series.points} points).`,
+    '',
+    '| between | after / before | 95% interval | p | points before / after |',
+    '|---|---|---|---|---|',
+    ...rows,
+    '',
+    'If the change is accepted, add it to `benchwatch-acks.toml` (figure pattern, commit, reason): it is then annotated on the charts and not alerted again.',
+    '',
+    `Run: ${runUrl}`,
+  ].join('\n');
+  return { key, text: text.length > MAX_BODY ? text.slice(0, MAX_BODY) + `\n\n(truncated; see ${runUrl})` : text };
+}
+
+module.exports = async function changePoints({ github, context, core, dir, source }) {
+  const runUrl = `${context.serverUrl}/${context.repo.owner}/${context.repo.repo}/actions/runs/${context.runId}`;
+  const markdown = readArtifact(core, dir, 'changes.md', MAX_MD);
+  if (markdown !== null) await core.summary.addRaw(unmention(markdown)).write();
+  const raw = readArtifact(core, dir, 'changes.json', MAX_JSON);
+  if (raw === null) { core.warning('no changes.json in the artifact: change points not checked'); return; }
+  let document;
+  try { document = JSON.parse(raw); } catch (e) { core.warning(`changes.json: ${e.message}`); return; }
+  const alerting = (Array.isArray(document.series) ? document.series : []).filter((s) => s && s.alert === true && Array.isArray(s.changes));
+  if (!alerting.length) return;
+  // the issues API also lists pull requests: keep real issues only
+  const issues = (await github.paginate(github.rest.issues.listForRepo, {
+    ...context.repo, labels: LABEL, state: 'open', per_page: 100,
+  })).filter((issue) => !issue.pull_request);
+  for (const series of alerting) {
+    const name = title(series);
+    const { key, text } = body(series, source, runUrl);
+    const open = issues.find((issue) => issue.title === name);
+    if (!open) {
+      await github.rest.issues.create({ ...context.repo, title: name, labels: [LABEL], body: text });
+    } else if (!String(open.body || '').includes(`key=${key} -->`)) {
+      await github.rest.issues.update({ ...context.repo, issue_number: open.number, body: text });
+      await github.rest.issues.createComment({
+        ...context.repo, issue_number: open.number, body: `New change point in this series, see ${runUrl}`,
+      });
+    } // the same change points as last time: the issue already says it, nothing new to say
+  }
+};
