@@ -64,7 +64,7 @@ class Track:
 
     def fail_stacks(self, failed: dict[str, str]) -> None:
         for slot in self.slots:
-            reason = failed.get(slot.variant.stack.name)
+            reason = failed.get(slot.variant.env_key)
             if reason is not None:
                 self.data.fail(slot, Problem(variant=slot.variant.id, phase="env", reason=reason))
 
@@ -144,7 +144,7 @@ def boot_and_measure(rig: Rig, entries: Sequence[tuple[Track, Slot]], round_inde
             variant = slot.variant
             try:
                 srv = stack.enter_context(server.running(
-                    variant, rig.environments[variant.stack.name], cpu=rig.server_cores, inject=track.inject,
+                    variant, rig.environments[variant.env_key], cpu=rig.server_cores, inject=track.inject,
                 ))  # fmt: skip
             except server.BootError as exc:
                 track.data.fail(slot, Problem(variant=variant.id, phase="boot", reason=exc.reason,
