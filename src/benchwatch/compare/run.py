@@ -116,7 +116,8 @@ def side_info(side: Side, environment: Environment) -> SideInfo:
     env.stacks = {name: pins for name, pins in env.stacks.items() if name in own}
     return SideInfo(role=side.role, spec=side.spec, kind=side.kind, commit=side.commit,
                     variants=[v.id for v in side.variants], environment=env,
-                    inject_cpu_us=side.inject.cpu_us, inject_slowdown=side.inject.slowdown)  # fmt: skip
+                    inject_cpu_us=side.inject.cpu_us, inject_slowdown=side.inject.slowdown,
+                    declarations_from=side.declarations_from)  # fmt: skip
 
 
 def write_side_run(
