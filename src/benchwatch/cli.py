@@ -13,7 +13,7 @@ from benchwatch.errors import UserError
 
 COMMANDS = [
     "list", "verify", "load", "micro", "run", "merge", "compare", "calibrate",
-    "report", "site", "releases", "stacks", "changes",
+    "report", "site", "releases", "stacks", "changes", "init",
 ]  # fmt: skip
 
 
