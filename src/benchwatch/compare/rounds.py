@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+import sys
 from pathlib import Path
 
 from benchwatch.compare.sides import Side
-from benchwatch.config import select_figures
+from benchwatch.config import OWN_REQUIREMENTS_STACK, select_figures
 from benchwatch.measure.collect import Collector, half_iqr, slots_for
 from benchwatch.measure.load import fill_run, start_run
+from benchwatch.measure.micro import has_benchmarks
 from benchwatch.measure.plan import FULL, QUICK, LoadPlan
 from benchwatch.measure.rounds import Rig, Track, run_rounds
 from benchwatch.progress import Progress
@@ -70,6 +72,10 @@ def measure_micro(
     independent samples made intervals far too narrow (an A/A compare saw 1.57x)."""
     from benchwatch.measure.micro import run_micro
 
+    if not all(_micro_stacks(side) and has_benchmarks(side.project.root) for side in (base, head)):
+        print("micro: skipped (no asv benchmarks/ folder in the project, or only apps with their own "
+              "requirements)", file=sys.stderr)  # fmt: skip
+        return [], [], []
     samples: dict[str, dict[str, Figure]] = {"base": {}, "head": {}}
     problems: list[Problem] = []
     for round_index in range(rounds or MICRO_ROUNDS):
@@ -94,4 +100,5 @@ def _micro_stacks(side: Side) -> list:
     """The stack a stack side names, or the stacks a ref side's variants use."""
     if side.kind == "stack":
         return [side.project.stack(side.spec)]
-    return [side.project.stack(name) for name in sorted({v.stack.name for v in side.variants})]
+    names = sorted({v.stack.name for v in side.variants} - {OWN_REQUIREMENTS_STACK})
+    return [side.project.stack(name) for name in names]
