@@ -127,3 +127,15 @@ def test_the_pull_request_that_adds_benchwatch_borrows_heads_declarations(tmp_pa
         assert (base.project.root / "benchwatch" / "expected" / "root.json").is_file()
         assert base.variants[0].env_key == head.variants[0].env_key  # same requirements: one environment
     assert "benchwatch.toml" not in git(root, "status", "--porcelain")  # the checkout was a copy
+
+
+def test_a_requirements_line_that_is_not_a_pin_is_named_and_the_latest_stack_used(tmp_path: Path) -> None:
+    from benchwatch.scaffold.init import _pinned_requirements
+
+    said: list[str] = []
+    (tmp_path / "requirements.txt").write_text("fastapi==0.100.0\npydantic>=2  # loose\n")
+    assert _pinned_requirements(tmp_path, said.append) is None
+    assert said == ["init: requirements.txt: 'pydantic>=2' is not an exact pin (name==version), so the app "
+                    "runs on the `latest` stack; pin every line and set requirements = ... to use the file"]  # fmt: skip
+    (tmp_path / "requirements.txt").write_text("fastapi==0.100.0\n--index-url https://example.org\n")
+    assert _pinned_requirements(tmp_path, said.append) == "requirements.txt"

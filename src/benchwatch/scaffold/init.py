@@ -39,7 +39,7 @@ def init(
     existing = [p for p in planned if p.exists()]
     if existing and not force:
         raise UserError(f"{existing[0]} exists; init never overwrites a file (use --force to replace)")
-    requirements = _pinned_requirements(root)
+    requirements = _pinned_requirements(root, say)
     name = re.sub(r"[^a-z0-9_]+", "_", root.name.lower()).strip("_") or "app"
     name = name if name[0].isalnum() else f"app_{name}"
     import_root = Path("..") / found.import_root
@@ -83,16 +83,21 @@ def init(
     return Outcome(written=list(files), declared=len(declared), variant=variant)
 
 
-def _pinned_requirements(root: Path) -> str | None:
-    """The first requirements file whose every line is an exact pin (name==version)."""
+def _pinned_requirements(root: Path, say: Callable[[str], None]) -> str | None:
+    """The first requirements file whose every line is an exact pin (name==version); a file
+    with a line that is not is named, with the line, and the app runs on the `latest` stack."""
     for relative in REQUIREMENTS:
         path = root / relative
         if not path.is_file():
             continue
         lines = [ln.split("#", 1)[0].strip() for ln in path.read_text().splitlines()]
         lines = [ln for ln in lines if ln and not ln.startswith("-")]
-        if lines and all(re.fullmatch(r"[A-Za-z0-9._-]+(\[[^\]]*\])?\s*==\s*[0-9][0-9A-Za-z.+!-]*", ln) for ln in lines):
+        loose = [ln for ln in lines if not re.fullmatch(r"[A-Za-z0-9._-]+(\[[^\]]*\])?\s*==\s*[0-9][0-9A-Za-z.+!-]*", ln)]
+        if lines and not loose:
             return relative
+        if loose:
+            say(f"init: {relative}: {loose[0]!r} is not an exact pin (name==version), so the app runs on "
+                "the `latest` stack; pin every line and set requirements = ... to use the file")  # fmt: skip
     return None
 
 
