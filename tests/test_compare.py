@@ -253,6 +253,9 @@ def test_micro_rounds_alternate_sides_and_give_one_sample_each(monkeypatch, tmp_
     project = type("P", (), {"stack": staticmethod(load_stacks(Path(__file__).parents[1]).__getitem__),
                              "root": tmp_path})()  # fmt: skip
     base, head = (Side(role, "latest", "stack", project, []) for role in ("base", "head"))
+    assert abrounds.measure_micro(base, head, True, 3, None, tmp_path) == abrounds.MicroResult()  # no benchmarks/
+    assert calls == []
+    (tmp_path / "benchmarks").mkdir()
     found = abrounds.measure_micro(base, head, True, 3, None, tmp_path, inject_head=0.02, instructions=False)
     assert [name for name, _ in calls] == ["micro-base-0", "micro-head-0", "micro-base-1", "micro-head-1",
                                            "micro-base-2", "micro-head-2"]  # fmt: skip

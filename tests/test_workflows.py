@@ -47,6 +47,7 @@ def _uses_lines(path: Path) -> list[str]:
 def test_expected_workflows_exist():
     assert {p.name for p in WORKFLOWS} == {
         "ci.yml", "benchmark-pr.yml", "pr-comment.yml", "publish.yml", "nightly.yml", "weekly.yml",
+        "reusable-pr.yml", "reusable-comment.yml", "reusable-publish.yml", "reusable-nightly.yml",
     }  # fmt: skip
     assert (GITHUB / "dependabot.yml").exists()
 
@@ -122,7 +123,8 @@ def _record_runs(path: Path) -> list[str]:
     return [s["run"] for s in _steps(path) if "scripts/record_push.sh" in s.get("run", "")]
 
 
-@pytest.mark.parametrize("name", ["publish.yml", "nightly.yml", "weekly.yml"])
+@pytest.mark.parametrize("name", ["publish.yml", "nightly.yml", "weekly.yml", "reusable-publish.yml",
+                                  "reusable-nightly.yml"])
 def test_gh_pages_is_pushed_once(name):
     path = GITHUB / "workflows" / name
     steps = _benchmark_steps(path)
@@ -279,7 +281,8 @@ def _writes(job: dict) -> bool:
 def test_the_writing_jobs_are_the_record_jobs_and_the_commenter():
     writers = {(workflow, name) for workflow, name, job in _jobs() if _writes(job)}
     assert writers == {("publish.yml", "record"), ("nightly.yml", "record"), ("weekly.yml", "record"),
-                       ("pr-comment.yml", "comment")}  # fmt: skip
+                       ("pr-comment.yml", "comment"), ("reusable-publish.yml", "record"),
+                       ("reusable-nightly.yml", "record"), ("reusable-comment.yml", "comment")}  # fmt: skip
 
 
 @pytest.mark.parametrize("workflow, name, job", _job_params([j for j in _jobs() if _writes(j[2])]))
@@ -292,7 +295,9 @@ def test_jobs_with_write_permissions_run_no_third_party_code(workflow, name, job
             assert uses.startswith(RECORD_ACTIONS), f"{workflow} {name}: {uses}"
         if run:
             assert not THIRD_PARTY_CODE.search(run), f"{workflow} {name}: {run}"
-            assert run.lstrip().startswith("scripts/record_push.sh "), f"{workflow} {name}: {run}"
+            # a reusable workflow runs benchwatch's copy, checked out at the caller's pinned tag
+            script_path = "record-tool/scripts/record_push.sh " if workflow.startswith("reusable-") else "scripts/record_push.sh "
+            assert run.lstrip().startswith(script_path), f"{workflow} {name}: {run}"
         script = step.get("with", {}).get("script", "")
         for required in re.findall(r"require\(`\$\{process\.env\.GITHUB_WORKSPACE\}/([\w./-]+)`\)", script):
             script += (ROOT / required).read_text()  # a script kept in the repository: checked the same way
@@ -613,3 +618,58 @@ def test_change_point_script_reads_only_regular_files(tmp_path):
     calls = json.loads(done.stdout)
     assert [k for k, _ in calls] == ["summary", "warning", "warning"]  # not a regular file; nothing checked
     assert "changes.json" in calls[1][1]
+
+
+REUSABLE = ["reusable-pr.yml", "reusable-comment.yml", "reusable-publish.yml", "reusable-nightly.yml"]
+
+
+@pytest.mark.parametrize("name", REUSABLE)
+def test_reusable_workflows_are_only_called(name):
+    assert set(_load(GITHUB / "workflows" / name)[True]) == {"workflow_call"}
+
+
+def test_reusable_pr_is_read_only_and_the_commenter_runs_no_code():
+    pr = _load(GITHUB / "workflows" / "reusable-pr.yml")
+    assert [job["permissions"] for job in pr["jobs"].values()] == [{"contents": "read"}]
+    assert "secrets." not in (GITHUB / "workflows" / "reusable-pr.yml").read_text()
+    assert "secrets" not in pr[True]["workflow_call"]
+    comment = GITHUB / "workflows" / "reusable-comment.yml"
+    assert not any("checkout" in line for line in _uses_lines(comment))
+    assert "tool/bw" not in comment.read_text()
+    script = next(s["with"]["script"] for s in _steps(comment) if "github-script" in s.get("uses", ""))
+    assert "<!-- benchwatch-compare -->" in script and "^[1-9][0-9]{0,9}$" in script
+
+
+@pytest.mark.parametrize("name", ["reusable-publish.yml", "reusable-nightly.yml"])
+def test_reusable_record_job_runs_only_git_and_pinned_actions(name):
+    jobs = _load(GITHUB / "workflows" / name)["jobs"]
+    assert jobs["measure"]["permissions"] == {"contents": "read"}
+    assert jobs["record"]["permissions"] == {"contents": "write"}
+    runs = [s["run"] for s in jobs["record"]["steps"] if "run" in s]
+    assert len(runs) == 1 and runs[0].startswith("record-tool/scripts/record_push.sh ")
+    uses = [s["uses"].split("@")[0] for s in jobs["record"]["steps"] if "uses" in s]
+    assert set(uses) == {"actions/checkout", "actions/download-artifact", "benchmark-action/github-action-benchmark"}
+    tool = next(s for s in jobs["record"]["steps"] if s.get("with", {}).get("path") == "record-tool")
+    assert tool["with"]["sparse-checkout"] == "scripts/record_push.sh"
+
+
+def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
+    from benchwatch.scaffold.workflows import caller_workflows
+
+    files = caller_workflows("someone/benchwatch@v0.1.0")
+    assert set(files) == {"benchwatch-pr.yml", "benchwatch-comment.yml", "benchwatch-publish.yml",
+                          "benchwatch-nightly.yml"}  # fmt: skip
+    folder = tmp_path / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+        doc = yaml.safe_load(text)
+        (job,) = doc["jobs"].values()
+        assert job["uses"] == f"someone/benchwatch/.github/workflows/reusable-{name.split('-')[1]}@v0.1.0"
+        assert doc["permissions"] == {} and "permissions" in job
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    result = subprocess.run([_tool("actionlint")], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    pr = yaml.safe_load(files["benchwatch-pr.yml"])
+    assert pr["jobs"]["compare"]["permissions"] == {"contents": "read"}
+    assert set(yaml.safe_load(files["benchwatch-comment.yml"])[True]) == {"workflow_run"}

@@ -20,6 +20,7 @@ from benchwatch.errors import UserError
 
 PROJECT_FILE = "benchwatch.toml"
 STACKS_FILE = "stacks.toml"
+DEFAULT_STACKS_FILE = "default_stacks.toml"
 APP_FILE = "benchwatch-app.toml"
 OWN_REQUIREMENTS_STACK = "own"
 
@@ -57,6 +58,18 @@ class Variant:
     @property
     def id(self) -> str:
         return f"{self.scenario}@{self.stack.name}"
+
+    @property
+    def env_key(self) -> str:
+        """The environment this variant runs in, one per distinct recipe: the stack's name
+        (`latest:py3.12` when the app asks for another Python), or for an app's own requirements
+        `own:<app>:<digest of the file and Python>`, so two apps (or base and head of a compare)
+        never share an environment by accident."""
+        if self.requirements_file is not None:
+            recipe = [self.requirements_file.read_text(), self.stack.python]
+            return f"{OWN_REQUIREMENTS_STACK}:{self.app.name}:{digest(recipe)[:8]}"
+        python = self.app.declaration.python
+        return self.stack.name if python is None else f"{self.stack.name}:py{python}"
 
     @property
     def requirements_file(self) -> Path | None:
@@ -120,7 +133,7 @@ def _variants_of(app: App, stacks: dict[str, Stack], allowed: Sequence[str]) -> 
         else:
             declared = flavor.stacks if flavor.stacks is not None else decl.stacks
             names = [s for s in allowed if declared is None or s in declared]
-            stack_list = [stacks[s] for s in names]
+            stack_list = [_with_python(stacks[s], decl.python) for s in names]
         for stack in stack_list:
             yield Variant(
                 app=app,
@@ -131,6 +144,10 @@ def _variants_of(app: App, stacks: dict[str, Stack], allowed: Sequence[str]) -> 
                 quick_endpoints=quick,
                 env={**decl.env, **flavor.env},
             )
+
+
+def _with_python(stack: Stack, python: str | None) -> Stack:
+    return stack if python is None else stack.model_copy(update={"python": python})
 
 
 def _own_stack(app: App) -> Stack:
@@ -144,7 +161,10 @@ def _own_stack(app: App) -> Stack:
         if not match:
             raise UserError(f"{path}: {line!r} is not an exact pin (name==version)")
         pins[match.group(1)] = match.group(3)
-    return Stack(name=OWN_REQUIREMENTS_STACK, description=f"pinned by {path.name}", pins=pins)
+    if not pins:
+        raise UserError(f"{path}: no exact pins (name==version) in it")
+    python = {"python": app.declaration.python} if app.declaration.python else {}
+    return Stack(name=OWN_REQUIREMENTS_STACK, description=f"pinned by {path.name}", pins=pins, **python)
 
 
 def split_patterns(patterns: str) -> list[str]:
@@ -221,8 +241,23 @@ def _explain(path: Path, exc: ValidationError, prefix: str = "") -> UserError:
     return UserError(f"{path}: {where or 'top level'}: {message}")
 
 
+def default_stacks_file() -> Path:
+    """The stacks every installation carries: the wheel holds this repository's stacks.toml as
+    benchwatch/default_stacks.toml (pyproject's force-include); a source checkout reads it in place."""
+    packaged = Path(__file__).with_name(DEFAULT_STACKS_FILE)
+    return packaged if packaged.is_file() else Path(__file__).resolve().parents[2] / STACKS_FILE
+
+
 def load_stacks(root: Path) -> dict[str, Stack]:
-    path = root / STACKS_FILE
+    """The default stacks, then the repository's optional stacks.toml: it adds or overrides stacks."""
+    stacks = _stacks_in(default_stacks_file())
+    own = root / STACKS_FILE
+    if own.is_file() and own.resolve() != default_stacks_file().resolve():
+        stacks.update(_stacks_in(own))
+    return stacks
+
+
+def _stacks_in(path: Path) -> dict[str, Stack]:
     table = _read_toml(path).get("stacks")
     if not isinstance(table, dict) or not table:
         raise UserError(f"{path}: needs at least one [stacks.<name>] table")

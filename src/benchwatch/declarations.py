@@ -110,6 +110,8 @@ class AppDeclaration(_Strict):
     app: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
     stacks: list[str] | None = None
     requirements: str | None = None
+    # the Python the app's environment uses (uv finds or installs it); default: the stack's
+    python: str | None = Field(default=None, pattern=r"^3\.\d+$")
     env: dict[str, str] = {}
     pre_start: list[str] | None = None
     ready_path: str | None = None

@@ -155,11 +155,12 @@ def _check_pins(stack: Stack, versions: dict[str, str], path: Path) -> None:
 
 
 def prepare(variants: Sequence, extras: Sequence[str] = ()) -> tuple[dict[str, Env], dict[str, str]]:
-    """Build every environment the variants need once: ({stack: env}, {stack: error})."""
+    """Build every environment the variants need once: ({env key: env}, {env key: error}),
+    keyed by `Variant.env_key` (one per distinct recipe, never per stack name alone)."""
     ready: dict[str, Env] = {}
     failed: dict[str, str] = {}
     for variant in variants:
-        key = variant.stack.name
+        key = variant.env_key
         if key in ready or key in failed:
             continue
         try:

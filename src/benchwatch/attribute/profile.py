@@ -74,7 +74,7 @@ def _profile_pair(
             wrap = [spy, "record", "--output", str(files[role]), "--format", "speedscope", "--rate", str(RATE),
                     *EXTRA, "--"]
             servers.append((role, variant, stack.enter_context(server.running(
-                variant, environments[variant.stack.name], cpu=server_cores, inject=inject, wrap=wrap))))  # fmt: skip
+                variant, environments[variant.env_key], cpu=server_cores, inject=inject, wrap=wrap))))  # fmt: skip
         for endpoint in base.selected_endpoints(quick):
             for seconds in (WARMUP, max(duration, MIN_SECONDS)):
                 specs = [(role, loadgen.LoadSpec(

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from benchwatch.commands.load import add_load_options
@@ -76,8 +77,11 @@ def _findings(args: argparse.Namespace, selected, record) -> None:
 
 def _micro(args: argparse.Namespace, project, selected, record, out: Path) -> None:
     from benchwatch.config import OWN_REQUIREMENTS_STACK
-    from benchwatch.measure.micro import run_micro
+    from benchwatch.measure.micro import has_benchmarks, run_micro
 
+    if not has_benchmarks(project.root):
+        print(f"micro: skipped (no asv benchmarks/ folder in {project.root})", file=sys.stderr)
+        return
     names = list(dict.fromkeys(v.stack.name for v in selected if v.stack.name != OWN_REQUIREMENTS_STACK))
     if not names:
         return

@@ -43,6 +43,8 @@ def _side_title(side: SideInfo) -> str:
     injection = Injection(cpu_us=side.inject_cpu_us, slowdown=side.inject_slowdown)
     if injection:
         what += f" — TEST ONLY: {injection.describe()}"
+    if side.declarations_from:
+        what += f" — no benchwatch.toml at this ref: measured with `{side.declarations_from}`'s declarations"
     return what
 
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchwatch.compare.sides import Side
-from benchwatch.config import select_figures
+from benchwatch.config import OWN_REQUIREMENTS_STACK, select_figures
 from benchwatch.measure.collect import Collector, half_iqr, slots_for
 from benchwatch.measure.load import fill_run, start_run
+from benchwatch.measure.micro import has_benchmarks
 from benchwatch.measure.plan import FULL, QUICK, LoadPlan
 from benchwatch.measure.rounds import Rig, Track, run_rounds
 from benchwatch.progress import Progress
@@ -84,6 +86,10 @@ def measure_micro(
     `inject_head` (TESTING ONLY): head's benchmarks repeat that fraction of their calls."""
     from benchwatch.measure.micro import run_micro
 
+    if not all(_micro_stacks(side) and has_benchmarks(side.project.root) for side in (base, head)):
+        print("micro: skipped (no asv benchmarks/ folder in the project, or only apps with their own "
+              "requirements)", file=sys.stderr)  # fmt: skip
+        return MicroResult()
     envs_of = _micro_inject_env(inject_head)
     result = MicroResult()
     samples: dict[str, dict[str, Figure]] = {"base": {}, "head": {}}
@@ -150,4 +156,5 @@ def _micro_stacks(side: Side) -> list:
     """The stack a stack side names, or the stacks a ref side's variants use."""
     if side.kind == "stack":
         return [side.project.stack(side.spec)]
-    return [side.project.stack(name) for name in sorted({v.stack.name for v in side.variants})]
+    names = sorted({v.stack.name for v in side.variants} - {OWN_REQUIREMENTS_STACK})
+    return [side.project.stack(name) for name in names]

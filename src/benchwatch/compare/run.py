@@ -142,12 +142,13 @@ def side_info(side: Side, environment: Environment) -> SideInfo:
     env = environment.model_copy(deep=True)
     if side.commit:
         env.git_commit, env.git_dirty = side.commit, False
-    own = {v.stack.name for v in side.variants}
+    own = {v.env_key for v in side.variants}
     env.stacks = {name: pins for name, pins in env.stacks.items() if name in own}
     return SideInfo(role=side.role, spec=side.spec, kind=side.kind, commit=side.commit,
                     variants=[v.id for v in side.variants], environment=env,
                     endpoint=side.endpoint.label if side.endpoint is not None else None,
-                    inject_cpu_us=side.inject.cpu_us, inject_slowdown=side.inject.slowdown)  # fmt: skip
+                    inject_cpu_us=side.inject.cpu_us, inject_slowdown=side.inject.slowdown,
+                    declarations_from=side.declarations_from)  # fmt: skip
 
 
 def write_side_run(

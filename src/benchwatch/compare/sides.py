@@ -14,7 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchwatch.config import Endpoint, Project, Variant, load_project
+from benchwatch.compare.borrow import borrow_declarations
+from benchwatch.config import (
+    OWN_REQUIREMENTS_STACK,
+    PROJECT_FILE,
+    Endpoint,
+    Project,
+    Variant,
+    load_project,
+    matches,
+)
 from benchwatch.errors import UserError
 from benchwatch.measure.inject import NO_INJECTION, Injection
 from benchwatch.results import Figure
@@ -36,6 +45,7 @@ class Side:
     commit: str | None = None
     inject: Injection = NO_INJECTION
     endpoint: Endpoint | None = None  # a variant side narrowed to one endpoint
+    declarations_from: str | None = None  # set when this side had none and borrows the other's
 
     def key(self, variant: Variant) -> str:
         """What a variant is paired on: the scenario for stacks, the variant id for refs;
@@ -144,17 +154,38 @@ def resolve(
                     [v for v in chosen if v.stack.name == head_spec], inject=inject_head)  # fmt: skip
         yield base, head
         return
-    with worktree(project.root, base_spec) as base_root, worktree(project.root, head_spec) as head_root:
+    inside = _inside_repository(project.root)
+    with worktree(project.root, base_spec) as base_top, worktree(project.root, head_spec) as head_top:
+        base_root, head_root = base_top / inside, head_top / inside
+        borrowed = None
+        if not (base_root / PROJECT_FILE).is_file() and (head_root / PROJECT_FILE).is_file():
+            borrow_declarations(head_root, base_root)  # the pull request that adds benchwatch
+            borrowed = head_spec
         sides = []
         for role, spec, root in (("base", base_spec, base_root), ("head", head_spec, head_root)):
             try:
                 checked_out = load_project(root)
             except UserError as exc:
                 raise UserError(f"{role} {spec}: {exc}") from None
-            variants = checked_out.select(patterns or REF_DEFAULT_PATTERNS)
+            variants = checked_out.select(patterns) if patterns else _ref_default(checked_out)
             sides.append(Side(role, spec, "ref", checked_out, variants, commit=ref_commit(project.root, spec)))  # type: ignore[arg-type]
         sides[0].inject, sides[1].inject = _matching(inject_head), inject_head
+        sides[0].declarations_from = borrowed
         yield sides[0], sides[1]
+
+
+def _ref_default(project: Project) -> list[Variant]:
+    """Without -k a ref compare measures the `latest` stack and every app's own requirements
+    (a user's repository often has only those); failing both, every default variant."""
+    variants = project.variants()
+    chosen = [v for v in variants if matches(v.id, [REF_DEFAULT_PATTERNS]) or v.stack.name == OWN_REQUIREMENTS_STACK]
+    return chosen or variants
+
+
+def _inside_repository(root: Path) -> Path:
+    """Where the project sits inside its git repository (a worktree checks out the top level)."""
+    done = _git(root, "rev-parse", "--show-prefix")
+    return Path(done.stdout.strip()) if done.returncode == 0 else Path()
 
 
 def _matching(inject_head: Injection) -> Injection:

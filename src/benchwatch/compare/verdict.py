@@ -76,6 +76,7 @@ class SideInfo(BaseModel):
     environment: Environment = Environment()
     inject_cpu_us: float = 0.0
     inject_slowdown: float = 0.0
+    declarations_from: str | None = None  # this side had no benchwatch.toml and used that ref's
 
 
 class CompareExtra(BaseModel):

@@ -20,7 +20,7 @@ class Boot:
         self.track, self.slot = track, slot
         self.timing: dict = {"slot": slot.label, "round": round_index, "together": together}
         track.data.timings.append(self.timing)
-        env = rig.environments[slot.variant.stack.name]
+        env = rig.environments[slot.variant.env_key]
         # booting together, the servers start on every core and are pinned once ready
         self.pin_later = rig.server_cores if rig.boot_together else None
         cores = None if self.pin_later else rig.server_cores

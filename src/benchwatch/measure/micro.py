@@ -40,6 +40,12 @@ class StackRun:
     python: Path
 
 
+def has_benchmarks(root: Path) -> bool:
+    """A project's asv micro-benchmarks live in its benchmarks/ folder (benchwatch's own
+    repository has one; a user's repository usually does not, and the wheel carries none)."""
+    return (root / "benchmarks").is_dir()
+
+
 def run_micro(
     stacks: Sequence[Stack],
     pattern: str | None,

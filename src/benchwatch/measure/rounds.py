@@ -75,7 +75,7 @@ class Track:
 
     def fail_stacks(self, failed: dict[str, str]) -> None:
         for slot in self.slots:
-            reason = failed.get(slot.variant.stack.name)
+            reason = failed.get(slot.variant.env_key)
             if reason is not None:
                 self.data.fail(slot, Problem(variant=slot.variant.id, phase="env", reason=reason))
 

@@ -174,11 +174,11 @@ def verify_variants(variants: list[Variant], quiet: bool = False) -> tuple[dict[
     problems: list[Problem] = []
     for variant in variants:
         progress.step(variant.id, "verify")
-        if variant.stack.name in failed:
-            problems.append(Problem(variant=variant.id, phase="env", reason=failed[variant.stack.name]))
+        if variant.env_key in failed:
+            problems.append(Problem(variant=variant.id, phase="env", reason=failed[variant.env_key]))
         else:
             try:
-                with server.running(variant, ready[variant.stack.name], cpu=server_cores) as srv:
+                with server.running(variant, ready[variant.env_key], cpu=server_cores) as srv:
                     checked = check_server(srv.base_url, variant)
                     if not srv.alive():
                         checked.problems.append(

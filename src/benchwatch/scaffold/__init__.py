@@ -1,0 +1,1 @@
+"""`benchwatch init`: declarations, golden bodies and caller workflows for a user's repository."""
