@@ -16,32 +16,8 @@ T "$uv" pip install --quiet --python venv/bin/python dist/benchwatch-*.whl
 export PATH="$work/venv/bin:$HOME/.cargo/bin:$PATH"
 mkdir -p shop-repo/shop && cd shop-repo
 touch shop/__init__.py
-cat > shop/main.py <<'PY'
-from fastapi import FastAPI
-from pydantic import BaseModel
-
-app = FastAPI(title="shop")
-
-
-class Item(BaseModel):
-    id: int
-    name: str
-    price: float
-
-
-ITEMS = [Item(id=i, name=f"item {i}", price=i * 1.5) for i in range(50)]
-
-
-@app.get("/items", response_model=list[Item])
-def items() -> list[Item]:
-    return ITEMS
-
-
-@app.get("/items/{item_id}", response_model=Item)
-def item(item_id: int) -> Item:
-    return ITEMS[item_id]
-PY
-printf 'fastapi==0.100.0\npydantic==2.0.3\nuvicorn==0.23.0\n' > requirements.txt
+cp "$here/tests/fixtures/shop/main.py" shop/main.py  # the same app as tests/test_foreign_repo.py
+cp "$here/tests/fixtures/shop/requirements.txt" requirements.txt
 printf 'results/\n.benchwatch/\n' > .gitignore
 git init -q && git add -A && git -c user.name=t -c user.email=t@e commit -qm "A shop"
 T benchwatch init

@@ -14,34 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-SHOP = '''import os
-
-from fastapi import FastAPI
-from pydantic import BaseModel
-
-app = FastAPI(title="shop")
-CURRENCY = os.environ.get("SHOP_CURRENCY", "EUR")
-
-
-class Item(BaseModel):
-    id: int
-    name: str
-    price: float
-
-
-ITEMS = [Item(id=i, name=f"item {i}", price=i * 1.5) for i in range(50)]
-
-
-@app.get("/items", response_model=list[Item])
-def items() -> list[Item]:
-    return ITEMS
-
-
-@app.get("/items/{item_id}", response_model=Item)
-def item(item_id: int) -> Item:
-    return ITEMS[item_id]
-'''
-PINS = "fastapi==0.100.0\npydantic==2.0.3\nuvicorn==0.23.0\n"
+SHOP = REPO / "tests" / "fixtures" / "shop"  # the user's app: scripts/time_user_repo.sh uses it too
 
 
 def _run(argv: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> subprocess.CompletedProcess:
@@ -74,8 +47,8 @@ def test_the_wheel_in_a_fresh_venv_benchmarks_a_foreign_repository(tmp_path: Pat
     repo = tmp_path / "shop-repo"
     (repo / "shop").mkdir(parents=True)
     (repo / "shop" / "__init__.py").write_text("")
-    (repo / "shop" / "main.py").write_text(SHOP)
-    (repo / "requirements.txt").write_text(PINS)
+    shutil.copy(SHOP / "main.py", repo / "shop" / "main.py")
+    shutil.copy(SHOP / "requirements.txt", repo / "requirements.txt")
     _run(["git", "init", "-q"], repo, env)
     _run(["git", "add", "-A"], repo, env)
     _run(["git", "commit", "-qm", "A shop"], repo, env)

@@ -28,9 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import datetime as dt
     import re
-    import sys
 
-    from benchwatch import fingerprint
+    from benchwatch.commands.micro import finish
     from benchwatch.config import load_project
     from benchwatch.errors import UserError
     from benchwatch.instructions import (
@@ -41,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         count_instructions,
         quick_patterns,
     )
-    from benchwatch.results import Run, RunExtra, ensure_writable, write_run
+    from benchwatch.results import ensure_writable
 
     for option, value in (("--repeats", args.repeats), ("--calls", args.calls)):
         if value is not None and value < 1:
@@ -69,23 +68,4 @@ def run(args: argparse.Namespace) -> int:
     )  # fmt: skip
     if not figures and not problems:
         raise UserError(f"--bench {args.pattern}: no time_ benchmark matches (see benchmarks/)")
-    environment = fingerprint.collect(project.root)
-    environment.stacks = {stack.name: stack.pinned_versions() for stack in stacks}
-    run_record = Run(
-        environment=environment,
-        extra=RunExtra(reference_stack=project.reference_stack, stack_order=list(project.stacks),
-                       micro_inject=injected),
-        started_at=started,
-        finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        complete=not problems,
-        command=["benchwatch", *sys.argv[1:]],
-        figures=figures,
-        problems=problems,
-    )
-    write_run(args.out, run_record)
-    for figure in figures:
-        print(f"{figure.name:<66} {figure.value:14,.1f} ± {figure.spread:.3g}")
-    for problem in problems:
-        print(f"PROBLEM {problem.line()}", file=sys.stderr)
-    print(f"{len(figures)} figures, {len(problems)} problems -> {args.out}", file=sys.stderr)
-    return 1 if problems or not figures else 0
+    return finish(args.out, project, stacks, figures, problems, started, micro_inject=injected)

@@ -28,13 +28,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     import datetime as dt
-    import sys
 
-    from benchwatch import fingerprint
     from benchwatch.config import OWN_REQUIREMENTS_STACK, load_project, select_figures
     from benchwatch.errors import UserError
     from benchwatch.measure.micro import run_micro
-    from benchwatch.results import Run, RunExtra, ensure_writable, write_run
+    from benchwatch.results import ensure_writable
 
     if args.rounds is not None and args.rounds < 1:
         raise UserError("--rounds: give a whole number of at least 1")
@@ -50,11 +48,23 @@ def run(args: argparse.Namespace) -> int:
         benchmark_dir=args.benchmark_dir, rounds=args.rounds, machine=args.machine,
     )  # fmt: skip
     figures = select_figures(figures, args.patterns)
+    return finish(args.out, project, stacks, figures, problems, started)
+
+
+def finish(out: Path, project, stacks, figures, problems, started: str, **extra) -> int:
+    """Write the micro-benchmark run (run.json, gab files) and print its figures and problems;
+    exit 1 when anything failed or nothing was measured. Shared with `instructions`."""
+    import datetime as dt
+    import sys
+
+    from benchwatch import fingerprint
+    from benchwatch.results import Run, RunExtra, write_run
+
     environment = fingerprint.collect(project.root)
     environment.stacks = {stack.name: stack.pinned_versions() for stack in stacks}
     run_record = Run(
         environment=environment,
-        extra=RunExtra(reference_stack=project.reference_stack, stack_order=list(project.stacks)),
+        extra=RunExtra(reference_stack=project.reference_stack, stack_order=list(project.stacks), **extra),
         started_at=started,
         finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         complete=not problems,
@@ -62,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
         figures=figures,
         problems=problems,
     )
-    write_run(args.out, run_record)
+    write_run(out, run_record)
     for figure in figures:
-        print(f"{figure.name:<60} {figure.value:10.4g} {figure.unit:<7} ± {figure.spread:.3g}")
+        print(f"{figure.name:<66} {figure.value:14,.6g} {figure.unit:<12} ± {figure.spread:.3g}")
     for problem in problems:
         print(f"PROBLEM {problem.line()}", file=sys.stderr)
-    print(f"{len(figures)} figures, {len(problems)} problems -> {args.out}", file=sys.stderr)
+    print(f"{len(figures)} figures, {len(problems)} problems -> {out}", file=sys.stderr)
     return 1 if problems or not figures else 0
