@@ -13,7 +13,8 @@ import pytest
 
 from benchwatch.cli import main
 from benchwatch.report.findings import NOT_MEASURED
-from benchwatch.report.markdown import REPORT_HTML, REPORT_MD, write_report
+from benchwatch.report.markdown import REPORT_HTML, REPORT_MD
+from benchwatch.report.write import write_report
 from benchwatch.results import Figure, Problem, Run, write_run
 
 STACKS = ("seed-v1", "seed-v2", "latest")

@@ -12,7 +12,8 @@ from benchwatch.measure import rounds
 from benchwatch.measure.collect import Shot, Slot
 from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.plan import QUICK
-from benchwatch.measure.rounds import Aimed, Lane, Rig, Track
+from benchwatch.measure.rig import Rig, Track
+from benchwatch.measure.rounds import Aimed, Lane
 from benchwatch.metrics import Closed
 
 

@@ -19,7 +19,8 @@ from benchwatch.measure.collect import Collector, Shot, Slot
 from benchwatch.measure.inject import NO_INJECTION
 from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.plan import QUICK
-from benchwatch.measure.rounds import Lane, Rig, Track
+from benchwatch.measure.rig import Rig, Track
+from benchwatch.measure.rounds import Lane
 from benchwatch.metrics import CPU, RSS_PEAK, Closed
 from benchwatch.report.findings import FINDINGS, NO_SIDE_BY_SIDE, evaluate, paired_text
 from benchwatch.report.markdown import build, render_markdown

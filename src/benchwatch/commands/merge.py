@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from benchwatch.merge import merge_runs
-    from benchwatch.report.markdown import write_report
+    from benchwatch.report.write import write_report
     from benchwatch.results import ensure_writable, read_run, write_run
 
     out = Path(args.out)

@@ -14,7 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from benchwatch.config import project_defaults
-    from benchwatch.report.markdown import REPORT_HTML, REPORT_MD, write_report
+    from benchwatch.report.markdown import REPORT_HTML, REPORT_MD
+    from benchwatch.report.write import write_report
     from benchwatch.results import read_run
 
     record = read_run(args.directory)

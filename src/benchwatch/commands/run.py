@@ -28,7 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.config import load_project
     from benchwatch.measure.load import say
     from benchwatch.measure.plan import shard
-    from benchwatch.report.markdown import write_report
+    from benchwatch.report.write import write_report
     from benchwatch.results import write_run
     from benchwatch.trend import history
 

@@ -44,7 +44,7 @@ def calibrate(
     from benchwatch.compare.rounds import compare_plan, measure_load
     from benchwatch.compare.sides import Side
     from benchwatch.measure import loadgen
-    from benchwatch.measure.rounds import build_rig
+    from benchwatch.measure.rig import build_rig
     from benchwatch.measure.server import install_cleanup
 
     if rounds < MIN_ROUNDS:

@@ -19,7 +19,8 @@ from benchwatch.config import Variant
 from benchwatch.errors import UserError
 from benchwatch.measure.collect import Collector, Slot
 from benchwatch.measure.plan import LoadPlan
-from benchwatch.measure.rounds import Track, build_rig, run_rounds
+from benchwatch.measure.rig import Track, build_rig
+from benchwatch.measure.rounds import run_rounds
 from benchwatch.metrics import Closed, Metric
 from benchwatch.progress import Progress
 from benchwatch.results import Figure, PairedRatio, SideBySideInfo

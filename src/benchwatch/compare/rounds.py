@@ -15,7 +15,8 @@ from benchwatch.measure.collect import Collector, half_iqr, slots_for
 from benchwatch.measure.load import fill_run, start_run
 from benchwatch.measure.micro import has_benchmarks
 from benchwatch.measure.plan import FULL, QUICK, LoadPlan
-from benchwatch.measure.rounds import Rig, Track, run_rounds
+from benchwatch.measure.rig import Rig, Track
+from benchwatch.measure.rounds import run_rounds
 from benchwatch.progress import Progress
 from benchwatch.results import Environment, Figure, Problem, Run, write_run
 

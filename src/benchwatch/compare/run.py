@@ -49,7 +49,7 @@ def compare(
     from benchwatch.compare import sides as sides_module
     from benchwatch.compare.rounds import compare_plan, measure_load, measure_micro
     from benchwatch.measure import loadgen
-    from benchwatch.measure.rounds import build_rig
+    from benchwatch.measure.rig import build_rig
     from benchwatch.measure.server import install_cleanup
 
     inject_head = inject_head or Injection()

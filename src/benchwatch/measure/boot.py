@@ -10,7 +10,7 @@ from benchwatch.measure.collect import Slot
 from benchwatch.results import Problem
 
 if TYPE_CHECKING:
-    from benchwatch.measure.rounds import Rig, Track
+    from benchwatch.measure.rig import Rig, Track
 
 
 class Boot:

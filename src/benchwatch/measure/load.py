@@ -11,7 +11,8 @@ from pathlib import Path
 from benchwatch.config import Project, Variant
 from benchwatch.measure import loadgen
 from benchwatch.measure.collect import Collector, slots_for
-from benchwatch.measure.rounds import Rig, Track, run_rounds
+from benchwatch.measure.rig import Rig, Track
+from benchwatch.measure.rounds import run_rounds
 from benchwatch.progress import Progress
 from benchwatch.results import Environment, Run, ensure_writable, write_run
 
@@ -46,7 +47,7 @@ def load(
     """The load stage from end to end: checks, environments, rounds; (run, its directory)."""
     from benchwatch import fingerprint
     from benchwatch.measure.plan import FULL, QUICK
-    from benchwatch.measure.rounds import build_rig
+    from benchwatch.measure.rig import build_rig
     from benchwatch.measure.server import install_cleanup
 
     out = out or default_out_dir(project)

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from benchwatch.metrics import metric, setting_from_params
 from benchwatch.report.charts import app_charts
 from benchwatch.report.findings import NOT_MEASURED, FindingRow, evaluate
 from benchwatch.report.tables import Cell, Table, load_tables, micro_tables, stack_order
-from benchwatch.results import Run, write_text_atomic
+from benchwatch.results import Run
 
-__all__ = ["Report", "build", "render_markdown", "write_report"]
+__all__ = ["Report", "build", "render_markdown"]
 
 REPORT_MD = "report.md"
 REPORT_HTML = "report.html"
@@ -46,15 +45,6 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
 
-def write_report(
-    out_dir: Path, run: Run, reference_stack: str | None = None, stacks: Sequence[str] = ()
-) -> None:
-    """reference_stack defaults to run.extra["reference_stack"]; stacks is the preferred order."""
-    from benchwatch.report.html import render_html
-
-    report = build(run, reference_stack, stacks)
-    write_text_atomic(out_dir / REPORT_MD, render_markdown(report))
-    write_text_atomic(out_dir / REPORT_HTML, render_html(report))
 
 
 def build(run: Run, reference_stack: str | None = None, stacks: Sequence[str] = ()) -> Report:

@@ -13,7 +13,7 @@ from pathlib import Path
 from benchwatch.metrics import CPU, RPS, Closed
 from benchwatch.report.findings import paired_text
 from benchwatch.report.html import table_html
-from benchwatch.report.markdown import sequential_note, write_report
+from benchwatch.report.markdown import sequential_note
 from benchwatch.report.svg import Bar, colors_for, grouped_bars
 from benchwatch.report.tables import (
     Cell,
@@ -24,6 +24,7 @@ from benchwatch.report.tables import (
     stack_order,
     variant_order,
 )
+from benchwatch.report.write import write_report
 from benchwatch.results import Figure, Run, write_text_atomic
 
 DATA_FILE = "data.js"
