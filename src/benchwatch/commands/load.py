@@ -33,14 +33,15 @@ def run(args: argparse.Namespace) -> int:
     return 1 if record.problems else 0
 
 
-def execute(args: argparse.Namespace, aa_variant: str | None):
-    """Select, measure, print; returns (Run, results directory)."""
+def execute(args: argparse.Namespace, aa_variant: str | None, project=None, variants=None):
+    """Select (unless the caller already did), measure, print; returns (Run, results directory)."""
     from benchwatch.config import load_project
     from benchwatch.measure.load import load
     from benchwatch.measure.plan import shard
 
-    project = load_project()
-    variants = shard(project.select(args.patterns, stack_names(args)), args.shard)
+    project = project or load_project()
+    if variants is None:
+        variants = shard(project.select(args.patterns, stack_names(args)), args.shard)
     record, out = load(project, variants, quick=args.quick, out=args.out, aa_variant=aa_variant,
                        shard=args.shard, quiet=args.quiet, command=["benchwatch", *sys.argv[1:]])  # fmt: skip
     print_outcome(record, out, len(variants))

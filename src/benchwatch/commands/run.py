@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     history.read(history_dir / history.DATA_FILE)  # a corrupt history stops us before any work
     everything = project.select(args.patterns, stack_names(args))
     selected = shard(everything, args.shard)
-    record, out = load_command.execute(args, aa_variant=aa_variant(args.aa, [v.id for v in selected]))
+    record, out = load_command.execute(args, aa_variant(args.aa, [v.id for v in selected]), project, selected)
     if not args.no_findings and (args.shard is None or args.shard.startswith("1/")):
         _findings(args, everything, record)
         write_run(out, record)
