@@ -237,33 +237,46 @@ def test_headline_says_when_regressions_do_not_gate():
     assert comparison(rows).exit_code() == EXIT_OK
 
 
-def test_micro_rounds_alternate_sides_and_give_one_sample_each(monkeypatch, tmp_path):
+def test_micro_times_pairs_memory_with_asv_only_in_full_compares(monkeypatch, tmp_path):
+    from benchwatch import envs
     from benchwatch.compare import rounds as abrounds
     from benchwatch.compare.sides import Side
-    from benchwatch.measure import micro
+    from benchwatch.measure import micro, micro_pairs
 
-    calls = []
+    timed, asv_calls = [], []
+
+    def fake_time_cases(base, head, **kwargs):
+        timed.append((base, head, kwargs))
+        return [figure("dump_json", [5.0, 6.0]).model_copy(update={"kind": "micro"})], \
+               [figure("dump_json", [9.0, 9.0]).model_copy(update={"kind": "micro"})], []
 
     def fake_run_micro(stacks, pattern, quick, out_dir, **kwargs):
-        calls.append((out_dir.name, kwargs["extra_env"]))
+        asv_calls.append((out_dir.name, pattern, kwargs["extra_env"]))
         repeats = [10.0, 11.0, 30.0] if "head" in out_dir.name else [5.0, 6.0, 7.0]
-        return [figure("dump_json", repeats).model_copy(update={"kind": "micro"})], []
+        return [figure("peakmem_dump_json", repeats).model_copy(update={"kind": "micro"})], []
 
+    monkeypatch.setattr(micro_pairs, "time_cases", fake_time_cases)
     monkeypatch.setattr(micro, "run_micro", fake_run_micro)
+    monkeypatch.setattr(envs, "ensure", lambda stack: type("E", (), {"python": Path(f"/envs/{stack.name}/python")})())
     project = type("P", (), {"stack": staticmethod(load_stacks(Path(__file__).parents[1]).__getitem__),
                              "root": tmp_path})()  # fmt: skip
-    base, head = (Side(role, "latest", "stack", project, []) for role in ("base", "head"))
+    base, head = (Side(role, stack, "stack", project, []) for role, stack in (("base", "v2-pre-rust"), ("head", "latest")))
     assert abrounds.measure_micro(base, head, True, 3, None, tmp_path) == abrounds.MicroResult()  # no benchmarks/
-    assert calls == []
+    assert timed == [] and asv_calls == []
     (tmp_path / "benchmarks").mkdir()
     found = abrounds.measure_micro(base, head, True, 3, None, tmp_path, inject_head=0.02, instructions=False)
-    assert [name for name, _ in calls] == ["micro-base-0", "micro-head-0", "micro-base-1", "micro-head-1",
-                                           "micro-base-2", "micro-head-2"]  # fmt: skip
+    (player_base, player_head, kwargs), = timed
+    assert (player_base.role, player_base.stack.name, player_head.stack.name) == ("base", "v2-pre-rust", "latest")
+    assert player_base.benchmark_dir == tmp_path / "benchmarks" and kwargs["rounds"] == 3 and kwargs["quick"]
     # the injector's wrapper on both sides, extra calls only on head
-    assert {name.split("-")[1]: env for name, env in calls} == {
-        "base": {"BENCHWATCH_MICRO_INJECT": "0"}, "head": {"BENCHWATCH_MICRO_INJECT": "0.02"}}
-    assert found.base[0].samples == [6.0, 6.0, 6.0] and found.head[0].samples == [11.0, 11.0, 11.0]
-    assert found.problems == [] and found.instructions_unavailable is None
+    assert (player_base.extra_env, player_head.extra_env) == (
+        {"BENCHWATCH_MICRO_INJECT": "0"}, {"BENCHWATCH_MICRO_INJECT": "0.02"})
+    assert asv_calls == []  # quick: no peak-memory benchmarks
+    assert [f.samples for f in found.base] == [[5.0, 6.0]] and found.instructions_unavailable is None
+
+    abrounds.measure_micro(base, head, False, None, None, tmp_path, instructions=False)
+    assert [name for name, _, _ in asv_calls[:4]] == ["micro-base-0", "micro-head-0", "micro-base-1", "micro-head-1"]
+    assert len(asv_calls) == 2 * abrounds.MEMORY_ROUNDS and all("peakmem" in bench for _, bench, _ in asv_calls)
 
 
 def instruction_figure(samples, stack="latest"):
@@ -297,7 +310,7 @@ def test_comment_says_how_each_kind_is_judged_and_lists_each_sides_own_stacks():
     text = render(Comparison(base=base, head=head, rounds=8, quick=True, rows=[]))
     judged = text[text.index("How this is judged"):]
     assert "paired by round" in judged and "Wilcoxon signed-rank" in judged
-    assert "alternating rounds (base's right before head's), paired by round" in judged
+    assert "short batches that alternate on one core, each side's fastest batch its sample" in judged
     assert "Instruction counts" in judged and "deterministic" in judged
     assert "| stack v2-pre-rust | fastapi 0.129.2 |  |" in text
     assert "| stack latest |  | fastapi 0.165.0 |" in text

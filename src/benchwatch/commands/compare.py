@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true", help="quick endpoints and short runs")
     parser.add_argument("--rounds", type=int, metavar="N",
                         help="load-test rounds, base and head side by side in each (default 8; 6 or more for an "
-                             "interval); micro-benchmarks run 5 alternating rounds per side")
+                             "interval); micro timings take 12 paired rounds (20 without --quick)")
     parser.add_argument("--out", type=Path, metavar="DIR", help="where compare.json and comment.md go (default results/compare-<time>)")
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
     parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")

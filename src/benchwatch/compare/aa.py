@@ -29,7 +29,7 @@ from benchwatch.results import (
 
 DEFAULT_STACK = "latest"
 DEFAULT_ROUNDS = 16
-MICRO_AA_ROUNDS = 12  # asv rounds per side; compare uses 6, floors resample 6 of these
+MICRO_AA_ROUNDS = 36  # paired rounds; a compare uses 12, floors resample 12 of these
 MIN_ROUNDS = 4
 
 
@@ -39,7 +39,7 @@ def calibrate(
 ) -> tuple[Calibration, list[tuple[Figure, Figure]], list[str]]:  # fmt: skip
     """Measure, write calibration.json; (calibration, A/A pairs, problem lines). The load
     figures as a quick compare measures them; with `micro`, the micro-benchmarks of the selected
-    scenarios as compare measures them too (asv in alternating rounds, instruction counts)."""
+    scenarios as compare measures them too (paired rounds of alternating batches, instruction counts)."""
     from benchwatch import fingerprint
     from benchwatch.compare.rounds import compare_plan, measure_load
     from benchwatch.compare.sides import Side
@@ -136,8 +136,8 @@ def _micro_method(micro_pairs: list[tuple[Figure, Figure]], rounds: int | None, 
 
     if not micro_pairs:
         return {}
-    return {"method": f"A/A: each stack's asv quick benchmarks against themselves in alternating rounds "
-                      f"({rounds or 'as stored'} per side), floors over resamples of {MICRO_ROUNDS} paired "
+    return {"method": f"A/A: each stack's quick micro-benchmark cases against themselves in paired rounds of "
+                      f"alternating batches ({rounds or 'as stored'} rounds), floors over resamples of {MICRO_ROUNDS} paired "
                       "rounds; instruction counts (cachegrind) A/A, at least 0.5 %",
             "rounds": rounds, "variants": variants,
             "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}  # fmt: skip

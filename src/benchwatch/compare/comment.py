@@ -76,7 +76,7 @@ def render(comparison: Comparison) -> str:
         "",
         f"**base** {_side_title(base)} vs **head** {_side_title(head)} — same machine, "
         f"{comparison.rounds} rounds{' (quick)' if comparison.quick else ''}, both servers loaded side by side "
-        f"in each{'' if base.kind == 'variant' else '; asv runs alternating'}.",
+        f"in each{'' if base.kind == 'variant' else '; micro-benchmarks in alternating batches'}.",
         "",
         *(f"Note: {note}." for note in comparison.extra.notes),
         *([""] if comparison.extra.notes else []),
@@ -119,8 +119,9 @@ def _method(comparison: Comparison) -> list[str]:
         "Change = head/base with a 95 % confidence interval. Load-test figures are paired by "
         "round (both servers measured at the same moment): the Hodges–Lehmann estimate of the "
         "per-round log ratios, interval from the Wilcoxon signed-rank test. Micro-benchmark "
-        "times come from asv processes in alternating rounds (base's right before head's), paired "
-        "by round the same way. Instruction counts (valgrind's cachegrind, instructions per call "
+        "times (asv's cases, timed by benchwatch) are paired the same way: in each round base and head "
+        "time the same case in short batches that alternate on one core, each side's fastest batch "
+        "its sample. Instruction counts (valgrind's cachegrind, instructions per call "
         "from N and 2N calls) are deterministic: the bracket is the range of every base repetition "
         "against every head repetition. Significant only when the interval excludes 1 "
         f"**and** the change exceeds the figure's noise floor; {source}. Gating figures "

@@ -1,5 +1,5 @@
 """Base and head measured round by round: load tests side by side (both servers at once, see
-measure/rounds.py), micro-benchmarks alternating (A B A B …)."""
+measure/rounds.py), micro-benchmark timings in alternating batches (measure/micro_pairs.py)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from benchwatch.config import OWN_REQUIREMENTS_STACK, select_figures
 from benchwatch.measure.collect import Collector, half_iqr, slots_for
 from benchwatch.measure.load import fill_run, start_run
 from benchwatch.measure.micro import has_benchmarks
+from benchwatch.measure.micro_pairs import QUICK_ROUNDS
 from benchwatch.measure.plan import FULL, QUICK, LoadPlan
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import run_rounds
@@ -63,9 +64,13 @@ def measure_load(
     return runs[0], runs[1]
 
 
-# asv processes per side, alternating (A B A B …): round i of base and round i of head ran one
-# right after the other and are judged as a pair; 6 pairs are the fewest that give a 95 % interval
-MICRO_ROUNDS = 6
+# paired rounds of a compare's micro timings (measure/micro_pairs.py): 12 pairs give the signed-rank
+# interval room to exclude a 2 % change
+MICRO_ROUNDS = QUICK_ROUNDS
+# peak-memory benchmarks (full compares only) stay with asv, one process per side and round,
+# alternating: memory does not drift with the host's speed
+MEMORY_ROUNDS = 6
+_MEMORY_BENCH = r"\.peakmem_"
 
 
 @dataclass
@@ -80,27 +85,77 @@ def measure_micro(
     base: Side, head: Side, quick: bool, rounds: int | None, patterns: str | None, out_dir: Path,
     *, inject_head: float = 0.0, instructions: bool = True,
 ) -> MicroResult:  # fmt: skip
-    """asv timings on both sides in alternating rounds, then instruction counts of the same
-    cases under cachegrind. Each round gives one timing sample per benchmark, the median of its
-    repeats: repeats inside one asv process share its memory layout and its moment on the
-    machine, so counting them as independent samples made intervals far too narrow.
-    `inject_head` (TESTING ONLY): head's benchmarks repeat that fraction of their calls."""
-    from benchwatch.measure.micro import run_micro
+    """Micro timings of the selected scenarios' asv cases, base and head timed in alternating batches
+    (measure/micro_pairs.py), then (full compares) asv's peak-memory benchmarks in alternating rounds,
+    then instruction counts of the timed cases under cachegrind. `rounds`: paired rounds (default
+    MICRO_ROUNDS quick, micro_pairs.FULL_ROUNDS otherwise). `inject_head` (TESTING ONLY): head's
+    benchmarks repeat that fraction of their calls."""
+    from benchwatch.envs import EnvError, ensure
+    from benchwatch.instructions import quick_patterns
+    from benchwatch.measure.micro_pairs import Player, time_cases
 
     if not all(_micro_stacks(side) and has_benchmarks(side.project.root) for side in (base, head)):
         print("micro: skipped (no asv benchmarks/ folder in the project, or only apps with their own "
               "requirements)", file=sys.stderr)  # fmt: skip
         return MicroResult()
     envs_of = _micro_inject_env(inject_head)
+    within = _scenario_filter(base, head)
     result = MicroResult()
+    for base_stack, head_stack in _stack_pairs(base, head):
+        players = []
+        for side, stack in ((base, base_stack), (head, head_stack)):
+            try:
+                python = ensure(stack).python
+            except EnvError as exc:
+                result.problems.append(Problem(variant=f"micro@{stack.name}", phase="env", reason=str(exc)))
+                continue
+            players.append(Player(side.role, stack, python, side.project.root / "benchmarks", envs_of[side.role]))
+        if len(players) < 2:
+            continue
+        found_base, found_head, trouble = time_cases(
+            *players, patterns=quick_patterns() if quick else (), within=within, quick=quick,
+            rounds=rounds, log=lambda line: print(line, file=sys.stderr, flush=True),
+        )  # fmt: skip
+        result.base += select_figures(found_base, patterns)
+        result.head += select_figures(found_head, patterns)
+        result.problems += trouble
+    if not quick:
+        _asv_memory(base, head, patterns, out_dir, envs_of, result)
+    if instructions:
+        _count_instructions(base, head, quick, patterns, within, envs_of, result)
+    return result
+
+
+def _scenario_filter(base: Side, head: Side) -> list[str]:
+    """asv case regexes for the scenarios of the sides' variants (a case's first parameter is its
+    scenario, `payloads-1MB` included)."""
+    apps = sorted({v.scenario.split("-", 1)[0] for side in (base, head) for v in side.variants})
+    return [rf"\('({'|'.join(apps)})(-[^']*)?'\)"] if apps else []
+
+
+def _stack_pairs(base: Side, head: Side) -> list[tuple]:
+    """Which stack of base is timed against which of head: a stack side's one stack against the
+    other's; ref sides, each stack their variants use against the same stack on the other ref."""
+    if base.kind == "stack" or head.kind == "stack":
+        return [(_micro_stacks(base)[0], _micro_stacks(head)[0])]
+    heads = {stack.name: stack for stack in _micro_stacks(head)}
+    return [(stack, heads[stack.name]) for stack in _micro_stacks(base) if stack.name in heads]
+
+
+def _asv_memory(
+    base: Side, head: Side, patterns: str | None, out_dir: Path, envs_of: dict, result: MicroResult
+) -> None:
+    """asv's peakmem_ benchmarks, one asv process per side and round, alternating (A B A B …)."""
+    from benchwatch.measure.micro import run_micro
+
     samples: dict[str, dict[str, Figure]] = {"base": {}, "head": {}}
-    for round_index in range(rounds or MICRO_ROUNDS):
+    for round_index in range(MEMORY_ROUNDS):
         for side in (base, head):
             found, trouble = run_micro(
-                _micro_stacks(side), None, quick, out_dir / f"micro-{side.role}-{round_index}",
+                _micro_stacks(side), _MEMORY_BENCH, False, out_dir / f"micro-{side.role}-{round_index}",
                 root=side.project.root, rounds=1, publish=False, extra_env=envs_of[side.role],
             )  # fmt: skip
-            result.problems += trouble
+            result.problems += trouble if round_index == 0 else []
             for figure in found:
                 one = statistics.median(figure.samples)
                 earlier = samples[side.role].get(figure.name)
@@ -108,11 +163,8 @@ def measure_micro(
                 samples[side.role][figure.name] = figure.model_copy(
                     update={"samples": kept, "value": statistics.median(kept), "spread": half_iqr(kept)}
                 )
-    result.base = select_figures(list(samples["base"].values()), patterns)
-    result.head = select_figures(list(samples["head"].values()), patterns)
-    if instructions:
-        _count_instructions(base, head, quick, patterns, envs_of, result)
-    return result
+    result.base += select_figures(list(samples["base"].values()), patterns)
+    result.head += select_figures(list(samples["head"].values()), patterns)
 
 
 def _micro_inject_env(inject_head: float) -> dict[str, dict[str, str] | None]:
@@ -125,7 +177,8 @@ def _micro_inject_env(inject_head: float) -> dict[str, dict[str, str] | None]:
 
 
 def _count_instructions(
-    base: Side, head: Side, quick: bool, patterns: str | None, envs_of: dict, result: MicroResult
+    base: Side, head: Side, quick: bool, patterns: str | None, within: list[str], envs_of: dict,
+    result: MicroResult,
 ) -> None:
     """Instructions per call of the cases of the selected scenarios, one side after the other
     (a count does not depend on what else the machine does)."""
@@ -140,8 +193,6 @@ def _count_instructions(
     result.instructions_unavailable = unavailable_reason()
     if result.instructions_unavailable:
         return
-    apps = sorted({v.scenario.split("-", 1)[0] for side in (base, head) for v in side.variants})
-    within = [rf"\('({'|'.join(apps)})(-[^']*)?'\)"] if apps else []
     for side in (base, head):
         found, trouble = count_instructions(
             _micro_stacks(side), benchmark_dir=side.project.root / "benchmarks",

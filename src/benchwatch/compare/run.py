@@ -41,7 +41,7 @@ def compare(
     quiet: bool = False, inject_head: Injection | None = None, inject_head_micro: float = 0.0,
     instructions: bool = True, profile: bool | str = False,
 ) -> tuple[Comparison, Path]:  # fmt: skip
-    """Measure base and head on this machine (load side by side, asv alternating) and judge
+    """Measure base and head on this machine (load side by side, micro timings in alternating batches) and judge
     every figure. The sides are resolved and matched before anything is created or built.
     `profile`: True, or ON_REGRESSION (only when a gating figure regressed): one more round
     under py-spy after the verdicts are in (it never feeds them)."""

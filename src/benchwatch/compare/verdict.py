@@ -25,8 +25,8 @@ COMPARE_FILE = "compare.json"
 COMMENT_FILE = "comment.md"
 EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED = 0, 1, 2
 # load figures are measured side by side, sample i of base with sample i of head (measure/rounds.py);
-# micro-benchmark timings in alternating rounds, base's asv process right before head's
-# (compare/rounds.py): round i of base pairs with round i of head. Instruction counts are
+# micro-benchmark timings in paired rounds, base's and head's batches of the same case alternating
+# on one core (measure/micro_pairs.py): round i of base pairs with round i of head. Instruction counts are
 # deterministic and judged by their range (stats.range_ratio).
 PAIRED_KINDS = ("load", "micro")
 

@@ -7,6 +7,10 @@
     python runner.py fork BENCHMARK_DIR PLAN_JSON   (run under cachegrind; see fork())
         PLAN_JSON: {"cases": [[key, combo], ...], "calls": [N per case], "repeats", "jobs"}
         prints {"skipped": {id: reason}, "children": [{"case", "pid", "exit"}, ...]}
+    python runner.py serve BENCHMARK_DIR PLAN_JSON  (timing on request; see serve())
+        prints what check prints, then reads "INDEX CALLS REPEATS" lines and answers each with
+        REPEATS times the seconds (the case's own timer) that CALLS calls took, or
+        "error <reason>"; "quit" ends
     Cases are built the way asv does: setup_cache once per definition, then setup with the
     parameters. Skipped: a NotImplementedError in setup (asv's skip).
 
@@ -113,6 +117,7 @@ class _Built:
             setup(*args)
         self.function = function
         self.args = args
+        self.timer = _first(sources, "timer", time.perf_counter)  # asv's default timer
 
 
 def _build_all(benchmark_dir: Path, cases: list[list[Any]], failed: dict[str, str] | None,
@@ -140,11 +145,22 @@ def _build_all(benchmark_dir: Path, cases: list[list[Any]], failed: dict[str, st
 def check(benchmark_dir: Path, plan: dict[str, Any]) -> dict[str, Any]:
     """Builds and calls every case natively, each failure reported by case; also the CPU seconds
     per call (the smallest of a few calls), from which the caller picks N."""
+    return _checked(plan["cases"], *_built_with_problems(benchmark_dir, plan))[0]
+
+
+def _built_with_problems(benchmark_dir: Path, plan: dict[str, Any]) -> tuple[list, dict, dict]:
     skipped: dict[str, str] = {}
     failed: dict[str, str] = {}
+    return _build_all(benchmark_dir, plan["cases"], failed, skipped), failed, skipped
+
+
+def _checked(cases: list[list[Any]], built: list[_Built | None], failed: dict[str, str],
+             skipped: dict[str, str]) -> tuple[dict[str, Any], list[_Built | None]]:  # fmt: skip
+    """check's report, and the cases with those that failed a call set to None."""
     seconds: dict[str, float] = {}
-    built = _build_all(benchmark_dir, plan["cases"], failed, skipped)
-    for (key, combo), case in zip(plan["cases"], built, strict=True):
+    working: list[_Built | None] = []
+    for (key, combo), case in zip(cases, built, strict=True):
+        working.append(None)
         if case is None:
             continue
         best = float("inf")
@@ -157,7 +173,41 @@ def check(benchmark_dir: Path, plan: dict[str, Any]) -> dict[str, Any]:
             failed[f"{key}#{combo}"] = f"{type(exc).__name__}: {exc}"
             continue
         seconds[f"{key}#{combo}"] = best
-    return {"skipped": skipped, "failed": failed, "seconds": seconds}
+        working[-1] = case
+    return {"skipped": skipped, "failed": failed, "seconds": seconds}, working
+
+
+def serve(benchmark_dir: Path, plan: dict[str, Any]) -> None:
+    """Built once, timed on request: the caller (measure/micro_pairs.py) sends the same request
+    to base's and head's runner, one after the other. The garbage collector is collected before and
+    off during each timed batch (asv times the same way, through timeit)."""
+    report, built = _checked(plan["cases"], *_built_with_problems(benchmark_dir, plan))
+    print(json.dumps(report), flush=True)
+    for line in sys.stdin:
+        words = line.split()
+        if not words or words[0] == "quit":
+            return
+        case, calls, repeats = built[int(words[0])], int(words[1]), int(words[2])
+        if case is None:
+            print("error not built (see the first report)", flush=True)
+            continue
+        try:
+            print(" ".join(repr(_timed(case, calls)) for _ in range(repeats)), flush=True)
+        except Exception as exc:
+            print(f"error {type(exc).__name__}: {exc}".replace("\n", " "), flush=True)
+
+
+def _timed(case: _Built, calls: int) -> float:
+    function, args, timer = case.function, case.args, case.timer
+    gc.collect()
+    gc.disable()
+    try:
+        started = timer()
+        for _ in range(calls):
+            function(*args)
+        return timer() - started
+    finally:
+        gc.enable()
 
 
 def _child(ready: int, report: int, k: int, case: _Built | None, calls: int) -> None:
@@ -233,11 +283,14 @@ def main(argv: list[str]) -> int:
     if len(argv) >= 2 and argv[0] == "discover":
         print(json.dumps(discover(Path(argv[1]))))
         return 0
+    if len(argv) >= 3 and argv[0] == "serve":
+        serve(Path(argv[1]), json.loads(argv[2]))
+        return 0
     if len(argv) >= 3 and argv[0] in ("check", "fork"):
         command = check if argv[0] == "check" else fork
         print(json.dumps(command(Path(argv[1]), json.loads(argv[2]))))
         return 0
-    print("usage: runner.py discover DIR | check|fork DIR PLAN_JSON", file=sys.stderr)
+    print("usage: runner.py discover DIR | check|fork|serve DIR PLAN_JSON", file=sys.stderr)
     return 2
 
 

@@ -1,0 +1,232 @@
+"""Micro-benchmark timings of two sides as pairs: one runner process per side
+(instructions/runner.py `serve`, asv's `time_` cases built as asv builds them), both pinned to
+one core, time the same case for the same number of calls in short batches that alternate
+between the sides (A B, B A, A B, …). A round's sample per side is its fastest batch, so round i
+of base and round i of head saw the same few milliseconds of the host, and neither side always
+goes first. Duet benchmarking (Bulej et al., ICPE 2020) runs the sides at the same moment on two
+cores instead; on this 2-vCPU VM that was measured and was worse (README: "Micro timings"):
+another process on one vCPU, or steal time, slows one side and not the other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchwatch.config import Stack
+from benchwatch.instructions.cases import RUNNER, Case, RunnerError, discover, runner_env, select
+from benchwatch.measure.collect import half_iqr
+from benchwatch.measure.micro_figures import TIME_UNIT, case_identity
+from benchwatch.results import Figure, Problem
+
+QUICK_ROUNDS, FULL_ROUNDS = 12, 20
+QUICK_SAMPLE_S, FULL_SAMPLE_S = 0.05, 0.1  # one side's timing of one case in one round
+# a round's sample is the fastest of this many batches (together SAMPLE_S): a batch that shared
+# its core with another process, or a hyperthread with a busy sibling, is slower, never faster
+BATCHES = 6
+MAX_CALLS = 100_000
+REPLY_TIMEOUT_S = 120  # one batch; a case slower than this is not a micro-benchmark
+SETUP_TIMEOUT_S = 600  # building every case (asv's setup) and checking it
+
+
+@dataclass(frozen=True)
+class Player:
+    """One side: a stack's interpreter and the benchmark package it times."""
+
+    role: str
+    stack: Stack
+    python: Path
+    benchmark_dir: Path
+    extra_env: Mapping[str, str] | None = None
+
+
+class PairsError(Exception):
+    """A runner that did not start, answer or parse: the timing of that stack pair stops."""
+
+
+class _Runner:
+    def __init__(self, player: Player, cases: Sequence[Case]) -> None:
+        spec = json.dumps({"cases": [[c.key, c.combo] for c in cases]})
+        argv = [str(player.python), str(RUNNER), "serve", str(player.benchmark_dir), spec]
+        self.player = player
+        self.process = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env=runner_env(player.extra_env), cwd=player.benchmark_dir.parent, bufsize=1,
+        )  # fmt: skip
+
+    def pin(self, core: int | None) -> None:
+        if core is not None:
+            os.sched_setaffinity(self.process.pid, {core})
+
+    def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(line + "\n")
+            self.process.stdin.flush()
+        except BrokenPipeError:
+            raise PairsError(self._died(0)) from None
+
+    def receive(self, timeout: float | None = None) -> str:
+        """The runner's next line; a runner silent for `timeout` seconds (default
+        REPLY_TIMEOUT_S) is killed (said)."""
+        assert self.process.stdout is not None
+        timeout = timeout or REPLY_TIMEOUT_S
+        watchdog = threading.Timer(timeout, self.process.kill)
+        watchdog.start()
+        try:
+            line = self.process.stdout.readline()
+        finally:
+            watchdog.cancel()
+        if not line:
+            raise PairsError(self._died(timeout))
+        return line.strip()
+
+    def _died(self, timeout: float) -> str:
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.returncode == -signal.SIGKILL:
+            return f"{self.player.role} runner ({self.player.stack.name}) gave no answer in {timeout:g} s"
+        tail = " | ".join((self.process.stderr.read() if self.process.stderr else "").strip().splitlines()[-3:])
+        return f"{self.player.role} runner ({self.player.stack.name}) exited {self.process.returncode}: {tail}"
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.send("quit")
+                self.process.wait(timeout=10)
+            except (PairsError, subprocess.TimeoutExpired, OSError):
+                self.process.kill()
+                self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def timing_core() -> int | None:
+    """The core both runners share: the last this process may use (the server core of a load
+    run), or None where affinity cannot be set."""
+    if not hasattr(os, "sched_getaffinity"):
+        return None
+    return sorted(os.sched_getaffinity(0))[-1]
+
+
+def time_cases(
+    base: Player, head: Player, *, patterns: Sequence[str] = (), within: Sequence[str] = (),
+    quick: bool = True, rounds: int | None = None, sample_seconds: float | None = None,
+    log: Callable[[str], None] | None = None,
+) -> tuple[list[Figure], list[Figure], list[Problem]]:  # fmt: skip
+    """Base's and head's figures (one sample per round, paired by index) for every case both
+    sides have, and every problem: discovery, a case failing on one side, a runner that dies."""
+    say = log or (lambda line: None)
+    rounds = rounds or (QUICK_ROUNDS if quick else FULL_ROUNDS)
+    sample_seconds = sample_seconds or (QUICK_SAMPLE_S if quick else FULL_SAMPLE_S)
+    problems: list[Problem] = []
+    found: dict[str, list[Case]] = {}
+    for player in (base, head):
+        try:
+            found[player.role] = select(discover(player.python, player.benchmark_dir,
+                                                 runner_env(player.extra_env)), patterns, within)  # fmt: skip
+        except RunnerError as exc:
+            problems.append(Problem(variant=f"micro@{player.stack.name}", phase="micro", reason=str(exc)))
+    if problems:
+        return [], [], problems
+    head_names = {c.name for c in found[head.role]}
+    cases = [c for c in found[base.role] if c.name in head_names]  # one side only: nothing to pair
+    if not cases:
+        return [], [], []
+    runners = [_Runner(base, cases), _Runner(head, cases)]
+    try:
+        return _play(runners, cases, rounds, sample_seconds, say, problems)
+    except PairsError as exc:
+        problems.append(Problem(variant=f"micro@{base.stack.name}", phase="micro", reason=f"micro timing stopped: {exc}"))
+        return [], [], problems
+    finally:
+        for runner in runners:
+            runner.close()
+
+
+def _play(
+    runners: list[_Runner], cases: list[Case], rounds: int, sample_seconds: float,
+    say: Callable[[str], None], problems: list[Problem],
+) -> tuple[list[Figure], list[Figure], list[Problem]]:  # fmt: skip
+    core = timing_core()
+    for runner in runners:
+        runner.pin(core)
+    reports = []
+    for runner in runners:
+        try:
+            reports.append(json.loads(runner.receive(SETUP_TIMEOUT_S)))
+        except ValueError as exc:
+            raise PairsError(f"{runner.player.role} runner: unreadable report ({exc})") from None
+    working = []
+    for index, case in enumerate(cases):
+        ident = f"{case.key}#{case.combo}"
+        broken = [(r.player, rep["failed"][ident]) for r, rep in zip(runners, reports, strict=True)
+                  if ident in rep["failed"]]  # fmt: skip
+        problems += [Problem(variant=f"micro@{p.stack.name}", phase="micro", endpoint=case.name,
+                             reason=f"fails natively: {why}") for p, why in broken]  # fmt: skip
+        if not broken and all(ident in rep["seconds"] for rep in reports):
+            slowest = max(rep["seconds"][ident] for rep in reports)
+            calls = round(sample_seconds / BATCHES / max(slowest, 1e-9))
+            working.append((index, case, max(1, min(MAX_CALLS, calls))))
+    say(f"micro: {len(working)} cases, {rounds} rounds of {BATCHES} alternating batches per side")
+    samples: dict[int, list[list[float]]] = {index: [[], []] for index, _, _ in working}
+    order = list(working)
+    for round_index in range(rounds + 1):  # round 0 warms up and is dropped
+        random.Random(round_index).shuffle(order)
+        for index, _case, calls in order:
+            batches = [_alternate(runners, f"{index} {calls} 1", first=(round_index + b) % 2)
+                       for b in range(BATCHES)]  # fmt: skip
+            if round_index:
+                for side in (0, 1):
+                    fastest = min(batch[side] for batch in batches)
+                    samples[index][side].append(fastest / calls / 1e-6)  # µs per call
+    base_figures, head_figures = [], []
+    for index, case, calls in working:
+        how = (f"{rounds} rounds, each the fastest of {BATCHES} batches of {calls} calls "
+               f"alternating with the other side's on one core")  # fmt: skip
+        for side, into in enumerate((base_figures, head_figures)):
+            into.append(_figure(runners[side].player.stack, case, samples[index][side], how))
+    return base_figures, head_figures, problems
+
+
+def _alternate(runners: list[_Runner], request: str, first: int) -> list[float]:
+    """Seconds each runner took for `request`, one after the other, `first` going first."""
+    replies = ["", ""]
+    for side in (first, 1 - first):
+        runners[side].send(request)
+        replies[side] = runners[side].receive()
+    values = []
+    for runner, reply in zip(runners, replies, strict=True):
+        if reply.startswith("error"):
+            raise PairsError(f"{runner.player.role} ({runner.player.stack.name}): {reply[6:]}")
+        try:
+            values.append(float(reply))
+        except ValueError:
+            raise PairsError(f"{runner.player.role} runner answered {reply[:80]!r}") from None
+        if values[-1] <= 0:
+            raise PairsError(f"{runner.player.role} runner timed 0 s; its timer is too coarse for {request}")
+    return values
+
+
+def _figure(stack: Stack, case: Case, samples: list[float], how: str) -> Figure:
+    """The name asv's figure of the same case has (`micro services validate_json@latest`), so
+    floors and labels are shared."""
+    scenario, params = case_identity(list(case.labels), default_scenario="micro")
+    return Figure(
+        name=f"micro {case.short}@{stack.name}", kind="micro", variant=f"{scenario}@{stack.name}",
+        scenario=scenario, stack=stack.name, metric=case.operation, unit=TIME_UNIT,
+        bigger_is_better=False, samples=samples, value=statistics.median(samples),
+        spread=half_iqr(samples), params=params, note=f"{how}; {case.name}",
+    )  # fmt: skip
