@@ -39,11 +39,11 @@ class Page:
             raise BrowserError(f"{expression[:60]}…: {result['exceptionDetails'].get('text')}")
         return result["result"].get("value")
 
-    def screenshot(self, path: Path, width: int) -> Path:
-        """The whole page, `width` CSS px wide (the viewport grows to the page's height)."""
-        height = int(self.evaluate("Math.ceil(document.documentElement.scrollHeight)"))
+    def screenshot(self, path: Path, width: int, max_height: int | None = None) -> Path:
+        """The whole page (or its top `max_height` px), `width` CSS px wide."""
+        height = min(int(self.evaluate("Math.ceil(document.documentElement.scrollHeight)")), max_height or 16000)
         self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": min(height, 16000), "deviceScaleFactor": 1, "mobile": width < 600})  # fmt: skip
+                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})  # fmt: skip
         data = self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False})["data"]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))

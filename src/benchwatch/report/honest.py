@@ -19,6 +19,11 @@ class Measured:
     band: dict[str, float]  # metric key -> this run's largest A/A change |ratio − 1|
     aa_variant: str | None
 
+    def judged(self) -> str:
+        if self.rounds is not None and self.rounds < 2:
+            return "one round and no interval: ratios are shown, never coloured as a change"
+        return "a ratio is coloured only outside this run's A/A band for its metric"
+
     def how(self) -> str:
         rounds = "rounds not recorded" if self.rounds is None else f"{self.rounds} round{'s' * (self.rounds != 1)}"
         return f"{rounds}{' (quick)' if self.quick else ''}, sequential: each variant measured alone, one after the other"
@@ -45,7 +50,7 @@ class Measured:
         if abs(good - 1.0) < 0.005 or self.tone(good, key):
             return ""
         if self.rounds is not None and self.rounds < 2:
-            return "1 round, not judged"
+            return ""  # every figure of the table: said once, in its note
         if key not in self.band:
             return "noise unknown, not judged"
         return "within noise"

@@ -14,7 +14,8 @@ th{background:#23262b!important}pre{background:#1b1e22!important}a{color:#8ab4f8
 .better{color:#4ade80!important}.worse,.bad{color:#f87171!important}
 .problems{background:#3a1d1b!important}.ok{background:#14301f!important}}
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1200px;
-padding:16px 24px;color:#1d1d1f;line-height:1.4;overflow-wrap:anywhere}
+padding:16px 24px;color:#1d1d1f;line-height:1.4}
+p,li,h1,h2,h3{overflow-wrap:anywhere}
 .scroll{overflow-x:auto;max-width:100%}.scroll-hint{display:none;font-size:12px;color:#888}
 @media (max-width:700px){body{padding:8px 10px}.scroll-hint{display:block}}
 h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}

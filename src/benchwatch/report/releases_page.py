@@ -48,41 +48,52 @@ def effect(ratio: Ratio) -> Cell:
 
 def _moved(step: StepOutcome, package: str) -> str:
     old, new = step.moved.get(package, (None, None))
-    return f"{package} {new or '?'}" + (f" (from {old})" if old else " (new)")
+    return f"{package} {old or '—'} → {new or '?'}"
 
 
-def _watched_first(step: StepOutcome) -> list[str]:
-    moved = [p for p in step.group if p in step.moved] or list(step.moved) or list(step.group)
-    return sorted(moved, key=lambda p: (p not in PACKAGES, PACKAGES.index(p) if p in PACKAGES else 0, p))
+def _ordered(step: StepOutcome) -> list[str]:
+    """The packages a step moved: the four watched ones first, then the rest of its group, then
+    what the resolver brought along (a package new in the head, e.g.)."""
+    def rank(p: str) -> tuple:
+        return (p not in PACKAGES, PACKAGES.index(p) if p in PACKAGES else 0, p not in step.group, p)
+
+    return sorted(dict.fromkeys([*step.group, *step.moved]) if step.moved else step.group, key=rank)
+
+
+def release_name(step: StepOutcome) -> str:
+    if step.kind == "transitive":
+        return "unpinned dependencies (transitive)"
+    packages = _ordered(step)
+    return _moved(step, packages[0]) if packages else step.requested
 
 
 def how_measured(result: Attribution) -> str:
     rounds = result.rounds or COMPARE_QUICK_ROUNDS
-    return (f"{result.base} → {result.head}: each step is {result.base} with one package (or the group the resolver "
-            f"demands) moved to {result.head}'s version, loaded side by side with {result.base} ({rounds} paired rounds"
-            f"{', quick' if result.quick else ''}); ratio = server CPU per request step/{result.base}, 95 % interval; "
-            "below 1 is less CPU (faster). A ratio is coloured only when its interval excludes 1 and the change "
-            "exceeds the measured noise floor.")  # fmt: skip
+    return (f"Each step is {result.base} with one package (or the group the resolver demands) moved to "
+            f"{result.head}'s version, loaded side by side with {result.base}: {rounds} paired rounds"
+            f"{' (quick)' if result.quick else ''}. Effect = server CPU per request, step / {result.base}, with its "
+            "95 % interval; below 1 is less CPU (faster). Coloured only when the interval excludes 1 and the change "
+            "exceeds the measured noise floor (compare's verdict).")  # fmt: skip
 
 
-def release_table(results: Sequence[tuple[str, Attribution]]) -> Table:
-    """One row per (release, figure): the four watched packages first, then what moved with them."""
-    table = Table("releases and their attributed effect",
-                  ["release", "moved with it", "scenario", "figure", "effect [95 % interval]", "attribution"])  # fmt: skip
+def release_table(base: str, head: str, results: Sequence[Attribution]) -> Table:
+    """One row per (release, scenario, figure): the four watched packages first."""
+    table = Table(f"{base} → {head}: releases and their attributed effect",
+                  ["release", "moved with it", "scenario", "figure", "effect [95 % interval]"])  # fmt: skip
     rows: list[tuple[tuple, list[Cell]]] = []
-    for source, result in results:
+    for result in results:
         for step in result.steps:
-            packages = _watched_first(step)
-            lead = packages[0] if packages else step.requested
-            others = ", ".join(_moved(step, p) for p in packages[1:]) or "—"
+            packages = _ordered(step)
+            lead = packages[0] if packages and step.kind != "transitive" else ""
+            others = ", ".join(_moved(step, p) for p in packages if p != lead) or "—"
             for line in result.lines:
                 ratio = line.steps.get(step.step) if step.error is None else Ratio(text=step.error)
                 if ratio is None:
                     continue
-                key = (lead not in PACKAGES, PACKAGES.index(lead) if lead in PACKAGES else 0, lead, line.scenario, line.label)
-                rows.append((key, [Cell(_moved(step, lead)), Cell(others), Cell(line.scenario),
-                                   Cell(figure_label(line.label, line.scenario)), effect(ratio),
-                                   Cell(f"{result.base} → {result.head} ({source})")]))  # fmt: skip
+                key = (lead not in PACKAGES, PACKAGES.index(lead) if lead in PACKAGES else 0, lead == "", lead,
+                       line.scenario, line.label)  # fmt: skip
+                rows.append((key, [Cell(release_name(step)), Cell(others), Cell(line.scenario),
+                                   Cell(figure_label(line.label, line.scenario)), effect(ratio)]))  # fmt: skip
     table.rows = [cells for _, cells in sorted(rows, key=lambda r: r[0])]
     return table
 
@@ -104,9 +115,18 @@ def render_releases(results: Sequence[tuple[str, Attribution]], table_html) -> s
     if not results:
         return ("<div class='message'>no attribution results given (benchwatch site --attribution "
                 "attribution.json): the nightly writes one when a release moved the numbers</div>")
-    parts = [f"<p class='note how'>{escape(how_measured(result))}</p>" for _, result in results]
-    parts.append(table_html(release_table(results), numeric_from=4))
-    for _, result in results:
-        parts.append(f"<h3>{escape(result.base)} → {escape(result.head)}: "
-                     f"{escape(', '.join(result.scenarios))}</h3>{table_html(check_table(result), numeric_from=2)}")  # fmt: skip
+    pairs: dict[tuple[str, str], list[tuple[str, Attribution]]] = {}
+    for source, result in results:
+        pairs.setdefault((result.base, result.head), []).append((source, result))
+    parts = []
+    for (base, head), found in pairs.items():
+        attributions = [result for _, result in found]
+        scenarios = sorted({s for result in attributions for s in result.scenarios})
+        parts.append(f"<h2>{escape(base)} → {escape(head)}</h2>")
+        parts.append(f"<p class='note how'>{escape(how_measured(attributions[0]))} Scenarios: "
+                     f"{escape(', '.join(scenarios))}; from {escape(', '.join(source for source, _ in found))}.</p>")  # fmt: skip
+        parts.append(table_html(release_table(base, head, attributions), numeric_from=4))
+        for result in attributions:
+            parts.append(f"<h3>Do the steps add up? {escape(', '.join(result.scenarios))}</h3>"
+                         f"{table_html(check_table(result), numeric_from=2)}")  # fmt: skip
     return "".join(parts)

@@ -121,7 +121,8 @@ def latest_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) 
                 setting = present[0].setting
                 title = f"{metric.title} {setting.tag if setting is not None else ''}".strip()
                 table.rows.append([Cell(endpoint or ""), Cell(title), *(_cell(row[v], ref, how) for v in variants)])
-        notes = [how.how(), ", ".join(how.noise(m.key) for m in HEADLINE_METRICS), "the highest concurrency measured"]
+        notes = [how.how(), ", ".join(how.noise(m.key) for m in HEADLINE_METRICS), how.judged(),
+                 "the highest concurrency measured"]
         if reference in variants:
             notes.insert(0, f"ratios against {reference}")
         table.note = "; ".join(notes)
@@ -200,8 +201,7 @@ def speedup_table(run: Run, stacks: Sequence[str]) -> Table | None:
         if any(c.text != "—" for c in cells):
             table.rows.append([Cell(scenario), Cell(endpoint or ""), *cells])
     kinds = ", ".join(f"{a} → {b} ({kind})" for a, b, kind in pairs)
-    table.note = (f"{how.how()}; {how.noise(CPU.key)}: a ratio is coloured only with 2 or more rounds and "
-                  f"outside that band; pairs: {kinds}")  # fmt: skip
+    table.note = f"{how.how()}; {how.noise(CPU.key)}; {how.judged()}; pairs: {kinds}"
     return table
 
 
@@ -253,7 +253,7 @@ def page(file: str, title: str, body: list[str], report_link: str | None, script
 
 def render_index(run: Run | None, sources: list[Source], reference_stack: str | None,
                  stacks: Sequence[str], report_link: str | None,
-                 changes: list[dict] | None = None) -> str:  # fmt: skip
+                 changes: list[dict] | None = None, palette_stacks: Sequence[str] = ()) -> str:  # fmt: skip
     parts = [stack_key(), "<h2>Nightly status</h2><div id='nightly-status' data-state='pending'>loading…</div>"]
     parts.append("<h2 id='latest'>Latest results</h2>")
     if run is None:
@@ -281,14 +281,15 @@ def render_index(run: Run | None, sources: list[Source], reference_stack: str | 
                  + ("loading…" if changes is not None else "no change-point analysis given "
                     "(benchwatch site --changes changes.json)") + "</div>")  # fmt: skip
     config = json.dumps({"sources": [s.__dict__ for s in sources], "filter": DEFAULT_FILTER, "changes": changes,
-                         "palette": {s: stack_color(s) for s in stacks or STACK_COLORS}})  # fmt: skip
+                         "palette": {s: stack_color(s) for s in [*STACK_COLORS, *stacks, *palette_stacks]}})  # fmt: skip
     config = config.replace("</", "<\\/")
     script = (f"\n<script type='application/json' id='bw-sources'>{config}</script>"
               "\n<script src='assets/dashboard.js'></script>")  # fmt: skip
     return page("index.html", "benchwatch: FastAPI + Pydantic performance", parts, report_link, script)
 
 
-def render_trends(files: dict[str, Path], changes: list[dict] | None, report_link: str | None) -> str:
+def render_trends(files: dict[str, Path], changes: list[dict] | None, report_link: str | None) -> tuple[str, list[str]]:
+    """(the page, every stack its charts drew)."""
     parts = [stack_key(), "<p>Per scenario, the gating figures (server CPU per request, micro-benchmark times) "
              "over commits on main and over nights, one line per stack. Dashed vertical lines are the change "
              "points of <code>benchwatch changes</code> (red: regression, green: improvement, grey: acknowledged); "
@@ -296,6 +297,7 @@ def render_trends(files: dict[str, Path], changes: list[dict] | None, report_lin
     if changes is None:
         parts.append("<div class='message'>no change-point analysis given: no change points marked</div>")
     marks = marks_by_series(changes)
+    seen: list[str] = []
     order = [MAIN_TREND, NIGHTLY_TREND, HISTORY_TREND]
     for path in sorted(files, key=lambda p: (order.index(p) if p in order else len(order), p)):
         try:
@@ -304,10 +306,12 @@ def render_trends(files: dict[str, Path], changes: list[dict] | None, report_lin
             parts.append(f"<div class='message error' data-source='{escape(path)}'>{escape(str(exc))}</div>")
             continue
         parts.append(trend_section(trend, marks))
+        seen += [line.series.rpartition("@")[2] for charts in trend.groups.values() for chart in charts
+                 for line in chart.absolute + chart.relative]  # fmt: skip
     if not files:
         parts.append("<div class='message'>no data.js given (benchwatch site --data DIR): trends appear after the "
                      "first publish</div>")  # fmt: skip
-    return page("trends.html", "benchwatch: trends", parts, report_link)
+    return page("trends.html", "benchwatch: trends", parts, report_link), list(dict.fromkeys(seen))
 
 
 def render_releases_page(attributions: Sequence[tuple[str, Attribution]], report_link: str | None) -> str:
@@ -336,8 +340,9 @@ def build_site(
         order = stack_order(run, stacks)
         write_report(out / "latest", run, reference_stack, order)
         report_link = "latest/report.html"
-    write_text_atomic(out / "trends.html", render_trends(files, changes, report_link))
+    trends, seen = render_trends(files, changes, report_link)
+    write_text_atomic(out / "trends.html", trends)
     write_text_atomic(out / "releases.html", render_releases_page(attributions, report_link))
     index = out / "index.html"
-    write_text_atomic(index, render_index(run, sources, reference_stack, order, report_link, changes))
+    write_text_atomic(index, render_index(run, sources, reference_stack, order, report_link, changes, seen))
     return index

@@ -192,7 +192,8 @@ def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[tuple[str
     if log:
         lo, hi = math.log(lo), math.log(hi)
     pad = (hi - lo) * 0.08 or abs(hi) * 0.05 or 1.0
-    lo, hi = lo - pad, hi + pad
+    floor = 0.0 if not log and min(p.value for line in lines for p in line.points) > 0 else -math.inf
+    lo, hi = max(lo - pad, floor), hi + pad
 
     def px(x: float) -> float:
         return left + (plot_w / 2 if n <= 1 else plot_w * x / (n - 1))
@@ -248,7 +249,8 @@ def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[tuple[str
                 f'data-kind="{escape(mark["kind"])}" data-acknowledged="{1 if mark.get("acknowledged") else 0}" '
                 f'data-x="{x}"><line x1="{at:.1f}" x2="{at:.1f}" y1="{plot_top}" y2="{bottom}" stroke="{color}" '
                 f'stroke-width="1.6" stroke-dasharray="4 3"/>'
-                + text(min(at + 3, left + plot_w - 40), plot_top + 11, word, extra=f'fill="{color}"')
+                + (text(at + 3, plot_top + 11, word, extra=f'fill="{color}"') if at < left + plot_w * 0.7
+                   else text(at - 3, plot_top + 11, word, "end", extra=f'fill="{color}"'))
                 + f"<title>{escape(line.series + ': ' + mark_text(mark))}</title></g>"
             )  # fmt: skip
             notes.append(f"{line.series}: {mark_text(mark)}")
@@ -257,10 +259,11 @@ def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[tuple[str
 
 def chart_html(trend: Trend, chart: Chart, marks: dict) -> str:
     n = len(trend.axis)
+    unit = "µs" if chart.unit == "us" else chart.unit
     better = "higher" if chart.bigger_is_better else "lower"
     parts, notes = [], []
     if chart.absolute:
-        drawn, found = _draw(f"{chart.figure} ({chart.unit}, {better} is better)", chart.absolute, chart.unit, n,
+        drawn, found = _draw(f"{chart.figure} ({unit}, {better} is better)", chart.absolute, unit, n,
                              trend.axis, marks, relative=False, nightly=trend.nightly)  # fmt: skip
         parts.append(drawn)
         notes += found

@@ -260,7 +260,9 @@
     });
   }
 
-  function nightlyStatus(sources, target) {
+  /* a night's move is coloured only when `benchwatch changes` found a change point there:
+     two separate nights differ by the host's speed as much as by the releases */
+  function nightlyStatus(sources, target, marks) {
     if (!target) return;
     var nightly = sources.filter(function (s) { return s.nightly; })[0];
     target.textContent = "";
@@ -282,7 +284,10 @@
         var prev = before[b.name];
         if (typeof prev !== "number" || prev <= 0 || !(b.value > 0)) return;
         var good = bigger ? b.value / prev : prev / b.value;
-        changes.push({name: b.name, good: good});
+        var found = (marks[suite + "\u0000" + b.name] || []).filter(function (m) {
+          return m.after && m.after.commit === (end.commit || {}).id;
+        })[0];
+        changes.push({name: b.name, good: good, mark: found});
       });
     });
     target.setAttribute("data-state", "ok");
@@ -295,8 +300,10 @@
     var list = el("ul", {});
     changes.slice(0, 5).forEach(function (c) {
       var text = c.good >= 1 ? c.good.toFixed(2) + "x faster" : (1 / c.good).toFixed(2) + "x slower";
-      var item = el("li", {}, c.name + ": " + text + " than the night before");
-      item.className = c.good >= 1.0 ? "better" : "worse";
+      var verdict = c.mark ? " \u2014 change point (" + (c.mark.acknowledged ? "acknowledged: " + c.mark.acknowledged : c.mark.kind) + ")"
+                           : " \u2014 no change point: within the night-to-night noise";
+      var item = el("li", {"data-judged": c.mark ? "1" : "0"}, c.name + ": " + text + " than the night before" + verdict);
+      if (c.mark && !c.mark.acknowledged) item.className = c.mark.kind === "regression" ? "worse" : "better";
       list.appendChild(item);
     });
     target.appendChild(el("p", {}, "Largest moves since the previous nightly run:"));
@@ -318,7 +325,7 @@
       if (!sources.length) message(container, "no data.js files found: trends appear after the first publish", false);
       sources.forEach(function (source) { renderSource(source, container, filter, marks, config.palette); });
       changeTable(config.changes, document.getElementById("change-points"));
-      nightlyStatus(sources, document.getElementById("nightly-status"));
+      nightlyStatus(sources, document.getElementById("nightly-status"), marks);
       document.body.setAttribute("data-dashboard", "done");
     }
     function next() {
