@@ -213,6 +213,8 @@ MEASURE = r"""
     overflowing: overflowing.slice(0, 10), scrolls,
     background: getComputedStyle(document.body).backgroundColor,
     errors: JSON.parse(document.body.getAttribute("data-errors") || "[]"),
+    tables: document.querySelectorAll("table").length,
+    tablesOutsideScroll: [...document.querySelectorAll("table")].filter(t => !t.closest(".scroll")).length,
   };
 })()
 """

@@ -155,7 +155,7 @@ def legend(found: dict[str, Style], x: float, y: float, width: float, lines: boo
             parts.append(swatch(cx, cy - 10, 20, 11, style, name))
         parts.append(text(cx + 25, cy, fits(name, width - 25)))
         cx += step
-    return parts, cy + 8
+    return ['<g class="legend">', *parts, "</g>"], cy + 8
 
 
 def grouped_bars(

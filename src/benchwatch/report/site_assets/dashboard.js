@@ -229,7 +229,10 @@
                                     : mark.kind + (mark.alert ? ", alert" : "")));
       table.appendChild(row);
     });
-    target.appendChild(table);
+    var box = el("div", {"class": "scroll", tabindex: "0", role: "region", "aria-label": "change points"});
+    box.appendChild(table);
+    target.appendChild(box);
+    target.appendChild(el("div", {"class": "scroll-hint"}, "\u2190 scroll sideways for more columns \u2192"));
   }
 
   function renderSource(source, container, filter, marks, palette) {
