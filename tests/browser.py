@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM = os.environ.get("BENCHWATCH_CHROMIUM") or next(
+    (found for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+     if (found := shutil.which(name))), None)  # Debian's chromium (.ci/run), the GitHub runner's Chrome  # fmt: skip
 
 
 class BrowserError(RuntimeError):
