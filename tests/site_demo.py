@@ -25,6 +25,7 @@ from test_changes import _clean, _sha, _write  # noqa: E402
 from benchwatch.trend.history import PREFIX  # noqa: E402
 
 FIXTURES = HERE / "fixtures" / "site"
+ATTRIBUTIONS = FIXTURES  # scripts/site_screenshots.py may point it at more real results
 SMALLER, BIGGER = "customSmallerIsBetter", "customBiggerIsBetter"
 STEP_AT, NIGHT_STEP_AT = 25, 12
 STEP_FIGURE = "GET /services?offset=0 c=10 cpu/req"
@@ -78,7 +79,7 @@ def real_run(directory: Path) -> Path:
 
 
 def attributions() -> list[Path]:
-    return sorted(FIXTURES.glob("attribution-*.json"))
+    return sorted(ATTRIBUTIONS.glob("attribution-*.json"))
 
 
 def build(work: Path) -> Path:

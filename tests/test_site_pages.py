@@ -70,7 +70,7 @@ def _chart(trends: str, source: str, figure: str) -> str:
 
 def test_the_known_step_is_marked_at_its_commit_with_size_and_the_relative_series_beside(demo: Path) -> None:
     trends = (demo / "trends.html").read_text()
-    main_source = str(demo.parent / "gh-pages" / "dev" / "bench" / "data.js")
+    main_source = "dev/bench/data.js"
     chart = _chart(trends, main_source, site_demo.STEP_FIGURE)
     absolute, relative = chart.split('class="chart trend relative"')
     marks = re.findall(r'class="change-point" data-commit="([0-9a-f]+)" data-kind="(\w+)" '
@@ -88,7 +88,7 @@ def test_the_known_step_is_marked_at_its_commit_with_size_and_the_relative_serie
 
 def test_an_acknowledged_change_is_grey_with_its_reason(demo: Path) -> None:
     trends = (demo / "trends.html").read_text()
-    nightly = str(demo.parent / "gh-pages" / "nightly" / "data.js")
+    nightly = "nightly/data.js"
     chart = _chart(trends, nightly, site_demo.STEP_FIGURE)
     assert re.findall(r'class="change-point" data-commit="([0-9a-f]+)" data-kind="(\w+)" data-acknowledged="(\d)"',
                       chart) == [(_sha(site_demo.NIGHT_STEP_AT), "improvement", "1")]  # fmt: skip

@@ -272,7 +272,8 @@ def render_index(run: Run | None, sources: list[Source], reference_stack: str | 
         if speedups is not None:
             parts.append(f"<h3>Speed-ups †</h3>{table_html(speedups, numeric_from=2)}")
         for app, table, chart in latest_tables(run, reference_stack, stacks):
-            parts.append(f"<h3>{escape(app)}</h3><div class='static-charts'>{chart}</div>{table_html(table, 2)}")
+            parts.append(f"<h3>{escape(app)}</h3><div class='app-row'><div class='static-charts'>{chart}</div>"
+                         f"<div class='table-box'>{table_html(table, 2)}</div></div>")  # fmt: skip
     parts.append("<h2>Every figure's trend</h2><p class='note'>github-action-benchmark's points, one chart per "
                  "figure name; <a href='trends.html'>Trends</a> groups the gating figures per scenario.</p>"
                  "<div class='controls'><label>filter figures: "
@@ -302,6 +303,7 @@ def render_trends(files: dict[str, Path], changes: list[dict] | None, report_lin
     for path in sorted(files, key=lambda p: (order.index(p) if p in order else len(order), p)):
         try:
             trend = read_trend(files[path], LABELS.get(path, path.removesuffix("/" + DATA_FILE)), path == NIGHTLY_TREND)
+            trend.path = path  # where it is published, not where this machine read it
         except UserError as exc:  # the command checks --data files first; here: a file already in the site
             parts.append(f"<div class='message error' data-source='{escape(path)}'>{escape(str(exc))}</div>")
             continue
