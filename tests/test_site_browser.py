@@ -52,7 +52,7 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_every_page_is_readable_at_desktop_and_phone_width(site: Path, browser: Chromium, artifacts: Path,
                                                            width: int) -> None:  # fmt: skip
     colors: dict[str, set[str]] = {}
-    for name in site_demo.PAGES:
+    for name in (*site_demo.PAGES, "latest/report.html"):  # and the full report the nav links to
         page = browser.open((site / name).as_uri(), width)
         found = measure(page)
         where = f"{name} at {width} px"
@@ -67,7 +67,7 @@ def test_every_page_is_readable_at_desktop_and_phone_width(site: Path, browser: 
             assert all(s["hint"] for s in scrolls if s["wide"]), f"{where}: a wide table without its hint"
         for stack, seen in found["colors"].items():
             colors.setdefault(stack, set()).update(seen)
-        shot = page.screenshot(artifacts / f"{name.removesuffix('.html')}-{width}.png", width)
+        shot = page.screenshot(artifacts / f"{name.removesuffix('.html').replace('/', '-')}-{width}.png", width)
         assert shot.stat().st_size > 5_000
     assert {"seed-v1", "seed-v2", "v1-last", "v2-pre-rust", "latest", "next"} <= set(colors)
     assert colors == {stack: {rgb(stack_color(stack))} for stack in colors}  # one colour per stack, every chart

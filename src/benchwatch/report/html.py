@@ -95,7 +95,7 @@ def render_html(report: Report) -> str:
         body.append("</ul>")
     body.append('<h2 id="environment">Environment</h2><div class="scroll"><table>')
     body += [f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in report.environment]
-    body.append("</table></div>")
+    body.append('</table></div><div class="scroll-hint">← scroll sideways for more columns →</div>')
     body.append(table_html(report.versions, numeric_from=99))
     return (
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"

@@ -63,10 +63,11 @@ def fits(content: str, width: float, size: int = MIN_FONT) -> str:
     return content if len(content) <= limit else content[: limit - 1] + "…"
 
 
-def wrap(content: str, width: float, size: int) -> list[str]:
-    limit = max(8, int(width / (size * _CHAR)))
+def wrap(content: str, width: float, size: int, bold: bool = False) -> list[str]:
+    limit = max(8, int(width / (size * (_CHAR + (0.08 if bold else 0.0)))))
+    words = [w[i : i + limit] for w in content.split() for i in range(0, len(w), limit)]  # a URL longer than a line
     lines, current = [], ""
-    for word in content.split():
+    for word in words:
         if current and len(current) + 1 + len(word) > limit:
             lines.append(current)
             current = word
@@ -86,7 +87,7 @@ def svg(width: int, height: float, title: str, body: list[str], kind: str = "") 
 def title_lines(title: str, width: int) -> tuple[list[str], float]:
     """The title wrapped over as many lines as it needs; returns (elements, y below it)."""
     body, y = [], 4.0
-    for line in wrap(title, width - 12, 13):
+    for line in wrap(title, width - 12, 13, bold=True):
         y += 17
         body.append(text(6, y, line, size=13, extra='font-weight="600"'))
     return body, y + 4
