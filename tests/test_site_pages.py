@@ -193,3 +193,14 @@ def test_pages_share_one_nav_and_stay_offline(demo: Path) -> None:
         assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
         assert all(f"href='{page}'" in html for page in site_demo.PAGES)
         assert "prefers-color-scheme" in (demo / "assets" / "dashboard.css").read_text()
+
+
+def test_a_long_history_draws_its_lines_without_a_marker_per_point(tmp_path: Path) -> None:
+    from test_changes import _write
+
+    from benchwatch.report.trends import DENSE, read_trend, trend_section
+
+    names = {f"svc@{stack} GET / c=10 cpu/req": [100.0 + i % 3 for i in range(DENSE + 40)] for stack in ("seed-v1", "latest")}
+    path = _write(tmp_path / "data.js", {"s": ("customSmallerIsBetter", names)})
+    html = trend_section(read_trend(path, "main", nightly=False), {})
+    assert html.count('<path d="M') == 2 and html.count('<circle cx=') == 2 + 2  # the legend's and the last points

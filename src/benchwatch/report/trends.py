@@ -151,6 +151,7 @@ def read_trend(path: Path, label: str, nightly: bool) -> Trend:
 
 # --- drawing ------------------------------------------------------------------------------
 
+DENSE = 60  # more points than this on an axis: no marker or whisker per point (the page stays small)
 _MARK_COLORS = {"regression": "#dc2626", "improvement": "#16a34a", "acknowledged": "#6b7280"}
 _PLOT_H = 150
 
@@ -228,7 +229,7 @@ def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[tuple[str
         dash = f' stroke-dasharray="{style.dash}"' if style.dash else ""
         body.append(f'<path d="{d}" fill="none" stroke="{style.color}" stroke-width="1.8"{dash} '
                     f'data-stack="{escape(style.stack)}" data-series="{escape(line.series)}"/>')  # fmt: skip
-        for p in line.points:
+        for p in line.points if n <= DENSE else line.points[-1:]:  # a long history: the line and its last point
             if p.half:
                 body.append(f'<line x1="{px(p.x):.1f}" x2="{px(p.x):.1f}" y1="{py(p.value - p.half):.1f}" '
                             f'y2="{py(p.value + p.half):.1f}" stroke="{style.color}" stroke-opacity="0.55" '
