@@ -150,15 +150,17 @@ def test_a_side_by_side_ratio_is_coloured_only_when_its_interval_excludes_one() 
 def test_releases_list_each_watched_release_first_with_its_effect_per_scenario(demo: Path) -> None:
     results = [Attribution.model_validate_json(p.read_text()) for p in site_demo.attributions()]
     table = release_table("v2-pre-rust", "latest", results)
-    first = [c.text for c in table.rows[0]]
-    assert first[:4] == ["fastapi 0.129.2 → 0.165.0", "starlette 0.52.1 → 1.10.0, opentelemetry-api — → 1.45.2",
-                         "hello", "GET / c=10 cpu/req"]  # fmt: skip
-    assert table.rows[0][4].text == "1.136 [1.122, 1.159] slower" and table.rows[0][4].tone == "worse"
+    [hello] = [row for row in table.rows if row[2].text == "hello" and row[3].text == "GET / c=10 cpu/req"
+               and row[0].text.startswith("fastapi")]  # fmt: skip
+    assert [c.text for c in hello[:2]] == ["fastapi 0.129.2 → 0.165.0",
+                                           "starlette 0.52.1 → 1.10.0, opentelemetry-api — → 1.45.2"]  # fmt: skip
+    assert hello[4].text == "1.136 [1.122, 1.159] slower" and hello[4].tone == "worse"
+    assert table.rows[0][0].text.startswith("fastapi")
     leads = list(dict.fromkeys(row[0].text.split(" ")[0] for row in table.rows))
     assert leads[:3] == ["fastapi", "pydantic", "uvicorn"] and leads[-1] == "unpinned"
     unchanged = [row[4] for row in table.rows if row[4].text.endswith("no significant change")]
     assert unchanged and all(c.tone == "" for c in unchanged)
-    assert {row[2].text for row in table.rows} == {"hello", "services"}
+    assert {row[2].text for row in table.rows} == {"github_user", "hello", "services"}
     page = (demo / "releases.html").read_text()
     assert "8 paired rounds (quick)" in page and "Do the steps add up?" in page
 
