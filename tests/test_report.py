@@ -223,7 +223,7 @@ def test_html_is_self_contained_with_charts(report_dir: Path) -> None:
     html = (report_dir / REPORT_HTML).read_text()
     assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
     assert "<script" not in html and "<link" not in html and "@import" not in html
-    charts = re.findall(r"<svg[^>]*class=\"chart\"", html)
+    charts = re.findall(r"<svg[^>]*class=\"chart[ \"]", html)
     assert len(charts) >= 4 * 2  # services and posts: cpu, rps, latency, memory at least
     assert "services: server CPU per request" in html and "GET /services?offset=0: latency vs offered rate" in html
     assert html.count("<path d=\"M") >= 6  # services: p50 and p99 lines for three stacks

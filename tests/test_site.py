@@ -9,18 +9,17 @@ import json
 import math
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+from browser import CHROMIUM
 from test_report import synthetic_run
 
 from benchwatch.cli import main
 from benchwatch.report.site import build_site, find_trend_files
 from benchwatch.results import write_run
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
 
 

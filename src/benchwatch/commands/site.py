@@ -4,7 +4,7 @@ import argparse
 import os
 from pathlib import Path
 
-HELP = "Build the gh-pages landing page (index.html + assets, works offline)"
+HELP = "Build the gh-pages site: overview, trends and releases pages (works offline)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -16,26 +16,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         default=os.environ.get("BENCHWATCH_RUN") or None,
                         help="run directory whose run.json gives the latest results (env BENCHWATCH_RUN)")  # fmt: skip
     parser.add_argument("--changes", type=Path, metavar="FILE",
-                        help="changes.json from `benchwatch changes --json-file`: change points drawn on the trends")  # fmt: skip
+                        help="changes.json from `benchwatch changes --json-file`: change points drawn on the trends "
+                             "(default: found here from the --data files and benchwatch-acks.toml)")  # fmt: skip
+    parser.add_argument("--attribution", type=Path, action="append", metavar="FILE",
+                        help="an attribution.json from `benchwatch attribute` (the nightly's): releases.html lists "
+                             "each release's effect; repeatable")  # fmt: skip
+    parser.add_argument("--no-copy", action="store_true",
+                        help="read the --data files for the trends but do not copy them into the site "
+                             "(on gh-pages, github-action-benchmark owns dev/bench and nightly)")  # fmt: skip
     parser.add_argument("--reference", metavar="STACK",
                         help="stack ratios are taken against (default: benchwatch.toml's reference_stack)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
+    from benchwatch.commands.changes import _default_acks
+    from benchwatch.commands.changes import changes as find_changes
     from benchwatch.config import project_defaults
     from benchwatch.errors import UserError
-    from benchwatch.report.site import build_site
+    from benchwatch.report.releases_page import read_attribution
+    from benchwatch.report.site import build_site, find_trend_files
     from benchwatch.report.site_changes import marks, read_changes
     from benchwatch.results import ensure_writable, read_run
+    from benchwatch.trend.histories import series_of
 
+    files = []
     for data_dir in args.data or []:
         if not data_dir.is_dir():
             raise UserError(f"--data {data_dir}: not a directory")
+        files += list(find_trend_files(data_dir).values())
+    for path in files:  # a damaged data.js: one line naming it, before anything is written
+        series_of(path)
     record = read_run(Path(args.run)) if args.run else None
-    changes = marks(read_changes(args.changes)) if args.changes else None
+    attributions = [(path.name if path.name != "attribution.json" else path.parent.name or path.name,
+                     read_attribution(path)) for path in args.attribution or []]  # fmt: skip
+    if args.changes:
+        changes = marks(read_changes(args.changes))
+    elif files:
+        changes = marks(find_changes(files, acks_file=_default_acks())[0])
+    else:
+        changes = None
     reference, stacks = project_defaults(args.reference)
     ensure_writable(args.out)
     index = build_site(args.out, run=record, data_dirs=args.data or (), reference_stack=reference, stacks=stacks,
-                       changes=changes)  # fmt: skip
+                       changes=changes, attributions=attributions, copy_data=not args.no_copy)  # fmt: skip
     print(index)
     return 0

@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from benchwatch.metrics import CPU, P50, P99, RPS, RSS_IDLE, RSS_PEAK, RSS_WARM, Closed, Open
-from benchwatch.report.svg import Bar, Line, colors_for, grouped_bars, line_chart
+from benchwatch.report.svg import Bar, Line, grouped_bars, line_chart
 from benchwatch.report.tables import app_of, variant_order
 from benchwatch.results import Figure, Run
 
@@ -43,19 +43,18 @@ def _bars_by_endpoint(chosen: dict[tuple[str, str], Figure], variants: Sequence[
 def app_charts(run: Run, app: str, stacks: Sequence[str]) -> list[str]:
     figures = [f for f in run.figures if f.kind == "load" and app_of(f) == app]
     variants = variant_order(figures, stacks)
-    colors = colors_for(variants)
     charts = []
     cpu = _top_closed(figures, CPU.key)
     if cpu:
         concurrency = max(_concurrency(f) for f in cpu.values())
         charts.append(grouped_bars(f"{app}: server CPU per request (c={concurrency}; shorter is better)",
-                                   "µs", _bars_by_endpoint(cpu, variants), colors, scale_per_group=True))  # fmt: skip
+                                   "µs", _bars_by_endpoint(cpu, variants), scale_per_group=True))  # fmt: skip
     rps = _top_closed(figures, RPS.key)
     if rps:
         concurrency = max(_concurrency(f) for f in rps.values())
         charts.append(grouped_bars(f"{app}: requests per second (c={concurrency}; longer is better)",
-                                   "req/s", _bars_by_endpoint(rps, variants), colors, scale_per_group=True))  # fmt: skip
-    charts += _latency_charts(figures, variants, colors)
+                                   "req/s", _bars_by_endpoint(rps, variants), scale_per_group=True))  # fmt: skip
+    charts += _latency_charts(figures, variants)
     memory: dict[str, list[Bar]] = defaultdict(list)
     for metric, label in _MEMORY:
         for variant in variants:
@@ -63,11 +62,11 @@ def app_charts(run: Run, app: str, stacks: Sequence[str]) -> list[str]:
             if figure is not None:
                 memory[label].append(Bar(variant, figure.value))
     if memory:
-        charts.append(grouped_bars(f"{app}: server memory (RSS, process tree)", "MB", dict(memory), colors))
+        charts.append(grouped_bars(f"{app}: server memory (RSS, process tree)", "MB", dict(memory)))
     return charts
 
 
-def _latency_charts(figures: list[Figure], variants: Sequence[str], colors: dict[str, str]) -> list[str]:
+def _latency_charts(figures: list[Figure], variants: Sequence[str]) -> list[str]:
     """Per endpoint: p50 (dashed) and p99 against the offered rate of the open-loop runs."""
     open_loop = [f for f in figures if isinstance(f.setting, Open) and f.setting.rate_rps is not None
                  and f.valid and f.metric in (P50.key, P99.key)]  # fmt: skip
@@ -82,5 +81,5 @@ def _latency_charts(figures: list[Figure], variants: Sequence[str], colors: dict
                     lines.append(Line(variant, points, dashed))
         if lines:
             title = f"{endpoint}: latency vs offered rate (p99 solid, p50 dashed)"
-            charts.append(line_chart(title, "offered rate (req/s)", "latency (ms)", lines, colors))
+            charts.append(line_chart(title, "offered rate (req/s)", "latency (ms)", lines))
     return charts

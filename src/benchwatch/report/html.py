@@ -8,18 +8,26 @@ from benchwatch.report.markdown import Report, findings_table
 from benchwatch.report.tables import Table
 
 CSS = """
+:root{color-scheme:light dark;--bg:#fff}
+@media (prefers-color-scheme:dark){:root{--bg:#15171a}body{color:#e6e6e6;background:#15171a}
+th{background:#23262b!important}pre{background:#1b1e22!important}a{color:#8ab4f8}
+.better{color:#4ade80!important}.worse,.bad{color:#f87171!important}
+.problems{background:#3a1d1b!important}.ok{background:#14301f!important}}
 body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1200px;
 padding:16px 24px;color:#1d1d1f;line-height:1.4}
+p,li,h1,h2,h3{overflow-wrap:anywhere}
+.scroll{overflow-x:auto;max-width:100%}.scroll-hint{display:none;font-size:12px;color:#888}
+@media (max-width:700px){body{padding:8px 10px}.scroll-hint{display:block}}
 h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
 h3{margin-bottom:.3em}
-table{border-collapse:collapse;margin:.4em 0 1em;font-size:13px;display:block;overflow-x:auto;max-width:100%}
+table{border-collapse:collapse;margin:.4em 0 1em;font-size:13px}
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f4f4f6}td.num{text-align:right;white-space:nowrap}
 .better{color:#1a7f37}.worse{color:#b3261e}.bad{color:#b3261e;font-weight:600}
 .problems{background:#fff4f2;border:1px solid #f3c1bb;padding:8px 16px;border-radius:6px}
 .ok{background:#f0fff4;border:1px solid #b7e4c7;padding:8px 16px;border-radius:6px}
 pre{background:#f6f8fa;padding:6px;overflow:auto;font-size:12px}
-.note{color:#666;font-size:12px}.charts svg{display:block;margin:8px 0;max-width:100%;height:auto}
+.note{color:#666;font-size:12px}.charts{display:flex;flex-wrap:wrap;gap:12px}.charts svg{display:block;margin:8px 0;max-width:100%;height:auto}
 nav a{margin-right:12px}
 """
 
@@ -35,7 +43,10 @@ def table_html(table: Table, numeric_from: int = 1) -> str:
             cells.append(f"<td{attr}>{escape(cell.text)}</td>")
         rows.append("<tr>" + "".join(cells) + "</tr>")
     note = f'<div class="note">{escape(table.note)}</div>' if table.note else ""
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>{note}"
+    label = escape(table.title or "table", quote=True)
+    return (f'<div class="scroll" tabindex="0" role="region" aria-label="{label}"><table><thead><tr>{head}</tr>'
+            f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
+            f'<div class="scroll-hint">← scroll sideways for more columns →</div>{note}')  # fmt: skip
 
 
 def _problems(report: Report) -> str:
@@ -82,9 +93,9 @@ def render_html(report: Report) -> str:
         body.append("<h2>Load generator</h2><ul>")
         body += [f"<li>{escape(line)}</li>" for line in report.loadgen]
         body.append("</ul>")
-    body.append('<h2 id="environment">Environment</h2><table>')
+    body.append('<h2 id="environment">Environment</h2><div class="scroll"><table>')
     body += [f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in report.environment]
-    body.append("</table>")
+    body.append('</table></div><div class="scroll-hint">← scroll sideways for more columns →</div>')
     body.append(table_html(report.versions, numeric_from=99))
     return (
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"

@@ -38,7 +38,7 @@ def marks(document: dict[str, Any]) -> list[dict[str, Any]]:
             found.append({
                 "suite": series["suite"], "name": series["name"], "unit": series.get("unit", ""),
                 "gating": series.get("gating", False), "mode": series.get("mode", ""),
-                "kind": change["kind"], "ratio": change.get("ratio"), "low": change.get("low"),
+                "index": change.get("index"), "kind": change["kind"], "ratio": change.get("ratio"), "low": change.get("low"),
                 "high": change.get("high"), "p_value": change.get("p_value"),
                 "before": _point(change["before"]), "after": _point(change["after"]),
                 "acknowledged": ack["reason"] if ack else None,

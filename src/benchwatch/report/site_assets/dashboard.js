@@ -5,7 +5,7 @@
   "use strict";
   var SVG = "http://www.w3.org/2000/svg";
   var MAX_CHARTS = 24;
-  var PALETTE = ["#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#b07aa1"];
+  var UNKNOWN_STACK = "#6b7280";
   var errors = [];
   var loading = null;
 
@@ -38,6 +38,18 @@
 
   function message(parent, text, isError) {
     parent.appendChild(el("div", {"class": isError ? "message error" : "message"}, text));
+  }
+
+  /* one colour per stack (the palette comes from Python: benchwatch.report.palette) */
+  function stackOf(name) {
+    var base = name.split(" (vs ")[0];
+    if (base.indexOf("micro ") === 0) return base.slice(base.lastIndexOf("@") + 1);
+    var first = base.split(" ")[0];
+    return first.indexOf("@") >= 0 ? first.slice(first.lastIndexOf("@") + 1) : "";
+  }
+
+  function colorOf(name, palette) {
+    return (palette || {})[stackOf(name)] || UNKNOWN_STACK;
   }
 
   function short(value) {
@@ -132,7 +144,7 @@
                               "data-acknowledged": mark.acknowledged ? "1" : "0"});
       group.appendChild(svgEl("line", {x1: x, x2: x, y1: top, y2: bottom, stroke: color, "stroke-width": 1.5,
                                        "stroke-dasharray": "4 3"}));
-      var label = svgEl("text", {x: x + 3, y: top + 10, "font-size": 10, fill: color});
+      var label = svgEl("text", {x: x + 3, y: top + 10, "font-size": 11, fill: color});
       label.textContent = (mark.acknowledged ? "ack " : "") + (typeof mark.ratio === "number" ? ((mark.ratio - 1) * 100).toFixed(1) + "%" : "?");
       group.appendChild(label);
       var tip = svgEl("title", {});
@@ -145,29 +157,29 @@
   function trendChart(name, series, color, marks) {
     var box = el("div", {"class": "trend", "data-rendered": "1", "data-bench": name});
     box.appendChild(el("h4", {}, name + " (" + series.unit + ", " + (series.bigger ? "higher" : "lower") + " is better)"));
-    var w = 348, h = 150, left = 46, right = 8, top = 8, bottom = 22;
+    var w = 360, h = 160, left = 48, right = 8, top = 8, bottom = 24;
     var values = series.points.map(function (p) { return p.value; });
     var lo = Math.min.apply(null, values), hi = Math.max.apply(null, values);
     if (hi === lo) { hi = hi + Math.abs(hi) * 0.05 + 1e-9; lo = lo - Math.abs(lo) * 0.05; }
     var n = series.points.length;
     function px(i) { return left + (n === 1 ? (w - left - right) / 2 : i * (w - left - right) / (n - 1)); }
     function py(v) { return top + (h - top - bottom) * (1 - (v - lo) / (hi - lo)); }
-    var svg = svgEl("svg", {width: w, height: h, viewBox: "0 0 " + w + " " + h, role: "img"});
+    var svg = svgEl("svg", {width: w, height: h, viewBox: "0 0 " + w + " " + h, role: "img", fill: "currentColor"});
     [lo, hi].forEach(function (v) {
-      svg.appendChild(svgEl("line", {x1: left, x2: w - right, y1: py(v), y2: py(v), stroke: "#e3e3e3"}));
-      var label = svgEl("text", {x: left - 4, y: py(v) + 4, "font-size": 10, "text-anchor": "end"});
+      svg.appendChild(svgEl("line", {x1: left, x2: w - right, y1: py(v), y2: py(v), stroke: "currentColor", "stroke-opacity": 0.15}));
+      var label = svgEl("text", {x: left - 4, y: py(v) + 4, "font-size": 11, "text-anchor": "end"});
       label.textContent = short(v);
       svg.appendChild(label);
     });
     [[0, "start"], [n - 1, "end"]].forEach(function (pair) {
-      var label = svgEl("text", {x: px(pair[0]), y: h - 6, "font-size": 10, "text-anchor": n === 1 ? "middle" : pair[1]});
+      var label = svgEl("text", {x: px(pair[0]), y: h - 6, "font-size": 11, "text-anchor": n === 1 ? "middle" : pair[1]});
       label.textContent = series.points[pair[0]].date;
       svg.appendChild(label);
     });
     var d = series.points.map(function (p, i) { return (i ? "L" : "M") + px(i).toFixed(1) + "," + py(p.value).toFixed(1); }).join(" ");
-    svg.appendChild(svgEl("path", {d: d, fill: "none", stroke: color, "stroke-width": 2}));
+    svg.appendChild(svgEl("path", {d: d, fill: "none", stroke: color, "stroke-width": 2, "data-stack": stackOf(name)}));
     series.points.forEach(function (p, i) {
-      var dot = svgEl("circle", {cx: px(i), cy: py(p.value), r: 2.5, fill: color});
+      var dot = svgEl("circle", {cx: px(i), cy: py(p.value), r: 2.5, fill: color, "data-stack": stackOf(name)});
       var tip = svgEl("title", {});
       tip.textContent = p.date + " " + p.commit + " " + p.message + ": " + short(p.value) + " " + series.unit + " " + p.range;
       dot.appendChild(tip);
@@ -217,10 +229,13 @@
                                     : mark.kind + (mark.alert ? ", alert" : "")));
       table.appendChild(row);
     });
-    target.appendChild(table);
+    var box = el("div", {"class": "scroll", tabindex: "0", role: "region", "aria-label": "change points"});
+    box.appendChild(table);
+    target.appendChild(box);
+    target.appendChild(el("div", {"class": "scroll-hint"}, "\u2190 scroll sideways for more columns \u2192"));
   }
 
-  function renderSource(source, container, filter, marks) {
+  function renderSource(source, container, filter, marks, palette) {
     var section = el("section", {"class": "source", "data-source": source.path, "data-source-state": source.state});
     section.appendChild(el("h3", {}, source.label));
     container.appendChild(section);
@@ -232,7 +247,7 @@
     if (data.lastUpdate) section.appendChild(el("p", {"class": "note"}, "last update " + new Date(data.lastUpdate).toISOString()));
     var suites = Object.keys(data.entries);
     if (!suites.length) message(section, source.path + ": no benchmark entries yet", false);
-    suites.forEach(function (suite, suiteIndex) {
+    suites.forEach(function (suite) {
       var runs = data.entries[suite];
       var series = seriesOf(runs, biggerIsBetter(runs));
       var names = Object.keys(series).sort();
@@ -241,15 +256,16 @@
         Math.min(chosen.length, MAX_CHARTS) + " of " + names.length + " figures" +
         (filter ? " matching \u201c" + filter + "\u201d" : "")));
       var charts = el("div", {"class": "charts"});
-      chosen.slice(0, MAX_CHARTS).forEach(function (name, i) {
-        charts.appendChild(trendChart(name, series[name], PALETTE[(suiteIndex + i) % PALETTE.length],
-                                      marks[suite + "\u0000" + name]));
+      chosen.slice(0, MAX_CHARTS).forEach(function (name) {
+        charts.appendChild(trendChart(name, series[name], colorOf(name, palette), marks[suite + "\u0000" + name]));
       });
       section.appendChild(charts);
     });
   }
 
-  function nightlyStatus(sources, target) {
+  /* a night's move is coloured only when `benchwatch changes` found a change point there:
+     two separate nights differ by the host's speed as much as by the releases */
+  function nightlyStatus(sources, target, marks) {
     if (!target) return;
     var nightly = sources.filter(function (s) { return s.nightly; })[0];
     target.textContent = "";
@@ -271,7 +287,10 @@
         var prev = before[b.name];
         if (typeof prev !== "number" || prev <= 0 || !(b.value > 0)) return;
         var good = bigger ? b.value / prev : prev / b.value;
-        changes.push({name: b.name, good: good});
+        var found = (marks[suite + "\u0000" + b.name] || []).filter(function (m) {
+          return m.after && m.after.commit === (end.commit || {}).id;
+        })[0];
+        changes.push({name: b.name, good: good, mark: found});
       });
     });
     target.setAttribute("data-state", "ok");
@@ -284,8 +303,10 @@
     var list = el("ul", {});
     changes.slice(0, 5).forEach(function (c) {
       var text = c.good >= 1 ? c.good.toFixed(2) + "x faster" : (1 / c.good).toFixed(2) + "x slower";
-      var item = el("li", {}, c.name + ": " + text + " than the night before");
-      item.className = c.good >= 1.0 ? "better" : "worse";
+      var verdict = c.mark ? " \u2014 change point (" + (c.mark.acknowledged ? "acknowledged: " + c.mark.acknowledged : c.mark.kind) + ")"
+                           : " \u2014 no change point: within the night-to-night noise";
+      var item = el("li", {"data-judged": c.mark ? "1" : "0"}, c.name + ": " + text + " than the night before" + verdict);
+      if (c.mark && !c.mark.acknowledged) item.className = c.mark.kind === "regression" ? "worse" : "better";
       list.appendChild(item);
     });
     target.appendChild(el("p", {}, "Largest moves since the previous nightly run:"));
@@ -305,9 +326,9 @@
       container.textContent = "";
       var filter = input.value.trim().toLowerCase();
       if (!sources.length) message(container, "no data.js files found: trends appear after the first publish", false);
-      sources.forEach(function (source) { renderSource(source, container, filter, marks); });
+      sources.forEach(function (source) { renderSource(source, container, filter, marks, config.palette); });
       changeTable(config.changes, document.getElementById("change-points"));
-      nightlyStatus(sources, document.getElementById("nightly-status"));
+      nightlyStatus(sources, document.getElementById("nightly-status"), marks);
       document.body.setAttribute("data-dashboard", "done");
     }
     function next() {

@@ -1,0 +1,76 @@
+"""One colour per stack, in every chart of the report and the site; flavors of one app are told
+apart by pattern (bars), dash and marker (lines), never by another colour.
+
+The colours are mid-tones that keep at least 3:1 contrast against both the light and the dark
+background of the pages (white and #15171a), so one definition serves both themes."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+STACK_COLORS = {
+    "seed-v1": "#d97706",  # amber
+    "seed-v2": "#9333ea",  # purple
+    "v1-last": "#db2777",  # pink
+    "v2-pre-rust": "#0d9488",  # teal
+    "latest": "#2563eb",  # blue
+    "next": "#65a30d",  # green
+}
+# stacks we do not know (a user's stacks.toml, `own`): picked by a stable hash of the name
+FALLBACK_COLORS = ("#0891b2", "#dc2626", "#4f46e5", "#a16207", "#059669", "#c026d3", "#ea580c", "#475569")
+DASHES = ("", "7 4", "2 3", "9 3 2 3", "4 4 1 4")
+MARKERS = ("circle", "square", "triangle", "diamond", "cross")
+HATCHES = ("", "diagonal", "dots", "cross-hatch", "horizontal")
+
+
+def stack_color(stack: str) -> str:
+    if stack in STACK_COLORS:
+        return STACK_COLORS[stack]
+    return FALLBACK_COLORS[zlib.crc32(stack.encode()) % len(FALLBACK_COLORS)]
+
+
+def split_variant(variant: str) -> tuple[str, str]:
+    """`hello-starlette@latest` -> ("hello-starlette", "latest"); no `@`: the whole text is the
+    stack (a chart keyed by stack)."""
+    scenario, at, stack = variant.rpartition("@")
+    return (scenario, stack) if at else ("", variant)
+
+
+@dataclass(frozen=True)
+class Style:
+    color: str
+    stack: str
+    flavor: int  # 0 = the plain app; 1, 2, … = its flavors, in name order
+    dash: str
+    marker: str
+    hatch: str
+
+
+def styles(series: Iterable[str]) -> dict[str, Style]:
+    """Each series (a variant id, or a bare stack name) -> its stack's colour and its flavor's
+    pattern. The flavor index is the order of the app's scenario names in this chart; the
+    plain app (no `-flavor`) is always 0."""
+    names = list(dict.fromkeys(series))
+    flavors: dict[str, list[str]] = {}
+    for name in names:
+        scenario, _ = split_variant(name)
+        app = scenario.split("-", 1)[0]
+        if scenario != app:
+            flavors.setdefault(app, [])
+            if scenario not in flavors[app]:
+                flavors[app].append(scenario)
+    out = {}
+    for name in names:
+        scenario, stack = split_variant(name)
+        app = scenario.split("-", 1)[0]
+        index = 0 if scenario == app else 1 + sorted(flavors[app]).index(scenario)
+        out[name] = Style(stack_color(stack), stack, index, DASHES[index % len(DASHES)],
+                          MARKERS[index % len(MARKERS)], HATCHES[index % len(HATCHES)])  # fmt: skip
+    return out
+
+
+def stack_css() -> str:
+    """CSS custom properties naming each known stack's colour (legends in HTML use them)."""
+    return "".join(f"--stack-{name}:{color};" for name, color in STACK_COLORS.items())

@@ -1,0 +1,208 @@
+"""The site's pages as HTML and SVG, without a browser: one colour per stack in every chart,
+change points at their commit, honest colouring, the releases table, bad input.
+
+The trends are TEST DATA (site_demo: a history with a known step, built like the change-point
+tests' ones); the run and the attributions are real results (tests/fixtures/site)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import site_demo
+from test_changes import _sha
+from test_report import synthetic_run
+
+from benchwatch.attribute.table import Attribution
+from benchwatch.report.honest import measured
+from benchwatch.report.palette import STACK_COLORS, stack_color, styles
+from benchwatch.report.releases_page import release_table
+from benchwatch.report.site import build_site, side_by_side_table, speedup_table
+from benchwatch.results import AAFigure, AANoise, LoadPlanInfo
+from benchwatch.trend.history import PREFIX
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return site_demo.build(tmp_path_factory.mktemp("demo"))
+
+
+def _stack_colors(html: str) -> dict[str, set[str]]:
+    """Every element of an SVG that names its stack -> the colours it is drawn in."""
+    found: dict[str, set[str]] = {}
+    for tag in re.findall(r"<(?:rect|path|circle|polygon|line)\b[^>]*data-stack=\"[^\"]+\"[^>]*>", html):
+        stack = re.search(r'data-stack="([^"]+)"', tag).group(1)
+        fill = re.search(r'\bfill="(#[0-9a-f]{6})"', tag)
+        stroke = re.search(r'\bstroke="(#[0-9a-f]{6})"', tag)
+        found.setdefault(stack, set()).add((fill or stroke).group(1))
+    return found
+
+
+def test_a_stack_has_one_colour_whatever_its_flavor_and_unknown_stacks_a_stable_one() -> None:
+    found = styles(["hello@latest", "hello-starlette@latest", "hello@seed-v1", "hello-falcon@latest", "latest"])
+    assert found["hello@latest"].color == found["hello-starlette@latest"].color == found["latest"].color
+    assert found["hello@latest"].color == STACK_COLORS["latest"] != found["hello@seed-v1"].color
+    flavors = [found[v] for v in ("hello@latest", "hello-falcon@latest", "hello-starlette@latest")]
+    assert [s.flavor for s in flavors] == [0, 1, 2]
+    assert len({(s.dash, s.marker, s.hatch) for s in flavors}) == 3  # told apart by pattern, not colour
+    assert stack_color("own") == stack_color("own") and stack_color("own") not in STACK_COLORS.values()
+    assert len(set(STACK_COLORS.values())) == len(STACK_COLORS)
+
+
+def test_every_chart_of_every_page_draws_a_stack_in_its_one_colour(demo: Path) -> None:
+    pages = [demo / "index.html", demo / "trends.html", demo / "latest" / "report.html"]
+    seen: dict[str, set[str]] = {}
+    for page in pages:
+        for stack, colors in _stack_colors(page.read_text()).items():
+            seen.setdefault(stack, set()).update(colors)
+    assert {"seed-v1", "seed-v2", "v1-last", "v2-pre-rust", "latest", "next"} <= set(seen)
+    assert seen == {stack: {stack_color(stack)} for stack in seen}
+    config = json.loads(re.search(r"id='bw-sources'>(.*?)</script>", (demo / "index.html").read_text()).group(1))
+    assert {s: config["palette"][s] for s in seen} == {s: stack_color(s) for s in seen}  # the JS trends too
+
+
+def _chart(trends: str, source: str, figure: str) -> str:
+    section = trends.split(f"data-source='{source}'")[1].split("</section>")[0]
+    return section.split(f"data-figure='{figure}'")[1].split("</figure>")[0]
+
+
+def test_the_known_step_is_marked_at_its_commit_with_size_and_the_relative_series_beside(demo: Path) -> None:
+    trends = (demo / "trends.html").read_text()
+    main_source = "dev/bench/data.js"
+    chart = _chart(trends, main_source, site_demo.STEP_FIGURE)
+    absolute, relative = chart.split('class="chart trend relative"')
+    marks = re.findall(r'class="change-point" data-commit="([0-9a-f]+)" data-kind="(\w+)" '
+                       r'data-acknowledged="(\d)" data-x="(\d+)"', absolute)  # fmt: skip
+    assert marks == [(_sha(site_demo.STEP_AT), "regression", "0", str(site_demo.STEP_AT))]
+    assert "+10.0%" in absolute and f"{_sha(site_demo.STEP_AT - 1)[:8]} → {_sha(site_demo.STEP_AT)[:8]}" in chart
+    # the (vs parent) series: one point at that commit
+    assert re.findall(r'class="change-point" data-commit="([0-9a-f]+)"', relative) == [_sha(site_demo.STEP_AT)]
+    assert 'class="parity"' in relative
+    # one line per stack (5 stacks), none of the flat stacks marked
+    assert len(re.findall(r'<path d="M[^"]+" fill="none" stroke="#[0-9a-f]{6}"', absolute)) == 5
+    hello = _chart(trends, main_source, "GET / c=10 cpu/req")
+    assert "change-point" not in hello and 'data-series="hello-falcon@latest"' in hello
+
+
+def test_an_acknowledged_change_is_grey_with_its_reason(demo: Path) -> None:
+    trends = (demo / "trends.html").read_text()
+    nightly = "nightly/data.js"
+    chart = _chart(trends, nightly, site_demo.STEP_FIGURE)
+    assert re.findall(r'class="change-point" data-commit="([0-9a-f]+)" data-kind="(\w+)" data-acknowledged="(\d)"',
+                      chart) == [(_sha(site_demo.NIGHT_STEP_AT), "improvement", "1")]  # fmt: skip
+    assert "acknowledged: starlette 1.10: faster routing, expected" in chart and "#6b7280" in chart
+    assert "nights" in chart and "commits →" not in chart
+
+
+def test_change_points_are_found_by_the_site_itself_when_no_changes_json_is_given(tmp_path: Path, cli) -> None:
+    site_demo.step_history(tmp_path / "gh-pages")
+    (tmp_path / "acks.toml").write_text("")
+    assert cli("site", "--out", str(tmp_path / "site"), "--data", str(tmp_path / "gh-pages"), "--no-copy").returncode == 0
+    trends = (tmp_path / "site" / "trends.html").read_text()
+    assert f'class="change-point" data-commit="{_sha(site_demo.STEP_AT)}"' in trends
+    assert not (tmp_path / "site" / "dev").exists()  # --no-copy: github-action-benchmark's files stay its own
+
+
+def _with_noise(run, rounds: int, band: float | None):
+    run.extra.load_plan = LoadPlanInfo(rounds=rounds, warmup_s=1, duration_s=2, open_duration_s=2,
+                                       concurrencies=[10, 64], rate_fractions=[0.5], quick=rounds == 1)  # fmt: skip
+    run.extra.aa_noise = None if band is None else AANoise(variant="services@latest", figures={
+        "x": AAFigure(cv=band / 2, ratio=1 + band, a=[1.0], a_prime=[1 + band], metric="cpu_us_per_request")})
+    return run
+
+
+def test_one_round_is_never_coloured_and_more_rounds_only_outside_the_noise_band() -> None:
+    stacks = ("seed-v1", "seed-v2", "latest")
+    quick = speedup_table(_with_noise(synthetic_run(), 1, 0.05), stacks)
+    assert quick is not None and all(c.tone == "" for row in quick.rows for c in row)
+    assert "1 round (quick), sequential" in quick.note and "never coloured" in quick.note
+    assert "A/A noise cpu/req ±5.0%" in quick.note
+    judged = speedup_table(_with_noise(synthetic_run(), 3, 0.05), stacks)
+    tones = {c.text: c.tone for row in judged.rows for c in row[2:]}
+    assert tones["2.50x faster"] == "better"  # far outside a 5 % band
+    wide = speedup_table(_with_noise(synthetic_run(), 3, 10.0), stacks)  # a band wider than every change
+    cells = [c for row in wide.rows for c in row[2:] if c.text not in ("—", "same")]
+    assert cells and all(c.tone == "" and c.text.endswith("(within noise)") for c in cells)
+    unknown = speedup_table(_with_noise(synthetic_run(), 3, None), stacks)
+    assert all(c.tone == "" for row in unknown.rows for c in row)
+    assert measured(_with_noise(synthetic_run(), 3, None)).noise("cpu_us_per_request") == "A/A noise not measured"
+
+
+def test_the_real_quick_run_shows_how_it_was_measured_and_colours_no_sequential_ratio(demo: Path) -> None:
+    index = (demo / "index.html").read_text()
+    speedups = index.split("<h3>Speed-ups †</h3>")[1].split("</table>")[0]
+    assert "1.18x slower" in speedups and 'class="worse' not in speedups and 'class="better' not in speedups
+    note = index.split("<h3>Speed-ups †</h3>")[1].split('<div class="note">')[1].split("</div>")[0]
+    assert note.startswith("1 round (quick), sequential") and "A/A noise cpu/req ±12.2%" in note
+
+
+def test_a_side_by_side_ratio_is_coloured_only_when_its_interval_excludes_one() -> None:
+    from test_side_by_side import answered_run
+
+    table = side_by_side_table(answered_run())
+    tones = {row[0].text: row[1].tone for row in table.rows}
+    assert tones == {"services_v1_v2": "better", "hello_frameworks": "", "posts_v1_v2": ""}
+    assert "side by side, paired by round" in table.note
+
+
+def test_releases_list_each_watched_release_first_with_its_effect_per_scenario(demo: Path) -> None:
+    results = [Attribution.model_validate_json(p.read_text()) for p in site_demo.attributions()]
+    table = release_table("v2-pre-rust", "latest", results)
+    [hello] = [row for row in table.rows if row[2].text == "hello" and row[3].text == "GET / c=10 cpu/req"
+               and row[0].text.startswith("fastapi")]  # fmt: skip
+    assert [c.text for c in hello[:2]] == ["fastapi 0.129.2 → 0.165.0",
+                                           "starlette 0.52.1 → 1.10.0, opentelemetry-api — → 1.45.2"]  # fmt: skip
+    assert hello[4].text == "1.136 [1.122, 1.159] slower" and hello[4].tone == "worse"
+    assert table.rows[0][0].text.startswith("fastapi")
+    leads = list(dict.fromkeys(row[0].text.split(" ")[0] for row in table.rows))
+    assert leads[:3] == ["fastapi", "pydantic", "uvicorn"] and leads[-1] == "unpinned"
+    unchanged = [row[4] for row in table.rows if row[4].text.endswith("no significant change")]
+    assert unchanged and all(c.tone == "" for c in unchanged)
+    assert {row[2].text for row in table.rows} == {"github_user", "hello", "services"}
+    page = (demo / "releases.html").read_text()
+    assert "8 paired rounds (quick)" in page and "Do the steps add up?" in page
+
+
+def test_a_broken_data_js_or_attribution_is_one_error_line_naming_the_file(tmp_path: Path, cli) -> None:
+    history = tmp_path / "history"
+    history.mkdir()
+    (history / "data.js").write_text(PREFIX + '{"entries": {"s": [{"commit": {}}]}}')
+    done = cli("site", "--out", str(tmp_path / "site"), "--data", str(history))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert done.stderr.startswith(f"ERROR: {history / 'data.js'}: ") and "commit.id" in done.stderr
+    assert not (tmp_path / "site").exists()
+    bad = tmp_path / "attribution.json"
+    bad.write_text(json.dumps({"base": "a", "head": "b", "steps": "nope"}))
+    done = cli("site", "--out", str(tmp_path / "site"), "--attribution", str(bad))
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert done.stderr.startswith(f"ERROR: --attribution {bad}: not a benchwatch attribution.json")
+    assert not (tmp_path / "site").exists()
+
+
+def test_a_broken_data_js_already_in_the_site_is_a_message_on_the_trends_page(tmp_path: Path) -> None:
+    (tmp_path / "dev" / "bench").mkdir(parents=True)
+    (tmp_path / "dev" / "bench" / "data.js").write_text("window.BENCHMARK_DATA = {entries: {\n")
+    build_site(tmp_path)
+    trends = (tmp_path / "trends.html").read_text()
+    assert "class='message error' data-source='dev/bench/data.js'" in trends and "corrupt history" in trends
+
+
+def test_pages_share_one_nav_and_stay_offline(demo: Path) -> None:
+    for name in site_demo.PAGES:
+        html = (demo / name).read_text()
+        assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+        assert all(f"href='{page}'" in html for page in site_demo.PAGES)
+        assert "prefers-color-scheme" in (demo / "assets" / "dashboard.css").read_text()
+
+
+def test_a_long_history_draws_its_lines_without_a_marker_per_point(tmp_path: Path) -> None:
+    from test_changes import _write
+
+    from benchwatch.report.trends import DENSE, read_trend, trend_section
+
+    names = {f"svc@{stack} GET / c=10 cpu/req": [100.0 + i % 3 for i in range(DENSE + 40)] for stack in ("seed-v1", "latest")}
+    path = _write(tmp_path / "data.js", {"s": ("customSmallerIsBetter", names)})
+    html = trend_section(read_trend(path, "main", nightly=False), {})
+    assert html.count('<path d="M') == 2 and html.count('<circle cx=') == 2 + 2  # the legend's and the last points
