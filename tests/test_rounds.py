@@ -69,3 +69,50 @@ def test_one_lane_alone_is_always_recorded(monkeypatch) -> None:
     rounds._measure(RIG, single, round_index=0)
     cpu = next(f for f in single[0].lane.data.figures() if f.metric == "cpu_us_per_request")
     assert cpu.samples == [pytest.approx(250.0)]  # 0.25 s of server CPU over 1000 answers
+
+
+class WarmLane:
+    """What measure_lanes reads of a lane: endpoints by step, a server with memory, its data."""
+
+    def __init__(self, name: str, endpoints: dict[str, Endpoint]) -> None:
+        self.by_step = endpoints
+        self.track = type("T", (), {"step": staticmethod(lambda e: next(k for k, v in endpoints.items() if v is e))})()
+        self.slot = Slot(variant(name), f"{name}@latest")
+        self.seconds_per_request: dict[str, float] = {}
+        self.idle_rss = 1
+        self.srv = type("S", (), {"rss_bytes": lambda self: 2, "rss_peak": lambda self: _Peak()})()
+        self.data = type("D", (), {"record_memory": lambda self, *a: None})()
+
+    def endpoints(self) -> list[Endpoint]:
+        return list(self.by_step.values())
+
+    def endpoint(self, step: str) -> Endpoint | None:
+        return self.by_step.get(step)
+
+    def alive(self, why: str) -> bool:
+        return True
+
+
+class _Peak:
+    def __enter__(self):
+        return (3,)
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_warm_ups_run_step_by_step_so_a_big_endpoint_does_not_slow_a_small_ones(monkeypatch) -> None:
+    small, big = Endpoint(name="small", path="/small"), Endpoint(name="big", path="/big")
+    lanes = [WarmLane(n, {"small": small, "big": big}) for n in ("base", "head")]
+    fired: list[list[str]] = []
+
+    def together(rig, aimed):
+        fired.append([a.shot.endpoint.name for a in aimed])
+        return [run(0.2, successes=200 if a.shot.endpoint is small else 2) for a in aimed]
+
+    monkeypatch.setattr(rounds, "_checked", lambda lane: True)
+    monkeypatch.setattr(rounds, "_together", together)
+    monkeypatch.setattr(rounds, "_measure_step", lambda rig, lanes, step, i: lanes)
+    rounds.measure_lanes(RIG, lanes, round_index=0)  # type: ignore[arg-type]
+    assert fired == [["small", "small"], ["big", "big"]]  # each step's endpoint on both lanes at once
+    assert lanes[0].seconds_per_request == {small.label: pytest.approx(0.001), big.label: pytest.approx(0.1)}

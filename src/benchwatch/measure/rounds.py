@@ -154,11 +154,13 @@ def measure_lanes(rig: Rig, lanes: list[Lane], round_index: int, fresh: bool = T
     memory recorded; a reused server (a later round of the same boot) goes straight to the load."""
     lanes = [lane for lane in lanes if _checked(lane)] if fresh else [lane for lane in lanes if lane.alive("rounds")]
     steps = list(dict.fromkeys(lane.track.step(e) for lane in lanes for e in lane.endpoints()))
-    warm_ups = [Aimed(lane, Shot(e, None, rig.plan.warmup, 1)) for step in steps
-                for lane in lanes if fresh and (e := lane.endpoint(step))]  # fmt: skip
-    for aimed, run in zip(warm_ups, _together(rig, warm_ups), strict=True):
-        if run.outcome.successes:
-            aimed.lane.seconds_per_request[aimed.shot.endpoint.label] = run.outcome.elapsed / run.outcome.successes
+    for step in steps if fresh else []:
+        # step by step, as the step is measured: a small endpoint warmed up beside a 1 MB one on
+        # the same server took its seconds per request and was then run as a "slow" one
+        warm_ups = [Aimed(lane, Shot(e, None, rig.plan.warmup, 1)) for lane in lanes if (e := lane.endpoint(step))]
+        for aimed, run in zip(warm_ups, _together(rig, warm_ups), strict=True):
+            if run.outcome.successes:
+                aimed.lane.seconds_per_request[aimed.shot.endpoint.label] = run.outcome.elapsed / run.outcome.successes
     lanes = [lane for lane in lanes if lane.alive("warm-up")]
     warm = {id(lane): lane.srv.rss_bytes() for lane in lanes}
     with ExitStack() as stack:

@@ -221,7 +221,6 @@ def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[tuple[str
             body.append(text(left + plot_w, bottom + 15, label(*last), "end"))
         body.append(text(left + plot_w / 2, bottom + 30, f"{n} {'nights' if nightly else 'commits'} →", "middle",
                          extra='fill-opacity="0.7"'))  # fmt: skip
-    body.append(text(12, plot_top + plot_h / 2, unit or "", "middle", extra=f'transform="rotate(-90 12 {plot_top + plot_h / 2:.1f})"'))
     notes: list[str] = []
     for line in lines:
         style = found[line.series]
