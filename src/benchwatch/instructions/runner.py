@@ -182,6 +182,8 @@ def serve(benchmark_dir: Path, plan: dict[str, Any]) -> None:
     to base's and head's runner, one after the other. The garbage collector is collected before and
     off during each timed batch (asv times the same way, through timeit)."""
     report, built = _checked(plan["cases"], *_built_with_problems(benchmark_dir, plan))
+    gc.collect()
+    gc.freeze()  # the cases' inputs (1 MB payloads) are never scanned again: a batch's collect is cheap
     print(json.dumps(report), flush=True)
     for line in sys.stdin:
         words = line.split()
