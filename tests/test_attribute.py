@@ -119,6 +119,8 @@ def test_lines_say_whether_the_product_agrees_with_the_direct_ratio():
     text = markdown_of(steps, interacting)
     assert "the steps interact" in text and "not measured: pins did not hold" in text
     assert "**Responsible:** old+fastapi (old+fastapi)" in text
+    open_loop = [line.model_copy(update={"label": "hello GET / rate=50% cpu_us_per_request"}) for line in interacting]
+    assert "open-loop ratios need not multiply" in markdown_of(steps, open_loop)
 
 
 def markdown_of(steps, lines) -> str:

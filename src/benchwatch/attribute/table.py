@@ -4,6 +4,7 @@ product of the steps, and the ratio measured directly from base to head."""
 from __future__ import annotations
 
 import math
+import re
 
 from pydantic import BaseModel
 
@@ -107,6 +108,11 @@ def build_lines(steps: list[StepOutcome], direct: StepOutcome, scenario_of: dict
     return lines
 
 
+def _open_loop(label: str) -> bool:
+    """A figure label of an open-loop setting (metrics.Open's tag: `rate=50%`)."""
+    return re.search(r" rate=\d+%", label) is not None
+
+
 def _moved(step: StepOutcome) -> str:
     pairs = step.moved or {p: (None, None) for p in step.group}
     shown = [f"{p} {a or '—'}→{b or '—'}" if (a or b) else p for p, (a, b) in pairs.items()]
@@ -132,8 +138,11 @@ def markdown(result: Attribution) -> str:
             out.append(f"| {step.step} | {_moved(step)}{note} | {ratio.shown()} | {ratio.verdict} |")
         out.append(f"| **product of the steps** | | {line.product.shown()} | |")
         out.append(f"| **{result.base} → {result.head} measured** | | {line.direct.shown()} | {line.direct.verdict} |")
-        agree = {True: "the product agrees with the direct ratio (intervals overlap)",
-                 False: "the product and the direct ratio disagree: the steps interact",
+        disagree = ("the product and the direct ratio disagree: an open loop offers each side half its own "
+                    "capacity, so a step that moves the capacity moves the offered rate too and open-loop ratios "
+                    "need not multiply (the closed loop's do)" if _open_loop(line.label)
+                    else "the product and the direct ratio disagree: the steps interact")  # fmt: skip
+        agree = {True: "the product agrees with the direct ratio (intervals overlap)", False: disagree,
                  None: "no comparison (a ratio is missing)"}[line.agrees]  # fmt: skip
         out += ["", agree, ""]
     culprits = result.responsible()
