@@ -279,6 +279,36 @@ def test_micro_times_pairs_memory_with_asv_only_in_full_compares(monkeypatch, tm
     assert len(asv_calls) == 2 * abrounds.MEMORY_ROUNDS and all("peakmem" in bench for _, bench, _ in asv_calls)
 
 
+def test_quick_compares_leave_slow_cases_out_of_the_instruction_counts_and_say_so(monkeypatch, tmp_path):
+    import benchwatch.instructions as instructions
+    from benchwatch import envs
+    from benchwatch.compare import rounds as abrounds
+    from benchwatch.compare.sides import Side
+    from benchwatch.measure import micro, micro_pairs
+
+    def timed(name, value):
+        return figure(name, [value, value]).model_copy(update={"kind": "micro", "unit": "us",
+                                                               "name": f"micro {name}@latest"})  # fmt: skip
+
+    found = [timed("payloads-1MB validate_json", 25_000.0), timed("payloads-1kB validate_json", 6.0)]
+    monkeypatch.setattr(micro_pairs, "time_cases", lambda base, head, **kw: (found, found, []))
+    monkeypatch.setattr(envs, "ensure", lambda stack: type("E", (), {"python": Path("/envs/python")})())
+    monkeypatch.setattr(micro, "run_micro", lambda *a, **kw: ([], []))
+    counted = []
+    monkeypatch.setattr(instructions, "unavailable_reason", lambda: None)
+    monkeypatch.setattr(instructions, "count_instructions", lambda stacks, **kw: counted.append(kw["leave_out"]) or ([], []))
+    project = type("P", (), {"stack": staticmethod(load_stacks(Path(__file__).parents[1]).__getitem__),
+                             "root": tmp_path})()  # fmt: skip
+    (tmp_path / "benchmarks").mkdir()
+    base, head = (Side(role, "latest", "stack", project, []) for role in ("base", "head"))
+    quick = abrounds.measure_micro(base, head, True, 2, None, tmp_path)
+    assert counted == [{"payloads-1MB validate_json"}] * 2
+    assert len(quick.notes) == 1 and "payloads-1MB validate_json" in quick.notes[0] and "1 ms" in quick.notes[0]
+    counted.clear()
+    full = abrounds.measure_micro(base, head, False, 2, None, tmp_path)
+    assert counted == [set()] * 2 and full.notes == []
+
+
 def instruction_figure(samples, stack="latest"):
     return Figure(name=f"micro services validate_json instructions@{stack}", kind="micro",
                   variant=f"services@{stack}", scenario="services", stack=stack, metric="validate_json",

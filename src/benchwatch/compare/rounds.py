@@ -14,6 +14,7 @@ from benchwatch.config import OWN_REQUIREMENTS_STACK, select_figures
 from benchwatch.measure.collect import Collector, half_iqr, slots_for
 from benchwatch.measure.load import fill_run, start_run
 from benchwatch.measure.micro import has_benchmarks
+from benchwatch.measure.micro_figures import TIME_UNIT
 from benchwatch.measure.micro_pairs import QUICK_ROUNDS
 from benchwatch.measure.plan import FULL, QUICK, LoadPlan
 from benchwatch.measure.rig import Rig, Track
@@ -67,6 +68,9 @@ def measure_load(
 # paired rounds of a compare's micro timings (measure/micro_pairs.py): 12 pairs give the signed-rank
 # interval room to exclude a 2 % change
 MICRO_ROUNDS = QUICK_ROUNDS
+# --quick counts the instructions of cases faster than this per call only: under valgrind a
+# payloads-1MB case takes minutes (a full compare counts them all)
+QUICK_INSTRUCTIONS_MAX_US = 1000.0
 # peak-memory benchmarks (full compares only) stay with asv, one process per side and round,
 # alternating: memory does not drift with the host's speed
 MEMORY_ROUNDS = 6
@@ -79,6 +83,7 @@ class MicroResult:
     head: list[Figure] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     instructions_unavailable: str | None = None  # why there are no instruction counts
+    notes: list[str] = field(default_factory=list)  # what was left out, and why
 
 
 def measure_micro(
@@ -122,8 +127,20 @@ def measure_micro(
     if not quick:
         _asv_memory(base, head, patterns, out_dir, envs_of, result)
     if instructions:
-        _count_instructions(base, head, quick, patterns, within, envs_of, result)
+        slow = _slow_cases(result.base + result.head) if quick else []
+        if slow:
+            result.notes.append(f"instruction counts left out in --quick for the cases slower than "
+                                f"{QUICK_INSTRUCTIONS_MAX_US / 1000:g} ms per call ({', '.join(slow)}); "
+                                "a full compare counts them")  # fmt: skip
+        _count_instructions(base, head, quick, patterns, within, envs_of, result, leave_out=set(slow))
     return result
+
+
+def _slow_cases(timed: list[Figure]) -> list[str]:
+    """The short names (`payloads-1MB validate_json`) of timed cases slower than
+    QUICK_INSTRUCTIONS_MAX_US per call on either side."""
+    return sorted({f.name.removeprefix("micro ").rsplit("@", 1)[0] for f in timed
+                   if f.unit == TIME_UNIT and f.value > QUICK_INSTRUCTIONS_MAX_US})  # fmt: skip
 
 
 def _scenario_filter(base: Side, head: Side) -> list[str]:
@@ -178,7 +195,7 @@ def _micro_inject_env(inject_head: float) -> dict[str, dict[str, str] | None]:
 
 def _count_instructions(
     base: Side, head: Side, quick: bool, patterns: str | None, within: list[str], envs_of: dict,
-    result: MicroResult,
+    result: MicroResult, leave_out: set[str] = frozenset(),
 ) -> None:
     """Instructions per call of the cases of the selected scenarios, one side after the other
     (a count does not depend on what else the machine does)."""
@@ -197,7 +214,7 @@ def _count_instructions(
         found, trouble = count_instructions(
             _micro_stacks(side), benchmark_dir=side.project.root / "benchmarks",
             patterns=quick_patterns() if quick else (), within=within,
-            repeats=QUICK_REPEATS if quick else DEFAULT_REPEATS, extra_env=envs_of[side.role],
+            repeats=QUICK_REPEATS if quick else DEFAULT_REPEATS, extra_env=envs_of[side.role], leave_out=leave_out,
             log=lambda line: None,
         )  # fmt: skip
         getattr(result, side.role).extend(select_figures(found, patterns))

@@ -111,6 +111,7 @@ def compare(
             figures["head"] += found.head
             micro_problems = found.problems
             extra.instructions_unavailable = found.instructions_unavailable if instructions else "--no-instructions"
+            extra.notes += found.notes
         rows, unpaired = compare_figures(figures["base"], figures["head"], calibration,
                                          key=sides_module.pair_key(base_side, head_side))  # fmt: skip
         if profile is True or (profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)):

@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,12 +158,14 @@ def count_instructions(
     within: Sequence[str] = (), repeats: int = DEFAULT_REPEATS, calls: int = DEFAULT_CALLS,
     extra_env: Mapping[str, str] | None = None, jobs: int = JOBS,
     log: Callable[[str], None] | None = None, python_for: Callable[[Stack], Path] | None = None,
+    leave_out: Collection[str] = (),
 ) -> tuple[list[Figure], list[Problem]]:  # fmt: skip
     """Instruction figures for the cases matching `patterns` (and `within`) on every stack, and
     every problem: valgrind missing (one problem, no figures), env build, discovery, a case that
     fails natively or under valgrind, counts not monotone in N. NotImplementedError in setup is
     asv's skip: no figure, no problem. `calls` is N (default DEFAULT_CALLS). `python_for` gives a
-    stack's interpreter (default: its uv environment, built or reused)."""
+    stack's interpreter (default: its uv environment, built or reused). `leave_out`: cases not
+    to count, by their short name (`payloads-1MB validate_json`)."""
     from benchwatch.envs import EnvError, ensure
 
     say = log or (lambda line: print(line, file=sys.stderr, flush=True))
@@ -177,7 +179,8 @@ def count_instructions(
         variant = f"micro@{stack.name}"
         try:
             python = python_for(stack) if python_for else ensure(stack).python
-            found = select(discover(python, benchmark_dir, env), patterns, within)
+            found = [c for c in select(discover(python, benchmark_dir, env), patterns, within)
+                     if c.short not in leave_out]  # fmt: skip
             checked = check(python, benchmark_dir, found, env) if found else None
         except (EnvError, RunnerError) as exc:
             phase = "env" if isinstance(exc, EnvError) else "micro"
