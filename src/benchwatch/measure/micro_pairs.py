@@ -1,12 +1,14 @@
-"""Micro-benchmark timings of two sides as pairs: one runner process per side
-(instructions/runner.py `serve`, asv's `time_` cases built as asv builds them), both pinned to
-one core, time the same case for the same number of calls in short batches that alternate
-between the sides (A B, B A, A B, …). A round's sample per side is its fastest batch, so round i
-of base and round i of head saw the same few milliseconds of the host, and neither side always
-goes first. Duet benchmarking (Bulej et al., ICPE 2020) runs the sides at the same moment on two
-cores instead; on this 2-vCPU VM that was measured and was worse (README: "Micro timings"):
-another process on one vCPU, or steal time, slows one side and not the other.
-"""
+"""Micro-benchmark timings of two sides as pairs. In every round a fresh pair of runner
+processes (instructions/runner.py `serve`: asv's `time_` cases built as asv builds them), one per
+side, both pinned to one core, time the same case for the same number of calls in short batches
+that alternate between the sides (A B, B A, A B, …). A round's sample per side is its fastest
+batch, so round i of base and round i of head saw the same few milliseconds of the host and
+neither side always goes first; and each round is a new pair of processes, so the few per cent
+by which two processes of the same code can differ for their whole life (memory layout) is
+sampled by the rounds, not carried through all of them. Duet benchmarking (Bulej et al., ICPE
+2020) runs the sides at the same moment on two cores instead; on this 2-vCPU VM that was
+measured and was worse (README: "Micro timings"): another process on one vCPU, or steal time,
+slows one side and not the other."""
 
 from __future__ import annotations
 
@@ -114,8 +116,8 @@ class _Runner:
 
 
 def timing_core() -> int | None:
-    """The core both runners share: the last this process may use (the server core of a load
-    run), or None where affinity cannot be set."""
+    """The core both runners of a round share: the last this process may use (the server core
+    of a load run), or None where affinity cannot be set."""
     if not hasattr(os, "sched_getaffinity"):
         return None
     return sorted(os.sched_getaffinity(0))[-1]
@@ -145,30 +147,104 @@ def time_cases(
     cases = [c for c in found[base.role] if c.name in head_names]  # one side only: nothing to pair
     if not cases:
         return [], [], []
-    runners = [_Runner(base, cases), _Runner(head, cases)]
+    pairs = _Pairs(base, head, cases)
     try:
-        return _play(runners, cases, rounds, sample_seconds, say, problems)
+        return _play(pairs, cases, rounds, sample_seconds, say, problems)
     except PairsError as exc:
         problems.append(Problem(variant=f"micro@{base.stack.name}", phase="micro", reason=f"micro timing stopped: {exc}"))
         return [], [], problems
     finally:
+        pairs.close()
+
+
+class _Pairs:
+    """A fresh pair of runners for every round: two processes of one interpreter differ by a few
+    per cent for as long as they live (their memory layout; measured: one A/A pair read 0.937 in
+    all 12 rounds), so the rounds sample that difference instead of carrying one. The next pair
+    starts on the other cores while this one is timed on the timing core."""
+
+    def __init__(self, base: Player, head: Player, cases: Sequence[Case]) -> None:
+        self.players, self.cases = (base, head), cases
+        self.core = timing_core()
+        others = sorted(os.sched_getaffinity(0) - {self.core}) if self.core is not None else []
+        self.park = others[0] if others else None
+        self.current: list[_Runner] = []
+        self.pending = self._start()
+
+    def _start(self) -> list[_Runner]:
+        runners = [_Runner(player, self.cases) for player in self.players]
         for runner in runners:
+            runner.pin(self.park)
+        return runners
+
+    def next(self, more: bool) -> tuple[list[_Runner], list[dict]]:
+        """The pending pair, ready and on the timing core, with its reports; starts the one
+        after it when `more`."""
+        self.close_current()
+        self.current, self.pending = self.pending, []
+        reports = []
+        for runner in self.current:
+            try:
+                reports.append(json.loads(runner.receive(SETUP_TIMEOUT_S)))
+            except ValueError as exc:
+                raise PairsError(f"{runner.player.role} runner: unreadable report ({exc})") from None
+        for runner in self.current:
+            runner.pin(self.core)
+        if more:
+            self.pending = self._start()
+        return self.current, reports
+
+    def close_current(self) -> None:
+        for runner in self.current:
             runner.close()
+        self.current = []
+
+    def close(self) -> None:
+        self.close_current()
+        for runner in self.pending:
+            runner.close()
+        self.pending = []
 
 
 def _play(
-    runners: list[_Runner], cases: list[Case], rounds: int, sample_seconds: float,
+    pairs: _Pairs, cases: list[Case], rounds: int, sample_seconds: float,
     say: Callable[[str], None], problems: list[Problem],
 ) -> tuple[list[Figure], list[Figure], list[Problem]]:  # fmt: skip
-    core = timing_core()
-    for runner in runners:
-        runner.pin(core)
-    reports = []
-    for runner in runners:
-        try:
-            reports.append(json.loads(runner.receive(SETUP_TIMEOUT_S)))
-        except ValueError as exc:
-            raise PairsError(f"{runner.player.role} runner: unreadable report ({exc})") from None
+    working: list[tuple[int, Case, int]] = []
+    samples: dict[int, list[list[float]]] = {}
+    for round_index in range(rounds):
+        runners, reports = pairs.next(more=round_index + 1 < rounds)
+        if round_index == 0:
+            working = _working(runners, reports, cases, sample_seconds, problems)
+            samples = {index: [[], []] for index, _, _ in working}
+            say(f"micro: {len(working)} cases, {rounds} rounds (a fresh pair of processes each) of "
+                f"{BATCHES} alternating batches per side")  # fmt: skip
+        else:
+            lost = [case.name for _, case, _ in working
+                    if not all(f"{case.key}#{case.combo}" in rep["seconds"] for rep in reports)]  # fmt: skip
+            if lost:
+                raise PairsError(f"round {round_index + 1}: {', '.join(lost)} failed where it had worked")
+        order = list(working)
+        random.Random(round_index).shuffle(order)
+        for index, _case, calls in order:
+            batches = [_alternate(runners, f"{index} {calls} 1", first=(round_index + b) % 2)
+                       for b in range(BATCHES)]  # fmt: skip
+            for side in (0, 1):
+                fastest = min(batch[side] for batch in batches)  # the cold first batch is never it
+                samples[index][side].append(fastest / calls / 1e-6)  # µs per call
+    base_figures, head_figures = [], []
+    for index, case, calls in working:
+        how = (f"{rounds} rounds, each a fresh pair of processes, a sample the fastest of {BATCHES} "
+               f"batches of {calls} calls alternating with the other side's on one core")  # fmt: skip
+        for side, into in enumerate((base_figures, head_figures)):
+            into.append(_figure(pairs.players[side].stack, case, samples[index][side], how))
+    return base_figures, head_figures, problems
+
+
+def _working(runners: list[_Runner], reports: list[dict], cases: list[Case], sample_seconds: float,
+             problems: list[Problem]) -> list[tuple[int, Case, int]]:  # fmt: skip
+    """(index, case, calls per batch) of the cases that work on both sides; the others' failures
+    become problems."""
     working = []
     for index, case in enumerate(cases):
         ident = f"{case.key}#{case.combo}"
@@ -180,25 +256,7 @@ def _play(
             slowest = max(rep["seconds"][ident] for rep in reports)
             calls = round(sample_seconds / BATCHES / max(slowest, 1e-9))
             working.append((index, case, max(1, min(MAX_CALLS, calls))))
-    say(f"micro: {len(working)} cases, {rounds} rounds of {BATCHES} alternating batches per side")
-    samples: dict[int, list[list[float]]] = {index: [[], []] for index, _, _ in working}
-    order = list(working)
-    for round_index in range(rounds + 1):  # round 0 warms up and is dropped
-        random.Random(round_index).shuffle(order)
-        for index, _case, calls in order:
-            batches = [_alternate(runners, f"{index} {calls} 1", first=(round_index + b) % 2)
-                       for b in range(BATCHES)]  # fmt: skip
-            if round_index:
-                for side in (0, 1):
-                    fastest = min(batch[side] for batch in batches)
-                    samples[index][side].append(fastest / calls / 1e-6)  # µs per call
-    base_figures, head_figures = [], []
-    for index, case, calls in working:
-        how = (f"{rounds} rounds, each the fastest of {BATCHES} batches of {calls} calls "
-               f"alternating with the other side's on one core")  # fmt: skip
-        for side, into in enumerate((base_figures, head_figures)):
-            into.append(_figure(runners[side].player.stack, case, samples[index][side], how))
-    return base_figures, head_figures, problems
+    return working
 
 
 def _alternate(runners: list[_Runner], request: str, first: int) -> list[float]:
