@@ -377,3 +377,25 @@ def test_real_variant_vs_variant_compare_loads_both_at_once_and_says_what_was_co
     assert "**base** variant `hello@latest` vs **head** variant `hello-falcon@latest`" in comment
     assert "micro-benchmarks are per stack, not per variant" in comment
     assert done.returncode == data["summary"]["exit_code"], done.stderr
+
+
+@pytest.mark.slow
+def test_real_micro_compare_times_pairs_counts_instructions_and_catches_an_injected_slowdown(tmp_path):
+    """services on latest against itself, then with head's benchmarks repeating 5 % of their calls."""
+    runs = {}
+    for name, extra in (("aa", []), ("injected", ["--inject-head-micro", "0.05"])):
+        out = tmp_path / name
+        done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "services@latest", "--quick",
+                          "--no-load", "--out", str(out), "-q", *extra)  # fmt: skip
+        runs[name] = (done, json.loads((out / "compare.json").read_text()))
+    done, data = runs["aa"]
+    times = [r for r in data["rows"] if r["unit"] == "us"]
+    counts = [r for r in data["rows"] if r["unit"] == "instructions"]
+    assert {r["metric"] for r in times} == {"validate_json", "dump_json", "response_model"} == {r["metric"] for r in counts}
+    assert all(len(r["base_samples"]) == len(r["head_samples"]) == 12 and r["low"] <= r["ratio"] <= r["high"] for r in times)
+    assert all(r["verdict"] == "unchanged" for r in counts), done.stdout
+    done, data = runs["injected"]
+    counts = [r for r in data["rows"] if r["unit"] == "instructions"]
+    assert counts and all(r["verdict"] == "regression" and 1.04 < r["ratio"] < 1.06 for r in counts)
+    assert done.returncode == 1
+    assert "micro services dump_json (gate)" in (tmp_path / "injected" / "comment.md").read_text()
