@@ -18,9 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--changes", type=Path, metavar="FILE",
                         help="changes.json from `benchwatch changes --json-file`: change points drawn on the trends "
                              "(default: found here from the --data files and benchwatch-acks.toml)")  # fmt: skip
-    parser.add_argument("--attribution", type=Path, action="append", metavar="FILE",
-                        help="an attribution.json from `benchwatch attribute` (the nightly's): releases.html lists "
-                             "each release's effect; repeatable")  # fmt: skip
+    parser.add_argument("--attribution", type=Path, action="extend", nargs="+", metavar="FILE",
+                        help="attribution.json files from `benchwatch attribute` (the nightly's): releases.html "
+                             "lists each release's effect")  # fmt: skip
     parser.add_argument("--no-copy", action="store_true",
                         help="read the --data files for the trends but do not copy them into the site "
                              "(on gh-pages, github-action-benchmark owns dev/bench and nightly)")  # fmt: skip
