@@ -116,19 +116,3 @@ def test_warm_ups_run_step_by_step_so_a_big_endpoint_does_not_slow_a_small_ones(
     rounds.measure_lanes(RIG, lanes, round_index=0)  # type: ignore[arg-type]
     assert fired == [["small", "small"], ["big", "big"]]  # each step's endpoint on both lanes at once
     assert lanes[0].seconds_per_request == {small.label: pytest.approx(0.001), big.label: pytest.approx(0.1)}
-
-
-def test_a_slow_endpoints_count_comes_from_the_rate_an_earlier_round_reached() -> None:
-    slow = Endpoint(name="big", path="/big")
-    lane = WarmLane("base", {"big": slow})
-    lane.track = Track([lane.slot])  # type: ignore[assignment]
-    lane.seconds_per_request[slow.label] = 0.2  # warm-up: 200 ms per request at concurrency 1
-    first = rounds._closed_shot(lane, "big", 10, QUICK)  # type: ignore[arg-type]
-    assert first.requests == round(QUICK.duration / 0.2)
-    lane.track.learned_rps[(lane.slot.label, slow.label, 10)] = 7.5  # what that loop reached
-    again = rounds._closed_shot(lane, "big", 10, QUICK)  # type: ignore[arg-type]
-    assert again.requests == round(QUICK.duration * 7.5)
-    fast = Endpoint(name="small", path="/small")
-    lane.by_step["small"] = fast
-    lane.seconds_per_request[fast.label] = 0.001
-    assert rounds._closed_shot(lane, "small", 10, QUICK).requests is None  # type: ignore[arg-type]

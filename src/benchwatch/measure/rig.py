@@ -51,10 +51,6 @@ class Track:
     # label, so lanes load the same endpoint at once; mapping endpoint A of one track and B of
     # another to one key loads A and B at the same moment (a compare of two endpoints)
     steps: dict[str, str] = field(default_factory=dict)
-    # (slot label, endpoint label, concurrency) -> answers per second a fixed-count closed loop
-    # (a slow endpoint) reached in an earlier round: the next round's count, so that two sides'
-    # windows match (the warm-up's estimate is a few requests at concurrency 1)
-    learned_rps: dict[tuple[str, str, int], float] = field(default_factory=dict)
 
     def step(self, endpoint: Endpoint) -> str:
         return self.steps.get(endpoint.label, endpoint.label)

@@ -197,9 +197,6 @@ def _measure_step(rig: Rig, lanes: list[Lane], step: str, round_index: int) -> l
         for aimed, outcome in zip(shots, _measure(rig, shots, round_index), strict=True):
             if outcome is not None:
                 aimed.lane.best_rps = max(aimed.lane.best_rps, outcome.rps)
-                if aimed.shot.requests is not None and outcome.rps > 0:
-                    key = (aimed.lane.slot.label, aimed.shot.endpoint.label, concurrency)
-                    aimed.lane.track.learned_rps[key] = outcome.rps
         here = [lane for lane in here if lane.srv.alive()]
     for lane in here:
         key = (lane.slot.label, _label(lane, step))
@@ -231,16 +228,13 @@ def _label(lane: Lane, step: str) -> str:
 
 def _closed_shot(lane: Lane, step: str, concurrency: int, plan: LoadPlan) -> Shot:
     """A closed loop for the plan's duration; a fixed request count instead when draining the
-    requests in flight at the deadline would take a large part of it (a slow endpoint): the
-    plan's duration at the rate this loop reached in an earlier round (Track.learned_rps), else
-    at the warm-up's."""
+    requests in flight at the deadline would take a large part of it (a slow endpoint)."""
     endpoint = lane.endpoint(step)
     assert endpoint is not None
     per_request = lane.seconds_per_request.get(endpoint.label, 0.0)
     requests, connections = None, concurrency
     if per_request * concurrency > SLOW_DRAIN_SHARE * plan.duration:
-        learned = lane.track.learned_rps.get((lane.slot.label, endpoint.label, concurrency))
-        requests = max(2, round(plan.duration * learned if learned else plan.duration / per_request))
+        requests = max(2, round(plan.duration / per_request))
         connections = min(concurrency, requests)
     return Shot(endpoint, Closed(concurrency), plan.duration, connections, None, requests)
 
