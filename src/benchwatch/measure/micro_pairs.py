@@ -18,6 +18,7 @@ import random
 import signal
 import statistics
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,14 +60,18 @@ class _Runner:
         spec = json.dumps({"cases": [[c.key, c.combo] for c in cases]})
         argv = [str(player.python), str(RUNNER), "serve", str(player.benchmark_dir), spec]
         self.player = player
+        self.errors = tempfile.TemporaryFile()  # a file, not a pipe: nobody reads it until the end
         self.process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors, text=True,
             env=runner_env(player.extra_env), cwd=player.benchmark_dir.parent, bufsize=1,
         )  # fmt: skip
 
     def pin(self, core: int | None) -> None:
         if core is not None:
-            os.sched_setaffinity(self.process.pid, {core})
+            try:
+                os.sched_setaffinity(self.process.pid, {core})
+            except ProcessLookupError:
+                pass  # already gone: its next answer says why
 
     def send(self, line: str) -> None:
         assert self.process.stdin is not None
@@ -99,7 +104,8 @@ class _Runner:
             self.process.wait()
         if self.process.returncode == -signal.SIGKILL:
             return f"{self.player.role} runner ({self.player.stack.name}) gave no answer in {timeout:g} s"
-        tail = " | ".join((self.process.stderr.read() if self.process.stderr else "").strip().splitlines()[-3:])
+        self.errors.seek(0)
+        tail = " | ".join(self.errors.read().decode(errors="replace").strip().splitlines()[-3:])
         return f"{self.player.role} runner ({self.player.stack.name}) exited {self.process.returncode}: {tail}"
 
     def close(self) -> None:
@@ -110,7 +116,7 @@ class _Runner:
             except (PairsError, subprocess.TimeoutExpired, OSError):
                 self.process.kill()
                 self.process.wait()
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+        for stream in (self.process.stdin, self.process.stdout, self.errors):
             if stream is not None:
                 stream.close()
 
