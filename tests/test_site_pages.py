@@ -160,7 +160,7 @@ def test_releases_list_each_watched_release_first_with_its_effect_per_scenario(d
     assert leads[:3] == ["fastapi", "pydantic", "uvicorn"] and leads[-1] == "unpinned"
     unchanged = [row[4] for row in table.rows if row[4].text.endswith("no significant change")]
     assert unchanged and all(c.tone == "" for c in unchanged)
-    assert {row[2].text for row in table.rows} == {"github_user", "hello", "services"}
+    assert {row[2].text for row in table.rows} == {"github_user", "hello", "payloads", "posts", "services"}
     page = (demo / "releases.html").read_text()
     assert "8 paired rounds (quick)" in page and "Do the steps add up?" in page
 
