@@ -27,6 +27,11 @@ class Case:
     labels: tuple[str, ...]  # the parameter values as text
 
     @property
+    def ident(self) -> str:
+        """How runner.py names the case in its reports: `key#combo`."""
+        return f"{self.key}#{self.combo}"
+
+    @property
     def operation(self) -> str:
         return self.key.rsplit(".", 1)[-1].removeprefix("time_")
 
@@ -88,7 +93,7 @@ class Checked:
 def check(python: Path, benchmark_dir: Path, cases: Sequence[Case], env: Mapping[str, str]) -> Checked:
     """Builds and calls every case a few times, natively (a failure is that case's alone)."""
     report = json.loads(_native(plan_argv(python, benchmark_dir, "check", cases), benchmark_dir, env))
-    by_id = {f"{c.key}#{c.combo}": c for c in cases}
+    by_id = {c.ident: c for c in cases}
     return Checked(
         working={by_id[k]: v for k, v in report["seconds"].items()},
         skipped={by_id[k]: v for k, v in report["skipped"].items()},

@@ -227,7 +227,7 @@ def _play(
                 f"{BATCHES} alternating batches per side")  # fmt: skip
         else:
             lost = [case.name for _, case, _ in working
-                    if not all(f"{case.key}#{case.combo}" in rep["seconds"] for rep in reports)]  # fmt: skip
+                    if not all(case.ident in rep["seconds"] for rep in reports)]  # fmt: skip
             if lost:
                 raise PairsError(f"round {round_index + 1}: {', '.join(lost)} failed where it had worked")
         order = list(working)
@@ -253,7 +253,7 @@ def _working(runners: list[_Runner], reports: list[dict], cases: list[Case], sam
     become problems."""
     working = []
     for index, case in enumerate(cases):
-        ident = f"{case.key}#{case.combo}"
+        ident = case.ident
         broken = [(r.player, rep["failed"][ident]) for r, rep in zip(runners, reports, strict=True)
                   if ident in rep["failed"]]  # fmt: skip
         problems += [Problem(variant=f"micro@{p.stack.name}", phase="micro", endpoint=case.name,
