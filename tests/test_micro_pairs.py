@@ -147,3 +147,27 @@ def test_every_round_is_timed_by_a_fresh_pair_of_processes_and_none_outlives_the
     assert problems == [] and len(base[0].samples) == 3
     assert len(started) == 6 and len({p.pid for p in started}) == 6
     assert all(p.poll() is not None for p in started)  # every runner has exited
+
+
+def test_a_cases_batches_are_spread_over_the_round_and_alternate_which_side_goes_first(tmp_path, monkeypatch):
+    # a host that slows a process for a stretch of time must not catch all of one side's batches
+    # of a case and none of the other's: one batch of every case, then the next
+    folder = bench_dir(tmp_path)
+    requests = []
+    original = micro_pairs._alternate
+
+    def recording(runners, request, first):
+        requests.append((request.split()[0], first))
+        return original(runners, request, first)
+
+    monkeypatch.setattr(micro_pairs, "_alternate", recording)
+    base, _, problems = time_cases(player("base", folder), player("head", folder), patterns=[r"time_sum"],
+                                   rounds=2, sample_seconds=0.005)  # fmt: skip
+    assert problems == [] and len(base) == 2
+    per_round = 2 * micro_pairs.BATCHES
+    for round_requests in (requests[:per_round], requests[per_round:]):
+        cases = [case for case, _ in round_requests]
+        assert len(set(cases)) == 2 and all(a != b for a, b in zip(cases, cases[1:], strict=False))
+        for case in set(cases):
+            firsts = [first for c, first in round_requests if c == case]
+            assert len(firsts) == micro_pairs.BATCHES and sorted(set(firsts)) == [0, 1]

@@ -127,7 +127,7 @@ def write_calibration(
             f"A/A: each variant against a second server of itself, side by side as compare runs "
             f"them, {rounds} rounds; per figure, the {FLOOR_QUANTILE:.0%} quantile of |ratio - 1| "
             f"(compare's paired Hodges-Lehmann ratio) over 2000 resamples of {compare_rounds} "
-            f"rounds (without replacement). compare uses a "
+            f"rounds (with replacement). compare uses a "
             f"figure's own floor (detail, at least {MIN_FLOOR}); figures not calibrated use their "
             f"metric's largest (floors)"
         ),

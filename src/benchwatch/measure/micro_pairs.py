@@ -1,9 +1,12 @@
 """Micro-benchmark timings of two sides as pairs. In every round a fresh pair of runner
 processes (instructions/runner.py `serve`: asv's `time_` cases built as asv builds them), one per
 side, both pinned to one core, time the same case for the same number of calls in short batches
-that alternate between the sides (A B, B A, A B, …). A round's sample per side is its fastest
-batch, so round i of base and round i of head saw the same few milliseconds of the host and
-neither side always goes first; and each round is a new pair of processes, so the few per cent
+that alternate between the sides (A B, B A, A B, …). A case's batches are spread over the whole
+round (one batch of every case, then the next), and a round's sample per side is its fastest
+batch: this host runs a process 1.6x slower for tens of milliseconds to seconds at a time, and
+a side whose batches were bunched into one 100 ms stretch could spend all of them there while the
+other side did not (README, "Micro timings"). Round i of base and round i of head saw the same
+second of the host and neither side always goes first; and each round is a new pair of processes, so the few per cent
 by which two processes of the same code can differ for their whole life (memory layout) is
 sampled by the rounds, not carried through all of them. Duet benchmarking (Bulej et al., ICPE
 2020) runs the sides at the same moment on two cores instead; on this 2-vCPU VM that was
@@ -33,8 +36,10 @@ from benchwatch.results import Figure, Problem
 QUICK_ROUNDS, FULL_ROUNDS = 12, 20
 QUICK_SAMPLE_S, FULL_SAMPLE_S = 0.05, 0.1  # one side's timing of one case in one round
 # a round's sample is the fastest of this many batches (together SAMPLE_S): a batch that shared
-# its core with another process, or a hyperthread with a busy sibling, is slower, never faster
-BATCHES = 6
+# its core with another process, or a hyperthread with a busy sibling, is slower, never faster.
+# 6 batches of a case back to back: A/A rounds read up to 1.56x apart; 6 spread over the
+# round: at most 1.12x; 10 spread: at most 1.09x (README, "Micro timings")
+BATCHES = 10
 MAX_CALLS = 100_000
 REPLY_TIMEOUT_S = 120  # one batch; a case slower than this is not a micro-benchmark
 SETUP_TIMEOUT_S = 600  # building every case (asv's setup) and checking it
@@ -232,16 +237,20 @@ def _play(
                 raise PairsError(f"round {round_index + 1}: {', '.join(lost)} failed where it had worked")
         order = list(working)
         random.Random(round_index).shuffle(order)
-        for index, _case, calls in order:
-            batches = [_alternate(runners, f"{index} {calls} 1", first=(round_index + b) % 2)
-                       for b in range(BATCHES)]  # fmt: skip
+        fastest = {index: [float("inf"), float("inf")] for index, _, _ in working}
+        for b in range(BATCHES):  # a case's batches spread over the whole round, not bunched
+            for index, _case, calls in order:
+                timed = _alternate(runners, f"{index} {calls} 1", first=(round_index + b) % 2)
+                for side, seconds in enumerate(timed):
+                    fastest[index][side] = min(fastest[index][side], seconds)
+        for index, _case, calls in working:
             for side in (0, 1):
-                fastest = min(batch[side] for batch in batches)  # the cold first batch is never it
-                samples[index][side].append(fastest / calls / 1e-6)  # µs per call
+                samples[index][side].append(fastest[index][side] / calls / 1e-6)  # µs per call
     base_figures, head_figures = [], []
     for index, case, calls in working:
         how = (f"{rounds} rounds, each a fresh pair of processes, a sample the fastest of {BATCHES} "
-               f"batches of {calls} calls alternating with the other side's on one core")  # fmt: skip
+               f"batches of {calls} calls spread over the round, alternating with the other side's "
+               "on one core")  # fmt: skip
         for side, into in enumerate((base_figures, head_figures)):
             into.append(_figure(pairs.players[side].stack, case, samples[index][side], how))
     return base_figures, head_figures, problems
