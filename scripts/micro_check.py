@@ -1,14 +1,15 @@
 """How sharp is compare's micro half? Real micro-only compares, tabulated.
 
     .venv/bin/python scripts/micro_check.py aa -k 'services@*' --runs 3 [--inject 0,0.05] [--hog] [--no-instructions]
-    .venv/bin/python scripts/micro_check.py directions -k 'services@*' --base v2-pre-rust --head latest
+    .venv/bin/python scripts/micro_check.py directions -k 'services@*' --base v2-pre-rust --head latest [--runs 1] [--full]
 
 `aa`: `benchwatch compare --base latest --head latest --quick --no-load` repeated, with head's
 benchmarks repeating a fraction of their calls when --inject is given (`--inject-head-micro`);
 prints per injected fraction and kind of figure (time, instructions) how many rows were called
 a regression, an improvement, unchanged. `directions`: the compare base→head and head→base;
 prints every micro row of both, and whether they agree (a regression one way is an improvement
-the other way, or both are unchanged). With --hog, a busy-looping process runs beside the
+the other way, or both are unchanged), --runs times. --full: full compares, not --quick.
+With --hog, a busy-looping process runs beside the
 compares throughout. Writes every compare.json under --out. A measurement script, not a test.
 """
 
@@ -32,9 +33,10 @@ def _spin() -> None:
         pass
 
 
-def compare(base: str, head: str, variants: str, out: Path, inject: float, instructions: bool) -> tuple[dict, float]:
+def compare(base: str, head: str, variants: str, out: Path, inject: float, instructions: bool,
+            quick: bool = True) -> tuple[dict, float]:  # fmt: skip
     argv = [sys.executable, "-m", "benchwatch", "compare", "--base", base, "--head", head, "-k", variants,
-            "--quick", "--no-load", "-q", "--out", str(out)]  # fmt: skip
+            "--no-load", "-q", "--out", str(out)] + (["--quick"] if quick else [])  # fmt: skip
     if inject:
         argv += ["--inject-head-micro", str(inject)]
     if not instructions:
@@ -57,7 +59,7 @@ def aa(args: argparse.Namespace) -> None:
     for run in range(args.runs):
         for fraction in fractions:  # interleaved, so drift hits every condition alike
             data, seconds = compare("latest", "latest", args.variants, args.out / f"i{fraction:g}-run{run + 1}",
-                                    fraction, args.instructions)  # fmt: skip
+                                    fraction, args.instructions, args.quick)  # fmt: skip
             for row in data["rows"]:
                 if row["kind"] == "micro":
                     tally[(fraction, kind_of(row))][row["verdict"]] += 1
@@ -74,8 +76,19 @@ def aa(args: argparse.Namespace) -> None:
 
 
 def directions(args: argparse.Namespace) -> None:
-    forward, seconds_f = compare(args.base, args.head, args.variants, args.out / "forward", 0.0, args.instructions)
-    backward, seconds_b = compare(args.head, args.base, args.variants, args.out / "backward", 0.0, args.instructions)
+    agreed = counted = 0
+    for run in range(args.runs):
+        where = args.out / f"run{run + 1}" if args.runs > 1 else args.out
+        agree, total = one_direction_pair(args, where)
+        agreed, counted = agreed + agree, counted + total
+    if args.runs > 1:
+        print(f"\nin {args.runs} runs: {agreed} of {counted} micro figures agree in both directions")
+
+
+def one_direction_pair(args: argparse.Namespace, out: Path) -> tuple[int, int]:
+    forward, seconds_f = compare(args.base, args.head, args.variants, out / "forward", 0.0, args.instructions, args.quick)
+    backward, seconds_b = compare(args.head, args.base, args.variants, out / "backward", 0.0, args.instructions,
+                                  args.quick)  # fmt: skip
     back = {row["label"]: row for row in backward["rows"] if row["kind"] == "micro"}
     print(f"{args.base} → {args.head} ({seconds_f:.0f} s) and back ({seconds_b:.0f} s)\n")
     print("| figure | floor | forward | backward | agree |")
@@ -91,13 +104,16 @@ def directions(args: argparse.Namespace) -> None:
         print(f"| {row['label']} | {row['floor']:.1%} | {row['verdict']}: {row['text']} | "
               f"{other['verdict']}: {other['text']} | {'yes' if same else '**no**'} |")  # fmt: skip
     print(f"\n{agree} of {total} micro figures agree in both directions")
+    return agree, total
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("aa", "directions"))
     parser.add_argument("-k", dest="variants", default="services@*")
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=3, help="aa: compares per injected fraction; directions: pairs")
+    parser.add_argument("--full", dest="quick", action="store_false",
+                        help="full compares (30 micro rounds, every instruction count, peak memory), not --quick")
     parser.add_argument("--inject", default="0", help="aa: comma-separated fractions of extra calls on head")
     parser.add_argument("--base", default="v2-pre-rust")
     parser.add_argument("--head", default="latest")

@@ -13,7 +13,7 @@ from benchwatch.compare.calibrate import (
     write_calibration,
 )
 from benchwatch.errors import UserError
-from benchwatch.results import Environment, Figure
+from benchwatch.results import Environment, Figure, Run, write_run
 
 
 def figure(metric, samples):
@@ -118,3 +118,27 @@ def test_micro_aa_runs_give_timing_and_instruction_floors(tmp_path, cli):
     assert stored["floors"]["micro_instructions"] == 0.005  # counts repeat far closer than the minimum
     assert 0 < stored["detail"]["micro_time"]["micro services dump_json"] < 0.05  # paired rounds cancel the host
     assert stored["floors"]["micro_time"] >= 0.01
+
+
+def test_load_floors_alone_keep_the_micro_floors_measured_before(tmp_path, cli):
+    # `calibrate --no-micro` (or --from a load-only directory) must not drop the micro floors
+    root = make_project(tmp_path / "project", [])
+    before = {"floors": {"cpu_us_per_request": 0.5, "micro_time": 0.021, "micro_instructions": 0.005},
+              "method": "earlier", "rounds": 16, "compare_rounds": 8, "date": "2026-11-01",
+              "detail": {"cpu_us_per_request": {"x cpu_us_per_request": 0.5},
+                         "micro_time": {"micro services dump_json": 0.0148}},
+              "micro": {"method": "A/A micro, 36 rounds", "rounds": 36}}  # fmt: skip
+    (root / "calibration.json").write_text(json.dumps(before))
+    rng = np.random.default_rng(5)
+    host = rng.normal(100, 10, 12)
+    for lane in ("base", "head"):
+        cpu = figure("cpu_us_per_request", host * rng.normal(1, 0.01, 12))
+        write_run(tmp_path / "cal" / "x@latest" / f"{lane}-load",
+                  Run(started_at="2026-01-01T00:00:00+00:00", figures=[cpu.model_copy(update={"name": "x@latest GET / c=10 cpu/req"})]))  # fmt: skip
+    done = cli("calibrate", "--from", str(tmp_path / "cal"), root=root)
+    assert done.returncode == 0, done.stderr
+    stored = json.loads((root / "calibration.json").read_text())
+    assert stored["detail"]["cpu_us_per_request"]["x cpu_us_per_request"] < 0.05  # measured anew
+    assert stored["floors"]["micro_time"] == 0.021 and stored["floors"]["micro_instructions"] == 0.005
+    assert stored["detail"]["micro_time"] == {"micro services dump_json": 0.0148}
+    assert stored["micro"]["method"] == "A/A micro, 36 rounds"

@@ -17,6 +17,7 @@ from benchwatch.compare.verdict import (
     compare_figures,
 )
 from benchwatch.config import load_stacks
+from benchwatch.measure.micro_pairs import QUICK_ROUNDS
 from benchwatch.results import Environment, Figure, read_run
 
 
@@ -392,7 +393,8 @@ def test_real_micro_compare_times_pairs_counts_instructions_and_catches_an_injec
     times = [r for r in data["rows"] if r["unit"] == "us"]
     counts = [r for r in data["rows"] if r["unit"] == "instructions"]
     assert {r["metric"] for r in times} == {"validate_json", "dump_json", "response_model"} == {r["metric"] for r in counts}
-    assert all(len(r["base_samples"]) == len(r["head_samples"]) == 12 and r["low"] <= r["ratio"] <= r["high"] for r in times)
+    assert all(len(r["base_samples"]) == len(r["head_samples"]) == QUICK_ROUNDS and r["low"] <= r["ratio"] <= r["high"]
+               for r in times)  # fmt: skip
     assert all(r["verdict"] == "unchanged" for r in counts), done.stdout
     done, data = runs["injected"]
     counts = [r for r in data["rows"] if r["unit"] == "instructions"]

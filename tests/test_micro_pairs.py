@@ -1,6 +1,7 @@
 """Paired micro timings (measure/micro_pairs.py) with the real runner on a small benchmark
 package: this interpreter plays both sides, so no stack environment is built."""
 
+import itertools
 import sys
 import textwrap
 from pathlib import Path
@@ -167,7 +168,7 @@ def test_a_cases_batches_are_spread_over_the_round_and_alternate_which_side_goes
     per_round = 2 * micro_pairs.BATCHES
     for round_requests in (requests[:per_round], requests[per_round:]):
         cases = [case for case, _ in round_requests]
-        assert len(set(cases)) == 2 and all(a != b for a, b in zip(cases, cases[1:], strict=False))
+        assert len(set(cases)) == 2 and all(a != b for a, b in itertools.pairwise(cases))
         for case in set(cases):
             firsts = [first for c, first in round_requests if c == case]
             assert len(firsts) == micro_pairs.BATCHES and sorted(set(firsts)) == [0, 1]

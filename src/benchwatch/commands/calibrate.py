@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"FAIL {line}")
     for key, floor in calibration.floors.items():
         own = sorted(calibration.detail.get(key, {}).values())
-        print(f"{key:<22} largest {floor:.1%}, per figure {own[0]:.1%} to {own[-1]:.1%} ({len(own)} figures)")
+        each = f", per figure {own[0]:.1%} to {own[-1]:.1%} ({len(own)} figures)" if own else ""
+        print(f"{key:<22} largest {floor:.1%}{each}")
     unused = sorted({floor_key(a) for a, _ in pairs} - set(calibration.floors))
     if unused:
         print(f"no floor measured for {', '.join(unused)}: compare uses the defaults")

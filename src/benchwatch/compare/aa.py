@@ -29,7 +29,7 @@ from benchwatch.results import (
 
 DEFAULT_STACK = "latest"
 DEFAULT_ROUNDS = 16
-MICRO_AA_ROUNDS = 36  # paired rounds; a compare uses 12, floors resample 12 of these
+MICRO_AA_ROUNDS = 36  # paired rounds; a quick compare uses 20, floors resample 20 of these (with replacement)
 MIN_ROUNDS = 4
 
 
@@ -169,14 +169,30 @@ def _write(root: Path, pairs: list[tuple[Figure, Figure]], rounds: int, variants
     from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS, MICRO_ROUNDS
 
     floors, detail = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS)
-    micro_floors, micro_detail = floors_from_aa(list(micro_pairs), MICRO_ROUNDS)
-    floors.update(micro_floors)
-    detail.update(micro_detail)
     if not floors:
         raise UserError("calibrate: no valid A/A measurement; see the failures above", exit_code=2)
+    if micro_pairs:
+        micro_floors, micro_detail = floors_from_aa(list(micro_pairs), MICRO_ROUNDS)
+        micro = _micro_method(list(micro_pairs), micro_rounds, variants)
+    else:  # load floors only (--no-micro, or --from a load-only run): the micro floors stay as measured
+        micro_floors, micro_detail, micro = _kept_micro(root)
+    floors.update(micro_floors)
+    detail.update(micro_detail)
     between_runs, _ = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS, paired=False)
     return write_calibration(
         root, floors, detail, rounds=rounds, compare_rounds=COMPARE_QUICK_ROUNDS,
-        variants=variants, environment=environment, between_runs=between_runs,
-        micro=_micro_method(list(micro_pairs), micro_rounds, variants),
+        variants=variants, environment=environment, between_runs=between_runs, micro=micro,
     )  # fmt: skip
+
+
+def _kept_micro(root: Path) -> tuple[dict[str, float], dict[str, dict[str, float]], dict]:
+    """The micro floors, per-figure floors and their method from the calibration.json there."""
+    from benchwatch.compare.calibrate import load_calibration
+    from benchwatch.metrics import MICRO_INSTRUCTIONS, MICRO_PEAKMEM, MICRO_TIME
+
+    existing = load_calibration(root)
+    if existing is None:
+        return {}, {}, {}
+    keys = {MICRO_TIME.key, MICRO_PEAKMEM.key, MICRO_INSTRUCTIONS.key}
+    return ({k: v for k, v in existing.floors.items() if k in keys},
+            {k: v for k, v in existing.detail.items() if k in keys}, existing.micro)  # fmt: skip

@@ -33,7 +33,7 @@ from benchwatch.measure.collect import half_iqr
 from benchwatch.measure.micro_figures import TIME_UNIT, case_identity
 from benchwatch.results import Figure, Problem
 
-QUICK_ROUNDS, FULL_ROUNDS = 12, 20
+QUICK_ROUNDS, FULL_ROUNDS = 20, 30  # 12 quick rounds left real 2-3 % changes at the floor one way and past it the other (README)
 QUICK_SAMPLE_S, FULL_SAMPLE_S = 0.05, 0.1  # one side's timing of one case in one round
 # a round's sample is the fastest of this many batches (together SAMPLE_S): a batch that shared
 # its core with another process, or a hyperthread with a busy sibling, is slower, never faster.
