@@ -5,13 +5,13 @@ that alternate between the sides (A B, B A, A B, …). A case's batches are spre
 round (one batch of every case, then the next), and a round's sample per side is its fastest
 batch: this host runs a process 1.6x slower for tens of milliseconds to seconds at a time, and
 a side whose batches were bunched into one 100 ms stretch could spend all of them there while the
-other side did not (README, "Micro timings"). Round i of base and round i of head saw the same
-second of the host and neither side always goes first; and each round is a new pair of processes, so the few per cent
-by which two processes of the same code can differ for their whole life (memory layout) is
-sampled by the rounds, not carried through all of them. Duet benchmarking (Bulej et al., ICPE
-2020) runs the sides at the same moment on two cores instead; on this 2-vCPU VM that was
-measured and was worse (README: "Micro timings"): another process on one vCPU, or steal time,
-slows one side and not the other."""
+other side did not (README, "Micro timings"; scripts/slow_stretches.py). Round i of base and
+round i of head saw the same second of the host and neither side always goes first; and each
+round is a new pair of processes, so the few per cent by which two processes of the same code
+can differ for their whole life (memory layout) is sampled by the rounds, not carried through
+all of them. Duet benchmarking (Bulej et al., ICPE 2020) runs the sides at the same moment on
+two cores instead; on this 2-vCPU VM that was measured and was worse (README: "Micro timings"):
+another process on one vCPU, or steal time, slows one side and not the other."""
 
 from __future__ import annotations
 
@@ -33,7 +33,8 @@ from benchwatch.measure.collect import half_iqr
 from benchwatch.measure.micro_figures import TIME_UNIT, case_identity
 from benchwatch.results import Figure, Problem
 
-QUICK_ROUNDS, FULL_ROUNDS = 20, 30  # 12 quick rounds left real 2-3 % changes at the floor one way and past it the other (README)
+# with 12 quick rounds, real 2-3 % changes were flagged one way and not the other (README)
+QUICK_ROUNDS, FULL_ROUNDS = 20, 30
 QUICK_SAMPLE_S, FULL_SAMPLE_S = 0.05, 0.1  # one side's timing of one case in one round
 # a round's sample is the fastest of this many batches (together SAMPLE_S): a batch that shared
 # its core with another process, or a hyperthread with a busy sibling, is slower, never faster.

@@ -1,0 +1,112 @@
+"""Does this host run a process slower for stretches of time? The reason compare's micro
+timings spread a case's batches over the whole round (measure/micro_pairs.py).
+
+    .venv/bin/python scripts/slow_stretches.py [--stack latest] [--case "time_response_model\\('services'\\)"]
+        [--seconds 5] [--batch-ms 1]
+
+One runner process (instructions/runner.py `serve`, as compare times micro-benchmarks), pinned
+to the timing core, times one asv case in back-to-back batches of about --batch-ms for
+--seconds. Prints how the batches are spread (µs per call; fastest, median, 90th percentile,
+slowest), and the stretches of consecutive batches slower than 1.25x the fastest: how many,
+how long (ms), and the share of the time they took. A measurement script, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SLOW = 1.25  # a batch this much slower than the fastest belongs to a slow stretch
+REPEATS = 50  # batches per request: the runner times them back to back
+
+
+def batches(python: Path, case, seconds: float, batch_s: float) -> tuple[list[float], int]:
+    """Seconds per call of every batch, in order, and the calls per batch."""
+    from benchwatch.instructions.cases import RUNNER, runner_env
+    from benchwatch.measure.micro_pairs import timing_core
+
+    spec = json.dumps({"cases": [[case.key, case.combo]]})
+    benchmark_dir = REPO / "benchmarks"
+    runner = subprocess.Popen([str(python), str(RUNNER), "serve", str(benchmark_dir), spec], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True, env=runner_env(), cwd=REPO, bufsize=1)  # fmt: skip
+    assert runner.stdin is not None and runner.stdout is not None
+    try:
+        report = json.loads(runner.stdout.readline())
+        if case.ident not in report["seconds"]:
+            sys.exit(f"{case.name}: {report['failed'].get(case.ident, 'not built')}")
+        core = timing_core()
+        if core is not None:
+            os.sched_setaffinity(runner.pid, {core})
+        calls = max(1, round(batch_s / max(report["seconds"][case.ident], 1e-9)))
+        found: list[float] = []
+        started = time.monotonic()
+        while time.monotonic() - started < seconds:
+            runner.stdin.write(f"0 {calls} {REPEATS}\n")
+            runner.stdin.flush()
+            reply = runner.stdout.readline().split()
+            if not reply or reply[0] == "error":
+                sys.exit(f"runner: {' '.join(reply) or 'no answer'}")
+            found += [float(s) / calls for s in reply]
+        return found, calls
+    finally:
+        runner.stdin.close()
+        runner.wait(timeout=10)
+
+
+def stretches(per_call: list[float]) -> list[int]:
+    """Lengths (in batches) of the runs of batches slower than SLOW x the fastest."""
+    limit = SLOW * min(per_call)
+    lengths, current = [], 0
+    for value in per_call:
+        if value > limit:
+            current += 1
+        elif current:
+            lengths.append(current)
+            current = 0
+    return lengths + ([current] if current else [])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--stack", default="latest")
+    parser.add_argument("--case", default=r"time_response_model\('services'\)", help="a regex over asv case names")
+    parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--batch-ms", type=float, default=1.0)
+    args = parser.parse_args()
+
+    from benchwatch.config import load_project
+    from benchwatch.envs import ensure
+    from benchwatch.instructions.cases import discover, runner_env, select
+
+    python = ensure(load_project(REPO).stack(args.stack)).python
+    chosen = select(discover(python, REPO / "benchmarks", runner_env()), [args.case])
+    if not chosen:
+        sys.exit(f"--case {args.case!r}: no asv case matches")
+    case = chosen[0]
+    per_call, calls = batches(python, case, args.seconds, args.batch_ms / 1000)
+    us = sorted(v * 1e6 for v in per_call)
+    fastest = us[0]
+    slow = stretches(per_call)
+    batch_ms = statistics.median(per_call) * calls * 1000
+    print(f"{case.name} on {args.stack}: {len(us)} batches of ~{batch_ms:.1f} ms in {args.seconds:g} s")
+    print(f"µs per call: fastest {fastest:.2f}, median {statistics.median(us):.2f} "
+          f"({statistics.median(us) / fastest:.2f}x), 90th percentile {us[int(0.9 * len(us))]:.2f} "
+          f"({us[int(0.9 * len(us))] / fastest:.2f}x), slowest {us[-1]:.2f} ({us[-1] / fastest:.2f}x)")  # fmt: skip
+    if slow:
+        print(f"stretches slower than {SLOW}x the fastest: {len(slow)}, {sum(slow)} of {len(us)} batches "
+              f"({sum(slow) / len(us):.0%}); longest {max(slow) * batch_ms:.0f} ms, "
+              f"median {statistics.median(slow) * batch_ms:.1f} ms")  # fmt: skip
+    else:
+        print(f"no batch slower than {SLOW}x the fastest")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
