@@ -53,6 +53,19 @@ def test_each_figure_keeps_its_own_floor_and_others_fall_back_to_the_noisiest(tm
     assert floor_for("cpu_us_per_request", calibration, "other cpu_us_per_request") == (noisy_floor, "metric")
 
 
+def test_a_figure_never_calibrated_gets_the_largest_floor_of_its_own_loop(tmp_path):
+    detail = {"cpu_us_per_request": {"services GET / c=10 cpu_us_per_request": 0.011,
+                                     "posts GET /posts c=10 cpu_us_per_request": 0.024,
+                                     "posts GET /posts rate=50% cpu_us_per_request": 0.196}}  # fmt: skip
+    calibration = write_calibration(tmp_path, {"cpu_us_per_request": 0.196}, detail,
+                                    rounds=16, compare_rounds=8, variants=[], environment=Environment())  # fmt: skip
+    # the noisy open loop of posts sets the floor of other open loops, not of closed ones
+    assert floor_for("cpu_us_per_request", calibration, "payloads GET /x c=10 cpu_us_per_request") == (0.024, "metric")
+    assert floor_for("cpu_us_per_request", calibration, "payloads GET /x rate=50% cpu_us_per_request") == (0.196, "metric")
+    assert floor_for("cpu_us_per_request", calibration, "services GET / c=10 cpu_us_per_request") == (0.011, "figure")
+    assert floor_for("cpu_us_per_request", calibration) == (0.196, "metric")  # no label: the metric's largest
+
+
 
 def test_threshold_derives_from_rps_and_cpu_floors():
     assert alert_threshold(None) == 130  # defaults: rps 10 % x 3
