@@ -139,8 +139,8 @@ def write_calibration(
             f"them, {rounds} rounds; per figure, the {FLOOR_QUANTILE:.0%} quantile of |ratio - 1| "
             f"(compare's paired Hodges-Lehmann ratio) over 2000 resamples of {compare_rounds} "
             f"rounds (with replacement). compare uses a "
-            f"figure's own floor (detail, at least {MIN_FLOOR}); figures not calibrated use their "
-            f"metric's largest (floors)"
+            f"figure's own floor (detail, at least {MIN_FLOOR}); figures not calibrated use the largest "
+            f"of their metric in the same loop, closed or open (floors: each metric's largest)"
         ),
         rounds=rounds,
         compare_rounds=compare_rounds,
