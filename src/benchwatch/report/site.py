@@ -237,6 +237,17 @@ def stack_key() -> str:
             "flavors (hello-falcon, …) by pattern, dash and marker</span></p>")  # fmt: skip
 
 
+# marks each .scroll box whose table is wider than the box (on load, on resize, and when
+# dashboard.js adds a table), so the "scroll sideways" hint shows under those only; without
+# scripts, phones show it under every table (dashboard.css)
+MARK_WIDE_TABLES = (
+    "<script>(function(){function mark(){document.querySelectorAll('.scroll').forEach(function(s){"
+    "s.classList.toggle('wide',s.scrollWidth>s.clientWidth+1)})}window.bwMarkScrolls=mark;"
+    "document.documentElement.classList.add('js');addEventListener('resize',mark);"
+    "addEventListener('load',mark);mark()})();</script>"
+)
+
+
 def page(file: str, title: str, body: list[str], report_link: str | None, script: str = "") -> str:
     return (
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
@@ -246,6 +257,7 @@ def page(file: str, title: str, body: list[str], report_link: str | None, script
         f"<header><h1>{escape(title)}</h1>{nav_html(file, report_link)}</header><main>"
         + "\n".join(body)
         + "</main>"
+        + MARK_WIDE_TABLES
         + script
         + "</body></html>\n"
     )

@@ -233,6 +233,7 @@
     box.appendChild(table);
     target.appendChild(box);
     target.appendChild(el("div", {"class": "scroll-hint"}, "\u2190 scroll sideways for more columns \u2192"));
+    if (window.bwMarkScrolls) window.bwMarkScrolls();
   }
 
   function renderSource(source, container, filter, marks, palette) {
