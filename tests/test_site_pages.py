@@ -17,7 +17,7 @@ from test_report import synthetic_run
 
 from benchwatch.attribute.table import Attribution
 from benchwatch.report.honest import measured
-from benchwatch.report.palette import STACK_COLORS, stack_color, styles
+from benchwatch.report.palette import STACK_COLORS, shared_flavors, stack_color, styles
 from benchwatch.report.releases_page import release_table
 from benchwatch.report.site import build_site, side_by_side_table, speedup_table
 from benchwatch.results import AAFigure, AANoise, LoadPlanInfo
@@ -51,6 +51,18 @@ def test_a_stack_has_one_colour_whatever_its_flavor_and_unknown_stacks_a_stable_
     assert len(set(STACK_COLORS.values())) == len(STACK_COLORS)
 
 
+def test_inside_shared_flavors_a_flavor_keeps_the_number_the_first_chart_gave_it() -> None:
+    every = ["hello@latest", "hello-asgi@latest", "hello-falcon@latest", "hello-starlette@latest"]
+    fewer = ["hello@latest", "hello-starlette@latest"]
+    assert styles(fewer)["hello-starlette@latest"].flavor == 1  # on its own, numbered within its chart
+    with shared_flavors():
+        assert [styles(every)[v].flavor for v in every] == [0, 1, 2, 3]
+        with shared_flavors():  # nested (the report inside the site): the outer numbering holds
+            assert styles(fewer)["hello-starlette@latest"].flavor == 3
+        assert styles(["hello-zz@latest", "hello-aa@latest"])["hello-aa@latest"].flavor == 4  # new ones after
+    assert styles(fewer)["hello-starlette@latest"].flavor == 1
+
+
 def test_every_chart_of_every_page_draws_a_stack_in_its_one_colour(demo: Path) -> None:
     pages = [demo / "index.html", demo / "trends.html", demo / "latest" / "report.html"]
     seen: dict[str, set[str]] = {}
@@ -61,6 +73,41 @@ def test_every_chart_of_every_page_draws_a_stack_in_its_one_colour(demo: Path) -
     assert seen == {stack: {stack_color(stack)} for stack in seen}
     config = json.loads(re.search(r"id='bw-sources'>(.*?)</script>", (demo / "index.html").read_text()).group(1))
     assert {s: config["palette"][s] for s in seen} == {s: stack_color(s) for s in seen}  # the JS trends too
+
+
+def _flavor_markers(html: str) -> dict[str, set[str]]:
+    """Every marker (a line chart's point or legend) of a flavor's series -> the shapes it is drawn in."""
+    found: dict[str, set[str]] = {}
+    for tag, attrs in re.findall(r"<(circle|rect|polygon|path)\b([^>]*data-series=\"[^\"]+@[^\"]+\"[^>]*)>", html):
+        series = re.search(r'data-series="([^"]+)"', attrs).group(1)
+        if "-" not in series.split("@")[0]:
+            continue  # the plain app: always the first shape
+        if tag == "rect":
+            if float(re.search(r'width="([\d.]+)"', attrs).group(1)) > 8:
+                continue  # a bar or a legend swatch, not a marker
+            shape = "square"
+        elif tag == "polygon":
+            shape = "triangle" if len(re.search(r'points="([^"]+)"', attrs).group(1).split()) == 3 else "diamond"
+        elif tag == "path":
+            if re.search(r'd="([^"]+)"', attrs).group(1).count("M") != 2:
+                continue  # the series' line, not a marker
+            shape = "cross"
+        else:
+            shape = "circle"
+        found.setdefault(series, set()).add(shape)
+    return found
+
+
+def test_every_chart_of_every_page_draws_a_flavor_in_its_one_marker(demo: Path) -> None:
+    # the overview's and the report's charts hold hello-asgi, -falcon and -starlette; the trends'
+    # only -falcon and -starlette: numbered per chart, -starlette was the third shape in one and
+    # the second in the other
+    seen: dict[str, set[str]] = {}
+    for page in (demo / "index.html", demo / "trends.html", demo / "latest" / "report.html"):
+        for series, shapes in _flavor_markers(page.read_text()).items():
+            seen.setdefault(series, set()).update(shapes)
+    assert {"hello-falcon@latest", "hello-starlette@latest"} <= set(seen)
+    assert all(len(shapes) == 1 for shapes in seen.values()), seen
 
 
 def _chart(trends: str, source: str, figure: str) -> str:

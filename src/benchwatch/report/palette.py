@@ -7,7 +7,9 @@ background of the pages (white and #15171a), so one definition serves both theme
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 STACK_COLORS = {
@@ -48,24 +50,39 @@ class Style:
     hatch: str
 
 
+# an app's flavors, numbered in the order charts first drew them, while shared_flavors() is open
+_SHARED: ContextVar[dict[str, list[str]] | None] = ContextVar("shared_flavors", default=None)
+
+
+@contextmanager
+def shared_flavors() -> Iterator[None]:
+    """Within it, every chart numbers an app's flavors alike: a flavor keeps the number (pattern,
+    dash, marker) the first chart that drew it gave it, whichever flavors a later chart holds.
+    The site and the report are drawn inside one; nested, the outer numbering holds."""
+    token = _SHARED.set({}) if _SHARED.get() is None else None
+    try:
+        yield
+    finally:
+        if token is not None:
+            _SHARED.reset(token)
+
+
 def styles(series: Iterable[str]) -> dict[str, Style]:
     """Each series (a variant id, or a bare stack name) -> its stack's colour and its flavor's
-    pattern. The flavor index is the order of the app's scenario names in this chart; the
-    plain app (no `-flavor`) is always 0."""
+    pattern. The plain app (no `-flavor`) is always 0; its flavors are 1, 2, … in name order
+    within this chart, or, inside shared_flavors(), in the order charts first drew them."""
     names = list(dict.fromkeys(series))
-    flavors: dict[str, list[str]] = {}
-    for name in names:
-        scenario, _ = split_variant(name)
+    shared = _SHARED.get()
+    flavors: dict[str, list[str]] = shared if shared is not None else {}
+    for scenario in sorted({split_variant(name)[0] for name in names}):
         app = scenario.split("-", 1)[0]
-        if scenario != app:
-            flavors.setdefault(app, [])
-            if scenario not in flavors[app]:
-                flavors[app].append(scenario)
+        if scenario != app and scenario not in flavors.setdefault(app, []):
+            flavors[app].append(scenario)
     out = {}
     for name in names:
         scenario, stack = split_variant(name)
         app = scenario.split("-", 1)[0]
-        index = 0 if scenario == app else 1 + sorted(flavors[app]).index(scenario)
+        index = 0 if scenario == app else 1 + flavors[app].index(scenario)
         out[name] = Style(stack_color(stack), stack, index, DASHES[index % len(DASHES)],
                           MARKERS[index % len(MARKERS)], HATCHES[index % len(HATCHES)])  # fmt: skip
     return out

@@ -19,7 +19,7 @@ from benchwatch.report.findings import paired_text
 from benchwatch.report.honest import Measured, measured, paired_tone
 from benchwatch.report.html import table_html
 from benchwatch.report.markdown import sequential_note
-from benchwatch.report.palette import STACK_COLORS, stack_color
+from benchwatch.report.palette import STACK_COLORS, shared_flavors, stack_color
 from benchwatch.report.releases_page import render_releases
 from benchwatch.report.svg import Bar, grouped_bars
 from benchwatch.report.tables import (
@@ -340,6 +340,14 @@ def build_site(
     out: Path, *, run: Run | None = None, data_dirs: Sequence[Path] = (),
     reference_stack: str | None = None, stacks: Sequence[str] = (), changes: list[dict] | None = None,
     attributions: Sequence[tuple[str, Attribution]] = (), copy_data: bool = True,
+) -> Path:  # fmt: skip
+    with shared_flavors():  # a flavor keeps its pattern on every chart of every page
+        return _build_site(out, run, data_dirs, reference_stack, stacks, changes, attributions, copy_data)
+
+
+def _build_site(
+    out: Path, run: Run | None, data_dirs: Sequence[Path], reference_stack: str | None, stacks: Sequence[str],
+    changes: list[dict] | None, attributions: Sequence[tuple[str, Attribution]], copy_data: bool,
 ) -> Path:  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
     assets = out / "assets"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from benchwatch.report.html import render_html
 from benchwatch.report.markdown import REPORT_HTML, REPORT_MD, build, render_markdown
+from benchwatch.report.palette import shared_flavors
 from benchwatch.results import Run, write_text_atomic
 
 
@@ -14,6 +15,7 @@ def write_report(
     out_dir: Path, run: Run, reference_stack: str | None = None, stacks: Sequence[str] = ()
 ) -> None:
     """reference_stack defaults to run.extra.reference_stack; stacks is the preferred order."""
-    report = build(run, reference_stack, stacks)
-    write_text_atomic(out_dir / REPORT_MD, render_markdown(report))
-    write_text_atomic(out_dir / REPORT_HTML, render_html(report))
+    with shared_flavors():  # a flavor keeps its pattern from chart to chart
+        report = build(run, reference_stack, stacks)
+        write_text_atomic(out_dir / REPORT_MD, render_markdown(report))
+        write_text_atomic(out_dir / REPORT_HTML, render_html(report))
