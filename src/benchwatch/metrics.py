@@ -99,6 +99,9 @@ class Closed:
         return self.params()
 
 
+OPEN_TAG_PREFIX = "rate="  # an open-loop figure's name and label hold `rate=50%`
+
+
 @dataclass(frozen=True)
 class Open:
     """Open loop at a fixed rate: a fraction of the variant's own measured maximum."""
@@ -109,7 +112,7 @@ class Open:
 
     @property
     def tag(self) -> str:  # in figure names; never change
-        return f"rate={self.fraction:.0%}"
+        return f"{OPEN_TAG_PREFIX}{self.fraction:.0%}"
 
     @property
     def label(self) -> str:

@@ -137,8 +137,9 @@ def _micro_method(micro_pairs: list[tuple[Figure, Figure]], rounds: int | None, 
     if not micro_pairs:
         return {}
     return {"method": f"A/A: each stack's quick micro-benchmark cases against themselves in paired rounds of "
-                      f"alternating batches ({rounds or 'as stored'} rounds), floors over resamples (with replacement) of {MICRO_ROUNDS} paired "
-                      "rounds; instruction counts (cachegrind) A/A, at least 0.5 %",
+                      f"alternating batches ({rounds or 'as stored'} rounds), floors over resamples (with "
+                      f"replacement) of {MICRO_ROUNDS} paired rounds; instruction counts (cachegrind) A/A, "
+                      "at least 0.5 %",
             "rounds": rounds, "variants": variants,
             "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}  # fmt: skip
 

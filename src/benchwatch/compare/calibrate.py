@@ -15,7 +15,14 @@ from pydantic import BaseModel, ValidationError
 
 from benchwatch.compare.stats import aa_floor
 from benchwatch.errors import UserError
-from benchwatch.metrics import CPU, FALLBACK_FLOOR, METRICS, MICRO_INSTRUCTIONS, RPS
+from benchwatch.metrics import (
+    CPU,
+    FALLBACK_FLOOR,
+    METRICS,
+    MICRO_INSTRUCTIONS,
+    OPEN_TAG_PREFIX,
+    RPS,
+)
 from benchwatch.results import Environment, Figure, figure_label, write_json_atomic
 
 CALIBRATION_FILE = "calibration.json"
@@ -78,9 +85,10 @@ def floor_for(key: str, calibration: Calibration | None, label: str | None = Non
         own = measured.get(label or "")
         if own is not None:
             return max(min_floor(key), own), "figure"
-        alike = [floor for other, floor in measured.items() if label is not None and _open_loop(other) == _open_loop(label)]
-        if alike:
-            return max(min_floor(key), *alike), "metric"
+        if label is not None:
+            alike = [floor for other, floor in measured.items() if _open_loop(other) == _open_loop(label)]
+            if alike:
+                return max(min_floor(key), *alike), "metric"
         if key in calibration.floors:
             return calibration.floors[key], "metric"
     return DEFAULT_FLOORS.get(key, FALLBACK_FLOOR), "default"
@@ -88,7 +96,7 @@ def floor_for(key: str, calibration: Calibration | None, label: str | None = Non
 
 def _open_loop(label: str) -> bool:
     """Whether a figure's label (results.figure_label) names an open-loop setting (metrics.Open.tag)."""
-    return any(word.startswith("rate=") for word in label.split())
+    return any(word.startswith(OPEN_TAG_PREFIX) for word in label.split())
 
 
 def floors_from_aa(
