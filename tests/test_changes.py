@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from pathlib import Path
@@ -141,6 +142,27 @@ def test_a_regression_in_a_vs_parent_series_is_the_one_point_of_its_commit() -> 
     assert analyse(_series(REL, values)).changes == []
     values[20] = values[21] / 1.12
     assert [(c.index, c.kind) for c in analyse(_series(PARENT, values)).changes] == [(20, "improvement")]
+
+
+def test_a_vs_parent_spike_whose_own_compare_saw_no_change_is_not_a_change_point(tmp_path: Path) -> None:
+    # measured (tests/test_rehearsal.py, an unchanged commit): two of six open-loop rounds read
+    # 1.14, the point 1.061 with its interval [0.987, 1.149]; compare called it unchanged
+    values = _values(12, noise=0.005, seed=7, level=1.0)
+    values[9] = 1.061
+    ranges = ["± 0.006"] * 12
+    ranges[9] = "± 0.0887"
+    entries = [{"commit": {"id": _sha(i), "message": "m", "timestamp": f"2026-10-{1 + i:02d}T00:00:00Z"},
+                "date": 1_790_000_000_000 + i, "tool": SMALLER,
+                "benches": [{"name": PARENT, "unit": "ratio", "value": v, "range": r}]}
+               for i, (v, r) in enumerate(zip(values, ranges, strict=True))]  # fmt: skip
+    path = tmp_path / "data.js"
+    path.write_text(history.PREFIX + json.dumps({"lastUpdate": 0, "repoUrl": "", "entries": {"p": entries}}))
+    [series] = histories.series_of(path)
+    assert series.points[9].half == pytest.approx(0.0887) and analyse(series).changes == []
+    # the same point measured tightly (or published without a range) is the commit's change
+    tight = [p if i != 9 else dataclasses.replace(p, half=0.01) for i, p in enumerate(series.points)]
+    assert [c.index for c in analyse(dataclasses.replace(series, points=tuple(tight))).changes] == [9]
+    assert [c.index for c in analyse(_series(PARENT, values)).changes] == [9]
 
 
 @pytest.mark.parametrize("seed", range(5))
