@@ -32,7 +32,6 @@ from benchwatch.trend import histories, history
 from benchwatch.trend.changes import RELATIVE_MARK, is_gating
 
 MICRO_GROUP = "micro-benchmarks"
-_RANGE = re.compile(r"±\s*([0-9.eE+-]+)")
 
 
 @dataclass(frozen=True)
@@ -93,15 +92,6 @@ class Trend:
     groups: dict[str, list[Chart]]
 
 
-def _half(bench: dict[str, Any]) -> float | None:
-    found = _RANGE.search(str(bench.get("range") or ""))
-    try:
-        half = float(found.group(1)) if found else None
-    except ValueError:
-        return None
-    return half if half is not None and math.isfinite(half) and half >= 0 else None
-
-
 def _day(entry: dict[str, Any]) -> str:
     millis = entry.get("date")
     if isinstance(millis, int | float) and millis > 0:
@@ -141,7 +131,7 @@ def read_trend(path: Path, label: str, nightly: bool) -> Trend:
                 if line is None:
                     line = lines[(suite, name)] = Line(suite, name, parsed.series, [])
                     (chart.relative if parsed.relative else chart.absolute).append(line)
-                line.points.append(Point(x, float(bench["value"]), _half(bench), commit, day))
+                line.points.append(Point(x, float(bench["value"]), history.range_half(bench), commit, day))
     # the axis in publish order: entries of different suites interleave by commit
     groups: dict[str, list[Chart]] = {}
     for (group, _), chart in sorted(charts.items(), key=lambda kv: (kv[0][0] == MICRO_GROUP, kv[0])):

@@ -13,7 +13,7 @@ from typing import Any
 
 from benchwatch.errors import UserError
 from benchwatch.trend.changes import Point, Series
-from benchwatch.trend.history import DATA_FILE, HistoryError, read
+from benchwatch.trend.history import DATA_FILE, HistoryError, range_half, read
 
 # where a data.js sits under a gh-pages checkout: the main trend and the nightly one
 LAYOUTS = (DATA_FILE, f"dev/bench/{DATA_FILE}", f"nightly/{DATA_FILE}")
@@ -83,25 +83,13 @@ def series_of(path: Path, since: int | None = None) -> list[Series]:
             commit = entry["commit"]
             for bench in entry["benches"]:
                 point = Point(commit["id"], _date(entry, commit), float(bench["value"]),
-                              str(commit.get("url") or ""), _half(bench.get("range")))  # fmt: skip
+                              str(commit.get("url") or ""), range_half(bench))  # fmt: skip
                 points.setdefault(bench["name"], []).append(point)
                 meta[bench["name"]] = (str(bench.get("unit", "")), entry["tool"] == BIGGER_TOOL)
         for name, found in points.items():
             unit, bigger = meta[name]
             out.append(Series(str(path), suite, name, unit, bigger, tuple(found)))
     return out
-
-
-def _half(published: Any) -> float | None:
-    """The half-width of a point's interval from its `range` ("± 0.0887", as `benchwatch
-    relative` writes it); None when absent or not a number."""
-    if not isinstance(published, str):
-        return None
-    try:
-        half = float(published.replace("±", "").strip())
-    except ValueError:
-        return None
-    return half if math.isfinite(half) and half >= 0 else None
 
 
 def load(directories: list[Path], since: int | None = None) -> tuple[list[Path], list[Series]]:

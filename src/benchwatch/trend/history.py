@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import time
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,20 @@ TOOLS = {BIGGER: "customBiggerIsBetter", SMALLER: "customSmallerIsBetter"}
 
 class HistoryError(UserError):
     """The history file exists but cannot be read: reported, never overwritten."""
+
+
+_RANGE = re.compile(r"±\s*([0-9.eE+-]+)")
+
+
+def range_half(bench: dict[str, Any]) -> float | None:
+    """The half-width a bench's `range` gives ("± 0.0887": results.gab_entries' spread,
+    `benchwatch relative`'s interval); None when absent or not a finite number >= 0."""
+    found = _RANGE.search(str(bench.get("range") or ""))
+    try:
+        half = float(found.group(1)) if found else None
+    except ValueError:
+        return None
+    return half if half is not None and math.isfinite(half) and half >= 0 else None
 
 
 def read(path: Path) -> dict[str, Any]:
