@@ -55,9 +55,13 @@ def batches(python: Path, case, seconds: float, batch_s: float) -> tuple[list[fl
                 sys.exit(f"runner: {' '.join(reply) or 'no answer'}")
             found += [float(s) / calls for s in reply]
         return found, calls
-    finally:
+    finally:  # no runner outlives the script, whatever stopped it
         runner.stdin.close()
-        runner.wait(timeout=10)
+        try:
+            runner.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            runner.kill()
+            runner.wait()
 
 
 def stretches(per_call: list[float]) -> list[int]:

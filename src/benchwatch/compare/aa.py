@@ -175,7 +175,7 @@ def _write(root: Path, pairs: list[tuple[Figure, Figure]], rounds: int, variants
     if micro_pairs:
         micro_floors, micro_detail = floors_from_aa(list(micro_pairs), MICRO_ROUNDS)
         micro = _micro_method(list(micro_pairs), micro_rounds, variants)
-    else:  # load floors only (--no-micro, or --from a load-only run): the micro floors stay as measured
+    else:  # no micro A/A (--no-micro, --from a load-only run, or every one failed, said): the micro floors stay
         micro_floors, micro_detail, micro = _kept_micro(root)
     floors.update(micro_floors)
     detail.update(micro_detail)
