@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -27,41 +25,30 @@ SLOW = 1.25  # a batch this much slower than the fastest belongs to a slow stret
 REPEATS = 50  # batches per request: the runner times them back to back
 
 
-def batches(python: Path, case, seconds: float, batch_s: float) -> tuple[list[float], int]:
+def batches(player, case, seconds: float, batch_s: float) -> tuple[list[float], int]:
     """Seconds per call of every batch, in order, and the calls per batch."""
-    from benchwatch.instructions.cases import RUNNER, runner_env
-    from benchwatch.measure.micro_pairs import timing_core
+    from benchwatch.measure.micro_pairs import SETUP_TIMEOUT_S, PairsError, Runner, timing_core
 
-    spec = json.dumps({"cases": [[case.key, case.combo]]})
-    benchmark_dir = REPO / "benchmarks"
-    runner = subprocess.Popen([str(python), str(RUNNER), "serve", str(benchmark_dir), spec], stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True, env=runner_env(), cwd=REPO, bufsize=1)  # fmt: skip
-    assert runner.stdin is not None and runner.stdout is not None
+    runner = Runner(player, [case])
     try:
-        report = json.loads(runner.stdout.readline())
+        report = json.loads(runner.receive(SETUP_TIMEOUT_S))
         if case.ident not in report["seconds"]:
             sys.exit(f"{case.name}: {report['failed'].get(case.ident, 'not built')}")
-        core = timing_core()
-        if core is not None:
-            os.sched_setaffinity(runner.pid, {core})
+        runner.pin(timing_core())
         calls = max(1, round(batch_s / max(report["seconds"][case.ident], 1e-9)))
         found: list[float] = []
         started = time.monotonic()
         while time.monotonic() - started < seconds:
-            runner.stdin.write(f"0 {calls} {REPEATS}\n")
-            runner.stdin.flush()
-            reply = runner.stdout.readline().split()
+            runner.send(f"0 {calls} {REPEATS}")
+            reply = runner.receive().split()
             if not reply or reply[0] == "error":
-                sys.exit(f"runner: {' '.join(reply) or 'no answer'}")
+                sys.exit(f"runner: {' '.join(reply)}")
             found += [float(s) / calls for s in reply]
         return found, calls
-    finally:  # no runner outlives the script, whatever stopped it
-        runner.stdin.close()
-        try:
-            runner.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            runner.kill()
-            runner.wait()
+    except PairsError as exc:
+        sys.exit(f"runner: {exc}")
+    finally:
+        runner.close()  # no runner outlives the script, whatever stopped it
 
 
 def stretches(per_call: list[float]) -> list[int]:
@@ -88,13 +75,16 @@ def main() -> int:
     from benchwatch.config import load_project
     from benchwatch.envs import ensure
     from benchwatch.instructions.cases import discover, runner_env, select
+    from benchwatch.measure.micro_pairs import Player
 
-    python = ensure(load_project(REPO).stack(args.stack)).python
+    stack = load_project(REPO).stack(args.stack)
+    python = ensure(stack).python
     chosen = select(discover(python, REPO / "benchmarks", runner_env()), [args.case])
     if not chosen:
         sys.exit(f"--case {args.case!r}: no asv case matches")
     case = chosen[0]
-    per_call, calls = batches(python, case, args.seconds, args.batch_ms / 1000)
+    player = Player("timed", stack, python, REPO / "benchmarks")
+    per_call, calls = batches(player, case, args.seconds, args.batch_ms / 1000)
     us = sorted(v * 1e6 for v in per_call)
     fastest = us[0]
     slow = stretches(per_call)

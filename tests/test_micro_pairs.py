@@ -136,13 +136,13 @@ def test_the_micro_injector_slows_head_by_its_fraction(tmp_path):
 def test_every_round_is_timed_by_a_fresh_pair_of_processes_and_none_outlives_the_call(tmp_path, monkeypatch):
     folder = bench_dir(tmp_path)
     started = []
-    original = micro_pairs._Runner.__init__
+    original = micro_pairs.Runner.__init__
 
     def counting(self, player, cases):
         original(self, player, cases)
         started.append(self.process)
 
-    monkeypatch.setattr(micro_pairs._Runner, "__init__", counting)
+    monkeypatch.setattr(micro_pairs.Runner, "__init__", counting)
     base, head, problems = time_cases(player("base", folder), player("head", folder), patterns=[r"time_sum\('small'\)"],
                                       rounds=3, sample_seconds=0.005)  # fmt: skip
     assert problems == [] and len(base[0].samples) == 3

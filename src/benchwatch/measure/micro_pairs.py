@@ -61,7 +61,10 @@ class PairsError(Exception):
     """A runner that did not start, answer or parse: the timing of that stack pair stops."""
 
 
-class _Runner:
+class Runner:
+    """One `runner.py serve` process of a side: started, pinned, asked, answered (a silent one is
+    killed after a timeout, said), closed. Also used by scripts/slow_stretches.py."""
+
     def __init__(self, player: Player, cases: Sequence[Case]) -> None:
         spec = json.dumps({"cases": [[c.key, c.combo] for c in cases]})
         argv = [str(player.python), str(RUNNER), "serve", str(player.benchmark_dir), spec]
@@ -180,16 +183,16 @@ class _Pairs:
         self.core = timing_core()
         others = sorted(os.sched_getaffinity(0) - {self.core}) if self.core is not None else []
         self.park = others[0] if others else None
-        self.current: list[_Runner] = []
+        self.current: list[Runner] = []
         self.pending = self._start()
 
-    def _start(self) -> list[_Runner]:
-        runners = [_Runner(player, self.cases) for player in self.players]
+    def _start(self) -> list[Runner]:
+        runners = [Runner(player, self.cases) for player in self.players]
         for runner in runners:
             runner.pin(self.park)
         return runners
 
-    def next(self, more: bool) -> tuple[list[_Runner], list[dict]]:
+    def next(self, more: bool) -> tuple[list[Runner], list[dict]]:
         """The pending pair, ready and on the timing core, with its reports; starts the one
         after it when `more`."""
         self.close_current()
@@ -257,7 +260,7 @@ def _play(
     return base_figures, head_figures, problems
 
 
-def _working(runners: list[_Runner], reports: list[dict], cases: list[Case], sample_seconds: float,
+def _working(runners: list[Runner], reports: list[dict], cases: list[Case], sample_seconds: float,
              problems: list[Problem]) -> list[tuple[int, Case, int]]:  # fmt: skip
     """(index, case, calls per batch) of the cases that work on both sides; the others' failures
     become problems."""
@@ -275,7 +278,7 @@ def _working(runners: list[_Runner], reports: list[dict], cases: list[Case], sam
     return working
 
 
-def _alternate(runners: list[_Runner], request: str, first: int) -> list[float]:
+def _alternate(runners: list[Runner], request: str, first: int) -> list[float]:
     """Seconds each runner took for `request`, one after the other, `first` going first."""
     replies = ["", ""]
     for side in (first, 1 - first):
