@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
-    "CPU", "FALLBACK_FLOOR", "METRICS", "MICRO_INSTRUCTIONS", "MICRO_PEAKMEM", "MICRO_TIME", "P50", "P99", "RPS", "RSS_IDLE", "RSS_PEAK",
+    "CPU", "CPU_SYS", "CPU_USER", "FALLBACK_FLOOR", "INSTRUCTIONS", "SYSCALLS", "Counted", "METRICS", "MICRO_INSTRUCTIONS", "MICRO_PEAKMEM", "MICRO_TIME", "P50", "P99", "RPS", "RSS_IDLE", "RSS_PEAK",
     "RSS_WARM", "Closed", "Metric", "Open", "Setting", "figure_name", "load_metrics",
     "metric", "metric_rank", "rss_name", "setting_from_params", "setting_sort_key",
 ]  # fmt: skip
@@ -33,6 +33,10 @@ class Metric:
 
 
 CPU = Metric("cpu_us_per_request", "us", False, "cpu/req", "server CPU µs/request", True, 0.05)
+# CPU per request split: user space (the interpreter, pydantic-core, …) and the kernel (sockets,
+# epoll): a change can live wholly in the system part, where instruction counts cannot see it
+CPU_USER = Metric("cpu_user_us_per_request", "us", False, "user/req", "server user CPU µs/request", False, 0.05)
+CPU_SYS = Metric("cpu_sys_us_per_request", "us", False, "sys/req", "server system CPU µs/request", False, 0.05)
 RPS = Metric("rps", "req/s", True, "rps", "requests/s", False, 0.10, closed_only=True)
 P50 = Metric("latency_p50_ms", "ms", False, "p50", "latency p50", False, 0.15)
 P99 = Metric("latency_p99_ms", "ms", False, "p99", "latency p99", False, 0.40)
@@ -46,9 +50,18 @@ MICRO_PEAKMEM = Metric("micro_peakmem", "MB", False, "", "micro-benchmark peak m
 MICRO_INSTRUCTIONS = Metric("micro_instructions", "instructions", False, "instructions",
                             "micro-benchmark instructions per call", True, 0.005)
 
+# counted per request of the real server over a fixed sequence of requests (benchwatch.counts):
+# deterministic, so they gate first. Instructions under cachegrind (user space only); system calls
+# under strace (every call the server's process tree made, by name in Figure.detail)
+INSTRUCTIONS = Metric("instructions_per_request", "instructions", False, "instr/req",
+                      "server instructions/request", True, 0.005)
+SYSCALLS = Metric("syscalls_per_request", "calls", False, "syscalls/req",
+                  "server system calls/request", True, 0.02)
+
 # in the order tables and names list them
 METRICS: tuple[Metric, ...] = (
-    CPU, RPS, P50, P99, RSS_IDLE, RSS_WARM, RSS_PEAK, MICRO_TIME, MICRO_PEAKMEM, MICRO_INSTRUCTIONS,
+    INSTRUCTIONS, SYSCALLS, CPU, CPU_USER, CPU_SYS, RPS, P50, P99, RSS_IDLE, RSS_WARM, RSS_PEAK,
+    MICRO_TIME, MICRO_PEAKMEM, MICRO_INSTRUCTIONS,
 )
 _BY_KEY = {m.key: m for m in METRICS}
 FALLBACK_FLOOR = 0.10
@@ -56,6 +69,8 @@ FALLBACK_FLOOR = 0.10
 
 def load_metrics(setting: Setting) -> tuple[Metric, ...]:
     """The per-request metrics one oha run yields at this setting, in name order."""
+    if isinstance(setting, Counted):
+        return (INSTRUCTIONS, SYSCALLS)
     return tuple(m for m in (CPU, RPS, P50, P99) if not (m.closed_only and isinstance(setting, Open)))
 
 
@@ -133,7 +148,33 @@ class Open:
         return {"mode": "open", "rate_fraction": self.fraction}
 
 
-Setting = Closed | Open | None
+@dataclass(frozen=True)
+class Counted:
+    """A fixed sequence of requests, one connection, one at a time, under a counter (cachegrind or
+    strace): per request = (count of the longer sequence - count of the shorter) / extra requests,
+    so boot, warm-up and shutdown cancel."""
+
+    mode: Literal["count"] = "count"
+
+    @property
+    def tag(self) -> str:  # in figure names; never change
+        return "seq"
+
+    @property
+    def label(self) -> str:
+        return "counted"
+
+    def sort_key(self) -> tuple[int, float]:
+        return (-1, 0.0)
+
+    def params(self) -> dict[str, Any]:
+        return {"mode": "count"}
+
+    def pair_params(self) -> dict[str, Any]:
+        return self.params()
+
+
+Setting = Closed | Open | Counted | None
 
 
 def setting_from_params(params: Mapping[str, Any]) -> Setting:
@@ -144,6 +185,8 @@ def setting_from_params(params: Mapping[str, Any]) -> Setting:
     if mode == "open":
         rate = params.get("rate_rps")
         return Open(float(params["rate_fraction"]), int(rate) if rate is not None else None)
+    if mode == "count":
+        return Counted()
     return None
 
 
@@ -151,7 +194,7 @@ def setting_sort_key(setting: Setting) -> tuple[int, float]:
     return setting.sort_key() if setting is not None else (2, 0.0)
 
 
-def figure_name(variant_label: str, endpoint_label: str, setting: Closed | Open, what: Metric, tag: str = "") -> str:
+def figure_name(variant_label: str, endpoint_label: str, setting: Closed | Open | Counted, what: Metric, tag: str = "") -> str:
     """`services@latest GET /services?offset=0 c=10 cpu/req`; `tag` marks side-by-side figures."""
     return f"{variant_label} {endpoint_label} {setting.tag} {what.short}{tag}"
 

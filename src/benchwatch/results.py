@@ -57,6 +57,8 @@ class Figure(BaseModel):
     valid: bool = True
     note: str = ""
     micro_case: str | None = None  # load figures: the micro-benchmark case that explains them
+    # a count's parts per request (system calls by name: {"epoll_wait": 2.0, …}); never a trend key
+    detail: dict[str, float] = {}
 
     @field_validator("samples")
     @classmethod
