@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
-    "CPU", "CPU_SYS", "CPU_USER", "FALLBACK_FLOOR", "INSTRUCTIONS", "SYSCALLS", "Counted", "METRICS", "MICRO_INSTRUCTIONS", "MICRO_PEAKMEM", "MICRO_TIME", "P50", "P99", "RPS", "RSS_IDLE", "RSS_PEAK",
-    "RSS_WARM", "Closed", "Metric", "Open", "Setting", "figure_name", "load_metrics",
+    "CPU", "CPU_SYS", "CPU_USER", "FALLBACK_FLOOR", "INSTRUCTIONS", "METRICS", "MICRO_INSTRUCTIONS",
+    "MICRO_PEAKMEM", "MICRO_TIME", "P50", "P99", "RPS", "RSS_IDLE", "RSS_PEAK", "RSS_WARM",
+    "SYSCALLS", "Closed", "Counted", "Metric", "Open", "Setting", "figure_name", "load_metrics",
     "metric", "metric_rank", "rss_name", "setting_from_params", "setting_sort_key",
 ]  # fmt: skip
 

@@ -56,7 +56,8 @@ class Figure(BaseModel):
     params: dict[str, Any] = {}
     valid: bool = True
     note: str = ""
-    micro_case: str | None = None  # load figures: the micro-benchmark case that explains them
+    # the asv case: of a timed micro figure, its own; of a load figure, the one that explains it
+    micro_case: str | None = None
     # a count's parts per request (system calls by name: {"epoll_wait": 2.0, …}); never a trend key
     detail: dict[str, float] = {}
 

@@ -30,6 +30,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                               "where the time went (never part of a verdict)")  # fmt: skip
     profile.add_argument("--profile-on-regression", dest="profile", action="store_const", const="on-regression",
                          help="the same, only when a gating figure regressed")  # fmt: skip
+    parser.add_argument("--no-confirm", action="store_true",
+                        help="do not measure flagged timing regressions once more (each timing figure then "
+                             "alone decides; false alarms per PR rise with the number of figures)")  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
         "--inject-head-cpu-us", type=float, default=0.0, metavar="US",
@@ -55,16 +58,17 @@ def run(args: argparse.Namespace) -> int:
         out=args.out, load=not args.no_load, micro=not args.no_micro, quiet=args.quiet,
         inject_head=Injection(cpu_us=args.inject_head_cpu_us, slowdown=args.inject_head_slowdown),
         inject_head_micro=args.inject_head_micro, instructions=not args.no_instructions,
-        profile=args.profile,
+        profile=args.profile, confirm=not args.no_confirm,
     )  # fmt: skip
     counts = comparison.counts()
     for row in comparison.rows:
-        if row.significant or row.verdict == "no verdict":
+        if row.significant or row.verdict in ("no verdict", "unconfirmed"):
             print(f"{row.verdict:<12} {row.label}: {row.text}")
     for problem in comparison.problems:
         print(f"FAIL {problem.line()}", file=sys.stderr)
     code = comparison.exit_code()
     print(f"{counts['regression']} regressions, {counts['improvement']} improvements, "
-          f"{counts['unchanged']} unchanged, {counts['no verdict']} without a verdict; "
+          f"{counts['unchanged']} unchanged, {counts['unconfirmed']} not confirmed, "
+          f"{counts['no verdict']} without a verdict; "
           f"{Path(out) / 'comment.md'} (exit {code})")  # fmt: skip
     return code

@@ -26,6 +26,8 @@ def headline(comparison: Comparison) -> str:
         _plural(counts["improvement"], "improvement"),
         f"{counts['unchanged']} unchanged",
     ]
+    if counts["unconfirmed"]:
+        parts.append(f"{counts['unconfirmed']} not confirmed")
     if counts["no verdict"]:
         parts.append(f"{counts['no verdict']} without a verdict")
     return ", ".join(parts)
@@ -54,20 +56,35 @@ def _value(value: float | None, unit: str) -> str:
 
 def _table(rows: list[Row]) -> list[str]:
     lines = ["| | figure | base | head | change [95 % CI] | floor |", "|---|---|---|---|---|---|"]
-    icons = {"regression": "🔴", "improvement": "🟢", "unchanged": "⚪", "no verdict": "⚠️"}
+    icons = {"regression": "🔴", "improvement": "🟢", "unchanged": "⚪", "no verdict": "⚠️", "unconfirmed": "🟡"}
     for row in rows:
         gate = " (gate)" if row.gating else ""
         floor = f"{row.floor:.1%}" + {"figure": "", "metric": " (metric)", "default": " (default)"}.get(row.floor_source, "")
+        text = row.text
+        if row.confirmation is not None:
+            text += f"; again: {row.confirmation.text}"
         lines.append(
             f"| {icons[row.verdict]} | {row.label}{gate} | {_value(row.base_value, row.unit)} "
-            f"| {_value(row.head_value, row.unit)} | {row.text} | {floor} |"
+            f"| {_value(row.head_value, row.unit)} | {text} | {floor} |"
         )
+        lines += _parts(row)
     return lines
+
+
+def _parts(row: Row, limit: int = 6) -> list[str]:
+    """Under a changed count: its parts that moved, largest first ("epoll_ctl 0.00 → 2.00 per request")."""
+    if not row.detail or not row.significant:
+        return []
+    moved = [(name, b or 0.0, h or 0.0) for name, (b, h) in row.detail.items() if round(b or 0.0, 2) != round(h or 0.0, 2)]
+    moved.sort(key=lambda item: -abs(item[2] - item[1]))
+    shown = ", ".join(f"`{name}` {b:.2f} → {h:.2f}" for name, b, h in moved[:limit])
+    return [f"| | ↳ per request: {shown or 'no part moved by 0.01'} | | | | |"]
 
 
 def render(comparison: Comparison) -> str:
     base, head = comparison.base, comparison.head
     significant = [r for r in comparison.rows if r.significant]
+    unconfirmed = [r for r in comparison.rows if r.verdict == "unconfirmed"]
     unmeasured = [r for r in comparison.rows if r.verdict == "no verdict"]
     unchanged = [r for r in comparison.rows if r.verdict == "unchanged"]
     out = [
@@ -86,6 +103,9 @@ def render(comparison: Comparison) -> str:
         out += [f"**Regression** in a gating figure ({', '.join(r.label for r in regressions[:3])}).", ""]
     if significant:
         out += _table(significant) + [""]
+    if unconfirmed:
+        out += ["**Not confirmed**: flagged in the first rounds, not again when measured once more side by side "
+                "(not a regression; see how this is judged):", ""] + _table(unconfirmed) + [""]
     if unmeasured:
         out += ["**No verdict** for these (said why):", ""] + _table(unmeasured) + [""]
     if unchanged:
@@ -124,9 +144,14 @@ def _method(comparison: Comparison) -> list[str]:
         "its sample. Instruction counts (valgrind's cachegrind, instructions per call "
         "from N and 2N calls) are deterministic: the bracket is the range of every base repetition "
         "against every head repetition. Significant only when the interval excludes 1 "
-        f"**and** the change exceeds the figure's noise floor; {source}. Gating figures "
-        "(exit 1 on a regression): server CPU µs per request, micro-benchmark time and "
-        "instructions per call.",
+        f"**and** the change exceeds the figure's noise floor; {source}. Counts gate first: "
+        "instructions and system calls per request of the real server (a fixed sequence of requests "
+        "counted under cachegrind and strace, the difference of two lengths) and instructions per call "
+        "of the micro-benchmarks are deterministic. Timings (server CPU µs per request, micro-benchmark "
+        "time) gate only with a floor of their own, and a timing regression counts only when fresh "
+        "side-by-side rounds of just the flagged figures see it again, so false alarms stay rare per "
+        "PR, not only per figure. Exit 1 on a gating regression, 2 when something could not be "
+        "measured, 3 on bad input.",
         "",
         "</details>",
         "",

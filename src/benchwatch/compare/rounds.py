@@ -4,8 +4,10 @@ measure/rounds.py), micro-benchmark timings in alternating batches (measure/micr
 from __future__ import annotations
 
 import dataclasses
+import re
 import statistics
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -88,13 +90,14 @@ class MicroResult:
 
 def measure_micro(
     base: Side, head: Side, quick: bool, rounds: int | None, patterns: str | None, out_dir: Path,
-    *, inject_head: float = 0.0, instructions: bool = True,
+    *, inject_head: float = 0.0, instructions: bool = True, cases: Sequence[str] = (),
 ) -> MicroResult:  # fmt: skip
     """Micro timings of the selected scenarios' asv cases, base and head timed in alternating batches
     (measure/micro_pairs.py), then (full compares) asv's peak-memory benchmarks in alternating rounds,
     then instruction counts of the timed cases under cachegrind. `rounds`: paired rounds (default
     MICRO_ROUNDS quick, micro_pairs.FULL_ROUNDS otherwise). `inject_head` (TESTING ONLY): head's
-    benchmarks repeat that fraction of their calls."""
+    benchmarks repeat that fraction of their calls. `cases`: only these asv cases (their full names),
+    timed only (a confirmation round: compare/confirm.py)."""
     from benchwatch.envs import EnvError, ensure
     from benchwatch.instructions import quick_patterns
     from benchwatch.measure.micro_pairs import Player, time_cases
@@ -117,13 +120,16 @@ def measure_micro(
             players.append(Player(side.role, stack, python, side.project.root / "benchmarks", envs_of[side.role]))
         if len(players) < 2:
             continue
+        chosen = [f"^{re.escape(name)}$" for name in cases] or (quick_patterns() if quick else ())
         found_base, found_head, trouble = time_cases(
-            *players, patterns=quick_patterns() if quick else (), within=within, quick=quick,
+            *players, patterns=chosen, within=within, quick=quick,
             rounds=rounds, log=lambda line: print(line, file=sys.stderr, flush=True),
         )  # fmt: skip
         result.base += select_figures(found_base, patterns)
         result.head += select_figures(found_head, patterns)
         result.problems += trouble
+    if cases:
+        return result
     if not quick:
         _asv_memory(base, head, patterns, out_dir, envs_of, result)
     if instructions:

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
+import time
 from pathlib import Path
 
 from benchwatch.attribute.speedscope import ProfileReport
+from benchwatch.compare import gate
 from benchwatch.compare.calibrate import load_calibration
+from benchwatch.compare.confirm import measure_again
 from benchwatch.compare.sides import Side
 from benchwatch.compare.verdict import (
     COMMENT_FILE,
     COMPARE_FILE,
     CompareExtra,
     Comparison,
+    ConfirmationInfo,
     SideInfo,
     compare_figures,
+    sort_rows,
 )
 from benchwatch.config import Project
 from benchwatch.errors import UserError
@@ -39,12 +45,13 @@ def compare(
     project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
     rounds: int | None = None, out: Path | None = None, load: bool = True, micro: bool = True,
     quiet: bool = False, inject_head: Injection | None = None, inject_head_micro: float = 0.0,
-    instructions: bool = True, profile: bool | str = False,
+    instructions: bool = True, profile: bool | str = False, confirm: bool = True,
 ) -> tuple[Comparison, Path]:  # fmt: skip
     """Measure base and head on this machine (load side by side, micro timings in alternating batches) and judge
     every figure. The sides are resolved and matched before anything is created or built.
     `profile`: True, or ON_REGRESSION (only when a gating figure regressed): one more round
-    under py-spy after the verdicts are in (it never feeds them)."""
+    under py-spy after the verdicts are in (it never feeds them). `confirm`: measure every flagged
+    timing regression once more before it counts (compare/gate.py)."""
     from benchwatch import fingerprint
     from benchwatch.compare import sides as sides_module
     from benchwatch.compare.rounds import compare_plan, measure_load, measure_micro
@@ -112,8 +119,25 @@ def compare(
             micro_problems = found.problems
             extra.instructions_unavailable = found.instructions_unavailable if instructions else "--no-instructions"
             extra.notes += found.notes
-        rows, unpaired = compare_figures(figures["base"], figures["head"], calibration,
-                                         key=sides_module.pair_key(base_side, head_side))  # fmt: skip
+        key = sides_module.pair_key(base_side, head_side)
+        rows, unpaired = compare_figures(figures["base"], figures["head"], calibration, key=key)
+        gate.demote_borrowed_floors(rows)
+        flagged = gate.to_confirm(rows)
+        if flagged and not confirm:
+            extra.confirmation = ConfirmationInfo(flagged=[r.label for r in flagged], skipped="--no-confirm")
+        elif flagged:
+            began = time.monotonic()
+            print(f"confirm: {len(flagged)} timing regression(s) flagged; measuring them once more", file=sys.stderr)
+            again = measure_again(flagged, figures, base_side, head_side, rig=rig, environment=environment,
+                                  calibration=calibration, key=key, quick=quick, patterns=patterns, out=out,
+                                  inject_head_micro=inject_head_micro, quiet=quiet)  # fmt: skip
+            gate.confirm(flagged, again.rows)
+            micro_problems += again.problems
+            extra.confirmation = ConfirmationInfo(
+                flagged=[r.label for r in flagged], confirmed=[r.label for r in flagged if r.verdict == "regression"],
+                seconds=round(time.monotonic() - began, 1),
+            )  # fmt: skip
+        rows = sort_rows(rows)
         if profile is True or (profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)):
             extra.profile = _profile(oha, rig, matched, base_side, head_side, out, quick, plan.duration)
         infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}

@@ -17,13 +17,13 @@ from benchwatch.compare.stats import (
     ratio_interval,
     verdict,
 )
-from benchwatch.metrics import FALLBACK_FLOOR, MICRO_INSTRUCTIONS, Metric
+from benchwatch.errors import EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED
+from benchwatch.metrics import FALLBACK_FLOOR, INSTRUCTIONS, MICRO_INSTRUCTIONS, SYSCALLS, Metric
 from benchwatch.results import Environment, Figure, LoadPlanInfo, Problem, SkippedRun
 from benchwatch.results import figure_label as label
 
 COMPARE_FILE = "compare.json"
 COMMENT_FILE = "comment.md"
-EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED = 0, 1, 2
 # load figures are measured side by side, sample i of base with sample i of head (measure/rounds.py);
 # micro-benchmark timings in paired rounds, base's and head's batches of the same case alternating
 # on one core (measure/micro_pairs.py): round i of base pairs with round i of head. Instruction counts are
@@ -33,7 +33,18 @@ PAIRED_KINDS = ("load", "micro")
 # a metric this benchwatch does not know (an old run): judged, never gating
 FALLBACK = Metric("unknown", "", False, "", "", False, FALLBACK_FLOOR)
 
-RowVerdict = Literal["improvement", "regression", "unchanged", "no verdict"]
+# "unconfirmed": a timing regression its confirmation rounds did not see again (compare/gate.py)
+RowVerdict = Literal["improvement", "regression", "unchanged", "no verdict", "unconfirmed"]
+
+
+class Confirmation(BaseModel):
+    """A flagged timing figure measured once more, in fresh side-by-side rounds of its own."""
+
+    verdict: Literal["improvement", "regression", "unchanged", "no verdict"]
+    ratio: float | None = None
+    low: float | None = None
+    high: float | None = None
+    text: str = ""
 
 
 class Row(BaseModel):
@@ -60,6 +71,8 @@ class Row(BaseModel):
     floor_source: str
     gating: bool
     reason: str = ""
+    confirmation: Confirmation | None = None
+    detail: dict[str, list[float | None]] = {}  # a count's parts: name -> [base, head] per request
 
     @property
     def significant(self) -> bool:
@@ -79,6 +92,13 @@ class SideInfo(BaseModel):
     declarations_from: str | None = None  # this side had no benchwatch.toml and used that ref's
 
 
+class ConfirmationInfo(BaseModel):
+    flagged: list[str] = []  # labels of the timing regressions of the first rounds
+    confirmed: list[str] = []  # those the confirmation rounds flagged again
+    seconds: float = 0.0
+    skipped: str = ""  # why no confirmation rounds ran (--no-confirm)
+
+
 class CompareExtra(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -90,6 +110,8 @@ class CompareExtra(BaseModel):
     loadgen_bottlenecked_runs: dict[str, int] = {}
     instructions_unavailable: str | None = None  # why a compare with micro-benchmarks has no instruction counts
     profile: ProfileReport | None = None  # compare --profile: an extra round, never judged
+    # compare/gate.py: the flagged timing figures measured once more (None: nothing was flagged)
+    confirmation: ConfirmationInfo | None = None
 
 
 class Comparison(BaseModel):
@@ -104,7 +126,7 @@ class Comparison(BaseModel):
     extra: CompareExtra = CompareExtra()
 
     def counts(self) -> dict[str, int]:
-        found = {"regression": 0, "improvement": 0, "unchanged": 0, "no verdict": 0}
+        found = {"regression": 0, "improvement": 0, "unchanged": 0, "no verdict": 0, "unconfirmed": 0}
         for row in self.rows:
             found[row.verdict] += 1
         return found
@@ -150,7 +172,7 @@ def judge_pair(
         row.text = "no verdict: " + row.reason
         return row
     try:
-        if about is MICRO_INSTRUCTIONS:
+        if about in (MICRO_INSTRUCTIONS, INSTRUCTIONS, SYSCALLS):
             interval = range_ratio(base.samples, head.samples)
         elif some.kind in PAIRED_KINDS:
             interval = paired_ratio_interval(base.samples, head.samples)
@@ -164,6 +186,9 @@ def judge_pair(
         row.reason = str(exc)
         row.text = "no verdict: " + row.reason
         return row
+    if base.detail or head.detail:
+        names = sorted(set(base.detail) | set(head.detail))
+        row.detail = {n: [base.detail.get(n), head.detail.get(n)] for n in names}
     row.ratio, row.low, row.high = interval.ratio, interval.low, interval.high
     row.verdict = verdict(interval, some.bigger_is_better, floor)
     row.text = describe(interval, some.bigger_is_better, memory=about.memory)
@@ -190,6 +215,10 @@ def compare_figures(
     rows = [judge_pair(b, head_by_key[k], calibration) for k, b in base_by_key.items() if k in head_by_key]
     unpaired = [f"{label(f)} (base only)" for k, f in base_by_key.items() if k not in head_by_key]
     unpaired += [f"{label(f)} (head only)" for k, f in head_by_key.items() if k not in base_by_key]
-    order = {"regression": 0, "improvement": 1, "no verdict": 2, "unchanged": 3}
-    rows.sort(key=lambda r: (order[r.verdict], not r.gating, r.label))
-    return rows, unpaired
+    return sort_rows(rows), unpaired
+
+
+def sort_rows(rows: list[Row]) -> list[Row]:
+    """Regressions first, then improvements, unconfirmed, no verdict, unchanged; gating first in each."""
+    order = {"regression": 0, "improvement": 1, "unconfirmed": 2, "no verdict": 3, "unchanged": 4}
+    return sorted(rows, key=lambda r: (order[r.verdict], not r.gating, r.label))

@@ -305,5 +305,5 @@ def _figure(stack: Stack, case: Case, samples: list[float], how: str) -> Figure:
         name=f"micro {case.short}@{stack.name}", kind="micro", variant=f"{scenario}@{stack.name}",
         scenario=scenario, stack=stack.name, metric=case.operation, unit=TIME_UNIT,
         bigger_is_better=False, samples=samples, value=statistics.median(samples),
-        spread=half_iqr(samples), params=params, note=f"{how}; {case.name}",
+        spread=half_iqr(samples), params=params, note=f"{how}; {case.name}", micro_case=case.name,
     )  # fmt: skip

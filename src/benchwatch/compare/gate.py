@@ -1,0 +1,64 @@
+"""Which rows may turn a compare red, and the confirmation that holds false alarms per PR.
+
+A floor is the 99th percentile of a figure's A/A ratios, so each timing figure alone raises a
+false alarm about once in a hundred compares; a PR judges ~160 of them. Two rules keep the
+verdict of the whole PR trustworthy:
+
+- **Counts gate first.** Instructions and system calls per request (and instructions per call of
+  a micro-benchmark) are deterministic: a change past their floor is a change, on any machine.
+- **A timing regression must be seen twice.** Every timing figure (server CPU per request, a
+  micro-benchmark's time) flagged as a regression is measured again, side by side, in fresh
+  rounds of only the flagged figures; it stays a regression only when that second, independent
+  measurement flags it too. Under no change each figure then fails twice with probability
+  about 1 % x 1 %, so ~160 figures give a false red about once in 60 no-op PRs instead of most
+  of them (measured: docs/verdict.md).
+
+A timing figure with no floor of its own (never calibrated, `floor_source` "metric": the
+largest floor of another figure) is shown as information, never gated by another endpoint's
+floor; the counts of the same endpoint still gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from benchwatch.compare.verdict import Confirmation, Row
+from benchwatch.metrics import INSTRUCTIONS, MICRO_INSTRUCTIONS, SYSCALLS
+
+COUNT_METRICS = frozenset({INSTRUCTIONS.key, SYSCALLS.key})
+NOT_OWN_FLOOR = "no calibrated floor of its own (run `benchwatch calibrate` on it): information, not a gate"
+
+
+def is_count(row: Row) -> bool:
+    """A deterministic count: instructions or system calls per request, instructions per call."""
+    return row.metric in COUNT_METRICS or row.floor_key == MICRO_INSTRUCTIONS.key
+
+
+def demote_borrowed_floors(rows: Iterable[Row]) -> None:
+    """A timing row whose floor is another figure's ('metric') is information only."""
+    for row in rows:
+        if row.gating and not is_count(row) and row.floor_source == "metric":
+            row.gating = False
+            row.reason = row.reason or NOT_OWN_FLOOR
+
+
+def to_confirm(rows: Iterable[Row]) -> list[Row]:
+    """Gating timing rows judged a regression: each is measured once more before it counts."""
+    return [r for r in rows if r.gating and r.verdict == "regression" and not is_count(r)]
+
+
+def confirm(flagged: Iterable[Row], second: Iterable[Row]) -> None:
+    """Keep a flagged row a regression only when its second measurement (rows of the
+    confirmation rounds, matched by label) is a regression too; otherwise it is 'unconfirmed'
+    (shown, never gating). A row the confirmation could not measure stays a regression: the
+    verdict never turns green because a measurement failed."""
+    again = {r.label: r for r in second}
+    for row in flagged:
+        found = again.get(row.label)
+        if found is None or found.verdict == "no verdict":
+            row.confirmation = Confirmation(verdict="no verdict", text=found.text if found else "not measured again")
+            continue
+        row.confirmation = Confirmation(verdict=found.verdict, ratio=found.ratio, low=found.low, high=found.high,
+                                        text=found.text)  # fmt: skip
+        if found.verdict != "regression":
+            row.verdict = "unconfirmed"

@@ -1,0 +1,125 @@
+"""The PR verdict's gate: counts first, own floors only, and confirmation of timing regressions."""
+
+from pathlib import Path
+
+import numpy as np
+
+from benchwatch.compare import gate
+from benchwatch.compare.calibrate import Calibration
+from benchwatch.compare.comment import render
+from benchwatch.compare.verdict import (
+    EXIT_OK,
+    EXIT_REGRESSION,
+    Comparison,
+    SideInfo,
+    compare_figures,
+)
+from benchwatch.metrics import CPU, INSTRUCTIONS, SYSCALLS, Closed, Counted, figure_name
+from benchwatch.results import Figure
+
+CLOSED = Closed(10)
+
+
+def load_figure(endpoint, metric, samples, setting=CLOSED, detail=None, stack="latest"):
+    return Figure(
+        name=figure_name(f"hello@{stack}", endpoint, setting, metric), kind="load", variant=f"hello@{stack}",
+        scenario="hello", stack=stack, metric=metric.key, unit=metric.unit, bigger_is_better=False,
+        samples=list(samples), value=float(np.median(samples)), endpoint=endpoint, params=setting.params(),
+        detail=detail or {},
+    )
+
+
+def calibration(own_labels):
+    return Calibration(floors={CPU.key: 0.02}, method="test", rounds=16, compare_rounds=8, date="2026-11-24",
+                       detail={CPU.key: {label: 0.02 for label in own_labels}})
+
+
+def comparison(rows):
+    side = lambda role: SideInfo(role=role, spec="latest", kind="stack")  # noqa: E731
+    return Comparison(base=side("base"), head=side("head"), rounds=8, quick=True, rows=rows)
+
+
+SLOW = np.linspace(104, 106, 8)  # ~5 % slower than 100
+SAME = np.linspace(99.5, 100.5, 8)
+
+
+def test_a_timing_figure_with_a_borrowed_floor_is_information_and_its_counts_still_gate():
+    base = [load_figure("GET /a", CPU, SAME), load_figure("GET /b", CPU, SAME),
+            load_figure("GET /b", INSTRUCTIONS, [1000.0, 1000.0], Counted())]
+    head = [load_figure("GET /a", CPU, SAME * 1.05), load_figure("GET /b", CPU, SAME * 1.05),
+            load_figure("GET /b", INSTRUCTIONS, [1050.0, 1050.0], Counted())]
+    rows, _ = compare_figures(base, head, calibration(["hello GET /a c=10 cpu_us_per_request"]))
+    gate.demote_borrowed_floors(rows)
+    by_label = {r.label: r for r in rows}
+    own = by_label["hello GET /a c=10 cpu_us_per_request"]
+    borrowed = by_label["hello GET /b c=10 cpu_us_per_request"]
+    counted = by_label["hello GET /b seq instructions_per_request"]
+    assert (own.floor_source, own.gating) == ("figure", True)
+    assert (borrowed.floor_source, borrowed.gating, borrowed.verdict) == ("metric", False, "regression")
+    assert borrowed.reason == gate.NOT_OWN_FLOOR
+    assert counted.gating and counted.verdict == "regression"
+    # counts are never sent to confirmation: they are deterministic
+    assert gate.to_confirm(rows) == [own]
+
+
+def test_a_timing_regression_not_seen_again_is_unconfirmed_and_the_exit_is_zero():
+    cal = calibration(["hello GET /a c=10 cpu_us_per_request"])
+    rows, _ = compare_figures([load_figure("GET /a", CPU, SAME)], [load_figure("GET /a", CPU, SLOW)], cal)
+    flagged = gate.to_confirm(rows)
+    assert [r.verdict for r in flagged] == ["regression"]
+    assert comparison(rows).exit_code() == EXIT_REGRESSION
+    second, _ = compare_figures([load_figure("GET /a", CPU, SAME)], [load_figure("GET /a", CPU, SAME[::-1])], cal)
+    gate.confirm(flagged, second)
+    assert rows[0].verdict == "unconfirmed" and rows[0].confirmation.verdict == "unchanged"
+    assert comparison(rows).exit_code() == EXIT_OK
+    text = render(comparison(rows))
+    assert "**Not confirmed**" in text and "again: " in text and "1 not confirmed" in text
+
+
+def test_a_timing_regression_seen_again_stays_red_and_one_not_measured_again_too():
+    cal = calibration(["hello GET /a c=10 cpu_us_per_request", "hello GET /b c=10 cpu_us_per_request"])
+    rows, _ = compare_figures([load_figure("GET /a", CPU, SAME), load_figure("GET /b", CPU, SAME)],
+                              [load_figure("GET /a", CPU, SLOW), load_figure("GET /b", CPU, SLOW)], cal)  # fmt: skip
+    flagged = gate.to_confirm(rows)
+    second, _ = compare_figures([load_figure("GET /a", CPU, SAME)], [load_figure("GET /a", CPU, SLOW[::-1])], cal)
+    gate.confirm(flagged, second)  # GET /b was not measured again
+    verdicts = {r.endpoint: (r.verdict, r.confirmation.verdict) for r in rows}
+    assert verdicts == {"GET /a": ("regression", "regression"), "GET /b": ("regression", "no verdict")}
+    assert comparison(rows).exit_code() == EXIT_REGRESSION
+
+
+def test_a_changed_system_call_count_names_the_calls_that_moved():
+    base = [load_figure("GET /a", SYSCALLS, [6.0, 6.0], Counted(), {"epoll_wait": 2.0, "sendto": 1.0, "epoll_ctl": 0.0})]
+    head = [load_figure("GET /a", SYSCALLS, [8.0, 8.0], Counted(), {"epoll_wait": 2.0, "sendto": 1.0, "epoll_ctl": 2.0})]
+    rows, _ = compare_figures(base, head, None)
+    assert rows[0].verdict == "regression" and rows[0].gating
+    assert rows[0].detail["epoll_ctl"] == [0.0, 2.0]
+    text = render(comparison(rows))
+    assert "`epoll_ctl` 0.00 → 2.00" in text and "`sendto`" not in text
+
+
+def test_compare_measures_only_the_flagged_figures_again(monkeypatch, tmp_path):
+    """compare() wiring: the flagged load figure's variant is booted again with that endpoint only."""
+    from benchwatch.compare import confirm, rounds
+    from benchwatch.compare.sides import Side
+    from benchwatch.config import load_project
+
+    project = load_project(Path(__file__).resolve().parents[1])
+    hello = next(v for v in project.variants() if v.id == "hello@latest")
+    services = next(v for v in project.variants() if v.id == "services@latest")
+    sides = [Side(role, "HEAD", "ref", project, [hello, services]) for role in ("base", "head")]
+    measured = []
+
+    def fake_measure_load(rig, base, head, out, environment, **kwargs):
+        measured.append([(v.id, [e.label for e in v.endpoints]) for v in base.variants])
+        run = type("R", (), {"figures": [load_figure("GET /", CPU, SAME)], "problems": []})
+        return run, type("R", (), {"figures": [load_figure("GET /", CPU, SAME[::-1])], "problems": []})
+
+    monkeypatch.setattr(rounds, "measure_load", fake_measure_load)
+    cal = calibration(["hello GET / c=10 cpu_us_per_request"])
+    first = {"base": [load_figure("GET /", CPU, SAME)], "head": [load_figure("GET /", CPU, SLOW)]}
+    rows, _ = compare_figures(first["base"], first["head"], cal)
+    again = confirm.measure_again(gate.to_confirm(rows), first, *sides, rig=object(), environment=None,
+                                  calibration=cal, key=Figure.pair_key, quick=True, patterns=None, out=tmp_path)  # fmt: skip
+    assert measured == [[("hello@latest", ["GET /"])]]
+    assert [(r.label, r.verdict) for r in again.rows] == [("hello GET / c=10 cpu_us_per_request", "unchanged")]
