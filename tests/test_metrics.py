@@ -12,6 +12,7 @@ from benchwatch.metrics import (
     RPS,
     RSS_PEAK,
     Closed,
+    Counted,
     Open,
     figure_name,
     load_metrics,
@@ -37,12 +38,13 @@ def test_published_names_stay_the_same() -> None:
 
 
 def test_an_open_loop_yields_no_requests_per_second() -> None:
-    assert [m.short for m in load_metrics(Closed(10))] == ["cpu/req", "rps", "p50", "p99"]
-    assert [m.short for m in load_metrics(Open(0.5))] == ["cpu/req", "p50", "p99"]
+    assert [m.short for m in load_metrics(Closed(10))] == ["cpu/req", "user/req", "sys/req", "rps", "p50", "p99"]
+    assert [m.short for m in load_metrics(Open(0.5))] == ["cpu/req", "user/req", "sys/req", "p50", "p99"]
+    assert [m.short for m in load_metrics(Counted())] == ["instr/req", "syscalls/req"]
 
 
 def test_settings_round_trip_through_run_json_params() -> None:
-    for setting in (Closed(10), Open(0.75, 300), Open(0.5)):
+    for setting in (Closed(10), Open(0.75, 300), Open(0.5), Counted()):
         assert setting_from_params(setting.params()) == setting
     assert setting_from_params({}) is None
     assert Open(0.5, 300).label == "50% of max (300 r/s)" and Closed(64).label == "c=64"
@@ -73,3 +75,11 @@ def test_instruction_counts_are_their_own_gating_metric() -> None:
     found = metric("micro", "validate_json", "instructions")
     assert found is MICRO_INSTRUCTIONS and found.gating and found.unit == "instructions"
     assert metric("micro", "validate_json", "us") is MICRO_TIME
+
+
+def test_cpu_per_request_splits_into_user_and_system_as_the_ticks_split() -> None:
+    from benchwatch.measure.server import CpuTimes
+
+    window = CpuTimes(2.0, 10.0, 4.0) - CpuTimes(1.0, 9.0, 3.0)  # 1 s precise; ticks 1.0 user, 1.0 system
+    assert window.split() == (0.5, 0.5)
+    assert CpuTimes(0.004, 0.0, 0.0).split() is None  # no 10 ms tick: cannot say

@@ -14,6 +14,7 @@ from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.plan import QUICK
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import Aimed, Lane
+from benchwatch.measure.server import CpuTimes
 from benchwatch.metrics import Closed
 
 
@@ -21,8 +22,9 @@ from benchwatch.metrics import Closed
 class FakeServer:
     cpu: list[float]
 
-    def cpu_seconds(self) -> float:
-        return self.cpu.pop(0)
+    def cpu_times(self) -> CpuTimes:
+        total = self.cpu.pop(0)
+        return CpuTimes(total, total * 0.75, total * 0.25)
 
     def alive(self) -> bool:
         return True

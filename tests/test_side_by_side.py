@@ -21,7 +21,8 @@ from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.plan import QUICK
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import Lane
-from benchwatch.metrics import CPU, RSS_PEAK, Closed
+from benchwatch.measure.server import CpuTimes
+from benchwatch.metrics import CPU, CPU_SYS, CPU_USER, RSS_PEAK, Closed
 from benchwatch.report.findings import FINDINGS, NO_SIDE_BY_SIDE, evaluate, paired_text
 from benchwatch.report.markdown import build, render_markdown
 from benchwatch.results import AAFigure, AANoise, Figure, PairedRatio, Run, SideBySideInfo
@@ -119,9 +120,9 @@ class FakeServer:
     def __init__(self) -> None:
         self.cpu = 0.0
 
-    def cpu_seconds(self) -> float:
+    def cpu_times(self) -> CpuTimes:
         self.cpu += 0.05
-        return self.cpu
+        return CpuTimes(self.cpu, self.cpu, 0.0)
 
     def alive(self) -> bool:
         return True
@@ -314,4 +315,4 @@ def test_a_reused_server_is_not_verified_again_and_records_no_memory(monkeypatch
     lane = Lane(track, track.slots[0], Server(), {}, quick=True)  # type: ignore[arg-type]
     rounds.measure_lanes(Rig("oha", FINDINGS_QUICK, {}), [lane], round_index=3, fresh=False)
     figures = track.data.figures()
-    assert {f.metric for f in figures} == {CPU.key, "rps", "latency_p50_ms", "latency_p99_ms"}  # no RSS
+    assert {f.metric for f in figures} == {CPU.key, CPU_USER.key, CPU_SYS.key, "rps", "latency_p50_ms", "latency_p99_ms"}  # no RSS

@@ -72,7 +72,7 @@ def load_metrics(setting: Setting) -> tuple[Metric, ...]:
     """The per-request metrics one oha run yields at this setting, in name order."""
     if isinstance(setting, Counted):
         return (INSTRUCTIONS, SYSCALLS)
-    return tuple(m for m in (CPU, RPS, P50, P99) if not (m.closed_only and isinstance(setting, Open)))
+    return tuple(m for m in (CPU, CPU_USER, CPU_SYS, RPS, P50, P99) if not (m.closed_only and isinstance(setting, Open)))
 
 
 def metric(kind: str, key: str, unit: str | None = None) -> Metric | None:

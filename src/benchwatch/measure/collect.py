@@ -10,9 +10,12 @@ from dataclasses import dataclass, field
 
 from benchwatch.config import Endpoint, Variant
 from benchwatch.measure.loadgen import OhaRun, Outcome
+from benchwatch.measure.server import CpuTimes
 from benchwatch.measure.verify import Checked, cross_check
 from benchwatch.metrics import (
     CPU,
+    CPU_SYS,
+    CPU_USER,
     P50,
     P99,
     RPS,
@@ -128,10 +131,13 @@ class Collector:
         return {m: rss_name(slot.label, m, self.name_tag) for m in MEMORY}
 
     def record(
-        self, slot: Slot, shot: Shot, round_index: int, run: OhaRun, server_cpu: float, server_alive: bool
+        self, slot: Slot, shot: Shot, round_index: int, run: OhaRun, server_cpu: CpuTimes | float, server_alive: bool
     ) -> Outcome | None:
         """One measured oha run's figures, or why they (and the slot's memory) are invalid;
-        the outcome when valid."""
+        the outcome when valid. `server_cpu`: the server tree's CPU over the window (a bare total
+        gives no user/system split)."""
+        times = server_cpu if isinstance(server_cpu, CpuTimes) else CpuTimes(server_cpu, 0.0, 0.0)
+        server_cpu = times.total
         assert shot.setting is not None, "a warm-up is never recorded"
         outcome = run.outcome
         self.oha_runs.append(OhaRecord(
@@ -156,6 +162,11 @@ class Collector:
             P50: outcome.p50_ms,
             P99: outcome.p99_ms,
         }
+        split = times.split()
+        if split is not None:
+            values[CPU_USER], values[CPU_SYS] = (part / outcome.successes * 1e6 for part in split)
+        else:  # no 10 ms tick in the window: this sample cannot say how the CPU split
+            names = {m: n for m, n in names.items() if m not in (CPU_USER, CPU_SYS)}
         for what, name in names.items():
             self._add(name, float(values[what] or 0.0), **self._identity(slot, what),
                       endpoint=shot.endpoint.label, params=shot.setting.params(),

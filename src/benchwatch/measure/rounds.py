@@ -241,9 +241,9 @@ def _closed_shot(lane: Lane, step: str, concurrency: int, plan: LoadPlan) -> Sho
 
 def _measure(rig: Rig, shots: list[Aimed], round_index: int) -> list[loadgen.Outcome | None]:
     """The shots at once; each lane's server CPU over the whole window, divided by its answers."""
-    before = [aimed.lane.srv.cpu_seconds() for aimed in shots]
+    before = [aimed.lane.srv.cpu_times() for aimed in shots]
     runs = _together(rig, shots)
-    after = [aimed.lane.srv.cpu_seconds() for aimed in shots]
+    after = [aimed.lane.srv.cpu_times() for aimed in shots]
     windows = [run.wall_seconds for run in runs]
     mismatch = rig.window_mismatch
     if (len(shots) > 1 and mismatch is not None and all(run.outcome.valid for run in runs)

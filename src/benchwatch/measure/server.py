@@ -72,21 +72,29 @@ class Server:
             return []
 
     def cpu_seconds(self) -> float:
-        """CPU time of the server and its child processes. The server's own comes from its
-        process CPU clock (nanoseconds, exited threads included) where Linux offers it:
-        /proc's user+system times tick at 10 ms, 1 % of a one-second measurement."""
-        total = 0.0
+        return self.cpu_times().total
+
+    def cpu_times(self) -> CpuTimes:
+        """CPU time of the server and its child processes. The total takes the server's own from
+        its process CPU clock (nanoseconds, exited threads included) where Linux offers it:
+        /proc's user and system times tick at 10 ms, 1 % of a one-second measurement, so they
+        only say how the total splits."""
+        total = user = system = 0.0
         for proc in self._tree():
             try:
                 times = proc.cpu_times()
             except psutil.NoSuchProcess:
                 continue
+            user += times.user
+            system += times.system
             if proc is self._ps:
+                user += times.children_user
+                system += times.children_system
                 total += times.children_user + times.children_system
                 total += process_cpu_clock(proc.pid, fallback=times.user + times.system)
             else:
                 total += times.user + times.system
-        return total
+        return CpuTimes(total, user, system)
 
     def rss_bytes(self) -> int:
         total = 0
@@ -122,6 +130,26 @@ class Server:
             stop.set()
             thread.join()
             result[0] = max(result[0], self.rss_bytes())
+
+
+@dataclass(frozen=True)
+class CpuTimes:
+    """Seconds of CPU: `total` precise, `user` and `system` in /proc's 10 ms ticks."""
+
+    total: float
+    user: float
+    system: float
+
+    def __sub__(self, earlier: CpuTimes) -> CpuTimes:
+        return CpuTimes(self.total - earlier.total, self.user - earlier.user, self.system - earlier.system)
+
+    def split(self) -> tuple[float, float] | None:
+        """(user, system) seconds: the precise total split as the ticks split; None when no tick
+        fell in the window (too short to say)."""
+        ticks = self.user + self.system
+        if ticks <= 0:
+            return None
+        return self.total * self.user / ticks, self.total * self.system / ticks
 
 
 def process_cpu_clock(pid: int, fallback: float) -> float:
