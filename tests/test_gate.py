@@ -14,7 +14,8 @@ from benchwatch.compare.verdict import (
     SideInfo,
     compare_figures,
 )
-from benchwatch.metrics import CPU, INSTRUCTIONS, SYSCALLS, Closed, Counted, figure_name
+from benchwatch.figure_key import load_key
+from benchwatch.metrics import CPU, INSTRUCTIONS, SYSCALLS, Closed, Counted
 from benchwatch.results import Figure
 
 CLOSED = Closed(10)
@@ -22,7 +23,7 @@ CLOSED = Closed(10)
 
 def load_figure(endpoint, metric, samples, setting=CLOSED, detail=None, stack="latest"):
     return Figure(
-        name=figure_name(f"hello@{stack}", endpoint, setting, metric), kind="load", variant=f"hello@{stack}",
+        name=load_key(f"hello@{stack}", endpoint, setting, metric).name, kind="load", variant=f"hello@{stack}",
         scenario="hello", stack=stack, metric=metric.key, unit=metric.unit, bigger_is_better=False,
         samples=list(samples), value=float(np.median(samples)), endpoint=endpoint, params=setting.params(),
         detail=detail or {},

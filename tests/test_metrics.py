@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchwatch.config import Stack
+from benchwatch.figure_key import load_key, server_key
 from benchwatch.measure.micro_figures import _figure as micro_figure
 from benchwatch.metrics import (
     CPU,
@@ -14,10 +15,8 @@ from benchwatch.metrics import (
     Closed,
     Counted,
     Open,
-    figure_name,
     load_metrics,
     metric,
-    rss_name,
     setting_from_params,
 )
 from benchwatch.results import Figure, figure_label
@@ -26,12 +25,12 @@ ENDPOINT = "GET /services?offset=0"
 
 
 def test_published_names_stay_the_same() -> None:
-    assert figure_name("services@latest", ENDPOINT, Closed(10), CPU) == "services@latest GET /services?offset=0 c=10 cpu/req"
-    assert figure_name("services@latest", ENDPOINT, Closed(64), RPS) == "services@latest GET /services?offset=0 c=64 rps"
-    assert figure_name("hello@seed-v1", "GET /", Open(0.5, 2150), P99) == "hello@seed-v1 GET / rate=50% p99"
-    assert figure_name("hello@latest", "GET /", Open(0.25), CPU, " (side by side)") == (
+    assert load_key("services@latest", ENDPOINT, Closed(10), CPU).name == "services@latest GET /services?offset=0 c=10 cpu/req"
+    assert load_key("services@latest", ENDPOINT, Closed(64), RPS).name == "services@latest GET /services?offset=0 c=64 rps"
+    assert load_key("hello@seed-v1", "GET /", Open(0.5, 2150), P99).name == "hello@seed-v1 GET / rate=50% p99"
+    assert load_key("hello@latest", "GET /", Open(0.25), CPU, " (side by side)").name == (
         "hello@latest GET / rate=25% cpu/req (side by side)")
-    assert rss_name("posts@seed-v2", RSS_PEAK) == "posts@seed-v2 rss peak"
+    assert server_key("posts@seed-v2", RSS_PEAK).name == "posts@seed-v2 rss peak"
     stack = Stack(name="latest", pins={"pydantic": "2.14.3"})
     timed = micro_figure(stack, "bench_serialization.Serialization.time_dump_json", ["payloads-1MB"], {}, 1e-3, None, [1e-3])
     assert timed.name == "micro payloads-1MB dump_json@latest" and timed.unit == "us" and abs(timed.value - 1000.0) < 1e-9

@@ -1,8 +1,7 @@
 """The figure vocabulary: every metric once, and the setting a load figure was measured at.
 
-Figure names are the published trend keys (github-action-benchmark's history): everything
-that builds a name, a label, a sort order or a pairing key asks this module, and nothing
-parses a figure name back.
+Figure names are the published trend keys (github-action-benchmark's history): they are built
+and read back only by benchwatch.figure_key, from the metrics and settings defined here.
 """
 
 from __future__ import annotations
@@ -14,8 +13,8 @@ from typing import Any, Literal
 __all__ = [
     "CPU", "CPU_SYS", "CPU_USER", "FALLBACK_FLOOR", "INSTRUCTIONS", "METRICS", "MICRO_INSTRUCTIONS",
     "MICRO_PEAKMEM", "MICRO_TIME", "P50", "P99", "RPS", "RSS_IDLE", "RSS_PEAK", "RSS_WARM",
-    "SYSCALLS", "Closed", "Counted", "Metric", "Open", "Setting", "figure_name", "load_metrics",
-    "metric", "metric_rank", "rss_name", "setting_from_params", "setting_sort_key",
+    "SYSCALLS", "Closed", "Counted", "Metric", "Open", "Setting", "load_metrics",
+    "metric", "metric_rank", "setting_from_params", "setting_sort_key",
 ]  # fmt: skip
 
 
@@ -193,13 +192,3 @@ def setting_from_params(params: Mapping[str, Any]) -> Setting:
 
 def setting_sort_key(setting: Setting) -> tuple[int, float]:
     return setting.sort_key() if setting is not None else (2, 0.0)
-
-
-def figure_name(variant_label: str, endpoint_label: str, setting: Closed | Open | Counted, what: Metric, tag: str = "") -> str:
-    """`services@latest GET /services?offset=0 c=10 cpu/req`; `tag` marks side-by-side figures."""
-    return f"{variant_label} {endpoint_label} {setting.tag} {what.short}{tag}"
-
-
-def rss_name(variant_label: str, what: Metric, tag: str = "") -> str:
-    """`services@latest rss peak`"""
-    return f"{variant_label} {what.short}{tag}"

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from benchwatch.compare.sides import Side
 from benchwatch.config import OWN_REQUIREMENTS_STACK, select_figures
+from benchwatch.figure_key import SIDE_BY_SIDE as SIDE_BY_SIDE_TAG
+from benchwatch.figure_key import app_of, decode
 from benchwatch.measure.collect import Collector, half_iqr, slots_for
 from benchwatch.measure.load import fill_run, start_run
 from benchwatch.measure.micro import has_benchmarks
@@ -24,7 +26,6 @@ from benchwatch.measure.rounds import run_rounds
 from benchwatch.progress import Progress
 from benchwatch.results import Environment, Figure, Problem, Run, write_run
 
-SIDE_BY_SIDE_TAG = " (side by side)"
 COMPARE_QUICK_ROUNDS = 8
 COMPARE_FULL_ROUNDS = 8
 QUICK_DURATION = 2.0
@@ -145,14 +146,14 @@ def measure_micro(
 def _slow_cases(timed: list[Figure]) -> list[str]:
     """The short names (`payloads-1MB validate_json`) of timed cases slower than
     QUICK_INSTRUCTIONS_MAX_US per call on either side."""
-    return sorted({f.name.removeprefix("micro ").rsplit("@", 1)[0] for f in timed
-                   if f.unit == TIME_UNIT and f.value > QUICK_INSTRUCTIONS_MAX_US})  # fmt: skip
+    keys = [decode(f.name) for f in timed if f.unit == TIME_UNIT and f.value > QUICK_INSTRUCTIONS_MAX_US]
+    return sorted({key.figure for key in keys if key is not None})
 
 
 def _scenario_filter(base: Side, head: Side) -> list[str]:
     """asv case regexes for the scenarios of the sides' variants (a case's first parameter is its
     scenario, `payloads-1MB` included)."""
-    apps = sorted({v.scenario.split("-", 1)[0] for side in (base, head) for v in side.variants})
+    apps = sorted({app_of(v.scenario) for side in (base, head) for v in side.variants})
     return [rf"\('({'|'.join(apps)})(-[^']*)?'\)"] if apps else []
 
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchwatch.config import Stack
+from benchwatch.figure_key import micro_key
 from benchwatch.instructions import cachegrind
 from benchwatch.instructions.cases import (
     Case,
@@ -145,7 +146,8 @@ def figure(stack: Stack, case: Case, samples: list[float], calls: int, note: str
     scenario, params = case_identity(list(case.labels), default_scenario="micro")
     params[COUNTER_PARAM[0]] = COUNTER_PARAM[1]
     return Figure(
-        name=f"micro {case.short} instructions@{stack.name}", kind="micro",
+        name=micro_key(case.labels, case.operation, stack.name, instructions=True, scenario=scenario).name,
+        kind="micro",
         variant=f"{scenario}@{stack.name}", scenario=scenario, stack=stack.name,
         metric=case.operation, unit=UNIT, bigger_is_better=False, samples=samples,
         value=statistics.median(samples), spread=(max(samples) - min(samples)) / 2,

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from benchwatch.config import Endpoint, Variant
+from benchwatch.figure_key import load_key, server_key
 from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.server import CpuTimes
 from benchwatch.measure.verify import Checked, cross_check
@@ -25,9 +26,7 @@ from benchwatch.metrics import (
     Closed,
     Metric,
     Open,
-    figure_name,
     load_metrics,
-    rss_name,
 )
 from benchwatch.results import (
     AAFigure,
@@ -125,10 +124,10 @@ class Collector:
         self.problems.append(problem)
 
     def names(self, slot: Slot, endpoint: Endpoint, setting: Closed | Open) -> dict[Metric, str]:
-        return {m: figure_name(slot.label, endpoint.label, setting, m, self.name_tag) for m in load_metrics(setting)}
+        return {m: load_key(slot.label, endpoint.label, setting, m, self.name_tag).name for m in load_metrics(setting)}
 
     def rss_names(self, slot: Slot) -> dict[Metric, str]:
-        return {m: rss_name(slot.label, m, self.name_tag) for m in MEMORY}
+        return {m: server_key(slot.label, m, self.name_tag).name for m in MEMORY}
 
     def record(
         self, slot: Slot, shot: Shot, round_index: int, run: OhaRun, server_cpu: CpuTimes | float, server_alive: bool

@@ -16,6 +16,7 @@ from asv.environment import get_env_name
 from asv.results import Results, get_filename
 
 from benchwatch.config import Stack
+from benchwatch.figure_key import app_of, micro_key
 from benchwatch.results import Figure, Problem
 
 # one unit for every time figure: a trend or a comparison must never see 999 us become 1.001 ms
@@ -96,7 +97,7 @@ def _figure(
         unit, scale = str(described.get("unit") or "unit"), 1.0
     scenario, params = case_identity(labels, default_scenario="versions")
     return Figure(
-        name=f"micro {_label(key, labels)}@{stack.name}",
+        name=micro_key(labels, _operation(key), stack.name, scenario=scenario).name,
         kind="micro",
         variant=f"{scenario}@{stack.name}",
         scenario=scenario,
@@ -115,7 +116,7 @@ def _figure(
 def case_identity(labels: Sequence[str], default_scenario: str) -> tuple[str, dict[str, str]]:
     """(scenario, params) of an asv case from its parameter labels: `payloads-1MB` is scenario
     `payloads`, params {"case": "payloads-1MB", "size": "1MB"}; further parameters `param1`…"""
-    scenario = labels[0].split("-", 1)[0] if labels else default_scenario
+    scenario = app_of(labels[0]) if labels else default_scenario
     params = {"case": labels[0]} if labels else {}
     if labels and "-" in labels[0]:
         params["size"] = labels[0].split("-", 1)[1]

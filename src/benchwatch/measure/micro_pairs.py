@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchwatch.config import Stack
+from benchwatch.figure_key import micro_key
 from benchwatch.instructions.cases import RUNNER, Case, RunnerError, discover, runner_env, select
 from benchwatch.measure.collect import half_iqr
 from benchwatch.measure.micro_figures import TIME_UNIT, case_identity
@@ -302,7 +303,7 @@ def _figure(stack: Stack, case: Case, samples: list[float], how: str) -> Figure:
     floors and labels are shared."""
     scenario, params = case_identity(list(case.labels), default_scenario="micro")
     return Figure(
-        name=f"micro {case.short}@{stack.name}", kind="micro", variant=f"{scenario}@{stack.name}",
+        name=micro_key(case.labels, case.operation, stack.name, scenario=scenario).name, kind="micro", variant=f"{scenario}@{stack.name}",
         scenario=scenario, stack=stack.name, metric=case.operation, unit=TIME_UNIT,
         bigger_is_better=False, samples=samples, value=statistics.median(samples),
         spread=half_iqr(samples), params=params, note=f"{how}; {case.name}", micro_case=case.name,

@@ -12,6 +12,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from benchwatch import figure_key
+from benchwatch.figure_key import app_of
+
 STACK_COLORS = {
     "seed-v1": "#d97706",  # amber
     "seed-v2": "#9333ea",  # purple
@@ -36,8 +39,7 @@ def stack_color(stack: str) -> str:
 def split_variant(variant: str) -> tuple[str, str]:
     """`hello-starlette@latest` -> ("hello-starlette", "latest"); no `@`: the whole text is the
     stack (a chart keyed by stack)."""
-    scenario, at, stack = variant.rpartition("@")
-    return (scenario, stack) if at else ("", variant)
+    return figure_key.split_variant(variant) or ("", variant)
 
 
 @dataclass(frozen=True)
@@ -75,13 +77,13 @@ def styles(series: Iterable[str]) -> dict[str, Style]:
     shared = _SHARED.get()
     flavors: dict[str, list[str]] = shared if shared is not None else {}
     for scenario in sorted({split_variant(name)[0] for name in names}):
-        app = scenario.split("-", 1)[0]
+        app = app_of(scenario)
         if scenario != app and scenario not in flavors.setdefault(app, []):
             flavors[app].append(scenario)
     out = {}
     for name in names:
         scenario, stack = split_variant(name)
-        app = scenario.split("-", 1)[0]
+        app = app_of(scenario)
         index = 0 if scenario == app else 1 + flavors[app].index(scenario)
         out[name] = Style(stack_color(stack), stack, index, DASHES[index % len(DASHES)],
                           MARKERS[index % len(MARKERS)], HATCHES[index % len(HATCHES)])  # fmt: skip

@@ -7,13 +7,14 @@ from __future__ import annotations
 import itertools
 import json
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
 from benchwatch.attribute.table import Attribution
 from benchwatch.errors import UserError
+from benchwatch.figure_key import decode
 from benchwatch.metrics import CPU, RPS, Closed
 from benchwatch.report.findings import paired_text
 from benchwatch.report.honest import Measured, measured, paired_tone
@@ -34,6 +35,7 @@ from benchwatch.report.tables import (
 from benchwatch.report.trends import marks_by_series, read_trend, trend_section
 from benchwatch.report.write import write_report
 from benchwatch.results import Figure, Run, write_text_atomic
+from benchwatch.trend import history
 
 DATA_FILE = "data.js"
 MAIN_TREND = "dev/bench/data.js"
@@ -60,6 +62,25 @@ def find_trend_files(data_dir: Path) -> dict[str, Path]:
         for path in sorted(data_dir.glob("/".join(["*"] * depth + [DATA_FILE]))):
             if path.is_file() and not any(part.startswith(".git") for part in path.parts):
                 found[path.relative_to(data_dir).as_posix()] = path
+    return found
+
+
+def series_stacks(paths: Iterable[Path]) -> dict[str, str]:
+    """{figure name: its stack} of every name in these data.js files (the dashboard colours a
+    line by it); a file that cannot be read adds nothing (the dashboard says why)."""
+    found: dict[str, str] = {}
+    for path in paths:
+        try:
+            data = history.read(path)
+        except history.HistoryError:
+            continue
+        for runs in data["entries"].values():
+            for run in runs:
+                for bench in run.get("benches", []) if isinstance(run, dict) else []:
+                    name = bench.get("name") if isinstance(bench, dict) else None
+                    key = decode(name) if isinstance(name, str) else None
+                    if key is not None:
+                        found[name] = key.stack
     return found
 
 
@@ -265,7 +286,8 @@ def page(file: str, title: str, body: list[str], report_link: str | None, script
 
 def render_index(run: Run | None, sources: list[Source], reference_stack: str | None,
                  stacks: Sequence[str], report_link: str | None,
-                 changes: list[dict] | None = None, palette_stacks: Sequence[str] = ()) -> str:  # fmt: skip
+                 changes: list[dict] | None = None, palette_stacks: Sequence[str] = (),
+                 stacks_of: dict[str, str] | None = None) -> str:  # fmt: skip
     parts = [stack_key(), "<h2>Nightly status</h2><div id='nightly-status' data-state='pending'>loading…</div>"]
     parts.append("<h2 id='latest'>Latest results</h2>")
     if run is None:
@@ -294,6 +316,7 @@ def render_index(run: Run | None, sources: list[Source], reference_stack: str | 
                  + ("loading…" if changes is not None else "no change-point analysis given "
                     "(benchwatch site --changes changes.json)") + "</div>")  # fmt: skip
     config = json.dumps({"sources": [s.__dict__ for s in sources], "filter": DEFAULT_FILTER, "changes": changes,
+                         "stacks": stacks_of or {},
                          "palette": {s: stack_color(s) for s in [*STACK_COLORS, *stacks, *palette_stacks]}})  # fmt: skip
     config = config.replace("</", "<\\/")
     script = (f"\n<script type='application/json' id='bw-sources'>{config}</script>"
@@ -366,5 +389,6 @@ def _build_site(
     write_text_atomic(out / "trends.html", trends)
     write_text_atomic(out / "releases.html", render_releases_page(attributions, report_link))
     index = out / "index.html"
-    write_text_atomic(index, render_index(run, sources, reference_stack, order, report_link, changes, seen))
+    write_text_atomic(index, render_index(run, sources, reference_stack, order, report_link, changes, seen,
+                                          series_stacks(files.values())))  # fmt: skip
     return index

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from benchwatch import figure_key
 from benchwatch.metrics import CPU, Closed, Open, metric_rank, setting_sort_key
 from benchwatch.results import Figure, Run
 
@@ -32,7 +33,7 @@ class Table:
 
 
 def app_of(figure: Figure) -> str:
-    return figure.scenario.split("-", 1)[0]
+    return figure_key.app_of(figure.scenario)
 
 
 def fmt_value(value: float, unit: str) -> str:

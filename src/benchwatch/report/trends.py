@@ -4,7 +4,7 @@ series beside the absolute one. Read from the data.js files github-action-benchm
 drawn as static SVG (benchwatch.report.svg), so the page needs no script.
 
 data.js keeps only figure names, so they are read here the way benchwatch writes them
-(metrics.figure_name, rss_name, micro figures): `<variant> <figure…>`, `micro <case> <op>@<stack>`.
+(benchwatch.figure_key): `<variant> <figure…>`, `micro <case> <op>@<stack>`.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from benchwatch.figure_key import decode
 from benchwatch.report.palette import styles
 from benchwatch.report.svg import (
     WIDTH,
@@ -29,7 +30,7 @@ from benchwatch.report.svg import (
     title_lines,
 )
 from benchwatch.trend import histories, history
-from benchwatch.trend.changes import RELATIVE_MARK, is_gating
+from benchwatch.trend.changes import is_gating
 
 MICRO_GROUP = "micro-benchmarks"
 
@@ -43,15 +44,11 @@ class Name:
 
 
 def read_name(name: str) -> Name | None:
-    relative = RELATIVE_MARK in name
-    base = name.split(f" {RELATIVE_MARK}")[0] if relative else name
-    if base.startswith("micro "):
-        body, at, stack = base.removeprefix("micro ").rpartition("@")
-        return Name(MICRO_GROUP, body, stack, relative) if at and body else None
-    first, _, rest = base.partition(" ")
-    if "@" not in first or not rest:
+    key = decode(name)
+    if key is None:
         return None
-    return Name(first.rpartition("@")[0].split("-", 1)[0], rest, first, relative)
+    group = MICRO_GROUP if key.kind == "micro" else key.app
+    return Name(group, key.figure, key.series, key.relative)
 
 
 @dataclass(frozen=True)

@@ -25,13 +25,10 @@ import numpy as np
 from scipy.stats import mannwhitneyu, norm, ttest_ind
 
 from benchwatch.compare.stats import CONFIDENCE, TooFewSamples, ratio_interval
-from benchwatch.metrics import METRICS, MICRO_PEAKMEM, MICRO_TIME
+from benchwatch.figure_key import PARENT_MARK, RELATIVE_MARK, decode
 
 EXACT_BELOW = 8  # exact Mann–Whitney p-values when a side has at most this many points
 SIZE_WINDOW = 30  # at most this many points on each side size a change
-_GATING_SHORTS = tuple(m.short for m in METRICS if m.gating and m.short)  # ("cpu/req",)
-RELATIVE_MARK = "(vs "  # a ratio measured side by side, e.g. "... cpu/req (vs baseline)"
-PARENT_MARK = "(vs parent)"  # each point: one commit against its parent, side by side
 
 
 @dataclass(frozen=True)
@@ -105,13 +102,10 @@ class SeriesResult:
 
 
 def is_gating(name: str) -> bool:
-    """The figures a compare gates on (metrics: Metric.gating), relative series of them too.
-    data.js keeps only names, so this reads them: a load figure's name holds its metric's
-    short word (metrics.figure_name), a micro-benchmark's starts with "micro " and keeps
-    its asv operation, `peakmem_…` for memory (measure.micro_figures)."""
-    if name.startswith("micro "):
-        return (MICRO_PEAKMEM if "peakmem" in name else MICRO_TIME).gating
-    return any(f" {short}" in name for short in _GATING_SHORTS)
+    """The figures a compare gates on (metrics: Metric.gating), relative series of them too;
+    data.js keeps only names, read back by figure_key.decode."""
+    key = decode(name)
+    return key is not None and key.metric.gating
 
 
 def noise_scale(logs: np.ndarray) -> float:

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchwatch.compare.rounds import SIDE_BY_SIDE_TAG
 from benchwatch.compare.verdict import COMPARE_FILE, Comparison, Row
 from benchwatch.errors import UserError
+from benchwatch.figure_key import PARENT_MARK, decode
 from benchwatch.results import GabEntry
-from benchwatch.trend.changes import PARENT_MARK
 
 SUITE = "benchwatch (vs parent)"  # github-action-benchmark's `name:` for these points
 TOOL = "customSmallerIsBetter"
@@ -46,7 +45,10 @@ def read_comparison(path: Path) -> Comparison:
 
 def series_name(row: Row) -> str:
     figure = row.base_figure or row.head_figure or row.label
-    return figure.removesuffix(SIDE_BY_SIDE_TAG) + " " + PARENT_MARK
+    key = decode(figure)
+    if key is None:  # a figure benchwatch did not name (an old compare.json): its name as it was
+        return f"{figure} {PARENT_MARK}"
+    return key.marked(f" {PARENT_MARK}").name
 
 
 def _problem(row: Row) -> str | None:

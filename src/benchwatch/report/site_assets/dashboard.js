@@ -40,12 +40,12 @@
     parent.appendChild(el("div", {"class": isError ? "message error" : "message"}, text));
   }
 
-  /* one colour per stack (the palette comes from Python: benchwatch.report.palette) */
+  /* one colour per stack (the palette comes from Python: benchwatch.report.palette); the stack
+     of each figure name comes from Python too (benchwatch.figure_key reads names, not this script):
+     a name published after the site was built has none and is drawn in the unknown colour */
+  var STACKS = {};
   function stackOf(name) {
-    var base = name.split(" (vs ")[0];
-    if (base.indexOf("micro ") === 0) return base.slice(base.lastIndexOf("@") + 1);
-    var first = base.split(" ")[0];
-    return first.indexOf("@") >= 0 ? first.slice(first.lastIndexOf("@") + 1) : "";
+    return Object.prototype.hasOwnProperty.call(STACKS, name) ? STACKS[name] : "";
   }
 
   function colorOf(name, palette) {
@@ -317,6 +317,7 @@
   function start() {
     document.body.setAttribute("data-errors", "[]");
     var config = JSON.parse(document.getElementById("bw-sources").textContent);
+    STACKS = config.stacks || {};
     var sources = config.sources;
     var container = document.getElementById("trends");
     var input = document.getElementById("trend-filter");
