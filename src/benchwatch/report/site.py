@@ -20,7 +20,7 @@ from benchwatch.report.findings import paired_text
 from benchwatch.report.honest import Measured, measured, paired_tone
 from benchwatch.report.html import table_html
 from benchwatch.report.markdown import sequential_note
-from benchwatch.report.palette import STACK_COLORS, shared_flavors, stack_color
+from benchwatch.report.palette import STACK_COLORS, shared_flavors, split_variant, stack_color
 from benchwatch.report.releases_page import render_releases
 from benchwatch.report.svg import Bar, grouped_bars
 from benchwatch.report.tables import (
@@ -343,7 +343,7 @@ def render_trends(files: dict[str, Path], changes: list[dict] | None, report_lin
             parts.append(f"<div class='message error' data-source='{escape(path)}'>{escape(str(exc))}</div>")
             continue
         parts.append(trend_section(trend, marks))
-        seen += [line.series.rpartition("@")[2] for charts in trend.groups.values() for chart in charts
+        seen += [split_variant(line.series)[1] for charts in trend.groups.values() for chart in charts
                  for line in chart.absolute + chart.relative]  # fmt: skip
     if not files:
         parts.append("<div class='message'>no data.js given (benchwatch site --data DIR): trends appear after the "
