@@ -304,6 +304,24 @@ def test_end_to_end_on_a_history_written_by_benchwatch_history(tmp_path: Path) -
     ("hello@latest rss peak (side by side)", False),
     ("micro services-1k validate_json@latest", True),
     ("micro services-1k peakmem_validate_json@latest", False),
+    ("hello@latest GET / seq instr/req", True),
+    ("hello@latest GET / seq syscalls/req", True),
+    ("hello@latest GET / c=10 user/req", False),
 ])  # fmt: skip
 def test_gating_series_are_the_gating_metrics_of_metrics_py(name: str, gating: bool) -> None:
     assert Series("data.js", "s", name, "us", False, ()).gating is gating
+
+
+def test_a_count_series_changes_at_the_one_commit_that_moved_it_past_its_floor() -> None:
+    """Counts are deterministic: a 1 % step in instructions per request is found at its commit,
+    from two points on, while the ±0.2 % of repeated counts is not a change."""
+    name = "hello@latest GET / seq instr/req"
+    assert params_for(name).mode == "step"
+    wobble = [1.0, 1.002, 0.999, 1.001, 0.998, 1.0]
+    values = [420_000.0 * w for w in wobble] + [420_000.0 * 1.01 * w for w in wobble]
+    result = analyse(_series(name, values))
+    assert [(c.index, c.kind) for c in result.changes] == [(6, "regression")]
+    assert abs(result.changes[0].ratio - 1.01) < 1e-9  # point 6 (1.01 x 1.0) against point 5 (1.0)
+    assert analyse(_series(name, values[:2])).verdict == "no change"
+    improved = analyse(_series("hello@latest GET / seq syscalls/req", [8.0, 8.0, 6.0]))
+    assert [(c.index, c.kind) for c in improved.changes] == [(2, "improvement")]

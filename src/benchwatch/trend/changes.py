@@ -26,7 +26,9 @@ from scipy.stats import mannwhitneyu, norm, ttest_ind
 
 from benchwatch.compare.stats import CONFIDENCE, TooFewSamples, ratio_interval
 from benchwatch.figure_key import PARENT_MARK, RELATIVE_MARK, decode
+from benchwatch.metrics import INSTRUCTIONS, SYSCALLS
 
+COUNT_METRICS = (INSTRUCTIONS, SYSCALLS)
 EXACT_BELOW = 8  # exact Mann–Whitney p-values when a side has at most this many points
 SIZE_WINDOW = 30  # at most this many points on each side size a change
 
@@ -42,7 +44,9 @@ class Params:
     # "level": a change moves every later point (absolute figures, ratios against a fixed
     # reference); "spike": a change is one point (each point compares a commit with its
     # parent, so the commits after a regression compare slow with slow again)
-    mode: Literal["level", "spike"] = "level"
+    # "step" (deterministic counts): a change is any point that differs from the one before by
+    # more than min_effect (the metric's floor, a fraction) and by more than both points' ranges
+    mode: Literal["level", "spike", "step"] = "level"
 
 
 # Tuned by scripts/changepoint_check.py on real A/A samples (see its table): relative
@@ -53,6 +57,11 @@ ABSOLUTE = Params(min_side=5, penalty=8.0, max_pvalue=0.01, min_points=10, min_e
 # (vs parent): a point is a change when its robust z-score's two-sided normal p-value
 # beats max_pvalue (|z| > 4.9 at 1e-6); min_points give the noise scale
 PARENT = Params(min_side=1, penalty=0.0, max_pvalue=1e-6, min_points=8, mode="spike")
+
+# counts per request (instructions, system calls) repeat to ~0.3 %: one point says it
+def counts_params(floor: float) -> Params:
+    return Params(min_side=1, penalty=0.0, max_pvalue=0.0, min_points=2, min_effect=floor, mode="step")
+
 
 Kind = Literal["regression", "improvement"]
 Verdict = Literal["changes", "no change", "too few points", "no verdict"]
@@ -136,7 +145,29 @@ def p_value(left: np.ndarray, right: np.ndarray, test: str = "rank") -> float:
 def params_for(name: str) -> Params:
     if PARENT_MARK in name:
         return PARENT
-    return RELATIVE if RELATIVE_MARK in name else ABSOLUTE
+    if RELATIVE_MARK in name:
+        return RELATIVE
+    key = decode(name)
+    if key is not None and key.metric in COUNT_METRICS:
+        return counts_params(key.metric.default_floor)
+    return ABSOLUTE
+
+
+def _step_changes(series: Series, values: np.ndarray, params: Params) -> list[Change]:
+    """Deterministic counts: each point against the one before it."""
+    changes = []
+    for index in range(1, len(values)):
+        before, after = series.points[index - 1], series.points[index]
+        ratio = float(values[index] / values[index - 1])
+        spread = (before.half or 0.0) + (after.half or 0.0)
+        if abs(ratio - 1.0) <= params.min_effect or abs(after.value - before.value) <= spread:
+            continue
+        worse = ratio < 1.0 if series.bigger_is_better else ratio > 1.0
+        low = (after.value - (after.half or 0.0)) / (before.value + (before.half or 0.0))
+        high = (after.value + (after.half or 0.0)) / max(before.value - (before.half or 0.0), 1e-300)
+        changes.append(Change(index=index, ratio=ratio, low=low, high=high, p_value=0.0, n_before=index,
+                              n_after=len(values) - index, kind="regression" if worse else "improvement"))  # fmt: skip
+    return changes
 
 
 def spikes(logs: np.ndarray, params: Params) -> list[tuple[int, float]]:
@@ -225,8 +256,8 @@ def analyse(series: Series, params: Params | None = None) -> SeriesResult:
                             note=f"{len(values)} points; needs {params.min_points}")  # fmt: skip
     if np.any(values <= 0.0) or not np.all(np.isfinite(values)):
         return SeriesResult(series, "no verdict", note="values must be positive finite numbers")
-    if params.mode == "spike":
-        changes = _spike_changes(series, values, params)
+    if params.mode in ("spike", "step"):
+        changes = (_spike_changes if params.mode == "spike" else _step_changes)(series, values, params)
         return SeriesResult(series, "changes" if changes else "no change", changes)
     found = boundaries(np.log(values), params)
     edges = [0, *(i for i, _ in found), len(values)]
