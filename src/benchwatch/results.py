@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from benchwatch.errors import UserError
-from benchwatch.metrics import Metric, Setting, metric, setting_from_params
+from benchwatch.metrics import Counted, Metric, Setting, metric, setting_from_params
 
 # 2: typed `environment` and `extra`; a version-1 run.json has the same keys and is read as is
 SCHEMA_VERSION = 2
@@ -20,6 +20,9 @@ READABLE_SCHEMAS = (1, 2)
 RUN_FILE = "run.json"
 GAB_BIGGER = "gab-bigger.json"
 GAB_SMALLER = "gab-smaller.json"
+# counts per request (instructions, system calls): their own trend suite, stable across runners,
+# so an alert threshold near 100 % instead of the timings' (benchwatch calibrate --print-threshold)
+GAB_COUNTS = "gab-counts.json"
 
 Phase = Literal["config", "env", "boot", "verify", "load", "micro", "compare"]
 
@@ -287,8 +290,14 @@ class GabEntry(BaseModel):
         return value
 
 
-def gab_entries(figures: list[Figure], bigger_is_better: bool) -> list[dict[str, Any]]:
-    chosen = [f for f in figures if f.valid and f.bigger_is_better == bigger_is_better]
+def is_counted(figure: Figure) -> bool:
+    return isinstance(figure.setting, Counted)
+
+
+def gab_entries(figures: list[Figure], bigger_is_better: bool, counts: bool = False) -> list[dict[str, Any]]:
+    """github-action-benchmark's entries of the valid figures: the timings (and memory) of one
+    direction, or (`counts`) the counts per request."""
+    chosen = [f for f in figures if f.valid and f.bigger_is_better == bigger_is_better and is_counted(f) == counts]
     names = [f.name for f in chosen]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -345,8 +354,10 @@ def write_run(directory: Path, run: Run) -> None:
     """run.json plus both gab files; the gab files are validated before anything is written."""
     bigger = gab_entries(run.figures, bigger_is_better=True)
     smaller = gab_entries(run.figures, bigger_is_better=False)
+    counts = gab_entries(run.figures, bigger_is_better=False, counts=True)
     write_json_atomic(directory / GAB_BIGGER, bigger)
     write_json_atomic(directory / GAB_SMALLER, smaller)
+    write_json_atomic(directory / GAB_COUNTS, counts)
     write_json_atomic(directory / RUN_FILE, run.model_dump(mode="json"))
 
 

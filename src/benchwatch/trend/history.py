@@ -18,7 +18,8 @@ DATA_FILE = "data.js"
 PREFIX = "window.BENCHMARK_DATA = "
 BIGGER = "benchwatch (bigger is better)"
 SMALLER = "benchwatch (smaller is better)"
-TOOLS = {BIGGER: "customBiggerIsBetter", SMALLER: "customSmallerIsBetter"}
+COUNTS = "benchwatch counts (per request)"  # results.GAB_COUNTS: deterministic, their own suite
+TOOLS = {BIGGER: "customBiggerIsBetter", SMALLER: "customSmallerIsBetter", COUNTS: "customSmallerIsBetter"}
 
 
 class HistoryError(UserError):
@@ -85,8 +86,8 @@ def append(directory: Path, run: Run, root: Path, repo_url: str = "") -> Path:
     if repo_url:
         data["repoUrl"] = repo_url
         commit["url"] = f"{repo_url.rstrip('/')}/commit/{commit['id']}"
-    for name, bigger in ((BIGGER, True), (SMALLER, False)):
-        benches = gab_entries(run.figures, bigger_is_better=bigger)
+    for name, bigger, counts in ((BIGGER, True, False), (SMALLER, False, False), (COUNTS, False, True)):
+        benches = gab_entries(run.figures, bigger_is_better=bigger, counts=counts)
         if benches:
             entry = {"commit": commit, "date": now_ms, "tool": TOOLS[name], "benches": benches}
             data["entries"].setdefault(name, []).append(entry)
