@@ -155,6 +155,7 @@ def test_attribute_compares_every_step_with_base_and_writes_both_files(tmp_path)
 
     def compare_fn(proj, base, head, *, patterns, out, **kw):
         assert head in proj.stacks and any(v.stack.name == head for v in proj.select(patterns, [head]))
+        assert (kw["counts"], kw["load"], kw["confirm"]) == (True, False, False)  # counts first, ratios not verdicts
         asked.append((base, head, patterns))
         return _comparison({"new": 1.21, "old+fastapi": 1.2}.get(head, 1.0)), out
 

@@ -59,9 +59,9 @@ def test_bad_not_slower_than_good_is_exit_2():
     assert caught.value.exit_code == 2
 
 
-def _row(verdict: str, ratio: float) -> Row:
-    return Row(label="hello GET / c=10 cpu_us_per_request", kind="load", scenario="hello", endpoint="GET /",
-               metric="cpu_us_per_request", floor_key="x", unit="us", bigger_is_better=False, base_figure="a",
+def _row(verdict: str, ratio: float, metric: str = "cpu_us_per_request") -> Row:
+    return Row(label=f"hello GET / c=10 {metric}", kind="load", scenario="hello", endpoint="GET /",
+               metric=metric, floor_key="x", unit="us", bigger_is_better=False, base_figure="a",
                head_figure="b", ratio=ratio, low=ratio - 0.01, high=ratio + 0.01, verdict=verdict, text="",
                floor=0.02, floor_source="t", gating=True)  # fmt: skip
 
@@ -134,10 +134,11 @@ def test_bisect_compares_each_probe_against_good_and_skips_a_commit_that_does_no
 
     def compare_fn(project, base, head, *, patterns, out, **kw):
         asked.append((base, head))
+        assert (kw["load"], kw["counts"], kw["micro"]) == (False, True, False)  # counts first: no timing rounds
         if head == hashes[2]:
             raise UserError("head: benchwatch.toml: not valid TOML")
         slow = hashes.index(head) >= 3
-        return _cmp([_row("regression" if slow else "unchanged", 1.1 if slow else 1.0)]), out
+        return _cmp([_row("regression" if slow else "unchanged", 1.1 if slow else 1.0, "instructions_per_request")]), out
 
     result = bisect(SimpleNamespace(root=tmp_path), "HEAD~4", "HEAD", "hello@latest", out=tmp_path / "out",
                     quiet=True, compare_fn=compare_fn)  # fmt: skip

@@ -16,7 +16,7 @@ from benchwatch.attribute.table import Ratio
 from benchwatch.compare.verdict import Comparison
 from benchwatch.config import Project
 from benchwatch.errors import UserError
-from benchwatch.metrics import CPU, Metric
+from benchwatch.metrics import COUNTS, CPU, INSTRUCTIONS, Metric
 
 Outcome = Literal["bad", "good", "skip"]
 EXIT_INPUT = 2
@@ -127,12 +127,15 @@ def judge_comparison(commit: str, title: str, comparison: Comparison, metric: Me
 
 
 def bisect(
-    project: Project, good: str, bad: str, patterns: str, *, metric: Metric = CPU, quick: bool = True,
+    project: Project, good: str, bad: str, patterns: str, *, metric: Metric = INSTRUCTIONS, quick: bool = True,
     rounds: int | None = None, out: Path | None = None, quiet: bool = False, compare_fn: Callable[..., tuple[Comparison, Path]] | None = None,
 ) -> BisectResult:  # fmt: skip
-    """Find the first commit in good..bad whose compare against good regressed `metric`."""
+    """Find the first commit in good..bad whose compare against good regressed `metric`. A count
+    (instructions or system calls per request) is measured alone, once per side and probe: no
+    timing rounds."""
     if compare_fn is None:
         from benchwatch.compare.run import compare as compare_fn
+    counted = metric in COUNTS
     root = project.root
     good_commit, bad_commit = commit_of(root, good), commit_of(root, bad)
     commits = first_parent_range(root, good_commit, bad_commit)
@@ -144,7 +147,8 @@ def bisect(
             print(f"bisect: compare {good_commit[:10]} (good) with {commit[:10]} {title}", file=sys.stderr, flush=True)
         try:
             comparison, _ = compare_fn(project, good_commit, commit, patterns=patterns, quick=quick, rounds=rounds,
-                                       out=out / commit[:10], micro=False, quiet=True)  # fmt: skip
+                                       out=out / commit[:10], micro=False, quiet=True, load=not counted,
+                                       counts=counted)  # fmt: skip
         except UserError as exc:  # e.g. the commit's declarations do not load
             return Probe(commit, title, "skip", reason=str(exc)[:200])
         return judge_comparison(commit, title, comparison, metric)

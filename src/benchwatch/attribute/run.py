@@ -60,7 +60,10 @@ def attribute(
     project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
     rounds: int | None = None, out: Path | None = None, quiet: bool = False,
     compare_fn: CompareFn | None = None, resolve: Resolve = try_resolve, ensure: Ensure = envs.ensure,
+    timings: bool = False,
 ) -> tuple[Attribution, Path]:  # fmt: skip
+    """Counts first: each step is counted (instructions and system calls per request, once per
+    side); `timings` adds the side-by-side load rounds (CPU per request, split user/system)."""
     started = time.monotonic()
     compare_fn = compare_fn or _compare()
     base_stack, head_stack = project.stack(base), project.stack(head)
@@ -91,7 +94,7 @@ def attribute(
 
     def measure(side: str, directory: Path) -> tuple[dict, str | None]:
         comparison, _ = compare_fn(both, base, side, patterns=selection, quick=quick, rounds=rounds, out=directory,
-                                   micro=False, quiet=True)  # fmt: skip
+                                   micro=False, quiet=True, load=timings, counts=True, confirm=False)  # fmt: skip
         found = gating_ratios(comparison)
         scenario_of.update({label: scenario for label, (scenario, _) in found.items()})
         trouble = "; ".join(p.line() for p in comparison.problems) or None

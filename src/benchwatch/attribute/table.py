@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from benchwatch.compare.stats import CONFIDENCE
 from benchwatch.compare.verdict import Comparison, Row
+from benchwatch.metrics import COUNTS, CPU, CPU_SYS, CPU_USER
 
 ATTRIBUTION_JSON = "attribution.json"
 ATTRIBUTION_MD = "attribution.md"
@@ -73,9 +74,15 @@ class Attribution(BaseModel):
                 if r.verdict in ("regression", "improvement")]  # fmt: skip
 
 
+# what a step is judged by: the counts, and CPU per request with its user/system split
+ATTRIBUTED = frozenset(m.key for m in (*COUNTS, CPU, CPU_USER, CPU_SYS))
+
+
 def gating_ratios(comparison: Comparison) -> dict[str, tuple[str, Ratio]]:
-    """{figure label: (scenario, ratio)} for a compare's gating load figures."""
-    return {row.label: (row.scenario, Ratio.of(row)) for row in comparison.rows if row.gating and row.kind == "load"}
+    """{figure label: (scenario, ratio)} for a compare's counts per request and CPU per request
+    (with its user/system split), whether or not the compare gated on them."""
+    return {row.label: (row.scenario, Ratio.of(row)) for row in comparison.rows
+            if row.kind == "load" and row.metric in ATTRIBUTED}  # fmt: skip
 
 
 def product(ratios: list[Ratio]) -> Ratio:

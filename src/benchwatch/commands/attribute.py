@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--changed-in", type=Path, metavar="COMPARE_DIR",
                         help="only the scenarios whose gating figures changed significantly in that compare "
                              "(instead of -k); nothing to do when none did")  # fmt: skip
+    parser.add_argument("--timings", action="store_true",
+                        help="also the side-by-side load rounds of every step: CPU per request split into user and "
+                             "system (default: counts only, instructions and system calls per request)")  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 
@@ -39,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         patterns = ",".join(f"{scenario}@*" for scenario in changed)
     result, out = attribute(load_project(), args.base, args.head, patterns=patterns, quick=args.quick,
-                            rounds=args.rounds, out=args.out, quiet=args.quiet)  # fmt: skip
+                            rounds=args.rounds, out=args.out, quiet=args.quiet, timings=args.timings)  # fmt: skip
     print(markdown(result), end="")
     print(f"{out / ATTRIBUTION_MD}")
     failed = [s for s in result.steps if s.error is not None]

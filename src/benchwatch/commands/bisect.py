@@ -10,8 +10,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--good", required=True, metavar="REF", help="a ref measured fast (an ancestor of --bad)")
     parser.add_argument("--bad", required=True, metavar="REF", help="a ref measured slower")
     parser.add_argument("-k", dest="patterns", required=True, metavar="VARIANT", help="the variant to follow, e.g. 'hello@latest'")
-    parser.add_argument("--figure", default="cpu_us_per_request", metavar="METRIC",
-                        help="the load metric that decides (default cpu_us_per_request)")  # fmt: skip
+    parser.add_argument("--figure", default="instructions_per_request", metavar="METRIC",
+                        help="the metric that decides (default instructions_per_request: counted once per side, "
+                             "no timing rounds; syscalls_per_request likewise; cpu_us_per_request for timings)")  # fmt: skip
     parser.add_argument("--rounds", type=int, metavar="N", help="side-by-side rounds per probe (default: compare's)")
     parser.add_argument("--full", action="store_true", help="every endpoint and the full plan (default: quick)")
     parser.add_argument("--out", type=Path, metavar="DIR", help="where each probe's compare goes (default results/bisect-<time>)")

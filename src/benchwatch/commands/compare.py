@@ -22,6 +22,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, metavar="DIR", help="where compare.json and comment.md go (default results/compare-<time>)")
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
     parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")
+    parser.add_argument("--no-counts", action="store_true",
+                        help="skip the counts per request of the servers (instructions under valgrind, system "
+                             "calls under strace), which gate first")  # fmt: skip
     parser.add_argument("--no-instructions", action="store_true",
                         help="skip the instruction counts of the micro-benchmarks (valgrind)")  # fmt: skip
     profile = parser.add_mutually_exclusive_group()
@@ -58,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
         out=args.out, load=not args.no_load, micro=not args.no_micro, quiet=args.quiet,
         inject_head=Injection(cpu_us=args.inject_head_cpu_us, slowdown=args.inject_head_slowdown),
         inject_head_micro=args.inject_head_micro, instructions=not args.no_instructions,
-        profile=args.profile, confirm=not args.no_confirm,
+        profile=args.profile, confirm=not args.no_confirm, counts=not args.no_counts,
     )  # fmt: skip
     counts = comparison.counts()
     for row in comparison.rows:

@@ -111,6 +111,9 @@ def render(comparison: Comparison) -> str:
     if unchanged:
         out += [f"<details><summary>{len(unchanged)} unchanged</summary>", ""]
         out += _table(unchanged) + ["", "</details>", ""]
+    if comparison.extra.counts_unavailable:
+        out += [f"Counts per request (instructions, system calls): not measured ({comparison.extra.counts_unavailable}); "
+                "only timings decided.", ""]
     if comparison.extra.instructions_unavailable:
         out += [f"Micro-benchmark instruction counts: not measured ({comparison.extra.instructions_unavailable}).", ""]
     if comparison.problems:

@@ -23,9 +23,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from benchwatch.compare.verdict import Confirmation, Row
-from benchwatch.metrics import INSTRUCTIONS, MICRO_INSTRUCTIONS, SYSCALLS
+from benchwatch.metrics import COUNTS, MICRO_INSTRUCTIONS
 
-COUNT_METRICS = frozenset({INSTRUCTIONS.key, SYSCALLS.key})
+COUNT_METRICS = frozenset(m.key for m in COUNTS)
 NOT_OWN_FLOOR = "no calibrated floor of its own (run `benchwatch calibrate` on it): information, not a gate"
 
 

@@ -7,6 +7,7 @@ import dataclasses
 import re
 import statistics
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,3 +235,31 @@ def _micro_stacks(side: Side) -> list:
         return [side.project.stack(side.spec)]
     names = sorted({v.stack.name for v in side.variants} - {OWN_REQUIREMENTS_STACK})
     return [side.project.stack(name) for name in names]
+
+
+@dataclass
+class CountResult:
+    base: list[Figure] = field(default_factory=list)
+    head: list[Figure] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    unavailable: str | None = None  # why there are no counts per request
+    seconds: float = 0.0
+
+
+def measure_counts(base: Side, head: Side, environments: dict, quick: bool, out_dir: Path) -> CountResult:
+    """Instructions and system calls per request of every selected endpoint, each side counted
+    alone (a count does not depend on what else the machine does): benchwatch.counts."""
+    from benchwatch import counts
+
+    result = CountResult(unavailable=counts.unavailable_reason())
+    if result.unavailable:
+        return result
+    began = time.monotonic()
+    for side in (base, head):
+        targets = [counts.CountTarget(v, environments[v.env_key], v.selected_endpoints(quick), side.inject)
+                   for v in side.variants if v.env_key in environments]  # fmt: skip
+        found, trouble = counts.count_requests(targets, out_dir=out_dir / f"{side.role}-counts", quick=quick)
+        getattr(result, side.role).extend(found)
+        result.problems += [p.model_copy(update={"reason": f"{side.role}: {p.reason}"}) for p in trouble]
+    result.seconds = round(time.monotonic() - began, 1)
+    return result

@@ -45,23 +45,24 @@ def compare(
     project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
     rounds: int | None = None, out: Path | None = None, load: bool = True, micro: bool = True,
     quiet: bool = False, inject_head: Injection | None = None, inject_head_micro: float = 0.0,
-    instructions: bool = True, profile: bool | str = False, confirm: bool = True,
+    instructions: bool = True, profile: bool | str = False, confirm: bool = True, counts: bool = True,
 ) -> tuple[Comparison, Path]:  # fmt: skip
     """Measure base and head on this machine (load side by side, micro timings in alternating batches) and judge
     every figure. The sides are resolved and matched before anything is created or built.
     `profile`: True, or ON_REGRESSION (only when a gating figure regressed): one more round
     under py-spy after the verdicts are in (it never feeds them). `confirm`: measure every flagged
-    timing regression once more before it counts (compare/gate.py)."""
+    timing regression once more before it counts (compare/gate.py). `counts`: instructions and
+    system calls per request of every selected endpoint (benchwatch.counts), which gate first."""
     from benchwatch import fingerprint
     from benchwatch.compare import sides as sides_module
-    from benchwatch.compare.rounds import compare_plan, measure_load, measure_micro
+    from benchwatch.compare.rounds import compare_plan, measure_counts, measure_load, measure_micro
     from benchwatch.measure import loadgen
     from benchwatch.measure.rig import build_rig
     from benchwatch.measure.server import install_cleanup
 
     inject_head = inject_head or Injection()
-    if not load and not micro:
-        raise UserError("--no-load and --no-micro together leave nothing to compare")
+    if not load and not micro and not counts:
+        raise UserError("--no-load, --no-micro and --no-counts together leave nothing to compare")
     if rounds is not None and rounds < 1:
         raise UserError("--rounds: give a positive number of rounds")
     if inject_head.cpu_us < 0 or not 0 <= inject_head.slowdown < 10 or not 0 <= inject_head_micro < 1:
@@ -111,6 +112,16 @@ def compare(
                 side.role: run.extra.loadgen.bottlenecked_runs if run.extra.loadgen else 0
                 for side, run in zip((base_side, head_side), runs, strict=True)
             }
+        if counts:
+            environments = rig.environments if rig is not None else _environments(matched, extra)
+            counted = measure_counts(base_side, head_side, environments, quick, out)
+            figures["base"] += counted.base
+            figures["head"] += counted.head
+            micro_problems += counted.problems
+            extra.counts_unavailable = counted.unavailable
+            extra.counts_seconds = counted.seconds
+        else:
+            extra.counts_unavailable = "--no-counts"
         if micro:
             found = measure_micro(base_side, head_side, quick, None, patterns, out,
                                   inject_head=inject_head_micro, instructions=instructions)  # fmt: skip
@@ -150,6 +161,15 @@ def compare(
         )  # fmt: skip
     write_outputs(comparison, out)
     return comparison, out
+
+
+def _environments(matched: list, extra: CompareExtra) -> dict:
+    """The environments of both sides' variants when no load rounds built them (a counts-only compare)."""
+    from benchwatch import envs
+
+    ready, failed = envs.prepare([v for pair in matched for v in pair])
+    extra.notes += [f"environment {key} failed: {why}" for key, why in failed.items()]
+    return ready
 
 
 def _profile(oha: str | None, rig: object, matched: list, base: Side, head: Side, out: Path, quick: bool,

@@ -109,6 +109,8 @@ class CompareExtra(BaseModel):
     rounds_dropped: list[SkippedRun] = []  # side-by-side pairs whose oha windows differed
     loadgen_bottlenecked_runs: dict[str, int] = {}
     instructions_unavailable: str | None = None  # why a compare with micro-benchmarks has no instruction counts
+    counts_unavailable: str | None = None  # why there are no counts per request of the servers
+    counts_seconds: float | None = None
     profile: ProfileReport | None = None  # compare --profile: an extra round, never judged
     # compare/gate.py: the flagged timing figures measured once more (None: nothing was flagged)
     confirmation: ConfirmationInfo | None = None

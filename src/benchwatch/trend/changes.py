@@ -26,9 +26,8 @@ from scipy.stats import mannwhitneyu, norm, ttest_ind
 
 from benchwatch.compare.stats import CONFIDENCE, TooFewSamples, ratio_interval
 from benchwatch.figure_key import PARENT_MARK, RELATIVE_MARK, decode
-from benchwatch.metrics import INSTRUCTIONS, SYSCALLS
+from benchwatch.metrics import COUNTS
 
-COUNT_METRICS = (INSTRUCTIONS, SYSCALLS)
 EXACT_BELOW = 8  # exact Mann–Whitney p-values when a side has at most this many points
 SIZE_WINDOW = 30  # at most this many points on each side size a change
 
@@ -148,7 +147,7 @@ def params_for(name: str) -> Params:
     if RELATIVE_MARK in name:
         return RELATIVE
     key = decode(name)
-    if key is not None and key.metric in COUNT_METRICS:
+    if key is not None and key.metric in COUNTS:
         return counts_params(key.metric.default_floor)
     return ABSOLUTE
 
