@@ -79,6 +79,8 @@ def test_instruction_counts_are_their_own_gating_metric() -> None:
 def test_cpu_per_request_splits_into_user_and_system_as_the_ticks_split() -> None:
     from benchwatch.measure.server import CpuTimes
 
-    window = CpuTimes(2.0, 10.0, 4.0) - CpuTimes(1.0, 9.0, 3.0)  # 1 s precise; ticks 1.0 user, 1.0 system
-    assert window.split() == (0.5, 0.5)
-    assert CpuTimes(0.004, 0.0, 0.0).split() is None  # no 10 ms tick: cannot say
+    window = CpuTimes(2.0, 10.0, 4.0) - CpuTimes(1.0, 9.5, 3.0)  # 1 s precise; ticks 0.5 s user, 1.0 s system
+    user, system = window.split()
+    assert abs(user + system - 1.0) < 1e-12 and abs(user / system - 0.505 / 1.005) < 1e-12
+    user, system = CpuTimes(0.3, 0.3, 0.0).split()  # no system tick in the window: still positive
+    assert system > 0 and user > 50 * system

@@ -161,11 +161,7 @@ class Collector:
             P50: outcome.p50_ms,
             P99: outcome.p99_ms,
         }
-        split = times.split()
-        if split is not None:
-            values[CPU_USER], values[CPU_SYS] = (part / outcome.successes * 1e6 for part in split)
-        else:  # no 10 ms tick in the window: this sample cannot say how the CPU split
-            names = {m: n for m, n in names.items() if m not in (CPU_USER, CPU_SYS)}
+        values[CPU_USER], values[CPU_SYS] = (part / outcome.successes * 1e6 for part in times.split())
         for what, name in names.items():
             self._add(name, float(values[what] or 0.0), **self._identity(slot, what),
                       endpoint=shot.endpoint.label, params=shot.setting.params(),

@@ -143,13 +143,12 @@ class CpuTimes:
     def __sub__(self, earlier: CpuTimes) -> CpuTimes:
         return CpuTimes(self.total - earlier.total, self.user - earlier.user, self.system - earlier.system)
 
-    def split(self) -> tuple[float, float] | None:
-        """(user, system) seconds: the precise total split as the ticks split; None when no tick
-        fell in the window (too short to say)."""
-        ticks = self.user + self.system
-        if ticks <= 0:
-            return None
-        return self.total * self.user / ticks, self.total * self.system / ticks
+    def split(self) -> tuple[float, float]:
+        """(user, system) seconds: the precise total split as the ticks split, each part counted
+        half a tick more, so a short window with no system tick still gives a positive figure
+        (and every round a sample on both sides, which keeps the pairs of a compare aligned)."""
+        user, system = max(self.user, 0.0) + 0.005, max(self.system, 0.0) + 0.005
+        return self.total * user / (user + system), self.total * system / (user + system)
 
 
 def process_cpu_clock(pid: int, fallback: float) -> float:
