@@ -68,8 +68,9 @@ def questions_table(run: Run, *, except_study: bool = False) -> Table | None:
             table.rows.append([Cell(name), Cell(f"not run: {why}")])
     if not table.rows:
         return None
-    table.note = (f"{info.plan.rounds if info.plan else 0} rounds, side by side, paired by round; head/base "
-                  "(cpu/req below 1: less server CPU per request than the base); coloured when the interval excludes 1")  # fmt: skip
+    if info.plan is not None:
+        table.note = (f"{info.plan.rounds} rounds, side by side, paired by round; head/base (cpu/req below 1: "
+                      "less server CPU per request than the base); coloured when the interval excludes 1")  # fmt: skip
     return table
 
 
