@@ -179,7 +179,7 @@ def _own_stack(app: App) -> Stack:
 def split_patterns(patterns: str) -> list[str]:
     wanted = [p.strip() for p in patterns.split(",") if p.strip()]
     if not wanted:
-        raise UserError("-k: give at least one pattern, e.g. -k 'services@*'")
+        raise UserError("-k: give at least one pattern, e.g. -k 'api@*'")
     return wanted
 
 

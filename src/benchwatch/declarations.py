@@ -175,7 +175,7 @@ class QuestionLane(_Strict):
 class Published(_Strict):
     """A figure someone published, set beside the question's answer (the report's study section)."""
 
-    who: str = Field(min_length=1)  # "seed 000 (Safie Engineers' Blog)"
+    who: str = Field(min_length=1)  # "a colleague", "the FastAPI docs"
     what: str = Field(min_length=1)  # what they measured
     figure: str = Field(min_length=1)  # their number, as published
     source: str = ""  # a link, or a file in the repository

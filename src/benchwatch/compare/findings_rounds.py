@@ -70,7 +70,7 @@ def measure_questions(
         return info
     needed = list({lane.variant: by_id[lane.variant] for _, lanes in runnable for lane in lanes}.values())
     rig, failed = build_rig(oha, plan, needed)
-    # PostgreSQL is one database for every posts server: boot them in turn, as compare does
+    # with DATABASE_URL set the servers share one database: boot them in turn, as compare does
     rig = dataclasses.replace(rig, boot_together=not os.environ.get("DATABASE_URL"), window_mismatch=None)
     progress = Progress(plan.rounds * len(runnable), quiet=quiet)
     for group, lanes in runnable:

@@ -218,7 +218,7 @@ def stack_key() -> str:
     """The one palette, as a legend every page shows."""
     items = "".join(f"<span class='key'><i style='background:{stack_color(s)}'></i>{escape(s)}</span>" for s in STACK_COLORS)
     return (f"<p class='stack-key'>{items}<span class='note'>one colour per stack in every chart; "
-            "flavors (hello-falcon, …) by pattern, dash and marker</span></p>")  # fmt: skip
+            "flavors (app-flavor@stack) by pattern, dash and marker</span></p>")  # fmt: skip
 
 
 # marks each .scroll box whose table is wider than the box (on load, on resize, and when
