@@ -47,7 +47,6 @@ class Report:
     micro: list[Table]
     aa_noise: Table | None
     loadgen: list[str]
-    aa_summary: str = ""
     sequential: str = ""  # the per-scenario tables are single sequential measurements
     side_by_side: list[str] = field(default_factory=list)  # how the questions' ratios were measured
     notes: list[str] = field(default_factory=list)
@@ -75,7 +74,6 @@ def build(run: Run, reference_stack: str | None = None, stacks: Sequence[str] = 
         micro=micro_tables(run, reference, order),
         aa_noise=_aa_table(run),
         loadgen=_loadgen_notes(run),
-        aa_summary=aa_summary(run),
         sequential=sequential_note(run),
         side_by_side=_side_by_side_summary(run),
     )
@@ -91,7 +89,7 @@ def _side_by_side_summary(run: Run) -> list[str]:
             f"for {plan.duration_s:g} s per step after a {plan.warmup_s:g} s warm-up; {info.seconds:.0f} s.", ""]
 
 
-def _summary(run: Run, reference: str, problems: int, invalid: int) -> list[str]:
+def _summary(run: Run, reference_line: str, problems: int, invalid: int) -> list[str]:
     valid = len(run.valid_figures())
     state = "complete" if run.complete else "INCOMPLETE (interrupted or failed part-way)"
     lines = [f"Run started {run.started_at}, finished {run.finished_at or '—'}: {state}.",
@@ -101,8 +99,8 @@ def _summary(run: Run, reference: str, problems: int, invalid: int) -> list[str]
         quick = " (quick)" if plan.quick else ""
         lines.append(f"Load plan{quick}: {plan.rounds} rounds of {plan.duration_s} s, "
                      f"concurrency {plan.concurrencies}, open-loop rates {plan.rate_fractions} of max.")  # fmt: skip
-    if reference:
-        lines.append(reference)
+    if reference_line:
+        lines.append(reference_line)
     return lines
 
 
