@@ -74,6 +74,7 @@ LANES = 'lanes = [{ variant = "good@latest", endpoints = ["items"] }, { variant 
     ('[[questions]]\nname = "x"\nsteps = ["nope"]\nlanes = [{ variant = "good@latest" }, { variant = "good@seed-v1" }]\n',
      "questions[0] (x): lane 'good@latest': good@latest has no endpoint 'nope'; its endpoints: items, echo"),
     (ITEMS_VS_ECHO + ITEMS_VS_ECHO, "questions: two questions are called 'items_vs_echo'"),
+    (f'[[questions]]\nname = "x"\npairs = [["b", "b"]]\n{LANES}\n', "questions[0] (x): pairs: ['b', 'b'] pairs a lane with itself"),
 ])  # fmt: skip
 def test_a_bad_question_is_one_error_line_naming_it_exit_3(tmp_path: Path, cli, body: str, message: str) -> None:
     project = project_with(tmp_path, "\n" + body)

@@ -73,14 +73,14 @@ def test_merge_combines_shards_and_refuses_overlap(tmp_path: Path, cli) -> None:
     ]
 
     done = cli("merge", str(a), str(a), "--out", str(tmp_path / "again"), root=REPO)
-    assert done.returncode == 1
+    assert done.returncode == 3
     assert "figure 'x@latest GET / c=10 rps' is in both" in done.stderr
 
     other = json.loads((b / "run.json").read_text())
     other["schema_version"] = 99
     (b / "run.json").write_text(json.dumps(other))
     done = cli("merge", str(a), str(b), "--out", str(tmp_path / "bad"), root=REPO)
-    assert done.returncode == 1 and "schema version 99" in done.stderr
+    assert done.returncode == 3 and "schema version 99" in done.stderr
 
 
 def test_history_appends_in_data_js_format_and_never_overwrites_a_corrupt_file(

@@ -337,7 +337,7 @@ def _questions_in(path: Path, table: Any) -> tuple[Question, ...]:
     questions = []
     for index, body in enumerate(table):
         try:
-            questions.append(Question(**body))
+            questions.append(Question.model_validate(body))
         except ValidationError as exc:
             name = body.get("name") if isinstance(body, dict) else None
             raise _explain(path, exc, f"questions[{index}]" + (f" ({name})" if name else "")) from None

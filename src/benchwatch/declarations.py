@@ -217,6 +217,8 @@ class Question(_Strict):
             if lane.endpoints is not None and len(lane.endpoints) != len(steps):
                 raise ValueError(f"lane {lane.label!r} names {len(lane.endpoints)} endpoints for {len(steps)} steps {steps}")
         for base, head in self.pairs or []:
+            if base == head:
+                raise ValueError(f"pairs: [{base!r}, {head!r}] pairs a lane with itself")
             for name in (base, head):
                 if name not in labels:
                     raise ValueError(f"pairs: no lane called {name!r}; lanes: {', '.join(labels)}")
