@@ -145,8 +145,8 @@ class AppDeclaration(_Strict):
 class ProjectSettings(_Strict):
     apps: list[str] = Field(min_length=1)
     default_stacks: list[str] | None = None
-    # the stack report ratios are taken against; none: no ratios (see docs/questions.md)
-    reference_stack: str | None = None
+    reference_stack: str | None = Field(
+        default=None, description="the stack report ratios are taken against; none: no ratios (docs/questions.md)")
 
 
 # what a question may compare: the figures its side-by-side rounds measure (closed loops per
@@ -163,9 +163,11 @@ def _question_metric(key: str) -> str:
 class QuestionLane(_Strict):
     """One server of a question: a variant (`scenario@stack`), at one endpoint per step."""
 
-    variant: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*@[a-z0-9][a-z0-9._+-]*$")
-    endpoints: list[str] | None = None  # one endpoint name per step; default: the steps' names
-    name: str | None = None  # what the report calls the lane; default: the variant
+    variant: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*@[a-z0-9][a-z0-9._+-]*$",
+                         description="the variant this server runs, `scenario@stack` as `benchwatch list` prints it")
+    endpoints: list[str] | None = Field(
+        default=None, description="one endpoint name per step; default: endpoints named like the steps")
+    name: str | None = Field(default=None, description="what the report calls the lane; default: the variant")
 
     @property
     def label(self) -> str:
@@ -175,27 +177,30 @@ class QuestionLane(_Strict):
 class Published(_Strict):
     """A figure someone published, set beside the question's answer (the report's study section)."""
 
-    who: str = Field(min_length=1)  # "a colleague", "the FastAPI docs"
-    what: str = Field(min_length=1)  # what they measured
-    figure: str = Field(min_length=1)  # their number, as published
-    source: str = ""  # a link, or a file in the repository
-    setup: str = ""  # how they measured it
+    who: str = Field(min_length=1, description="who published it")
+    what: str = Field(min_length=1, description="what they measured")
+    figure: str = Field(min_length=1, description="their number, as published")
+    source: str = Field(default="", description="a link, or a file in the repository")
+    setup: str = Field(default="", description="how they measured it")
     note: str = ""
-    metrics: list[str] = Field(default=[CPU.key], min_length=1)  # the question's metrics that answer it
-    heads: list[str] = []  # lanes whose ratios answer it (as head of a pair); [] = every pair
-    steps: list[str] = []  # [] = every step
+    metrics: list[str] = Field(default=[CPU.key], min_length=1, description="the question's metrics that answer it")
+    heads: list[str] = Field(default=[], description="the pairs whose head lane is one of these answer it; [] every pair")
+    steps: list[str] = Field(default=[], description="the steps that answer it; [] every step")
 
 
 class Question(_Strict):
     """Lanes loaded side by side in every round of `run`; answered as head/base ratios per pair."""
 
-    name: str = Field(pattern=_NAME)
+    name: str = Field(pattern=_NAME, description="unique; names the question's answers in the report")
     title: str = ""
-    steps: list[str] | None = None  # default: the first lane's endpoints
-    lanes: list[QuestionLane] = Field(min_length=2)
-    metrics: list[str] = Field(default=[CPU.key], min_length=1)
-    pairs: list[tuple[str, str]] | None = None  # (base, head) lane names; default: every lane against the first
-    published: list[Published] = []
+    steps: list[str] | None = Field(
+        default=None, description="loaded one after the other, every lane at once; default: the first lane's endpoints")
+    lanes: list[QuestionLane] = Field(min_length=2, description="the servers loaded at the same moment")
+    metrics: list[str] = Field(default=[CPU.key], min_length=1,
+                               description=f"what each pair compares, of {', '.join(QUESTION_METRICS)}")
+    pairs: list[tuple[str, str]] | None = Field(
+        default=None, description="(base, head) lane names; default: every lane against the first")
+    published: list[Published] = Field(default=[], description="figures others published, set beside the answers")
 
     @field_validator("metrics")
     @classmethod
