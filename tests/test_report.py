@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from benchwatch.cli import main
-from benchwatch.report.findings import NOT_MEASURED
 from benchwatch.report.markdown import REPORT_HTML, REPORT_MD
 from benchwatch.report.write import write_report
 from benchwatch.results import Figure, Problem, Run, write_run
@@ -167,7 +166,7 @@ def test_cpu_per_request_comes_first_and_ratios_follow_the_metric_direction(repo
 
 def test_problems_and_invalid_figures_are_listed_by_name(report_dir: Path) -> None:
     md = (report_dir / REPORT_MD).read_text()
-    head = md.split("### Findings")[0]
+    head = md.split("### Per scenario")[0]
     assert "payloads@seed-v1 [boot]: server exited before ready" in head
     assert "ImportError: no module named orjson" in head
     assert f"services@seed-v2 {SERVICES} [load]: c=256: non-2xx responses: 12x 500" in head
@@ -178,32 +177,32 @@ def test_problems_and_invalid_figures_are_listed_by_name(report_dir: Path) -> No
     assert "payloads@seed-v1 [boot]: server exited before ready" in html
 
 
-def test_findings_compute_ours_and_say_when_absent(tmp_path: Path) -> None:
-    write_report(tmp_path, synthetic_run(with_posts=False), stacks=STACKS)
+def test_a_reference_the_run_lacks_gives_no_ratios_said_once(tmp_path: Path) -> None:
+    run = synthetic_run()
+    run.extra.reference_stack = "v1-last"  # benchwatch.toml's, but this run measured no v1-last
+    write_report(tmp_path, run, stacks=STACKS)
     md = (tmp_path / REPORT_MD).read_text()
-    services = _row(md, "| 000 | services |")
-    assert "seed-v1→seed-v2: p50" in services and "2.50x lower" in services
-    assert "seed-v1→latest" in services and "4.00x lower" in services
-    orjson = _row(md, "| 001 | github_user | ORJSONResponse")
-    assert "3.24 s vs ORJSONResponse 3.33 s" in orjson
-    assert "latest: plain 200 µs = 0.2 s CPU per 1000 requests; ORJSONResponse 210 µs (1.05x the CPU)" in orjson
-    inert = _row(md, "| 001 | github_user | ConfigDict")
-    assert "json_serializer=orjson.dumps 200 µs vs plain 200 µs CPU/request (1.00x)" in inert
-    assert "accepted and never used" in inert
-    for line in (row for row in md.splitlines() if row.startswith(("| 002 |", "| 003 |"))):
-        assert f"**{NOT_MEASURED}**" in line
-    hello = _row(md, "| 004 | hello |")
-    assert "hello max 8,000 r/s" in hello and "hello-falcon max 10,000 r/s" in hello
-    assert "FastAPI/Falcon 0.80x" in hello
+    said = "No ratios: the reference stack `v1-last` is not in this run (its stacks: latest, seed-v1, seed-v2)."
+    assert md.count(said) == 1 and "Ratios are against" not in md
+    assert "faster" not in md.split("### Per scenario")[1].split("### Micro")[0]
+    assert "ratios against" not in md
 
 
-def test_findings_for_posts(report_dir: Path) -> None:
+def test_without_a_reference_there_are_no_ratios(tmp_path: Path) -> None:
+    run = synthetic_run()
+    run.extra.reference_stack = None
+    write_report(tmp_path, run, stacks=STACKS)
+    md = (tmp_path / REPORT_MD).read_text()
+    assert md.count("No ratios between stacks: benchwatch.toml names no reference_stack.") == 1
+    assert "faster" not in md and "slower" not in md and "ratios against" not in md
+
+
+def test_a_run_without_questions_has_no_questions_section(report_dir: Path) -> None:
     md = (report_dir / REPORT_MD).read_text()
-    read = _row(md, "| 003 | posts | read 100 posts")
-    assert "126.9 → 371.2 r/s (2.92x)" in read
-    assert "seed-v1→seed-v2: 125→500 r/s (4.00x, c=10)" in read
-    memory = _row(md, "| 003 | posts | server memory")
-    assert "idle: 80.0→92.0 MB (+15 %)" in memory
+    html = (report_dir / REPORT_HTML).read_text()
+    for text in (md, html):
+        assert "questions" not in text.lower()
+        assert "study" not in text.lower() and "theirs" not in text
 
 
 def test_noise_loadgen_and_micro_sections(report_dir: Path) -> None:
@@ -239,8 +238,16 @@ def test_report_command_regenerates_from_run_json(tmp_path: Path, capsys) -> Non
     assert (tmp_path / REPORT_HTML).is_file()
 
 
+def test_report_command_refuses_a_reference_the_run_lacks(tmp_path: Path, capsys) -> None:
+    write_run(tmp_path, synthetic_run())
+    assert main(["report", str(tmp_path), "--reference", "v1-last"]) == 3
+    err = capsys.readouterr().err.strip()
+    assert err == "ERROR: --reference v1-last: this run has no figures of that stack (its stacks: latest, seed-v1, seed-v2)"
+    assert not (tmp_path / REPORT_MD).exists()
+
+
 def test_report_command_on_a_missing_run_is_one_line_error(tmp_path: Path, capsys) -> None:
-    assert main(["report", str(tmp_path)]) == 1
+    assert main(["report", str(tmp_path)]) == 3
     err = capsys.readouterr().err.strip()
     assert err.startswith("ERROR:") and "run.json" in err and "\n" not in err
 
@@ -253,7 +260,7 @@ def test_report_and_site_name_a_broken_project_file_instead_of_ignoring_it(tmp_p
     (project / "benchwatch.toml").write_text("[benchwatch]\napps = 3\n")
     for args in (("report", str(run_dir)), ("site", "--out", str(tmp_path / "site"), "--run", str(run_dir))):
         done = cli(*args, root=project)
-        assert done.returncode == 1 and done.stderr.startswith(f"ERROR: {project / 'benchwatch.toml'}: benchwatch.apps")
+        assert done.returncode == 3 and done.stderr.startswith(f"ERROR: {project / 'benchwatch.toml'}: benchwatch.apps")
     assert not (run_dir / REPORT_MD).exists()
     monkeypatch.delenv("BENCHWATCH_ROOT")
     monkeypatch.chdir(run_dir)  # no project around: the run alone is enough

@@ -73,14 +73,14 @@ def test_merge_combines_shards_and_refuses_overlap(tmp_path: Path, cli) -> None:
     ]
 
     done = cli("merge", str(a), str(a), "--out", str(tmp_path / "again"), root=REPO)
-    assert done.returncode == 1
+    assert done.returncode == 3
     assert "figure 'x@latest GET / c=10 rps' is in both" in done.stderr
 
     other = json.loads((b / "run.json").read_text())
     other["schema_version"] = 99
     (b / "run.json").write_text(json.dumps(other))
     done = cli("merge", str(a), str(b), "--out", str(tmp_path / "bad"), root=REPO)
-    assert done.returncode == 1 and "schema version 99" in done.stderr
+    assert done.returncode == 3 and "schema version 99" in done.stderr
 
 
 def test_history_appends_in_data_js_format_and_never_overwrites_a_corrupt_file(
@@ -119,8 +119,12 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
     run = read_run(out)
     assert run.complete and any(f.valid and f.variant == "good@latest" for f in run.figures)
     assert not any(f.variant.endswith("'") for f in run.figures)  # the A/A copy is not a figure
-    assert run.extra.reference_stack == "seed-v1"  # benchwatch.toml's first default stack
-    assert "against the reference stack `seed-v1`" in (out / "report.md").read_text()
+    assert run.extra.reference_stack is None  # benchwatch.toml names none: no ratios, no stack of ours
+    report = (out / "report.md").read_text()
+    assert "reference stack" not in report
+    # no [[questions]] declared: the run and its report say nothing about questions
+    assert run.extra.side_by_side is None
+    assert "question" not in done.stderr and "question" not in report.lower() and "seed" not in report.lower()
     noise = run.extra.aa_noise
     assert noise is not None and noise.variant == "good@latest"
     cpu = noise.figures["good@latest GET /items c=10 cpu/req"]
@@ -132,6 +136,6 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
     (hist / "data.js").write_text("garbage")
     done = benchwatch("run", "--quick", "--no-micro", "-k", "good@latest", "--out", str(tmp_path / "o3"),
                       "--history", str(hist), root=project)  # fmt: skip
-    assert done.returncode == 1 and "not a data.js history" in done.stderr
+    assert done.returncode == 3 and "not a data.js history" in done.stderr
     assert (hist / "data.js").read_text() == "garbage"
     assert not (tmp_path / "o3").exists()  # refused before any work

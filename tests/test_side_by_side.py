@@ -1,5 +1,6 @@
-"""Two variants (or two endpoints) compared side by side, and the findings measured that way:
-side parsing, pairing, the round driver's steps, the ratios and their rendering. No servers."""
+"""Two variants (or two endpoints) compared side by side, and the questions measured that way:
+side parsing, pairing, the round driver's steps, the ratios and their rendering. No servers.
+The questions are this repository's (benchwatch.toml's [[questions]])."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ from benchwatch.compare import sides
 from benchwatch.compare.comment import render
 from benchwatch.compare.findings_rounds import QUICK as FINDINGS_QUICK
 from benchwatch.compare.findings_rounds import group_ratios, lane_track
-from benchwatch.compare.questions import BY_KEY, GROUPS, chosen_lanes
+from benchwatch.compare.questions import chosen_lanes, group_of
 from benchwatch.compare.verdict import CompareExtra, Comparison, SideInfo, compare_figures
 from benchwatch.config import Endpoint, load_project
+from benchwatch.declarations import Question
 from benchwatch.errors import UserError
 from benchwatch.measure import rounds
 from benchwatch.measure.collect import Collector, Shot, Slot
@@ -23,14 +25,19 @@ from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import Lane
 from benchwatch.measure.server import CpuTimes
 from benchwatch.metrics import CPU, CPU_SYS, CPU_USER, RSS_PEAK, Closed
-from benchwatch.report.findings import FINDINGS, NO_SIDE_BY_SIDE, evaluate, paired_text
 from benchwatch.report.markdown import build, render_markdown
+from benchwatch.report.questions import NOT_RUN, paired_text, study_rows
 from benchwatch.results import AAFigure, AANoise, Figure, PairedRatio, Run, SideBySideInfo
 
 
 @pytest.fixture(scope="module")
 def project():
     return load_project(REPO)
+
+
+QUESTIONS = load_project(REPO).questions
+GROUPS = tuple(group_of(q) for q in QUESTIONS)
+BY_KEY = {group.key: group for group in GROUPS}
 
 
 def resolve(project, base: str, head: str, patterns: str | None = None):
@@ -156,7 +163,7 @@ def test_a_track_without_steps_measures_by_endpoint_label() -> None:
     assert track.step(Endpoint(name="root", path="/")) == "GET /"
 
 
-# --- the findings' questions ----------------------------------------------------------------
+# --- the questions --------------------------------------------------------------------------
 
 
 def test_only_questions_whose_variants_were_selected_run(project) -> None:
@@ -177,11 +184,7 @@ def test_every_lane_names_a_real_variant_and_endpoint(project) -> None:
         for lane in group.lanes:
             track = lane_track(every[lane.variant], lane, group.steps)
             assert [track.step(e) for e in track.slots[0].variant.endpoints] == list(group.steps)
-    for finding in FINDINGS:
-        assert finding.answers, finding.measured
-        for answer in finding.answers:
-            heads = {head.name for _, head in BY_KEY[answer.group].ratios()}
-            assert (set(answer.heads) <= heads and answer.heads != ()) or len(heads) >= 1
+
 
 
 def filled(project, lane, steps, samples: dict[str, list[float]], memory: list[float] | None = None) -> Track:
@@ -238,10 +241,12 @@ def test_memory_is_one_ratio_per_server(project) -> None:
 
 def answered_run() -> Run:
     ratios = [PairedRatio(group="services_v1_v2", base="seed-v1", head="seed-v2", step="list", metric=CPU.key,
-                          ratio=0.4, low=0.38, high=0.42, pairs=6),
+                          ratio=0.4, low=0.38, high=0.42, pairs=6, base_value=400.0, head_value=160.0),
               PairedRatio(group="hello_frameworks", base="FastAPI", head="Falcon", step="hello", metric=CPU.key,
-                          ratio=0.99, low=0.95, high=1.03, pairs=6)]  # fmt: skip
-    info = SideBySideInfo(plan=FINDINGS_QUICK.info(), ratios=ratios, seconds=80.0,
+                          ratio=0.99, low=0.95, high=1.03, pairs=6),
+              PairedRatio(group="hello_frameworks", base="FastAPI", head="raw ASGI", step="hello", metric=CPU.key,
+                          ratio=0.3, low=0.28, high=0.32, pairs=6)]  # fmt: skip
+    info = SideBySideInfo(plan=FINDINGS_QUICK.info(), ratios=ratios, seconds=80.0, questions=list(QUESTIONS),
                           not_run={"posts_v1_v2": "not selected (posts@seed-v1 is not in this run)"})  # fmt: skip
     run = Run(started_at="2026-11-23T00:00:00+00:00")
     run.extra.side_by_side = info
@@ -251,27 +256,45 @@ def answered_run() -> Run:
     return run
 
 
-def test_every_findings_row_has_an_interval_or_says_why_not() -> None:
-    run = Run.model_validate_json(answered_run().model_dump_json())  # run.json round trip
-    rows = {(r.finding.seed, r.finding.measured): r.side_by_side for r in evaluate(run)}
-    assert rows[("000", "latency percentiles, Pydantic v1 → v2")] == ["seed-v2 / seed-v1 list: cpu/req 0.4x [0.38, 0.42]"]
-    assert rows[("004", "hello-world saturation: FastAPI vs Falcon")] == [
+def test_every_published_figure_has_an_interval_or_says_why_not() -> None:
+    run = Run.model_validate_json(answered_run().model_dump_json())  # run.json round trip, questions included
+    rows = {(r.published.who[:8], r.published.what): r.ours for r in study_rows(run)}
+    assert len(rows) == sum(len(q.published) for q in QUESTIONS) == 10
+    assert rows[("seed 000", "latency percentiles, Pydantic v1 → v2")] == [
+        "seed-v2 / seed-v1 list: cpu/req 0.4x [0.38, 0.42] (400 µs → 160 µs)"]
+    assert rows[("seed 004", "hello-world saturation: FastAPI vs Falcon")] == [
         "Falcon / FastAPI hello: cpu/req 0.99x [0.95, 1.03] no significant difference"]
-    assert rows[("003", "server memory, v1 → v2")] == ["not run: not selected (posts@seed-v1 is not in this run)"]
-    assert rows[("001", "ORJSONResponse vs default response (Pydantic v2)")] == [
-        "not run: github_user_orjson is not in this run's side-by-side rounds"]
+    assert rows[("seed 003", "server memory, v1 → v2")] == ["not run: not selected (posts@seed-v1 is not in this run)"]
+    assert rows[("seed 001", "ORJSONResponse vs default response (Pydantic v2)")] == ["not measured in this run"]
     assert all(lines for lines in rows.values())
+    skipped = answered_run()
+    skipped.extra.side_by_side = SideBySideInfo(questions=list(QUESTIONS))  # run --no-questions
+    assert {tuple(r.ours) for r in study_rows(skipped)} == {(NOT_RUN,)}
     old = Run.model_validate_json('{"schema_version": 2, "started_at": "x", "extra": {}}')  # before this field
-    assert {tuple(r.side_by_side) for r in evaluate(old)} == {(NO_SIDE_BY_SIDE,)}
+    assert study_rows(old) == []
 
 
-def test_the_report_marks_sequential_figures_and_shows_the_aa_noise_next_to_them() -> None:
+def test_the_report_shows_each_ratio_once_the_study_first() -> None:
     markdown = render_markdown(build(answered_run()))
-    header = next(line for line in markdown.splitlines() if line.startswith("| seed |"))
-    assert "ours: single sequential measurement †" in header and "side by side: ratio [95 % CI]" in header
+    header = next(line for line in markdown.splitlines() if line.startswith("| who |"))
+    assert "theirs" in header and "ours, side by side: ratio [95 % CI] (medians)" in header
+    assert "Questions side by side: 6 rounds (quick: fewer and shorter rounds" in markdown
+    assert markdown.count("seed-v2 / seed-v1 list: cpu/req 0.4x [0.38, 0.42]") == 1
+    # raw ASGI answers no published figure: it is in the questions table, alone
+    assert "| hello_frameworks | raw ASGI / FastAPI hello: cpu/req 0.3x [0.28, 0.32] |" in markdown
+    assert markdown.count("Falcon / FastAPI hello") == 1
+    assert "seed 002 (jirispilka/fastapi-pydantic-v2-benchmark) (https://github.com/jirispilka/" in markdown
+    assert "json_serializer=orjson.dumps" in markdown and "accepted and never used" in markdown
+    # the A/A noise now sits under the per-scenario tables it qualifies
     assert "this run's A/A copy of services@latest (same variant measured twice, in turn) differed by cpu/req up to 9.1%" in markdown
-    assert "Side-by-side findings: 6 rounds (quick: fewer and shorter rounds" in markdown
-    assert "seed-v2 / seed-v1 list: cpu/req 0.4x [0.38, 0.42]" in markdown
+
+
+def test_a_question_published_figures_are_kept_from_the_declaration() -> None:
+    by_name = {q.name: q for q in QUESTIONS}
+    assert [p.figure for p in by_name["payloads"].published] == [
+        "v1 311 ms vs v2 15 ms per request (20.7x)", "3–10 ms per request"]
+    assert isinstance(by_name["posts_v1_v2"], Question) and by_name["posts_v1_v2"].published[-1].metrics == [
+        "rss_idle_mb", "rss_peak_mb"]
 
 
 def test_servers_booted_once_serve_every_round_of_their_block(monkeypatch) -> None:

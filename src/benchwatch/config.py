@@ -15,7 +15,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from benchwatch.declarations import AppDeclaration, Endpoint, Flavor, ProjectSettings, Stack
+from benchwatch.declarations import (
+    AppDeclaration,
+    Endpoint,
+    Flavor,
+    ProjectSettings,
+    Question,
+    Stack,
+)
 from benchwatch.errors import UserError
 
 PROJECT_FILE = "benchwatch.toml"
@@ -93,6 +100,7 @@ class Project:
     settings: ProjectSettings
     stacks: dict[str, Stack]
     apps: tuple[App, ...]
+    questions: tuple[Question, ...] = ()
 
     @property
     def default_stacks(self) -> list[str]:
@@ -100,8 +108,9 @@ class Project:
         return chosen if chosen is not None else [s for s in self.stacks if s != "next"]
 
     @property
-    def reference_stack(self) -> str:
-        return self.settings.reference_stack or self.default_stacks[0]
+    def reference_stack(self) -> str | None:
+        """The stack report ratios are taken against; None (no ratios) unless benchwatch.toml names one."""
+        return self.settings.reference_stack
 
     def variants(self, stacks: Sequence[str] | None = None) -> list[Variant]:
         allowed = list(stacks) if stacks is not None else self.default_stacks
@@ -170,7 +179,7 @@ def _own_stack(app: App) -> Stack:
 def split_patterns(patterns: str) -> list[str]:
     wanted = [p.strip() for p in patterns.split(",") if p.strip()]
     if not wanted:
-        raise UserError("-k: give at least one pattern, e.g. -k 'services@*'")
+        raise UserError("-k: give at least one pattern, e.g. -k 'api@*'")
     return wanted
 
 
@@ -289,10 +298,15 @@ def load_app(directory: Path) -> App:
 def load_project(root: Path | None = None) -> Project:
     root = root or find_root()
     path = root / PROJECT_FILE
+    document = _read_toml(path)
+    unknown = sorted(set(document) - {"benchwatch", "questions"})
+    if unknown:
+        raise UserError(f"{path}: unknown table {unknown[0]!r}; known: [benchwatch], [[questions]]")
     try:
-        settings = ProjectSettings(**_read_toml(path).get("benchwatch", {}))
+        settings = ProjectSettings(**document.get("benchwatch", {}))
     except ValidationError as exc:
         raise _explain(path, exc, "benchwatch") from None
+    questions = _questions_in(path, document.get("questions", []))
     stacks = load_stacks(root)
     for name in (settings.default_stacks or []) + [settings.reference_stack or ""]:
         if name and name not in stacks:
@@ -312,7 +326,44 @@ def load_project(root: Path | None = None) -> Project:
     names = [a.name for a in apps]
     if len(set(names)) != len(names):
         raise UserError(f"{path}: two apps share a name: {sorted(names)}")
-    return Project(root=root, settings=settings, stacks=stacks, apps=tuple(apps))
+    project = Project(root=root, settings=settings, stacks=stacks, apps=tuple(apps), questions=questions)
+    _check_lanes(path, project)
+    return project
+
+
+def _questions_in(path: Path, table: Any) -> tuple[Question, ...]:
+    if not isinstance(table, list):
+        raise UserError(f"{path}: questions: write each question as a [[questions]] table")
+    questions = []
+    for index, body in enumerate(table):
+        try:
+            questions.append(Question.model_validate(body))
+        except ValidationError as exc:
+            name = body.get("name") if isinstance(body, dict) else None
+            raise _explain(path, exc, f"questions[{index}]" + (f" ({name})" if name else "")) from None
+    names = [q.name for q in questions]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UserError(f"{path}: questions: two questions are called {twice[0]!r}")
+    return tuple(questions)
+
+
+def _check_lanes(path: Path, project: Project) -> None:
+    """Every lane names a declared variant (on any known stack) and endpoints it serves."""
+    if not project.questions:
+        return
+    every = {v.id: v for v in project.variants(list(project.stacks))}
+    for index, question in enumerate(project.questions):
+        where = f"{path}: questions[{index}] ({question.name})"
+        for lane in question.lanes:
+            variant = every.get(lane.variant)
+            if variant is None:
+                raise UserError(f"{where}: lane {lane.label!r}: {lane.variant!r} names no variant (see `benchwatch list`)")
+            served = [e.name for e in variant.endpoints]
+            for name in question.lane_endpoints(lane):
+                if name not in served:
+                    raise UserError(f"{where}: lane {lane.label!r}: {lane.variant} has no endpoint {name!r}; "
+                                    f"its endpoints: {', '.join(served)}")  # fmt: skip
 
 
 def digest(data: Any) -> str:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from benchwatch.declarations import Question
 from benchwatch.errors import UserError
 from benchwatch.metrics import Counted, Metric, Setting, metric, setting_from_params
 
@@ -187,11 +188,11 @@ class AANoise(BaseModel):
 
 
 class PairedRatio(BaseModel):
-    """One finding measured side by side: lane `head` over lane `base` of a question group,
+    """One answer measured side by side: lane `head` over lane `base` of a question,
     paired by round (Hodges–Lehmann ratio, 95 % Wilcoxon interval), or why there is none."""
 
-    group: str
-    base: str  # the lanes' names ("seed-v1", "ORJSONResponse")
+    group: str  # the question's name
+    base: str  # the lanes' names
     head: str
     step: str  # the step ("1mb"); "" for a per-server figure (memory)
     metric: str  # metrics key
@@ -210,9 +211,10 @@ class PairedRatio(BaseModel):
 
 
 class SideBySideInfo(BaseModel):
-    """The findings' questions, each measured with its lanes side by side (`run` after the load stage)."""
+    """The project's questions, each measured with its lanes side by side (`run` after the load stage)."""
 
-    plan: LoadPlanInfo
+    plan: LoadPlanInfo | None = None  # None: the rounds did not run (`run --no-questions`)
+    questions: list[Question] = []  # as declared when the run was made (the report's study reads them)
     ratios: list[PairedRatio] = []
     not_run: dict[str, str] = {}  # group -> why it was not measured (not selected, failed)
     problems: list[Problem] = []
@@ -237,7 +239,7 @@ class RunExtra(BaseModel):
     loadgen: LoadgenInfo | None = None
     load_plan: LoadPlanInfo | None = None
     aa_noise: AANoise | None = None
-    side_by_side: SideBySideInfo | None = None  # the findings measured side by side (optional: schema 2 still reads)
+    side_by_side: SideBySideInfo | None = None  # the questions measured side by side (optional: schema 2 still reads)
     micro: dict[str, str] | None = None  # {"skipped": why}
     reference_stack: str | None = None
     stack_order: list[str] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import argparse
 
-VARIANTS_HELP = "comma-separated glob patterns over variant ids, e.g. 'services@*,hello-*@latest'"
+VARIANTS_HELP = "comma-separated glob patterns over variant ids, e.g. 'api@*,web-*@latest'"
 
 
 def add_variants(parser: argparse.ArgumentParser, help: str = VARIANTS_HELP) -> None:

@@ -11,7 +11,7 @@ HELP = "Split a change between two stacks into one-package steps, each compared 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", required=True, metavar="STACK", help="the stack to start from (e.g. v2-pre-rust)")
     parser.add_argument("--head", required=True, metavar="STACK", help="the stack to arrive at (e.g. latest)")
-    add_variants(parser, "comma-separated glob patterns over variant ids, e.g. 'hello@*' (default: every scenario on both)")
+    add_variants(parser, "comma-separated glob patterns over variant ids, e.g. 'api@*' (default: every scenario on both)")
     parser.add_argument("--quick", action="store_true", help="quick endpoints and short runs")
     parser.add_argument("--rounds", type=int, metavar="N", help="side-by-side rounds per step (default: compare's)")
     parser.add_argument("--out", type=Path, metavar="DIR",

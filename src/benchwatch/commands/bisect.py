@@ -9,7 +9,7 @@ HELP = "Find the first commit between two git refs that made a variant slower (s
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--good", required=True, metavar="REF", help="a ref measured fast (an ancestor of --bad)")
     parser.add_argument("--bad", required=True, metavar="REF", help="a ref measured slower")
-    parser.add_argument("-k", dest="patterns", required=True, metavar="VARIANT", help="the variant to follow, e.g. 'hello@latest'")
+    parser.add_argument("-k", dest="patterns", required=True, metavar="VARIANT", help="the variant to follow, e.g. 'api@latest'")
     parser.add_argument("--figure", default="instructions_per_request", metavar="METRIC",
                         help="the metric that decides (default instructions_per_request: counted once per side, "
                              "no timing rounds; syscalls_per_request likewise; cpu_us_per_request for timings)")  # fmt: skip

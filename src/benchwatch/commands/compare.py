@@ -12,9 +12,9 @@ HELP = "Compare base and head (two stacks, git refs or variants) on this machine
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", required=True, metavar="X",
                         help="stack name, git ref (e.g. origin/main) or variant, optionally one of its endpoints "
-                             "(hello@latest, payloads@latest:model_model_default_1kb; see `benchwatch list`)")  # fmt: skip
+                             "(api@latest, api@latest:users; see `benchwatch list`)")  # fmt: skip
     parser.add_argument("--head", required=True, metavar="Y", help="the same kind as --base (e.g. HEAD)")
-    add_variants(parser, "comma-separated glob patterns over variant ids, e.g. 'services@*' (refs: default '*@latest')")
+    add_variants(parser, "comma-separated glob patterns over variant ids, e.g. 'api@*' (refs: default '*@latest')")
     parser.add_argument("--quick", action="store_true", help="quick endpoints and short runs")
     parser.add_argument("--rounds", type=int, metavar="N",
                         help="load-test rounds, base and head side by side in each (default 8; 6 or more for an "

@@ -11,7 +11,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="the cases of `micro --quick`, 2 repetitions")  # fmt: skip
     parser.add_argument("--bench", "-k", dest="pattern", metavar="REGEX",
-                        help="regex over asv benchmark names, e.g. \"'services'\" or 'Validation.time_validate_json'")  # fmt: skip
+                        help="regex over asv benchmark names, e.g. \"'users'\" or 'Validation.time_validate_json'")  # fmt: skip
     parser.add_argument("--stacks", metavar="NAMES",
                         help="comma-separated stack names (default: benchwatch.toml's default_stacks)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("BENCHWATCH_OUT", "results/instructions")),

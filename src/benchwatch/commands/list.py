@@ -39,6 +39,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"variants ({len(variants)}):")
     for variant in variants:
         print(f"  {variant.id}")
+    if project.questions:
+        print("questions (answered side by side by `run`):")
+    for question in project.questions:
+        lanes = ", ".join(lane.label for lane in question.lanes)
+        published = f"; {len(question.published)} published figure(s) beside it" if question.published else ""
+        print(f"  {question.name}: {lanes}{published}")
     return 0
 
 
@@ -47,6 +53,7 @@ def _as_data(project, variants) -> dict:
         "stacks": {name: stack.model_dump(mode="json") for name, stack in project.stacks.items()},
         "default_stacks": project.default_stacks,
         "reference_stack": project.reference_stack,
+        "questions": [q.model_dump(mode="json") for q in project.questions],
         "scenarios": [
             {
                 "name": app.name,

@@ -13,7 +13,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_load_options(parser)
     parser.add_argument(
         "--aa", metavar="VARIANT",
-        help="also measure VARIANT a second time, interleaved, for the A/A noise (e.g. services@latest)",
+        help="also measure VARIANT a second time, interleaved, for the A/A noise (e.g. api@latest)",
     )  # fmt: skip
 
 

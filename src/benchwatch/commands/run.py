@@ -7,7 +7,6 @@ from pathlib import Path
 from benchwatch.commands.load import add_load_options
 
 HELP = "Verify, load-test, micro-benchmark, report and record the run in the local history"
-DEFAULT_AA_VARIANT = "services@latest"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,11 +14,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--history", type=Path, metavar="DIR",
                         help="local trend history directory (default .benchwatch/history in the project)")  # fmt: skip
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
-    parser.add_argument("--no-findings", action="store_true",
-                        help="skip the findings' side-by-side rounds (the report then says 'not run')")  # fmt: skip
-    parser.add_argument("--aa", metavar="VARIANT", default=DEFAULT_AA_VARIANT,
-                        help=f"variant measured twice for the A/A noise (default {DEFAULT_AA_VARIANT}; "
-                             "'none' to skip; the first selected variant when it is not selected)")  # fmt: skip
+    parser.add_argument("--no-questions", "--no-findings", dest="no_questions", action="store_true",
+                        help="skip the side-by-side rounds of benchwatch.toml's [[questions]] "
+                             "(the report then says 'not run')")  # fmt: skip
+    parser.add_argument("--aa", metavar="VARIANT",
+                        help="variant measured twice for the A/A noise (default: the run's first variant; "
+                             "'none' to skip)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.config import load_project
     from benchwatch.measure.load import say
     from benchwatch.measure.plan import shard
+    from benchwatch.report.tables import usable_reference
     from benchwatch.report.write import write_report
     from benchwatch.results import write_run
     from benchwatch.trend import history
@@ -37,13 +38,17 @@ def run(args: argparse.Namespace) -> int:
     history.read(history_dir / history.DATA_FILE)  # a corrupt history stops us before any work
     everything = project.select(args.patterns, stack_names(args))
     selected = shard(everything, args.shard)
-    record, out = load_command.execute(args, aa_variant(args.aa, [v.id for v in selected]), project, selected)
-    if not args.no_findings and (args.shard is None or args.shard.startswith("1/")):
-        _findings(args, everything, record)
+    aa = aa_variant(args.aa, [v.id for v in selected], [v.id for v in everything])
+    record, out = load_command.execute(args, aa, project, selected)
+    if project.questions and (args.shard is None or args.shard.startswith("1/")):
+        _questions(args, project.questions, everything, record)
         write_run(out, record)
     if not args.no_micro:
         _micro(args, project, selected, record, out)
         write_run(out, record)
+    reference, said = usable_reference(record, project.reference_stack)
+    if project.reference_stack and reference is None:
+        say(said, args.quiet)
     write_report(out, record)
     path = history.append(history_dir, record, project.root)
     entries = sum(len(v) for v in history.read(path)["entries"].values())
@@ -51,28 +56,39 @@ def run(args: argparse.Namespace) -> int:
     return 1 if record.problems else 0
 
 
-def aa_variant(chosen: str, selected: list[str]) -> str | None:
-    """The variant measured twice: the one asked for when selected; by default the first
-    selected one when the default is not; 'none' for no A/A copy."""
+def aa_variant(chosen: str | None, selected: list[str], everything: list[str]) -> str | None:
+    """The variant measured twice: the one asked for ('none': no A/A copy), by default the run's
+    first variant. One asked for that the run does not select is bad input; one in another shard
+    of the run is measured there, not here."""
+    from benchwatch.errors import UserError
+
     if chosen == "none":
         return None
-    if chosen in selected:
-        return chosen
-    return selected[0] if selected and chosen == DEFAULT_AA_VARIANT else None
+    if chosen is None:
+        return selected[0] if selected else None
+    if chosen not in everything:
+        raise UserError(f"--aa {chosen}: not a variant of this run (see `benchwatch list`; 'none' for no A/A copy)")
+    return chosen if chosen in selected else None
 
 
-def _findings(args: argparse.Namespace, selected, record) -> None:
-    """The seeds' questions, each with its variants side by side (shard 1 of N measures them all)."""
+def _questions(args: argparse.Namespace, questions, selected, record) -> None:
+    """benchwatch.toml's questions, each with its lanes side by side (shard 1 of N measures them all)."""
     from benchwatch.compare.findings_rounds import measure_questions
     from benchwatch.measure import loadgen
     from benchwatch.measure.load import say
+    from benchwatch.results import SideBySideInfo
 
-    say("findings: the seeds' questions, each question's servers side by side", args.quiet)
-    info = measure_questions(selected, oha=loadgen.ensure_oha(), quick=args.quick, quiet=args.quiet)
+    if args.no_questions:
+        reason = "skipped (run --no-questions)"
+        record.extra.side_by_side = SideBySideInfo(questions=list(questions), not_run={q.name: reason for q in questions})
+        return
+    say(f"questions: {len(questions)} declared, each question's servers side by side", args.quiet)
+    info = measure_questions(questions, selected, oha=loadgen.ensure_oha(), quick=args.quick, quiet=args.quiet)
     record.extra.side_by_side = info
-    record.problems += [p.model_copy(update={"reason": f"findings side by side: {p.reason}"}) for p in info.problems]
+    record.problems += [p.model_copy(update={"reason": f"questions side by side: {p.reason}"}) for p in info.problems]
     ran = len({r.group for r in info.ratios})
-    say(f"findings: {ran} question groups side by side in {info.seconds:.0f} s ({info.plan.rounds} rounds)", args.quiet)
+    say(f"questions: {ran} of {len(questions)} answered side by side in {info.seconds:.0f} s "
+        f"({info.plan.rounds if info.plan else 0} rounds)", args.quiet)  # fmt: skip
 
 
 def _micro(args: argparse.Namespace, project, selected, record, out: Path) -> None:

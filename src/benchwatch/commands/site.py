@@ -25,7 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read the --data files for the trends but do not copy them into the site "
                              "(on gh-pages, github-action-benchmark owns dev/bench and nightly)")  # fmt: skip
     parser.add_argument("--reference", metavar="STACK",
-                        help="stack ratios are taken against (default: benchwatch.toml's reference_stack)")  # fmt: skip
+                        help="stack ratios are taken against, one of the --run's (default: benchwatch.toml's "
+                             "reference_stack; none: no ratios)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.report.releases_page import read_attribution
     from benchwatch.report.site import build_site, find_trend_files
     from benchwatch.report.site_changes import marks, read_changes
+    from benchwatch.report.tables import require_reference
     from benchwatch.results import ensure_writable, read_run
     from benchwatch.trend.histories import series_of
 
@@ -47,6 +49,8 @@ def run(args: argparse.Namespace) -> int:
     for path in files:  # a damaged data.js: one line naming it, before anything is written
         series_of(path)
     record = read_run(Path(args.run)) if args.run else None
+    if record is not None:
+        require_reference(record, args.reference)
     attributions = [(path.name if path.name != "attribution.json" else path.parent.name or path.name,
                      read_attribution(path)) for path in args.attribution or []]  # fmt: skip
     if args.changes:

@@ -1,4 +1,4 @@
-"""The findings' questions measured side by side inside `run` (see compare/questions.py).
+"""The project's questions measured side by side inside `run` (see compare/questions.py).
 
 The load stage measures every variant alone, one after the other: two of its figures differ by
 the host's mood as much as by the variants (an A/A copy read 9 % apart). Here the lanes of one
@@ -13,9 +13,10 @@ import os
 import time
 from collections.abc import Sequence
 
-from benchwatch.compare.questions import GROUPS, Group, Lane, chosen_lanes
+from benchwatch.compare.questions import Group, Lane, chosen_lanes, group_of
 from benchwatch.compare.stats import TooFewSamples, paired_ratio_interval
 from benchwatch.config import Variant
+from benchwatch.declarations import Question
 from benchwatch.errors import UserError
 from benchwatch.measure.collect import Collector, Slot
 from benchwatch.measure.plan import LoadPlan
@@ -42,7 +43,7 @@ def lane_track(variant: Variant, lane: Lane, steps: Sequence[str]) -> Track:
     by_name = {e.name: e for e in variant.endpoints}
     missing = [name for name in lane.endpoints if name not in by_name]
     if missing:
-        raise UserError(f"findings: {variant.id} has no endpoint {missing[0]!r} (compare/questions.py)")
+        raise UserError(f"questions: {variant.id} has no endpoint {missing[0]!r} (benchwatch.toml's [[questions]])")
     endpoints = tuple(by_name[name] for name in lane.endpoints)
     narrowed = dataclasses.replace(variant, endpoints=endpoints, quick_endpoints=endpoints)
     return Track([Slot(narrowed, narrowed.id)], Collector(name_tag=TAG),
@@ -50,15 +51,16 @@ def lane_track(variant: Variant, lane: Lane, steps: Sequence[str]) -> Track:
 
 
 def measure_questions(
-    selected: Sequence[Variant], *, oha: str, quick: bool, rounds: int | None = None, quiet: bool = False,
+    questions: Sequence[Question], selected: Sequence[Variant], *, oha: str, quick: bool,
+    rounds: int | None = None, quiet: bool = False,
 ) -> SideBySideInfo:  # fmt: skip
     """Every question whose variants were selected, its lanes side by side; the rest named as not run."""
     started = time.monotonic()
     plan = plan_for(quick, rounds)
     by_id = {v.id: v for v in selected}
-    info = SideBySideInfo(plan=plan.info())
+    info = SideBySideInfo(plan=plan.info(), questions=list(questions))
     runnable: list[tuple[Group, tuple[Lane, ...]]] = []
-    for group in GROUPS:
+    for group in map(group_of, questions):
         lanes = chosen_lanes(group, list(by_id))
         if isinstance(lanes, str):
             info.not_run[group.key] = lanes
@@ -68,7 +70,7 @@ def measure_questions(
         return info
     needed = list({lane.variant: by_id[lane.variant] for _, lanes in runnable for lane in lanes}.values())
     rig, failed = build_rig(oha, plan, needed)
-    # PostgreSQL is one database for every posts server: boot them in turn, as compare does
+    # with DATABASE_URL set the servers share one database: boot them in turn, as compare does
     rig = dataclasses.replace(rig, boot_together=not os.environ.get("DATABASE_URL"), window_mismatch=None)
     progress = Progress(plan.rounds * len(runnable), quiet=quiet)
     for group, lanes in runnable:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from html import escape
 
-from benchwatch.report.markdown import Report, findings_table
+from benchwatch.report.markdown import Report, study_table
 from benchwatch.report.tables import Table
 
 CSS = """
@@ -67,15 +67,20 @@ def _problems(report: Report) -> str:
 def render_html(report: Report) -> str:
     apps = [s.app for s in report.apps]
     nav = " ".join(f'<a href="#app-{escape(a)}">{escape(a)}</a>' for a in apps)
+    questions_link = " <a href='#questions'>questions</a>" if report.study or report.questions else ""
     body = [
         f"<h1>{escape(report.title)}</h1>",
         "".join(f"<p>{escape(line)}</p>" for line in report.summary),
-        f"<nav>{nav} <a href='#findings'>findings</a> <a href='#environment'>environment</a></nav>",
+        f"<nav>{nav}{questions_link} <a href='#environment'>environment</a></nav>",
         _problems(report),
-        '<h2 id="findings">Findings: the seeds next to this run</h2>',
-        *(f"<p>{escape(line)}</p>" for line in report.side_by_side if line),
-        table_html(findings_table(report.findings, report.aa_summary), numeric_from=99),
     ]
+    if report.study or report.questions:
+        body += ['<h2 id="questions">Questions, side by side</h2>',
+                 *(f"<p>{escape(line)}</p>" for line in report.side_by_side if line)]
+    if report.study:
+        body.append(table_html(study_table(report.study), numeric_from=99))
+    if report.questions:
+        body.append(table_html(report.questions, numeric_from=99))
     if report.apps:
         body.append(f"<p class='note sequential'>{escape(report.sequential)}</p>")
     for section in report.apps:

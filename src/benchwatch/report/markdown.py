@@ -7,8 +7,15 @@ from dataclasses import dataclass, field
 
 from benchwatch.metrics import metric, setting_from_params
 from benchwatch.report.charts import app_charts
-from benchwatch.report.findings import NOT_MEASURED, FindingRow, evaluate
-from benchwatch.report.tables import Cell, Table, load_tables, micro_tables, stack_order
+from benchwatch.report.questions import StudyRow, questions_table, study_rows
+from benchwatch.report.tables import (
+    Cell,
+    Table,
+    load_tables,
+    micro_tables,
+    stack_order,
+    usable_reference,
+)
 from benchwatch.results import Run
 
 __all__ = ["Report", "build", "render_markdown"]
@@ -34,21 +41,21 @@ class Report:
     versions: Table
     problems: list[tuple[str, str]]
     invalid: list[str]
-    findings: list[FindingRow]
+    study: list[StudyRow]  # published figures beside this run's answers (only when questions carry them)
+    questions: Table | None  # the questions' ratios the study does not show
     apps: list[AppSection]
     micro: list[Table]
     aa_noise: Table | None
     loadgen: list[str]
-    aa_summary: str = ""
     sequential: str = ""  # the per-scenario tables are single sequential measurements
-    side_by_side: list[str] = field(default_factory=list)  # how the findings' ratios were measured
+    side_by_side: list[str] = field(default_factory=list)  # how the questions' ratios were measured
     notes: list[str] = field(default_factory=list)
 
 
 
 
 def build(run: Run, reference_stack: str | None = None, stacks: Sequence[str] = ()) -> Report:
-    reference = reference_stack or run.extra.reference_stack
+    reference, said = usable_reference(run, reference_stack or run.extra.reference_stack)
     order = stack_order(run, stacks or run.extra.stack_order)
     tables = load_tables(run, reference, order)
     apps = [AppSection(app, app_tables, app_charts(run, app, order)) for app, app_tables in tables.items()]
@@ -56,17 +63,17 @@ def build(run: Run, reference_stack: str | None = None, stacks: Sequence[str] = 
     problems = [(p.line(), p.detail) for p in run.problems]
     return Report(
         title="benchwatch report",
-        summary=_summary(run, reference, len(problems), len(invalid)),
+        summary=_summary(run, said, len(problems), len(invalid)),
         environment=_environment(run),
         versions=_versions(run, order),
         problems=problems,
         invalid=invalid,
-        findings=evaluate(run),
+        study=study_rows(run),
+        questions=questions_table(run, except_study=True),
         apps=apps,
         micro=micro_tables(run, reference, order),
         aa_noise=_aa_table(run),
         loadgen=_loadgen_notes(run),
-        aa_summary=aa_summary(run),
         sequential=sequential_note(run),
         side_by_side=_side_by_side_summary(run),
     )
@@ -74,15 +81,15 @@ def build(run: Run, reference_stack: str | None = None, stacks: Sequence[str] = 
 
 def _side_by_side_summary(run: Run) -> list[str]:
     info = run.extra.side_by_side
-    if info is None:
+    if info is None or info.plan is None or not info.ratios:
         return []
     plan = info.plan
     quick = " (quick: fewer and shorter rounds; 6 is the fewest that gives a paired 95 % interval)" if plan.quick else ""
-    return [f"Side-by-side findings: {plan.rounds} rounds{quick}, closed loop c={', '.join(map(str, plan.concurrencies))} "
+    return [f"Questions side by side: {plan.rounds} rounds{quick}, closed loop c={', '.join(map(str, plan.concurrencies))} "
             f"for {plan.duration_s:g} s per step after a {plan.warmup_s:g} s warm-up; {info.seconds:.0f} s.", ""]
 
 
-def _summary(run: Run, reference: str | None, problems: int, invalid: int) -> list[str]:
+def _summary(run: Run, reference_line: str, problems: int, invalid: int) -> list[str]:
     valid = len(run.valid_figures())
     state = "complete" if run.complete else "INCOMPLETE (interrupted or failed part-way)"
     lines = [f"Run started {run.started_at}, finished {run.finished_at or '—'}: {state}.",
@@ -92,9 +99,8 @@ def _summary(run: Run, reference: str | None, problems: int, invalid: int) -> li
         quick = " (quick)" if plan.quick else ""
         lines.append(f"Load plan{quick}: {plan.rounds} rounds of {plan.duration_s} s, "
                      f"concurrency {plan.concurrencies}, open-loop rates {plan.rate_fractions} of max.")  # fmt: skip
-    if reference:
-        lines.append(f"Ratios are against the reference stack `{reference}` "
-                     "(x faster/slower in the metric's own direction; server CPU per request first).")  # fmt: skip
+    if reference_line:
+        lines.append(reference_line)
     return lines
 
 
@@ -159,31 +165,26 @@ def _md_table(table: Table) -> list[str]:
     return lines
 
 
-SEQUENTIAL = "ours: single sequential measurement †"
-SIDE_BY_SIDE = "side by side: ratio [95 % CI]"
+SIDE_BY_SIDE = "ours, side by side: ratio [95 % CI] (medians)"
 
 
-def findings_table(rows: list[FindingRow], noise: str = "") -> Table:
-    table = Table("findings: the seeds' published figures next to ours",
-                  ["seed", "scenario", "what", "their setup", "theirs", SEQUENTIAL, SIDE_BY_SIDE, "note"])  # fmt: skip
+def study_table(rows: list[StudyRow]) -> Table:
+    table = Table("study: published figures next to this run's answers",
+                  ["who", "what", "their setup", "theirs", SIDE_BY_SIDE, "note"])  # fmt: skip
     for row in rows:
-        f = row.finding
-        ours = "; ".join(row.ours) if row.ours else NOT_MEASURED
-        sbs = "; ".join(row.side_by_side) or "—"
-        table.rows.append([Cell(f.seed), Cell(f.scenario), Cell(f.measured), Cell(f.setup), Cell(f.theirs),
-                           Cell(ours, "" if row.ours else "bad"), Cell(sbs), Cell(f.note)])  # fmt: skip
-    table.note = findings_note(noise)
+        p = row.published
+        who = f"{p.who} ({p.source})" if p.source else p.who
+        table.rows.append([Cell(who), Cell(p.what), Cell(p.setup), Cell(p.figure), Cell("; ".join(row.ours)),
+                           Cell(p.note)])  # fmt: skip
+    table.note = STUDY_NOTE
     return table
 
 
-def findings_note(noise: str) -> str:
-    return ("† one measurement per variant, the variants one after the other (the load stage): two of "
-            "them differ by the host's speed as much as by the variants"
-            + (f"; {noise}" if noise else "; no A/A copy was measured in this run, so its noise is unknown")
-            + ". Side by side: the question's servers booted together in every round and loaded at the same "
-            "moment (closed loops), head/base per round, Hodges–Lehmann ratio with the 95 % Wilcoxon "
-            "interval; cpu/req below 1 = less server CPU per request than the first-named lane's base; "
-            "'no significant difference' when the interval holds 1.")
+STUDY_NOTE = ("Theirs: copied from what they published (benchwatch.toml's [[questions.published]]). Ours: the "
+              "question's servers booted together in every round and loaded at the same moment (closed loops), "
+              "head/base per round, Hodges–Lehmann ratio with the 95 % Wilcoxon interval, and the medians of "
+              "base and head; cpu/req below 1 = less server CPU per request than the base; "
+              "'no significant difference' when the interval holds 1.")
 
 
 def sequential_note(run: Run) -> str:
@@ -211,8 +212,12 @@ def aa_summary(run: Run) -> str:
 def render_markdown(report: Report) -> str:
     out = [f"## {report.title}", "", *report.summary, ""]
     out += _md_problems(report)
-    out += ["### Findings: the seeds next to this run", "", *report.side_by_side,
-            *_md_table(findings_table(report.findings, report.aa_summary)), ""]
+    if report.study or report.questions:
+        out += ["### Questions, side by side", "", *report.side_by_side]
+    if report.study:
+        out += [*_md_table(study_table(report.study)), ""]
+    if report.questions:
+        out += [*_md_table(report.questions), ""]
     body: list[str] = []
     for section in report.apps:
         body += [f"<details><summary><b>{section.app}</b> ({len(section.tables)} tables)</summary>", ""]

@@ -16,11 +16,11 @@ from benchwatch.attribute.table import Attribution
 from benchwatch.errors import UserError
 from benchwatch.figure_key import decode
 from benchwatch.metrics import CPU, RPS, Closed
-from benchwatch.report.findings import paired_text
-from benchwatch.report.honest import Measured, measured, paired_tone
+from benchwatch.report.honest import Measured, measured
 from benchwatch.report.html import table_html
 from benchwatch.report.markdown import sequential_note
 from benchwatch.report.palette import STACK_COLORS, shared_flavors, split_variant, stack_color
+from benchwatch.report.questions import questions_table
 from benchwatch.report.releases_page import render_releases
 from benchwatch.report.svg import Bar, grouped_bars
 from benchwatch.report.tables import (
@@ -30,6 +30,7 @@ from benchwatch.report.tables import (
     goodness,
     ratio_text,
     stack_order,
+    usable_reference,
     variant_order,
 )
 from benchwatch.report.trends import marks_by_series, read_trend, trend_section
@@ -226,23 +227,6 @@ def speedup_table(run: Run, stacks: Sequence[str]) -> Table | None:
     return table
 
 
-def side_by_side_table(run: Run) -> Table | None:
-    """The findings' questions measured side by side in this run: each ratio with its interval,
-    coloured only when the interval excludes 1."""
-    info = run.extra.side_by_side
-    if info is None:
-        return None
-    table = Table("the seeds' questions, each question's servers loaded at the same moment",
-                  ["question", "ratio [95 % CI]"])  # fmt: skip
-    for ratio in info.ratios:
-        table.rows.append([Cell(ratio.group), Cell(paired_text(ratio), paired_tone(ratio))])
-    for group, why in info.not_run.items():
-        table.rows.append([Cell(group), Cell(f"not run: {why}")])
-    table.note = (f"{info.plan.rounds} rounds{' (quick)' if info.plan.quick else ''}, side by side, paired by round; "
-                  "server CPU per request head/base (below 1: less CPU); coloured when the interval excludes 1")  # fmt: skip
-    return table
-
-
 def nav_html(active: str, report_link: str | None) -> str:
     links = [f"<a href='{href}'{' aria-current=page' if href == active else ''}>{label}</a>" for href, label in PAGES]
     links += ["<a href='dev/bench/'>/dev/bench/</a>", "<a href='nightly/'>/nightly/</a>", "<a href='asv/'>/asv/</a>"]
@@ -255,7 +239,7 @@ def stack_key() -> str:
     """The one palette, as a legend every page shows."""
     items = "".join(f"<span class='key'><i style='background:{stack_color(s)}'></i>{escape(s)}</span>" for s in STACK_COLORS)
     return (f"<p class='stack-key'>{items}<span class='note'>one colour per stack in every chart; "
-            "flavors (hello-falcon, …) by pattern, dash and marker</span></p>")  # fmt: skip
+            "flavors (app-flavor@stack) by pattern, dash and marker</span></p>")  # fmt: skip
 
 
 # marks each .scroll box whose table is wider than the box (on load, on resize, and when
@@ -299,7 +283,7 @@ def render_index(run: Run | None, sources: list[Source], reference_stack: str | 
                      f"{escape(environment.git_commit or '?')[:12]}"
                      f"{'' if run.complete else ' — INCOMPLETE'}; {len(run.problems)} problems</p>")  # fmt: skip
         parts.append(f"<p class='note sequential'>{escape(sequential_note(run))}</p>")
-        side_by_side = side_by_side_table(run)
+        side_by_side = questions_table(run)
         if side_by_side is not None:
             parts.append(f"<h3>Side by side</h3>{table_html(side_by_side)}")
         speedups = speedup_table(run, stacks)
@@ -381,7 +365,7 @@ def _build_site(
     report_link = None
     order: list[str] = list(stacks)
     if run is not None:
-        reference_stack = reference_stack or run.extra.reference_stack
+        reference_stack = usable_reference(run, reference_stack or run.extra.reference_stack)[0]
         order = stack_order(run, stacks)
         write_report(out / "latest", run, reference_stack, order)
         report_link = "latest/report.html"

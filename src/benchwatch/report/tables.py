@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from benchwatch import figure_key
+from benchwatch.errors import UserError
 from benchwatch.metrics import CPU, Closed, Open, metric_rank, setting_sort_key
 from benchwatch.results import Figure, Run
 
@@ -88,6 +89,29 @@ def variant_order(figures: Iterable[Figure], stacks: Sequence[str]) -> list[str]
     variants = {f.variant: f for f in figures}
     return sorted(variants, key=lambda v: (variants[v].scenario != app_of(variants[v]),
                                            variants[v].scenario, rank.get(variants[v].stack, 99)))  # fmt: skip
+
+
+def run_stacks(run: Run) -> list[str]:
+    return sorted({f.stack for f in run.figures})
+
+
+def usable_reference(run: Run, reference: str | None) -> tuple[str | None, str]:
+    """(the stack ratios are taken against, or None; the one line the report says about it).
+    A reference the run lacks gives no ratios, said once, plainly."""
+    stacks = run_stacks(run)
+    if reference is None:
+        return None, ("No ratios between stacks: benchwatch.toml names no reference_stack." if len(stacks) > 1 else "")
+    if reference not in stacks:
+        return None, f"No ratios: the reference stack `{reference}` is not in this run (its stacks: {', '.join(stacks) or 'none'})."
+    return reference, (f"Ratios are against the reference stack `{reference}` "
+                       "(x faster/slower in the metric's own direction; server CPU per request first).")  # fmt: skip
+
+
+def require_reference(run: Run, reference: str | None) -> None:
+    """A reference named on the command line must be a stack of the run."""
+    if reference is not None and reference not in run_stacks(run):
+        stacks = ", ".join(run_stacks(run)) or "none"
+        raise UserError(f"--reference {reference}: this run has no figures of that stack (its stacks: {stacks})")
 
 
 def reference_variant(app: str, reference_stack: str | None) -> str | None:
