@@ -35,6 +35,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = "benchwatch (vs parent)"  # benchwatch.trend.relative.SUITE, as publish.yml names it
+COUNTS_SUITE = "benchwatch counts (per request)"  # benchwatch.trend.history.COUNTS: head's absolute counts
 VARIANT = "tiny@latest"
 
 APP = """
@@ -99,9 +100,10 @@ def benchwatch(root: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 def push(
-    root: Path, out: Path, data_js: Path, parent: str, commit: str, rounds: int
+    root: Path, out: Path, data_js: Path, parent: str, commit: str, rounds: int, counts_js: Path | None = None
 ) -> dict[str, Any]:
-    """What publish.yml does for one push to main, relative part only."""
+    """What publish.yml does for one push to main: the relative part, and (`counts_js`) the
+    absolute counts per request of the pushed commit (the compare's head side)."""
     step = out / commit[:12]
     started = time.monotonic()
     compared = benchwatch(root, "compare", "--base", parent, "--head", commit, "--quick", "--no-micro",
@@ -118,16 +120,25 @@ def push(
     found["point"] = {p["name"]: p["value"] for p in points}
     message = git(root, "log", "-1", "--format=%s", commit)
     stamp = git(root, "log", "-1", "--format=%cI", commit)
-    added = benchwatch(root, "trend-add", str(data_js), "--gab", str(gab), "--suite", SUITE,
+    trend_add(root, data_js, gab, SUITE, commit, message, stamp)
+    counted = step / "compare" / "head" / "gab-counts.json"
+    if counts_js is not None and counted.is_file() and json.loads(counted.read_text()):
+        found["counts"] = {p["name"]: p["value"] for p in json.loads(counted.read_text())}
+        trend_add(root, counts_js, counted, COUNTS_SUITE, commit, message, stamp)
+    return found
+
+
+def trend_add(root: Path, data_js: Path, gab: Path, suite: str, commit: str, message: str, stamp: str) -> None:
+    added = benchwatch(root, "trend-add", str(data_js), "--gab", str(gab), "--suite", suite,
                        "--commit", commit, "--message", message, "--timestamp", stamp)  # fmt: skip
     if added.returncode != 0:
         raise SystemExit(f"ERROR: trend-add failed: {added.stderr.strip()}")
-    return found
 
 
 def changes(root: Path, data_js: Path, out: Path) -> tuple[int, dict[str, Any]]:
     document = out / "changes.json"
-    done = benchwatch(root, "changes", "--data", str(data_js), "--json-file", str(document))
+    directories = [str(d) for d in (data_js.parent, out / "history-counts") if (d / "data.js").is_file()]
+    done = benchwatch(root, "changes", *[a for d in directories for a in ("--data", d)], "--json-file", str(document))
     if done.returncode not in (0, 1):
         raise SystemExit(f"ERROR: changes failed: {done.stderr.strip()}")
     return done.returncode, json.loads(document.read_text())
@@ -150,9 +161,10 @@ def rehearse(out: Path, commits: int, culprit: int, rounds: int, loops: int,
     if start is not None:  # the published history before these pushes, as gh-pages would hold it
         data_js.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(start, data_js)
+    counts_js = out / "history-counts" / "data.js"
     steps = []
     for number in range(2, commits + 1):
-        step = push(root, out, data_js, shas[number - 2], shas[number - 1], rounds)
+        step = push(root, out, data_js, shas[number - 2], shas[number - 1], rounds, counts_js)
         code, document = changes(root, data_js, out) if data_js.exists() else (0, {"series": []})
         step.update(number=number, changes_exit=code, changes=located(document),
                     verdicts={s["name"]: s["verdict"] for s in document["series"]})  # fmt: skip
@@ -169,8 +181,10 @@ def rehearse(out: Path, commits: int, culprit: int, rounds: int, loops: int,
         (s["number"] for s in steps if any(c["commit"] == shas[culprit - 1] for c in s["changes"])),
         None,
     )
+    in_counts = [c for c in final if "seq instr/req" in c["series"] or "seq syscalls/req" in c["series"]]
     return {"commits": shas, "culprit": shas[culprit - 1], "culprit_number": culprit, "rounds": rounds,
             "loops": loops, "found": found, "first_found_at_push": first_alert, "final_changes": final,
+            "found_in_counts": bool(in_counts) and all(c["commit"] == shas[culprit - 1] for c in in_counts),
             "steps": steps}  # fmt: skip
 
 
