@@ -103,3 +103,10 @@ def test_readme_shows_the_test_command_ci_runs_and_the_main_job_first():
 def test_readme_stays_short():
     lines = len(README.read_text().splitlines())
     assert lines < README_MAX_LINES, f"README.md has {lines} lines: move details to a page under docs/"
+
+
+def test_readme_exit_codes_are_the_table_in_errors_py():
+    from benchwatch.errors import EXIT_CODES
+
+    rows = re.findall(r"^\| (\d+) \| ([^|:(]+)", README.read_text(), re.M)
+    assert {int(code): meaning.strip() for code, meaning in rows} == EXIT_CODES
