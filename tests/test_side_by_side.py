@@ -281,7 +281,7 @@ def test_the_report_shows_each_ratio_once_the_study_first() -> None:
     assert "Questions side by side: 6 rounds (quick: fewer and shorter rounds" in markdown
     assert markdown.count("seed-v2 / seed-v1 list: cpu/req 0.4x [0.38, 0.42]") == 1
     # raw ASGI answers no published figure: it is in the questions table, alone
-    assert "| hello_frameworks | raw ASGI / FastAPI hello: cpu/req 0.3x [0.28, 0.32] |" in markdown
+    assert "| hello_frameworks: hello-world JSON: FastAPI, Falcon, bare Starlette, raw ASGI (latest) | raw ASGI / FastAPI hello: cpu/req 0.3x [0.28, 0.32] |" in markdown
     assert markdown.count("Falcon / FastAPI hello") == 1
     assert "seed 002 (jirispilka/fastapi-pydantic-v2-benchmark) (https://github.com/jirispilka/" in markdown
     assert "json_serializer=orjson.dumps" in markdown and "accepted and never used" in markdown

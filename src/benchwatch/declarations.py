@@ -23,13 +23,22 @@ class _Strict(BaseModel):
 
 
 class Stack(_Strict):
-    name: str = Field(pattern=_STACK_NAME)
-    description: str = ""
-    python: str = Field(default="3.11", pattern=r"^3\.\d+$")
-    exclude_newer: dt.date | None = None
-    pins: dict[str, str] = {}
-    resolved_at_run_time: bool = False
-    requires: list[str] = []
+    """A named, exactly pinned dependency set: one uv environment per stack (and Python)."""
+
+    name: str = Field(pattern=_STACK_NAME, description="the stack's name: the key of its `[stacks.<name>]` table")
+    description: str = Field(default="", description="what the stack is for (`benchwatch stacks` prints it)")
+    python: str = Field(default="3.11", pattern=r"^3\.\d+$",
+                        description="the Python of the stack's environments (uv finds or installs it)")  # fmt: skip
+    exclude_newer: dt.date | None = Field(default=None, description=(
+        "uv resolves the dependencies nobody pins as they were on this date, so an environment "
+        "built next year is the same as one built today"))  # fmt: skip
+    pins: dict[str, str] = Field(default={}, description=(
+        "exact versions, `package = \"version\"`; after the install the real versions are read back "
+        "and a pin that did not hold is an error. Required unless `resolved_at_run_time`"))  # fmt: skip
+    resolved_at_run_time: bool = Field(default=False, description=(
+        "resolved when its environment is built (pre-releases included), from `requires` instead of `pins`"))  # fmt: skip
+    requires: list[str] = Field(default=[], description=(
+        "requirement strings of a stack resolved at run time, e.g. `\"psycopg[binary]\"`"))  # fmt: skip
 
     @field_validator("pins")
     @classmethod
@@ -60,25 +69,32 @@ class Stack(_Strict):
 
 
 class Expect(_Strict):
-    status: int = Field(default=200, ge=100, le=599)
-    content_type: str = "application/json"
-    json_file: str | None = Field(default=None, alias="json")
-    volatile: list[str] = []
-    min_bytes: int | None = Field(default=None, ge=0)
-    max_bytes: int | None = Field(default=None, ge=0)
+    """What `verify` checks of an endpoint's answer before anything is measured."""
+
+    status: int = Field(default=200, ge=100, le=599, description="the expected HTTP status")
+    content_type: str = Field(default="application/json", description="the expected media type of the response")
+    json_file: str | None = Field(default=None, alias="json", description=(
+        "a golden JSON body, relative to this file; compared after masking the `volatile` keys"))  # fmt: skip
+    volatile: list[str] = Field(default=[], description=(
+        "keys whose values change from request to request: masked (to their JSON type) wherever they occur"))  # fmt: skip
+    min_bytes: int | None = Field(default=None, ge=0, description="the smallest acceptable body, in bytes")
+    max_bytes: int | None = Field(default=None, ge=0, description="the largest acceptable body, in bytes")
 
 
 class Endpoint(_Strict):
-    name: str = Field(pattern=_NAME)
-    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = "GET"
-    path: str = Field(pattern=r"^/")
-    query: str = ""
-    body: str | None = None
-    body_file: str | None = None
-    content_type: str | None = None
-    # the benchmarks/ case whose response_model micro-benchmark isolates this endpoint's work
-    micro_case: str | None = None
-    expect: Expect = Expect()
+    """One request the load tests send, and what its answer must be."""
+
+    name: str = Field(pattern=_NAME, description="unique within the app; `quick`, flavors and `compare VARIANT:ENDPOINT` use it")
+    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = Field(default="GET", description="the HTTP method")
+    path: str = Field(pattern=r"^/", description="the URL path")
+    query: str = Field(default="", description="the raw query string, without `?`")
+    body: str | None = Field(default=None, description="the request body text (give `body` or `body_file`, not both)")
+    body_file: str | None = Field(default=None, description="a file holding the request body, relative to this file")
+    content_type: str | None = Field(default=None, description="the request's content type, when it has a body")
+    micro_case: str | None = Field(default=None, description=(
+        "the `benchmarks/` case whose `response_model` micro-benchmark isolates this endpoint's work "
+        "(the report sets the two side by side)"))  # fmt: skip
+    expect: Expect = Field(default=Expect(), description="what the answer must be (below)")
 
     @model_validator(mode="after")
     def _one_body(self) -> Endpoint:
@@ -96,31 +112,44 @@ class Endpoint(_Strict):
 
 
 class Flavor(_Strict):
-    description: str = ""
-    app: str | None = None
-    stacks: list[str] | None = None
-    endpoints: list[str] | None = None
-    env: dict[str, str] = {}
-    quick: list[str] | None = None
+    """A small override of the app's defaults: one more variant per stack, `<name>-<flavor>@<stack>`."""
+
+    description: str = Field(default="", description="what this flavor changes")
+    app: str | None = Field(default=None, description="another uvicorn import string (default: the app's)")
+    stacks: list[str] | None = Field(default=None, description="the stacks this flavor runs on (default: the app's)")
+    endpoints: list[str] | None = Field(default=None, description="the endpoint names it serves (default: all)")
+    env: dict[str, str] = Field(default={}, description="environment variables merged over the app's `env`")
+    quick: list[str] | None = Field(default=None, description="its endpoints measured by `--quick` (default: the app's)")
 
 
 class AppDeclaration(_Strict):
-    name: str = Field(pattern=_NAME)
-    description: str = ""
-    seed: str | None = None
-    root: str = "."
-    app: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-    stacks: list[str] | None = None
-    requirements: str | None = None
-    # the Python the app's environment uses (uv finds or installs it); default: the stack's
-    python: str | None = Field(default=None, pattern=r"^3\.\d+$")
-    env: dict[str, str] = {}
-    pre_start: list[str] | None = None
-    ready_path: str | None = None
-    ready_timeout: float = Field(default=30.0, gt=0, le=600)
-    quick: list[str] | None = None
-    endpoints: list[Endpoint] = Field(min_length=1)
-    flavors: dict[str, Flavor] = {}
+    """One app under test, declared in a `benchwatch-app.toml` in its directory.
+    Variant ids: `<name>[-<flavor>]@<stack>`."""
+
+    name: str = Field(pattern=_NAME, description="the scenario name, the first part of every variant id")
+    description: str = Field(default="", description="what the app is (`benchwatch list` prints it)")
+    seed: str | None = Field(default=None, description="which published write-up the app reproduces (`benchwatch list` shows it)")
+    root: str = Field(default=".", description="the import root and working directory, relative to this file")
+    app: str = Field(pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$",
+                     description="the uvicorn import string, resolved from `root`, e.g. `main:app`")  # fmt: skip
+    stacks: list[str] | None = Field(default=None, description=(
+        "the stacks it runs on (default: every stack the command selects); give `stacks` or `requirements`, not both"))  # fmt: skip
+    requirements: str | None = Field(default=None, description=(
+        "the app's own requirements file of exact pins (`name==version`), relative to this file: "
+        "one variant, `<name>@own`, instead of one per stack"))  # fmt: skip
+    python: str | None = Field(default=None, pattern=r"^3\.\d+$", description=(
+        "the Python of the app's environments (uv finds or installs it); default: the stack's"))  # fmt: skip
+    env: dict[str, str] = Field(default={}, description=(
+        "environment variables of the server (and `pre_start`); `{tmp}` becomes a fresh directory per boot"))  # fmt: skip
+    pre_start: list[str] | None = Field(default=None, description=(
+        "a command (argv) run before every boot, in the app's environment, from `root`, with `env`; "
+        "must exit 0 (e.g. a migration)"))  # fmt: skip
+    ready_path: str | None = Field(default=None, description="the path polled until the server answers (default: the first GET endpoint)")
+    ready_timeout: float = Field(default=30.0, gt=0, le=600, description="seconds a boot may take before it fails")
+    quick: list[str] | None = Field(default=None, description="the endpoint names `--quick` measures (default: the first endpoint)")
+    endpoints: list[Endpoint] = Field(min_length=1, description="the requests to measure, at least one (below)")
+    flavors: dict[str, Flavor] = Field(default={}, description=(
+        "small overrides of these defaults, by name (`[a-z0-9_]`, below)"))  # fmt: skip
 
     @model_validator(mode="after")
     def _consistent(self) -> AppDeclaration:
@@ -143,8 +172,12 @@ class AppDeclaration(_Strict):
 
 
 class ProjectSettings(_Strict):
-    apps: list[str] = Field(min_length=1)
-    default_stacks: list[str] | None = None
+    """The `[benchwatch]` table of the project file; the repository root is the folder holding it."""
+
+    apps: list[str] = Field(min_length=1, description=(
+        "the app directories, relative to this file; each holds a `benchwatch-app.toml`"))  # fmt: skip
+    default_stacks: list[str] | None = Field(default=None, description=(
+        "the stacks a command uses when `--stacks` names none (default: every stack but `next`)"))  # fmt: skip
     reference_stack: str | None = Field(
         default=None, description="the stack report ratios are taken against; none: no ratios (docs/questions.md)")
 
@@ -182,7 +215,7 @@ class Published(_Strict):
     figure: str = Field(min_length=1, description="their number, as published")
     source: str = Field(default="", description="a link, or a file in the repository")
     setup: str = Field(default="", description="how they measured it")
-    note: str = ""
+    note: str = Field(default="", description="what a reader should know beside it (shown under the study table)")
     metrics: list[str] = Field(default=[CPU.key], min_length=1, description="the question's metrics that answer it")
     heads: list[str] = Field(default=[], description="the pairs whose head lane is one of these answer it; [] every pair")
     steps: list[str] = Field(default=[], description="the steps that answer it; [] every step")
@@ -192,7 +225,7 @@ class Question(_Strict):
     """Lanes loaded side by side in every round of `run`; answered as head/base ratios per pair."""
 
     name: str = Field(pattern=_NAME, description="unique; names the question's answers in the report")
-    title: str = ""
+    title: str = Field(default="", description="what the question asks, shown after its name where the report lists its answers")
     steps: list[str] | None = Field(
         default=None, description="loaded one after the other, every lane at once; default: the first lane's endpoints")
     lanes: list[QuestionLane] = Field(min_length=2, description="the servers loaded at the same moment")

@@ -62,16 +62,22 @@ def questions_table(run: Run, *, except_study: bool = False) -> Table | None:
         question = next((q for q in info.questions if q.name == ratio.group), None)
         if except_study and question and any(picks(question, p, ratio) for p in published.get(ratio.group, [])):
             continue
-        table.rows.append([Cell(ratio.group), Cell(paired_text(ratio), paired_tone(ratio))])
+        table.rows.append([Cell(_heading(question, ratio.group)), Cell(paired_text(ratio), paired_tone(ratio))])
     for name, why in info.not_run.items():
         if not (except_study and published.get(name)):
-            table.rows.append([Cell(name), Cell(f"not run: {why}")])
+            question = next((q for q in info.questions if q.name == name), None)
+            table.rows.append([Cell(_heading(question, name)), Cell(f"not run: {why}")])
     if not table.rows:
         return None
     if info.plan is not None:
         table.note = (f"{info.plan.rounds} rounds, side by side, paired by round; head/base (cpu/req below 1: "
                       "less server CPU per request than the base); coloured when the interval excludes 1")  # fmt: skip
     return table
+
+
+def _heading(question: Question | None, name: str) -> str:
+    """A question as a table names it: its title when it has one, after its name."""
+    return f"{name}: {question.title}" if question is not None and question.title else name
 
 
 def paired_text(ratio: PairedRatio, medians: bool = False) -> str:
