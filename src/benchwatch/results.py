@@ -247,6 +247,7 @@ class RunExtra(BaseModel):
     shards: list[ShardInfo] = []  # a merged run: where each part came from
     timings: dict[str, list[dict[str, Any]]] = {}  # stage -> per boot: seconds to boot and measure
     micro_inject: str | None = None  # TEST ONLY: BENCHWATCH_MICRO_INJECT when the run was made with it
+    counts: dict[str, str] | None = None  # {"skipped": why} when no counts per request were measured
 
 
 class Run(BaseModel):

@@ -43,8 +43,10 @@ def measure_load(
 def load(
     project: Project, variants: Sequence[Variant], *, quick: bool = False, out: Path | None = None,
     aa_variant: str | None = None, shard: str | None = None, quiet: bool = False, command: Sequence[str] = (),
+    counts: bool = True,
 ) -> tuple[Run, Path]:  # fmt: skip
-    """The load stage from end to end: checks, environments, rounds; (run, its directory)."""
+    """The load stage from end to end: checks, environments, rounds, then (`counts`) the counts per
+    request of every variant's endpoints; (run, its directory)."""
     from benchwatch import fingerprint
     from benchwatch.measure.plan import FULL, QUICK
     from benchwatch.measure.rig import build_rig
@@ -63,7 +65,32 @@ def load(
     say(f"load: {len(track.slots)} variant slots x {plan.rounds} round(s), "
         f"about {plan.estimate([s.variant for s in track.slots]) / 60:.1f} min; results in {out}", quiet)  # fmt: skip
     rig, failed = build_rig(oha, plan, variants)
-    return measure_load(rig, track, record, out, failed_stacks=failed, quiet=quiet), out
+    record = measure_load(rig, track, record, out, failed_stacks=failed, quiet=quiet)
+    if counts:
+        count_variants(record, variants, rig.environments, quick, out, quiet)
+    return record, out
+
+
+def count_variants(record: Run, variants: Sequence[Variant], environments: dict, quick: bool, out: Path,
+                   quiet: bool) -> None:  # fmt: skip
+    """Instructions and system calls per request (benchwatch.counts) of every variant whose
+    environment was built, added to the run (gab-counts.json); a counter that is missing is
+    said once, as a note, and the timings stand alone."""
+    from benchwatch import counts
+
+    missing = counts.unavailable_reason()
+    if missing:
+        record.extra.counts = {"skipped": missing}
+        write_run(out, record)
+        return
+    targets = [counts.CountTarget(v, environments[v.env_key], v.selected_endpoints(quick))
+               for v in variants if v.env_key in environments]  # fmt: skip
+    say(f"counts: instructions and system calls per request of {sum(len(t.endpoints) for t in targets)} "
+        f"endpoints", quiet)  # fmt: skip
+    found, trouble = counts.count_requests(targets, out_dir=out / "counts", log=(lambda line: None) if quiet else None)
+    record.figures += found
+    record.problems += trouble
+    write_run(out, record)
 
 
 def load_track(variants: Sequence[Variant], aa_variant: str | None = None, name_tag: str = "") -> Track:
