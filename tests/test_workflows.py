@@ -16,6 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT / ".github"
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
 ACTIONS = sorted((GITHUB / "actions").glob("*/action.yml"))
+PINNED_COMMIT_CHECK = ('[[ "$BW_REF" =~ ^[0-9a-f]{40}$ ]] || { echo "::error::benchwatch-ref: give the 40-hex commit of '
+                       'a benchwatch release, not a tag or branch (those can be moved; benchwatch init writes the '
+                       'commit)"; exit 3; }')
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
 
 
@@ -293,6 +296,8 @@ def test_jobs_with_write_permissions_run_no_third_party_code(workflow, name, job
         assert uses or run
         if uses:
             assert uses.startswith(RECORD_ACTIONS), f"{workflow} {name}: {uses}"
+        if run.strip() == PINNED_COMMIT_CHECK:
+            continue  # bash's own test of an input, before the checkout of the script
         if run:
             assert not THIRD_PARTY_CODE.search(run), f"{workflow} {name}: {run}"
             # a reusable workflow runs benchwatch's copy, checked out at the caller's pinned tag
@@ -646,7 +651,8 @@ def test_reusable_record_job_runs_only_git_and_pinned_actions(name):
     assert jobs["measure"]["permissions"] == {"contents": "read"}
     assert jobs["record"]["permissions"] == {"contents": "write"}
     runs = [s["run"] for s in jobs["record"]["steps"] if "run" in s]
-    assert len(runs) == 1 and runs[0].startswith("record-tool/scripts/record_push.sh ")
+    assert len(runs) == 2 and runs[0].lstrip().startswith('[[ "$BW_REF" =~ ^[0-9a-f]{40}$ ]]')
+    assert runs[1].startswith("record-tool/scripts/record_push.sh ")
     uses = [s["uses"].split("@")[0] for s in jobs["record"]["steps"] if "uses" in s]
     assert set(uses) == {"actions/checkout", "actions/download-artifact", "benchmark-action/github-action-benchmark"}
     tool = next(s for s in jobs["record"]["steps"] if s.get("with", {}).get("path") == "record-tool")
@@ -656,7 +662,8 @@ def test_reusable_record_job_runs_only_git_and_pinned_actions(name):
 def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
     from benchwatch.scaffold.workflows import caller_workflows
 
-    files = caller_workflows("someone/benchwatch@v0.1.0")
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    files = caller_workflows(f"someone/benchwatch@{sha}")
     assert set(files) == {"benchwatch-pr.yml", "benchwatch-comment.yml", "benchwatch-publish.yml",
                           "benchwatch-nightly.yml"}  # fmt: skip
     folder = tmp_path / ".github" / "workflows"
@@ -665,7 +672,7 @@ def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
         (folder / name).write_text(text)
         doc = yaml.safe_load(text)
         (job,) = doc["jobs"].values()
-        assert job["uses"] == f"someone/benchwatch/.github/workflows/reusable-{name.split('-')[1]}@v0.1.0"
+        assert job["uses"] == f"someone/benchwatch/.github/workflows/reusable-{name.split('-')[1]}@{sha}"
         assert doc["permissions"] == {} and "permissions" in job
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     result = subprocess.run([_tool("actionlint")], cwd=tmp_path, capture_output=True, text=True)

@@ -13,7 +13,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace files that already exist")
     parser.add_argument("--python", metavar="X.Y", help="the Python the app's environment uses (e.g. 3.12)")
     parser.add_argument("--workflows-from", metavar="OWNER/REPO@TAG",
-                        help="where the reusable workflows live (default: this benchwatch's release tag)")  # fmt: skip
+                        help="where the reusable workflows live; the workflows pin the tag's commit, resolved "
+                             "with git ls-remote, or give OWNER/REPO@COMMIT (default: this benchwatch's release tag)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
