@@ -11,7 +11,11 @@
 #            github-action-benchmark leaves with auto-push: false); fetched from --remote if absent
 # --remote   where to fetch gh-pages from and push it to (a URL, or a path in the rehearsal)
 # --put      replace DEST (relative to the gh-pages root) with a copy of SRC; DEST "." replaces
-#            each top-level entry of the directory SRC in the root
+#            each top-level entry of the directory SRC in the root, and only the dashboard's own
+#            names (SITE_NAMES below): never dev/, nightly/, weekly/, asv/ or CNAME, which other
+#            jobs (or the site's owner) keep
+# A push whose --sha the published --state already covers (the same commit, or an older one whose
+# record job ran late) is skipped: what is published is newer.
 # --state    JSON file (relative to the root) naming the last published commit; with --sha the
 #            new state says which first-parent commits since the previous one this publish
 #            covers, and which of them were skipped (superseded pushes: no data point of their own)
@@ -19,6 +23,8 @@
 set -euo pipefail
 
 fail() { echo "ERROR: $*" >&2; exit 1; }
+# the top-level entries `benchwatch site` writes (report/site.py); the only ones `--put SRC .` replaces
+SITE_NAMES=(index.html trends.html releases.html assets latest)
 say() { echo "record: $*" >&2; }
 
 repo="" remote="" message="" state="" sha="" attempts=5
@@ -46,6 +52,13 @@ for ((i = 0; i < ${#puts[@]}; i += 2)); do
   [ -e "${puts[i]}" ] || fail "--put source ${puts[i]} does not exist"
   dest=${puts[i + 1]}
   [[ "$dest" != /* && "/$dest/" != */../* && "$dest" != .git* ]] || fail "--put destination '$dest' must stay inside gh-pages"
+  [ "$dest" = "." ] || continue
+  [ -d "${puts[i]}" ] || fail "--put ${puts[i]} . needs a directory"
+  for entry in "${puts[i]}"/* "${puts[i]}"/.[!.]*; do
+    [ -e "$entry" ] || [ -L "$entry" ] || continue
+    name=$(basename "$entry")
+    [[ " ${SITE_NAMES[*]} " == *" $name "* ]] || fail "--put ${puts[i]} . holds '$name', not one of the site's names (${SITE_NAMES[*]}): nothing pushed"
+  done
 done
 
 bot=(-c user.name="github-actions[bot]" -c user.email="41898282+github-actions[bot]@users.noreply.github.com")
@@ -57,17 +70,31 @@ cleanup() { git -C "$repo" worktree remove --force "$site" >/dev/null 2>&1 || rm
 trap cleanup EXIT
 git -C "$repo" worktree add -q "$site" gh-pages
 
+# 0. A record job that runs after a newer one (out of commit order) or twice pushes nothing.
+#    REF: what gh-pages is checked against (HEAD, or FETCH_HEAD after a rejected push).
+already_published() {
+  [ -n "$state" ] || return 1
+  local text previous
+  text=$(git -C "$site" show "$1:$state" 2>/dev/null) || return 1
+  previous=$(printf '%s\n' "$text" | sed -n 's/^ *"commit": *"\([0-9a-f]\{40\}\)".*/\1/p' | head -n 1)
+  [ -n "$previous" ] || return 1
+  if [ "$previous" = "$sha" ] || printf '%s' "$text" | grep -q "\"$sha\""; then
+    say "$sha is already published ($state names it): nothing pushed"
+  elif git -C "$repo" cat-file -e "$previous^{commit}" 2>/dev/null && git -C "$repo" merge-base --is-ancestor "$sha" "$previous"; then
+    say "$sha is older than the published $previous (its record job ran late): nothing pushed"
+  else
+    return 1
+  fi
+}
+
 # 1. The prepared files, one commit (none when nothing changed).
 for ((i = 0; i < ${#puts[@]}; i += 2)); do
   src=${puts[i]} dest=${puts[i + 1]}
   if [ "$dest" = "." ]; then
-    [ -d "$src" ] || fail "--put $src . needs a directory"
-    for entry in "$src"/* "$src"/.[!.]*; do
-      [ -e "$entry" ] || continue
-      name=$(basename "$entry")
-      [[ "$name" != .git* ]] || continue
+    for name in "${SITE_NAMES[@]}"; do
+      [ -e "$src/$name" ] || continue
       rm -rf "${site:?}/$name"
-      cp -R "$entry" "$site/$name"
+      cp -R "$src/$name" "$site/$name"
     done
   else
     rm -rf "${site:?}/$dest"
@@ -93,9 +120,6 @@ write_state() {
   if [ -z "$previous" ]; then
     note="first publish recorded"
     covers=("$sha")
-  elif [ "$previous" = "$sha" ]; then
-    say "$sha is already the last published commit: state unchanged"
-    return 0
   elif ! git -C "$repo" cat-file -e "$previous^{commit}" 2>/dev/null; then
     note="previous published commit $previous is not in this clone's history"
     covers=("$sha")
@@ -131,6 +155,7 @@ write_state() {
 # 3. Push; when rejected, drop the state commit, rebase on what was pushed meanwhile, retry.
 for ((attempt = 1; ; attempt++)); do
   state_committed=0
+  if already_published HEAD; then exit 0; fi
   [ -z "$state" ] || write_state
   if git -C "$site" push -q "$remote" gh-pages:gh-pages; then
     say "pushed gh-pages (attempt $attempt)"
@@ -141,6 +166,7 @@ for ((attempt = 1; ; attempt++)); do
   [ "$state_committed" = 0 ] || git -C "$site" reset -q --hard HEAD~1
   sleep "$attempt"
   git -C "$site" fetch -q "$remote" gh-pages || fail "cannot fetch gh-pages from the remote"
+  if already_published FETCH_HEAD; then exit 0; fi
   if ! git -C "$site" "${bot[@]}" rebase -q FETCH_HEAD >/dev/null 2>&1; then
     conflicts=$(git -C "$site" diff --name-only --diff-filter=U | paste -sd' ' -)
     git -C "$site" rebase --abort || true

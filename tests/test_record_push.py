@@ -117,8 +117,52 @@ def test_publish_records_the_state_and_a_later_publish_says_which_pushes_it_skip
     again = RecordJob(origin, tmp_path, "publish-4-again")
     code, err = finish(again.record("--state", STATE, "--sha", c4))
     assert code == 0, err
-    assert "already the last published commit" in err
+    assert f"{c4} is already published ({STATE} names it): nothing pushed" in err
     assert json.loads(pages(origin, STATE))["covers"] == [c2, c3, c4]
+
+
+def test_a_record_job_that_runs_late_pushes_nothing_over_a_newer_publish(origin, tmp_path):
+    """L4: record jobs can finish out of commit order; c3's must not follow c4's."""
+    _, _, c3, c4 = commits(origin)
+    newer, late = RecordJob(origin, tmp_path, "publish-4"), RecordJob(origin, tmp_path, "publish-3")
+    newer.benchmark_commit("dev/bench", "c4")
+    late.benchmark_commit("dev/bench", "c3")
+    assert finish(newer.record("--put", str(site(tmp_path, "four")), ".", "--state", STATE, "--sha", c4))[0] == 0
+    before = git(origin, "rev-parse", "gh-pages")
+    code, err = finish(late.record("--put", str(site(tmp_path, "three")), ".", "--state", STATE, "--sha", c3))
+    assert code == 0, err
+    # found after the rejected push and the rebase: c4 landed in between
+    assert f"{c3} is older than the published {c4} (its record job ran late): nothing pushed" in err
+    assert git(origin, "rev-parse", "gh-pages") == before
+    assert pages(origin, "index.html") == "four" and pages(origin, "dev/bench/data.js") == "c4"
+
+
+@pytest.mark.parametrize("planted", ["CNAME", "dev", "nightly", "weekly", "asv", ".nojekyll", "evil.html"])
+def test_the_site_put_replaces_only_the_sites_own_names(origin, tmp_path, planted):
+    """L1: a site directory from an artifact cannot replace another job's trend or the domain."""
+    c1, *_ = commits(origin)
+    seed = tmp_path / "seed-pages"
+    git(tmp_path, "clone", "-q", "-b", "gh-pages", str(origin), str(seed))
+    (seed / "CNAME").write_text("bench.example.org\n")
+    (seed / "nightly").mkdir()
+    (seed / "nightly" / "data.js").write_text("nightly trend\n")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-q", "-m", "the owner's domain and the nightly trend")
+    git(seed, "push", "-q", "origin", "gh-pages")
+    before = git(origin, "rev-parse", "gh-pages")
+    hostile = site(tmp_path, "mine")
+    target = hostile / planted
+    if planted in ("CNAME", ".nojekyll", "evil.html"):
+        target.write_text("attacker.example.org\n")
+    else:
+        target.mkdir()
+        (target / "data.js").write_text("window.BENCHMARK_DATA = {}\n")
+    job = RecordJob(origin, tmp_path, "publish")
+    code, err = finish(job.record("--put", str(hostile), ".", "--state", STATE, "--sha", c1))
+    assert code == 1
+    assert err.strip().splitlines()[-1].startswith(f"ERROR: --put {hostile} . holds '{planted}', not one of the site's names")
+    assert git(origin, "rev-parse", "gh-pages") == before
+    assert pages(origin, "CNAME") == "bench.example.org" and pages(origin, "nightly/data.js") == "nightly trend"
 
 
 def test_publish_and_nightly_race_and_the_loser_rebases_and_retries(origin, tmp_path):
