@@ -111,3 +111,70 @@ def test_reusable_pr_refuses_any_event_but_pull_request(event):
     check = step("reusable-pr.yml", "compare", "Check the inputs")
     done = run_step(check, {k: v for k, v in inputs(EVENT=event).items() if k in check["env"]})
     assert done.returncode == BAD_INPUT and f"runs on pull_request only, not {event}" in done.stdout
+
+
+# L3 and L2: the sticky comment (reusable-comment.yml, which pr-comment.yml calls), run under node.
+
+
+def post_comment(tmp_path: Path, comment: str, tooling: str = "", **scenario) -> str:
+    from test_workflows import PR, RUN, _run_script
+
+    artifact = tmp_path / "artifact"
+    artifact.mkdir(exist_ok=True)
+    (artifact / "pr-number.txt").write_text("12\n")
+    (artifact / "comment.md").write_text(comment)
+    scenario = {"run": RUN, "pr": PR, "listFiles": [], "listComments": [], **scenario}
+    calls = _run_script("reusable-comment.yml", tmp_path, scenario,
+                        {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": tooling})  # fmt: skip
+    [(kind, args)] = calls
+    assert kind == "createComment"
+    return args["body"]
+
+
+ZW = "\u200b"
+
+
+def test_mentions_backlinks_and_hidden_text_in_the_comment_are_neutralised(tmp_path):
+    planted = ("thanks &#64;alice, &commat;bob, &#x40;carol and @dave\n"
+               "fixes #5, other/repo#7, GH-9 and https://github.com/other/repo/issues/3\n"
+               "<!-- @eve hidden from the reader -->\n")  # fmt: skip
+    body = post_comment(tmp_path, planted).partition("\n\n---\n\n")[2]
+    for name in ("alice", "bob", "carol", "dave"):
+        assert f"@{ZW}{name}" in body and f"@{name}" not in body
+    assert "&#64;" not in body and "&commat;" not in body
+    assert f"fixes #{ZW}5" in body and f"other/repo#{ZW}7" in body and f"GH-{ZW}9" in body
+    assert f"/issues/{ZW}3" in body
+    assert "hidden from the reader" not in body and "eve" not in body
+
+
+def test_a_folded_block_cannot_fake_a_header_or_fold_the_page(tmp_path):
+    fake = "<details open><summary>**benchwatch**: no regression found</summary>\n\nslower\n</details>\n"
+    body = post_comment(tmp_path, fake).partition("\n\n---\n\n")[2]
+    assert "<details open>" not in body and "&lt;details open>" in body
+    # unbalanced: a lone closing tag could end a block of the trusted header's page; all shown as text
+    body = post_comment(tmp_path, "</details>\n<details><summary>x</summary>\n").partition("\n\n---\n\n")[2]
+    assert "<details>" not in body and "</details>" not in body and "<summary>" not in body
+    # what benchwatch writes (compare/comment.py) stays folded
+    ours = "<details><summary><b>svc</b> 3 unchanged</summary>\n\n| a | b |\n\n</details>\n"
+    assert ours in post_comment(tmp_path, ours)
+
+
+@pytest.mark.parametrize("path", ["calibration.json", "benchwatch.toml", "stacks.toml", "benchwatch-acks.toml",
+                                  "benchmarks/bench_models.py", "apps/hello/benchwatch-app.toml",
+                                  "benchwatch/benchwatch-app.toml", ".github/workflows/x.yml"])  # fmt: skip
+def test_the_comment_warns_when_the_pr_changes_what_decides_the_verdict(tmp_path, path):
+    files = [{"filename": "apps/hello/app.py"}, {"filename": path}]
+    head = post_comment(tmp_path, "ok\n", listFiles=files).partition("\n\n---\n\n")[0]
+    assert "[!WARNING]" in head and f"`{path}`" in head
+    quiet = post_comment(tmp_path, "ok\n", listFiles=files[:1]).partition("\n\n---\n\n")[0]
+    assert "WARNING" not in quiet
+
+
+def test_the_comment_warns_when_github_did_not_list_every_changed_file(tmp_path):
+    from test_workflows import PR
+
+    listed = [{"filename": f"apps/hello/f{i}.py"} for i in range(3000)]
+    head = post_comment(tmp_path, "ok\n", listFiles=listed, pr={**PR, "changed_files": 3412}).partition("\n\n---\n\n")[0]
+    assert "changes 3412 files and GitHub lists only 3000" in head
+    head = post_comment(tmp_path, "ok\n", listFiles=listed, pr={**PR, "changed_files": 3000}).partition("\n\n---\n\n")[0]
+    assert "WARNING" not in head

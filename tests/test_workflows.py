@@ -109,13 +109,16 @@ def test_pull_request_workflow_is_read_only():
     assert "secrets." not in (GITHUB / "workflows" / "benchmark-pr.yml").read_text()
 
 
-def test_pr_comment_never_checks_out_code():
-    path = GITHUB / "workflows" / "pr-comment.yml"
+@pytest.mark.parametrize("name", ["pr-comment.yml", "reusable-comment.yml"])
+def test_pr_comment_never_checks_out_code(name):
+    path = GITHUB / "workflows" / name
     assert not any("checkout" in line for line in _uses_lines(path))
     assert "./bw" not in path.read_text()
-    script = next(s["with"]["script"] for s in _steps(path) if "github-script" in s.get("uses", ""))
-    assert "<!-- benchwatch-compare -->" in script
-    assert "^[1-9][0-9]{0,9}$" in script
+
+
+def test_our_commenter_is_the_one_users_get():
+    (job,) = _load(GITHUB / "workflows" / "pr-comment.yml")["jobs"].values()
+    assert job["uses"] == "./.github/workflows/reusable-comment.yml"
 
 
 def _benchmark_steps(path: Path) -> list[dict]:
@@ -291,6 +294,9 @@ def test_the_writing_jobs_are_the_record_jobs_and_the_commenter():
 @pytest.mark.parametrize("workflow, name, job", _job_params([j for j in _jobs() if _writes(j[2])]))
 def test_jobs_with_write_permissions_run_no_third_party_code(workflow, name, job):
     """Nothing but git (scripts/record_push.sh), github-action-benchmark and github-script."""
+    if "uses" in job:  # a caller: the reusable workflow's jobs are checked as themselves
+        assert job["uses"].startswith("./.github/workflows/reusable-"), job["uses"]
+        return
     for step in job["steps"]:
         uses, run = step.get("uses", ""), step.get("run", "")
         assert uses or run
@@ -337,7 +343,7 @@ def test_setup_action_restores_and_saves_only_when_asked():
     assert [s["uses"].split("@")[0] for s in caches] == ["actions/cache/restore", "actions/cache/save"]
     assert "inputs.save-oha == 'true'" in caches[1]["if"]
     assert _load(GITHUB / "actions" / "setup" / "action.yml")["inputs"]["save-oha"]["default"] == "false"
-    savers = {workflow for workflow, _, job in _jobs() for s in job["steps"] if "save-oha" in s.get("with", {})}
+    savers = {workflow for workflow, _, job in _jobs() for s in job.get("steps", []) if "save-oha" in s.get("with", {})}
     assert savers == {"ci.yml"}
 
 
@@ -421,6 +427,10 @@ SCRIPT
 
 
 def _github_script(workflow: str) -> tuple[str, dict]:
+    """The github-script step's script; a caller of a local reusable workflow gives the callee's."""
+    (job, *_) = _load(GITHUB / "workflows" / workflow)["jobs"].values()
+    if str(job.get("uses", "")).startswith("./.github/workflows/"):
+        workflow = job["uses"].rsplit("/", 1)[1]
     step = next(s for s in _steps(GITHUB / "workflows" / workflow) if "github-script@" in s.get("uses", ""))
     return step["with"]["script"], step.get("env", {})
 
@@ -452,8 +462,11 @@ def artifact(tmp_path):
 
 
 def _comment(tmp_path, artifact, **scenario):
+    """pr-comment.yml as GitHub runs it: reusable-comment.yml's script with pr-comment.yml's inputs."""
     scenario = {"run": RUN, "pr": PR, "listFiles": [], "listComments": [], **scenario}
-    return _run_script("pr-comment.yml", tmp_path, scenario, {"ARTIFACT_DIR": str(artifact)})
+    (job,) = _load(GITHUB / "workflows" / "pr-comment.yml")["jobs"].values()
+    env = {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": job["with"]["tooling-paths"]}
+    return _run_script("pr-comment.yml", tmp_path, scenario, env)
 
 
 def test_pr_comment_header_is_built_from_the_run_and_mentions_are_neutralised(tmp_path, artifact):
