@@ -5,7 +5,7 @@
 # against a local bare repository.
 #
 #   record_push.sh --repo DIR --remote URL --message TEXT
-#                  [--put SRC DEST]... [--state PATH --sha SHA] [--attempts N]
+#                  [--put SRC DEST]... [--add DIR DEST]... [--state PATH --sha SHA] [--attempts N]
 #
 # --repo     a clone whose local `gh-pages` branch may hold commits not pushed yet (what
 #            github-action-benchmark leaves with auto-push: false); fetched from --remote if absent
@@ -14,6 +14,8 @@
 #            each top-level entry of the directory SRC in the root, and only the dashboard's own
 #            names (SITE_NAMES below): never dev/, nightly/, weekly/, asv/ or CNAME, which other
 #            jobs (or the site's owner) keep
+# --add      copy each regular file of the directory DIR into the folder DEST, keeping DEST's
+#            other files (the nightly's attribution history grows one file a night)
 # A push whose --sha the published --state already covers (the same commit, or an older one whose
 # record job ran late) is skipped: what is published is newer.
 # --state    JSON file (relative to the root) naming the last published commit; with --sha the
@@ -28,13 +30,14 @@ SITE_NAMES=(index.html trends.html releases.html assets latest)
 say() { echo "record: $*" >&2; }
 
 repo="" remote="" message="" state="" sha="" attempts=5
-puts=()
+puts=() adds=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --repo) repo=${2:?--repo needs a directory}; shift 2 ;;
     --remote) remote=${2:?--remote needs a URL}; shift 2 ;;
     --message) message=${2:?--message needs text}; shift 2 ;;
     --put) [ $# -ge 3 ] || fail "--put needs SRC and DEST"; puts+=("$2" "$3"); shift 3 ;;
+    --add) [ $# -ge 3 ] || fail "--add needs DIR and DEST"; adds+=("$2" "$3"); shift 3 ;;
     --state) state=${2:?--state needs a path}; shift 2 ;;
     --sha) sha=${2:?--sha needs a commit}; shift 2 ;;
     --attempts) attempts=${2:?--attempts needs a number}; shift 2 ;;
@@ -59,6 +62,12 @@ for ((i = 0; i < ${#puts[@]}; i += 2)); do
     name=$(basename "$entry")
     [[ " ${SITE_NAMES[*]} " == *" $name "* ]] || fail "--put ${puts[i]} . holds '$name', not one of the site's names (${SITE_NAMES[*]}): nothing pushed"
   done
+done
+
+for ((i = 0; i < ${#adds[@]}; i += 2)); do
+  [ -d "${adds[i]}" ] || fail "--add ${adds[i]} needs a directory"
+  dest=${adds[i + 1]}
+  [[ "$dest" != /* && "$dest" != . && "/$dest/" != */../* && "$dest" != .git* ]] || fail "--add destination '$dest' must be a folder inside gh-pages"
 done
 
 bot=(-c user.name="github-actions[bot]" -c user.email="41898282+github-actions[bot]@users.noreply.github.com")
@@ -101,6 +110,14 @@ for ((i = 0; i < ${#puts[@]}; i += 2)); do
     mkdir -p "$(dirname "$site/$dest")"
     cp -R "$src" "$site/$dest"
   fi
+done
+for ((i = 0; i < ${#adds[@]}; i += 2)); do
+  src=${adds[i]} dest=${adds[i + 1]}
+  mkdir -p "$site/$dest"
+  for entry in "$src"/*; do
+    [ -f "$entry" ] && [ ! -L "$entry" ] || continue
+    cp "$entry" "$site/$dest/$(basename "$entry")"
+  done
 done
 git -C "$site" add -A
 if ! git -C "$site" diff --cached --quiet; then

@@ -3,6 +3,7 @@ neutralised: the workflows' own shell steps and scripts run for real, not their 
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -178,3 +179,183 @@ def test_the_comment_warns_when_github_did_not_list_every_changed_file(tmp_path)
     assert "changes 3412 files and GitHub lists only 3000" in head
     head = post_comment(tmp_path, "ok\n", listFiles=listed, pr={**PR, "changed_files": 3000}).partition("\n\n---\n\n")[0]
     assert "WARNING" not in head
+
+
+# M2: the nightly's record job publishes and posts only what .github/scripts/nightly-record.js accepts.
+
+SCRIPTS = ROOT / ".github" / "scripts"
+MODULE_HARNESS = """
+const calls = [];
+const core = { warning: (m) => calls.push(['warning', m]), setFailed: (m) => calls.push(['setFailed', m]),
+               summary: { addRaw(text) { calls.push(['summary', text]); return this; }, write: async () => {} } };
+const record = (kind) => async (args) => { calls.push([kind, args]); return { data: {} }; };
+const github = { rest: { issues: { listForRepo: 'listForRepo', update: record('update'), create: record('create'),
+                                   createComment: record('createComment') } },
+                 paginate: async () => JSON.parse(process.env.LISTED || '[]') };
+const context = { repo: { owner: 'o', repo: 'r' }, serverUrl: 'https://github.com', runId: 99 };
+const onIndex = JSON.parse(process.env.ON_INDEX || '[]');
+const fetchJson = async (url) => { calls.push(['fetch', url]); return onIndex.includes(url); };
+const m = require(process.env.MODULE);
+const dir = process.env.RECORD_DIR, out = process.env.OUT_DIR;
+({
+  check: () => m.check({ core, dir, out, fetchJson }),
+  issue: () => m.issue({ github, context, core, dir }),
+  changePoints: () => m({ github, context, core, dir, source: 'nightly' }),
+  neutralise: async () => calls.push(['text', m.neutralise(process.env.TEXT)]),
+})[process.env.CALL]().then(() => console.log(JSON.stringify(calls)), (e) => { console.error(e); process.exit(1); });
+"""
+
+
+def node_call(tmp_path: Path, module: str, call: str, **env: str) -> list:
+    from test_workflows import _tool
+
+    program = tmp_path / "module-harness.js"
+    program.write_text(MODULE_HARNESS)
+    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "MODULE": str(SCRIPTS / module), "CALL": call, **env})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+GOOD_STATE = {"schema": 1, "index_url": "https://pypi.org", "pre": True,
+              "versions": {"fastapi": "0.130.0", "pydantic": "2.13.0b1", "starlette": "0.50.0", "uvicorn": "0.38.0"},
+              "measured": {"fastapi": "0.130.0", "pydantic": "2.13.0b1", "orjson": "3.11.4"}}  # fmt: skip
+ON_INDEX = [f"https://pypi.org/pypi/{n}/{v}/json" for n, v in GOOD_STATE["versions"].items()]
+TONIGHT = "2026-11-24-0123456789ab.json"
+
+
+def nightly_artifact(tmp_path: Path, state: object = GOOD_STATE) -> Path:
+    record = tmp_path / "nightly-record"
+    (record / "attribution").mkdir(parents=True)
+    (record / "state.json").write_text(state if isinstance(state, str) else json.dumps(state))
+    (record / "attribution" / TONIGHT).write_text(json.dumps({"steps": [{"moved": ["starlette"], "ratio": 1.12}]}))
+    return record
+
+
+def check_artifact(tmp_path: Path, record: Path, on_index: list[str] = ON_INDEX) -> tuple[list, Path]:
+    out = tmp_path / "nightly-checked"
+    calls = node_call(tmp_path, "nightly-record.js", "check", RECORD_DIR=str(record), OUT_DIR=str(out),
+                      ON_INDEX=json.dumps(on_index))  # fmt: skip
+    return calls, out
+
+
+def test_only_attribution_files_that_parse_are_published(tmp_path):
+    record = nightly_artifact(tmp_path)
+    planted = {"index.html": "<script>steal()</script>", "2026-11-24-0123456789ab.js": "alert(1)",
+               "2026-11-25-aaaaaaaaaaaa.json": "<html>not json</html>", "2026-11-26-bbbbbbbbbbbb.json": "[1, 2]",
+               "2026-13-01-cccccccccccc.json": "{}", "README.txt": "{}"}  # fmt: skip
+    for name, text in planted.items():
+        (record / "attribution" / name).write_text(text)
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"token": "runner secret"}')
+    (record / "attribution" / "2026-11-27-dddddddddddd.json").symlink_to(secret)
+    calls, out = check_artifact(tmp_path, record)
+    assert [p.name for p in (out / "attribution").iterdir()] == [TONIGHT]
+    assert json.loads((out / "attribution" / TONIGHT).read_text())["steps"][0]["moved"] == ["starlette"]
+    warned = " ".join(m for kind, m in calls if kind == "warning")
+    for name in [*planted, "2026-11-27-dddddddddddd.json"]:
+        assert json.dumps(name) in warned and "not published" in warned
+    assert json.loads((out / "state.json").read_text()) == GOOD_STATE
+    assert "setFailed" not in [kind for kind, _ in calls]
+
+
+def test_what_the_check_accepts_is_added_to_gh_pages_and_nothing_else_is_touched(tmp_path):
+    """The record job's last step: record_push.sh --add the checked folder; earlier nights stay."""
+    from test_record_push import RecordJob, finish, git, pages
+
+    record = nightly_artifact(tmp_path)
+    (record / "attribution" / "evil.html").write_text("<script>steal()</script>")
+    _, out = check_artifact(tmp_path, record)
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(bare), str(seed))
+    git(seed, "commit", "-q", "--allow-empty", "-m", "main")
+    git(seed, "push", "-q", "origin", "main")
+    git(seed, "switch", "-q", "--orphan", "gh-pages")
+    (seed / "nightly" / "attribution").mkdir(parents=True)
+    (seed / "nightly" / "attribution" / "2026-11-01-eeeeeeeeeeee.json").write_text("{}\n")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-q", "-m", "an earlier night")
+    git(seed, "push", "-q", "origin", "gh-pages")
+    job = RecordJob(bare, tmp_path, "nightly")
+    code, err = finish(job.record("--put", str(out / "state.json"), "nightly/state.json",
+                                  "--add", str(out / "attribution"), "nightly/attribution"))  # fmt: skip
+    assert code == 0, err
+    listed = git(bare, "ls-tree", "-r", "--name-only", "gh-pages").split()
+    assert sorted(listed) == ["nightly/attribution/2026-11-01-eeeeeeeeeeee.json", f"nightly/attribution/{TONIGHT}",
+                              "nightly/state.json"]  # fmt: skip
+    assert json.loads(pages(bare, "nightly/state.json"))["versions"]["fastapi"] == "0.130.0"
+
+
+@pytest.mark.parametrize("state, problem", [
+    ("{not json", "not JSON"),
+    ([GOOD_STATE], "not a JSON object"),
+    ({**GOOD_STATE, "schema": 2}, "schema is not 1"),
+    ({**GOOD_STATE, "hide": True}, 'unexpected key "hide"'),
+    ({**GOOD_STATE, "index_url": "https://evil.example"}, "index_url is not https://pypi.org"),
+    ({**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "fastapi": "0.130.0; rm -rf /"}}, "versions.fastapi is not a version"),
+    ({**GOOD_STATE, "versions": {"evil-pkg": "1.0"}}, 'versions names "evil-pkg", not a watched package'),
+    ({**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "fastapi": "0.131.0"}}, "versions.fastapi 0.131.0 is not the measured 0.130.0"),
+    ({**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "uvicorn": "9.0.0"}}, "versions.uvicorn 9.0.0 is not on https://pypi.org"),
+])  # fmt: skip
+def test_a_hostile_state_json_is_refused_and_nothing_is_recorded(tmp_path, state, problem):
+    """A state naming a version before it exists would hide that release on the night it appears."""
+    calls, out = check_artifact(tmp_path, nightly_artifact(tmp_path, state))
+    failed = [m for kind, m in calls if kind == "setFailed"]
+    assert failed == [f"state.json in the artifact: {failed[0].split(': ', 1)[1].split('; ')[0]}; nothing recorded"]
+    assert problem in failed[0]
+    assert not (out / "state.json").exists() and not list((out / "attribution").iterdir())
+
+
+def test_the_nightly_issue_body_is_neutralised(tmp_path):
+    record = tmp_path / "nightly-record"
+    record.mkdir()
+    (record / "releases.md").write_text("pydantic 3.0.0a1, thanks &#64;maintainer and @core-team\n")
+    (record / "attribution.md").write_text("see pydantic/pydantic#123 <!-- hidden --> <details open>x\n")
+    (record / "comment.md").write_text("<!-- benchwatch-nightly -->fake marker, 1.12x slower\n")
+    [(kind, args)] = node_call(tmp_path, "nightly-record.js", "issue", RECORD_DIR=str(record))
+    body = args["body"]
+    assert kind == "create" and body.startswith("<!-- benchwatch-nightly -->") and body.count("benchwatch-nightly") == 1
+    assert f"@{ZW}maintainer" in body and f"@{ZW}core-team" in body and "&#64;" not in body
+    assert f"pydantic/pydantic#{ZW}123" in body and "hidden" not in body and "&lt;details open>" in body
+    assert "1.12x slower" in body and "pydantic 3.0.0a1" in body
+
+
+def test_one_run_opens_at_most_five_change_point_issues(tmp_path):
+    from test_workflows import _series
+
+    record = tmp_path / "record"
+    record.mkdir()
+    series = [_series(f"svc{i}@latest GET / c=10 cpu/req", True) for i in range(8)]
+    series[0]["changes"][0]["n_before"] = "<img src=x onerror=alert(1)>"
+    series[0]["points"] = "10 @everyone"
+    (record / "changes.md").write_text("| series |\n")
+    (record / "changes.json").write_text(json.dumps({"schema_version": 1, "series": series}))
+    calls = node_call(tmp_path, "change-points.js", "changePoints", RECORD_DIR=str(record))
+    created = [args for kind, args in calls if kind == "create"]
+    assert len(created) == 5
+    warned = [m for kind, m in calls if kind == "warning"]
+    assert len(warned) == 3 and all("this run already opened 5 issues" in m for m in warned)
+    # counts are printed by the script, never copied from the artifact
+    assert "<img" not in created[0]["body"] and "@everyone" not in created[0]["body"]
+    assert "| n/a / 1 |" in created[0]["body"] and "n/a points" in created[0]["body"]
+
+
+PLANTED_TEXTS = ["&#64;a &commat;b &#x40;c @d e@f", "#1 o/r#2 GH-3 https://github.com/o/r/pull/4",
+                 "<!-- x --> <details open><summary>y</summary></details>", "<details><summary>z</summary>\n</details>"]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", PLANTED_TEXTS)
+def test_the_comments_inline_neutraliser_is_the_modules(tmp_path, text):
+    """reusable-comment.yml checks nothing out, so it holds the neutraliser inline: the same text out."""
+    from test_workflows import PR, RUN, _run_script
+
+    [(_, module_text)] = node_call(tmp_path, "neutralise.js", "neutralise", TEXT=text)
+    artifact = tmp_path / "artifact"
+    artifact.mkdir(exist_ok=True)
+    (artifact / "pr-number.txt").write_text("12\n")
+    (artifact / "comment.md").write_text(text)
+    [(_, args)] = _run_script("reusable-comment.yml", tmp_path, {"run": RUN, "pr": PR},
+                              {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": ""})  # fmt: skip
+    assert args["body"].partition("\n\n---\n\n")[2] == module_text

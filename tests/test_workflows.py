@@ -244,7 +244,12 @@ def test_nightly_record_reads_the_head_run_that_compare_writes_via_the_artifact(
     assert upload["with"]["path"] == download["with"]["path"] == "${{ runner.temp }}/nightly-record"
     paths = {s["with"]["output-file-path"] for s in _benchmark_steps(path)}
     assert paths == {f"${{{{ runner.temp }}}}/nightly-record/gab-{d}.json" for d in ("smaller", "bigger")}
-    assert '--put "$RUNNER_TEMP/nightly-record/state.json" nightly/state.json' in _record_runs(path)[0]
+    # what is recorded is what the check step accepted, never the artifact itself
+    check = next(s for s in jobs["record"]["steps"] if "nightly-record.js" in s.get("with", {}).get("script", ""))
+    assert check["env"] == {"RECORD_DIR": "${{ runner.temp }}/nightly-record", "CHECKED_DIR": "${{ runner.temp }}/nightly-checked"}
+    assert '--put "$RUNNER_TEMP/nightly-checked/state.json" nightly/state.json' in _record_runs(path)[0]
+    assert '--add "$RUNNER_TEMP/nightly-checked/attribution" nightly/attribution' in _record_runs(path)[0]
+    assert "nightly-record/" not in _record_runs(path)[0]
 
 
 def test_weekly_merges_the_micro_run_and_publishes_its_asv_site_and_publish_the_dashboard():
@@ -313,7 +318,9 @@ def test_jobs_with_write_permissions_run_no_third_party_code(workflow, name, job
         for required in re.findall(r"require\(`\$\{process\.env\.GITHUB_WORKSPACE\}/([\w./-]+)`\)", script):
             script += (ROOT / required).read_text()  # a script kept in the repository: checked the same way
         assert "child_process" not in script and "exec(" not in script
-        assert not re.search(r"require\((?!'fs'|'path'|`\$\{process\.env\.GITHUB_WORKSPACE\}/\.github/scripts/)", script)
+        for required in re.findall(r"require\('\./([\w-]+\.js)'\)", script):
+            script += (GITHUB / "scripts" / required).read_text()  # a module of .github/scripts: the same rules
+        assert not re.search(r"require\((?!'fs'|'path'|'\./[\w-]+\.js'|`\$\{process\.env\.GITHUB_WORKSPACE\}/\.github/scripts/)", script)
     script = (ROOT / "scripts" / "record_push.sh").read_text()
     code = "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("#"))
     assert not THIRD_PARTY_CODE.search(code), THIRD_PARTY_CODE.search(code)
@@ -426,22 +433,24 @@ SCRIPT
 """
 
 
-def _github_script(workflow: str) -> tuple[str, dict]:
-    """The github-script step's script; a caller of a local reusable workflow gives the callee's."""
+def _github_script(workflow: str, name: str | None = None) -> tuple[str, dict]:
+    """The (named) github-script step's script; a caller of a local reusable workflow gives the callee's."""
     (job, *_) = _load(GITHUB / "workflows" / workflow)["jobs"].values()
     if str(job.get("uses", "")).startswith("./.github/workflows/"):
         workflow = job["uses"].rsplit("/", 1)[1]
-    step = next(s for s in _steps(GITHUB / "workflows" / workflow) if "github-script@" in s.get("uses", ""))
+    step = next(s for s in _steps(GITHUB / "workflows" / workflow)
+                if "github-script@" in s.get("uses", "") and name in (None, s.get("name")))  # fmt: skip
     return step["with"]["script"], step.get("env", {})
 
 
-def _run_script(workflow: str, tmp_path: Path, scenario: dict, env: dict) -> list:
+def _run_script(workflow: str, tmp_path: Path, scenario: dict, env: dict, step: str | None = None) -> list:
     node = _tool("node")
-    script, _ = _github_script(workflow)
+    script, _ = _github_script(workflow, step)
     program = tmp_path / "harness.js"
     program.write_text(HARNESS.replace("SCRIPT", script))
     done = subprocess.run([node, str(program)], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "SCENARIO": json.dumps(scenario), **env})  # fmt: skip
+                          env={"PATH": "/usr/bin:/bin", "SCENARIO": json.dumps(scenario), "GITHUB_WORKSPACE": str(ROOT),
+                               **env})  # fmt: skip
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -535,16 +544,19 @@ def test_pr_comment_has_a_concurrency_group():
     assert concurrency["cancel-in-progress"] is False
 
 
+NIGHTLY_ISSUE = "Open or update the nightly-regression issue"
+
+
 def test_nightly_issue_search_skips_pull_requests(tmp_path):
     record = tmp_path / "record"
     record.mkdir()
     (record / "releases.md").write_text("pydantic 3.0.0a1\n")
     (record / "comment.md").write_text("slower\n")
     listed = [{"number": 5, "pull_request": {"url": "x"}}, {"number": 9}]
-    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed}, {"RECORD_DIR": str(record)})
+    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
     assert [(kind, args["issue_number"]) for kind, args in calls] == [("update", 9), ("createComment", 9)]
     assert "pydantic 3.0.0a1" in calls[0][1]["body"] and "slower" in calls[0][1]["body"]
-    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed[:1]}, {"RECORD_DIR": str(record)})
+    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed[:1]}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
     assert [kind for kind, _ in calls] == ["create"]
 
 
@@ -559,7 +571,7 @@ def test_nightly_attributes_a_regression_in_the_measure_job_and_the_issue_names_
     record.mkdir()
     (record / "releases.md").write_text("starlette 2.0.0\n")
     (record / "attribution.md").write_text("**Responsible:** latest+starlette (starlette) 1.12x slower\n")
-    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": []}, {"RECORD_DIR": str(record)})
+    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": []}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
     assert "latest+starlette (starlette) 1.12x slower" in calls[0][1]["body"]
 
 
