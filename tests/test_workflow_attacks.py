@@ -359,3 +359,15 @@ def test_the_comments_inline_neutraliser_is_the_modules(tmp_path, text):
     [(_, args)] = _run_script("reusable-comment.yml", tmp_path, {"run": RUN, "pr": PR},
                               {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": ""})  # fmt: skip
     assert args["body"].partition("\n\n---\n\n")[2] == module_text
+
+
+# L4: a pending record job is replaced only by a newer one of its own kind.
+
+
+def test_each_kind_of_record_job_has_its_own_concurrency_group():
+    groups = {}
+    for workflow in ["reusable-publish.yml", "reusable-nightly.yml", "publish.yml", "nightly.yml", "weekly.yml"]:
+        record = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"]["record"]
+        groups[workflow] = record["concurrency"]["group"]
+        assert record["concurrency"]["cancel-in-progress"] is False
+    assert len(set(groups.values())) == len(groups), groups
