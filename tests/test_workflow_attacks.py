@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 import yaml
 
 from benchwatch.errors import EXIT_BAD_INPUT as BAD_INPUT
+from benchwatch.errors import EXIT_CODES
 from benchwatch.scaffold.workflows import caller_workflows
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -371,3 +373,41 @@ def test_each_kind_of_record_job_has_its_own_concurrency_group():
         groups[workflow] = record["concurrency"]["group"]
         assert record["concurrency"]["cancel-in-progress"] is False
     assert len(set(groups.values())) == len(groups), groups
+
+
+# Exit codes: a PR with a broken configuration (3) never shows as a performance regression (1).
+
+
+@pytest.mark.parametrize("code", sorted(c for c in EXIT_CODES if c < 100))
+def test_the_verdict_script_reads_errors_py_table(code):
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "verdict.sh"), str(code), "benchwatch compare"],
+                          capture_output=True, text=True, timeout=10)  # fmt: skip
+    assert done.returncode == code
+    assert done.stdout.startswith("::notice::" if code == 0 else "::error::")
+    assert f"benchwatch compare: {EXIT_CODES[code]} (exit {code})" in done.stdout
+    missing = subprocess.run(["bash", str(ROOT / "scripts" / "verdict.sh"), ""], capture_output=True, text=True)
+    assert missing.returncode == 2 and "not measured (no exit code recorded)" in missing.stdout
+
+
+@pytest.mark.parametrize("workflow, job, script", [("reusable-pr.yml", "compare", "tool/scripts/verdict.sh"),
+                                                   ("benchmark-pr.yml", "compare", "scripts/verdict.sh")])  # fmt: skip
+def test_the_pr_job_ends_with_compares_own_exit_code(tmp_path, workflow, job, script):
+    verdict = step(workflow, job, "Verdict (exit 0 ok, 1 regression, 2 not measured, 3 bad input)")
+    (tmp_path / Path(script).parent).mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "verdict.sh", tmp_path / script)  # as checked out: executable
+    for code in ("0", "1", "2", "3"):
+        assert run_step(verdict, {"CODE": code}, cwd=tmp_path).returncode == int(code)
+    assert run_step(verdict, {"CODE": ""}, cwd=tmp_path).returncode == 2  # compare never ran
+
+
+@pytest.mark.parametrize("code, said", [("3", "bad input: benchwatch refused"), ("2", "not measured"),
+                                        ("1", "a regression (exit 1)"), ("x", "a regression, or benchwatch could not measure")])  # fmt: skip
+def test_the_comment_says_which_failure(tmp_path, code, said):
+    from test_workflows import RUN
+
+    (tmp_path / "artifact").mkdir()
+    (tmp_path / "artifact" / "exit-code.txt").write_text(code + "\n")
+    head = post_comment(tmp_path, "ok\n", run={**RUN, "conclusion": "failure"}).partition("\n\n---\n\n")[0]
+    assert said in head
+    if code == "3":
+        assert "regression" not in head
