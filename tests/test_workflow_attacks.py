@@ -411,3 +411,77 @@ def test_the_comment_says_which_failure(tmp_path, code, said):
     assert said in head
     if code == "3":
         assert "regression" not in head
+
+
+# M1: an oha restored from the cache runs only when its sha256 is the one the repository records.
+
+KEY = "oha-1.16.0-Linux-X64"
+
+
+def oha_workspace(tmp_path: Path, recorded: str | None, binary: bytes = b"\x7fELF real oha") -> tuple[Path, Path]:
+    """The runner: HOME with ~/.cargo/bin/oha as restored, a checkout with the script and hash file."""
+    home, checkout = tmp_path / "home", tmp_path / "checkout"
+    (home / ".cargo" / "bin").mkdir(parents=True)
+    (home / ".cargo" / "bin" / "oha").write_bytes(binary)
+    (checkout / "scripts").mkdir(parents=True)
+    (checkout / ".github").mkdir()
+    shutil.copy(ROOT / "scripts" / "oha_trust.sh", checkout / "scripts")
+    lines = (ROOT / ".github" / "oha.sha256").read_text()  # the repository's comment header
+    if recorded is not None:
+        lines += f"{recorded} {KEY}\n"
+    (checkout / ".github" / "oha.sha256").write_text(lines)
+    return home, checkout
+
+
+def sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def setup_trust_step() -> dict:
+    steps = yaml.safe_load((ROOT / ".github" / "actions" / "setup" / "action.yml").read_text())["runs"]["steps"]
+    return next(s for s in steps if s.get("id") == "oha-trust")
+
+
+@pytest.mark.parametrize("planted, recorded, trusted", [
+    (b"\x7fELF real oha", sha256(b"\x7fELF real oha"), True),
+    (b"\x7fELF poisoned oha", sha256(b"\x7fELF real oha"), False),  # a future key written by a nightly
+    (b"\x7fELF real oha", None, False),  # nothing recorded yet: nothing restored is run
+])  # fmt: skip
+def test_the_setup_action_runs_a_restored_oha_only_when_its_hash_is_recorded(tmp_path, planted, recorded, trusted):
+    home, checkout = oha_workspace(tmp_path, recorded, planted)
+    output = tmp_path / "github-output"
+    output.write_text("")
+    done = run_step(setup_trust_step(), {"KEY": KEY, "HOME": str(home), "GITHUB_OUTPUT": str(output)}, cwd=checkout)
+    assert done.returncode == 0, done.stderr
+    assert ("trusted=true" in output.read_text()) is trusted
+    assert (home / ".cargo" / "bin" / "oha").exists() is trusted  # an untrusted one is gone: the next step builds
+    if not trusted:
+        assert "::warning::oha restored from the cache is not used" in done.stdout
+
+
+@pytest.mark.parametrize("workflow, job", [("reusable-pr.yml", "compare"), ("reusable-publish.yml", "measure"),
+                                           ("reusable-nightly.yml", "measure")])  # fmt: skip
+def test_the_reusable_workflows_drop_a_restored_oha_whose_hash_benchwatch_does_not_record(tmp_path, workflow, job):
+    home, checkout = oha_workspace(tmp_path, sha256(b"\x7fELF real oha"), b"\x7fELF poisoned oha")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tool").symlink_to(checkout)  # benchwatch checked out at the pinned commit
+    check = step(workflow, job, "Run a restored oha only when benchwatch records its sha256")
+    done = run_step(check, {"KEY": KEY, "HOME": str(home)}, cwd=work)
+    assert done.returncode == 0 and not (home / ".cargo" / "bin" / "oha").exists()
+    (home / ".cargo" / "bin" / "oha").write_bytes(b"\x7fELF real oha")
+    assert run_step(check, {"KEY": KEY, "HOME": str(home)}, cwd=work).returncode == 0
+    assert (home / ".cargo" / "bin" / "oha").exists()
+
+
+def test_a_symlinked_oha_is_never_trusted(tmp_path):
+    home, checkout = oha_workspace(tmp_path, sha256(b"\x7fELF real oha"))
+    real = tmp_path / "real-oha"
+    real.write_bytes(b"\x7fELF real oha")
+    (home / ".cargo" / "bin" / "oha").unlink()
+    (home / ".cargo" / "bin" / "oha").symlink_to(real)
+    done = subprocess.run(["bash", str(checkout / "scripts" / "oha_trust.sh"), "check", str(home / ".cargo" / "bin" / "oha"),
+                           str(checkout / ".github" / "oha.sha256"), KEY], capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 1 and not (home / ".cargo" / "bin" / "oha").is_symlink() and real.exists()
