@@ -389,8 +389,7 @@ def test_the_verdict_script_reads_errors_py_table(code):
     assert missing.returncode == 2 and "not measured (no exit code recorded)" in missing.stdout
 
 
-@pytest.mark.parametrize("workflow, job, script", [("reusable-pr.yml", "compare", "tool/scripts/verdict.sh"),
-                                                   ("benchmark-pr.yml", "compare", "scripts/verdict.sh")])  # fmt: skip
+@pytest.mark.parametrize("workflow, job, script", [("reusable-pr.yml", "compare", "tool/scripts/verdict.sh")])
 def test_the_pr_job_ends_with_compares_own_exit_code(tmp_path, workflow, job, script):
     verdict = step(workflow, job, "Verdict (exit 0 ok, 1 regression, 2 not measured, 3 bad input)")
     (tmp_path / Path(script).parent).mkdir(parents=True)
@@ -485,3 +484,50 @@ def test_a_symlinked_oha_is_never_trusted(tmp_path):
     done = subprocess.run(["bash", str(checkout / "scripts" / "oha_trust.sh"), "check", str(home / ".cargo" / "bin" / "oha"),
                            str(checkout / ".github" / "oha.sha256"), KEY], capture_output=True, text=True)  # fmt: skip
     assert done.returncode == 1 and not (home / ".cargo" / "bin" / "oha").is_symlink() and real.exists()
+
+
+# The PR job's scope: the merge base, and the scenarios a change under apps/<name>/ alone touches.
+
+
+def test_pr_scope_picks_the_changed_apps_and_everything_for_any_other_change(tmp_path):
+    from test_record_push import git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for path in ("apps/hello/app.py", "apps/posts/app.py", "src/tool.py"):
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text("v1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+
+    def scope(*changed: str, flag: str = "--by-apps-folder") -> dict[str, str]:
+        git(repo, "switch", "-q", "-C", "pr", base)
+        for path in changed:
+            (repo / path).write_text("v2\n")
+        git(repo, "commit", "-q", "-am", "change")
+        head = git(repo, "rev-parse", "HEAD")
+        done = subprocess.run(["bash", str(ROOT / "scripts" / "pr_scope.sh"), str(repo), base, head, flag],
+                              capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return dict(line.split("=", 1) for line in done.stdout.splitlines())
+
+    assert scope("apps/posts/app.py", "apps/hello/app.py") == {"merge_base": base, "patterns": "hello*@*,posts*@*"}
+    assert scope("apps/hello/app.py", "src/tool.py")["patterns"] == ""  # the tool changed: every scenario
+    assert scope("apps/hello/app.py", flag="")["patterns"] == ""  # a user's repository: no apps/ convention
+    # the workflow's own step, with benchwatch checked out as tool/ beside repo/
+    (tmp_path / "tool").symlink_to(ROOT)
+    output = tmp_path / "github-output"
+    output.write_text("")
+    head = git(repo, "rev-parse", "HEAD")
+    scope_step = step("reusable-pr.yml", "compare", "The merge base, and the scenarios the change touches")
+    for by_apps, patterns in (("true", "hello*@*"), ("false", "")):
+        output.write_text("")
+        done = run_step(scope_step, {"BASE_SHA": base, "HEAD_SHA": head, "BY_APPS": by_apps,
+                                     "GITHUB_OUTPUT": str(output)}, cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert output.read_text().splitlines() == [f"merge_base={base}", f"patterns={patterns}"]
+    bad = subprocess.run(["bash", str(ROOT / "scripts" / "pr_scope.sh"), str(repo), "main", base],
+                         capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == BAD_INPUT and "'main' is not a 40-hex commit" in bad.stderr

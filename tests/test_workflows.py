@@ -105,8 +105,17 @@ def test_pull_request_workflow_is_read_only():
     doc = _load(GITHUB / "workflows" / "benchmark-pr.yml")
     assert set(doc[True]) == {"pull_request"}  # PyYAML reads the key `on` as True
     for job in doc["jobs"].values():
-        assert job["permissions"] == {"contents": "read"}
+        assert job["permissions"] == {"contents": "read"} and "secrets" not in job  # no `secrets: inherit`
     assert "secrets." not in (GITHUB / "workflows" / "benchmark-pr.yml").read_text()
+
+
+def test_our_pr_workflow_is_the_one_users_get():
+    """benchwatch measures itself at the PR's head, through the users' reusable-pr.yml."""
+    (job,) = _load(GITHUB / "workflows" / "benchmark-pr.yml")["jobs"].values()
+    assert job["uses"] == "./.github/workflows/reusable-pr.yml"
+    assert job["with"]["benchwatch-ref"] == "${{ github.event.pull_request.head.sha }}"
+    declared = _load(GITHUB / "workflows" / "reusable-pr.yml")[True]["workflow_call"]["inputs"]
+    assert set(job["with"]) <= set(declared)
 
 
 @pytest.mark.parametrize("name", ["pr-comment.yml", "reusable-comment.yml"])
@@ -205,7 +214,7 @@ def test_change_points_are_found_in_measure_jobs_and_reported_by_the_record_job(
 
 
 def test_pr_trend_check_is_compare_only():
-    steps = _benchmark_steps(GITHUB / "workflows" / "benchmark-pr.yml")
+    steps = _benchmark_steps(GITHUB / "workflows" / "reusable-pr.yml")
     assert len(steps) == 2
     for step in steps:
         assert step["with"]["save-data-file"] is False
@@ -223,7 +232,7 @@ def test_nightly_trend_is_separate():
 
 def test_pr_trend_steps_read_the_head_run_that_compare_writes():
     """compare writes <out>/head/gab-{smaller,bigger}.json (tests/test_compare.py checks that)."""
-    path = GITHUB / "workflows" / "benchmark-pr.yml"
+    path = GITHUB / "workflows" / "reusable-pr.yml"
     text = path.read_text()
     outs = re.findall(r'\bout="\$RUNNER_TEMP/([\w-]+)"', text)
     assert len(outs) == 1 and '--out "$out"' in text
