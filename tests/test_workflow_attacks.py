@@ -531,3 +531,23 @@ def test_pr_scope_picks_the_changed_apps_and_everything_for_any_other_change(tmp
     bad = subprocess.run(["bash", str(ROOT / "scripts" / "pr_scope.sh"), str(repo), "main", base],
                          capture_output=True, text=True)  # fmt: skip
     assert bad.returncode == BAD_INPUT and "'main' is not a 40-hex commit" in bad.stderr
+
+
+@pytest.mark.parametrize("workflow", ["reusable-publish.yml", "reusable-nightly.yml"])
+@pytest.mark.parametrize("code, job_code, recorded", [(0, 0, True), (2, 0, True), (3, 3, False)])
+def test_a_run_that_refused_its_input_publishes_nothing(tmp_path, workflow, code, job_code, recorded):
+    """`bw run` exiting 3 (a broken benchwatch.toml) fails the measure job; 2 publishes what was measured."""
+    work, temp = tmp_path / "work", tmp_path / "temp"
+    (work / "tool" / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "verdict.sh", work / "tool" / "scripts")
+    (work / "tool" / "bw").write_text(  # a stand-in for benchwatch: writes its gab files, exits with the code
+        '#!/bin/sh\nwhile [ "$1" != --out ]; do shift; done\nmkdir -p "$2"\n'
+        f'echo [] > "$2/gab-smaller.json"; echo [] > "$2/gab-bigger.json"\nexit {code}\n')
+    (work / "tool" / "bw").chmod(0o755)
+    temp.mkdir()
+    done = run_step(step(workflow, "measure", "Run the apps"), {"SCENARIOS": "", "STACKS": "latest",
+                    "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work)}, cwd=work)  # fmt: skip
+    assert done.returncode == job_code, done.stderr
+    assert (temp / "record" / "gab-smaller.json").exists() is recorded
+    if code == 3:
+        assert "::error::benchwatch run: bad input (exit 3)" in done.stdout
