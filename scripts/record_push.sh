@@ -5,7 +5,8 @@
 # against a local bare repository.
 #
 #   record_push.sh --repo DIR --remote URL --message TEXT
-#                  [--put SRC DEST]... [--add DIR DEST]... [--state PATH --sha SHA] [--attempts N]
+#                  [--put SRC DEST]... [--add DIR DEST]... [--state PATH --sha SHA [--skip-published]]
+#                  [--attempts N]
 #
 # --repo     a clone whose local `gh-pages` branch may hold commits not pushed yet (what
 #            github-action-benchmark leaves with auto-push: false); fetched from --remote if absent
@@ -16,8 +17,9 @@
 #            jobs (or the site's owner) keep
 # --add      copy each regular file of the directory DIR into the folder DEST, keeping DEST's
 #            other files (the nightly's attribution history grows one file a night)
-# A push whose --sha the published --state already covers (the same commit, or an older one whose
-# record job ran late) is skipped: what is published is newer.
+# --skip-published  push nothing when the published --state already covers --sha (the same
+#            commit, or an older one whose record job ran late): what is published is newer.
+#            For publish jobs (one data point per commit); a nightly measures the same commit again.
 # --state    JSON file (relative to the root) naming the last published commit; with --sha the
 #            new state says which first-parent commits since the previous one this publish
 #            covers, and which of them were skipped (superseded pushes: no data point of their own)
@@ -29,7 +31,7 @@ fail() { echo "ERROR: $*" >&2; exit 1; }
 SITE_NAMES=(index.html trends.html releases.html assets latest)
 say() { echo "record: $*" >&2; }
 
-repo="" remote="" message="" state="" sha="" attempts=5
+repo="" remote="" message="" state="" sha="" attempts=5 skip_published=0
 puts=() adds=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
     --state) state=${2:?--state needs a path}; shift 2 ;;
     --sha) sha=${2:?--sha needs a commit}; shift 2 ;;
     --attempts) attempts=${2:?--attempts needs a number}; shift 2 ;;
+    --skip-published) skip_published=1; shift ;;
     *) fail "unknown argument '$1' (see the header of $0)" ;;
   esac
 done
@@ -51,6 +54,7 @@ if [ -n "$sha$state" ]; then
   [ -n "$sha" ] && [ -n "$state" ] || fail "--state and --sha go together"
   [[ "$sha" =~ ^[0-9a-f]{40}$ ]] || fail "--sha must be a full 40-hex commit, got '$sha'"
 fi
+[ "$skip_published" = 0 ] || [ -n "$state" ] || fail "--skip-published needs --state and --sha"
 for ((i = 0; i < ${#puts[@]}; i += 2)); do
   [ -e "${puts[i]}" ] || fail "--put source ${puts[i]} does not exist"
   dest=${puts[i + 1]}
@@ -82,7 +86,7 @@ git -C "$repo" worktree add -q "$site" gh-pages
 # 0. A record job that runs after a newer one (out of commit order) or twice pushes nothing.
 #    REF: what gh-pages is checked against (HEAD, or FETCH_HEAD after a rejected push).
 already_published() {
-  [ -n "$state" ] || return 1
+  [ "$skip_published" = 1 ] || return 1
   local text previous
   text=$(git -C "$site" show "$1:$state" 2>/dev/null) || return 1
   previous=$(printf '%s\n' "$text" | sed -n 's/^ *"commit": *"\([0-9a-f]\{40\}\)".*/\1/p' | head -n 1)
@@ -137,6 +141,9 @@ write_state() {
   if [ -z "$previous" ]; then
     note="first publish recorded"
     covers=("$sha")
+  elif [ "$previous" = "$sha" ]; then
+    say "$sha is already the last published commit: state unchanged"
+    return 0
   elif ! git -C "$repo" cat-file -e "$previous^{commit}" 2>/dev/null; then
     note="previous published commit $previous is not in this clone's history"
     covers=("$sha")

@@ -115,10 +115,23 @@ def test_publish_records_the_state_and_a_later_publish_says_which_pushes_it_skip
 
     # a re-run of the same publish leaves the state alone
     again = RecordJob(origin, tmp_path, "publish-4-again")
-    code, err = finish(again.record("--state", STATE, "--sha", c4))
+    again.benchmark_commit("dev/bench", "c4 again")
+    before = git(origin, "rev-parse", "gh-pages")
+    code, err = finish(again.record("--state", STATE, "--sha", c4, "--skip-published"))
     assert code == 0, err
     assert f"{c4} is already published ({STATE} names it): nothing pushed" in err
-    assert json.loads(pages(origin, STATE))["covers"] == [c2, c3, c4]
+    assert git(origin, "rev-parse", "gh-pages") == before  # no second data point for c4
+
+    # a nightly measures the same commit again each night (new releases): its points are pushed
+    nightly = RecordJob(origin, tmp_path, "nightly-again")
+    nightly.benchmark_commit("nightly", "night 2")
+    code, err = finish(nightly.record("--state", "nightly/published.json", "--sha", c4))
+    assert code == 0, err
+    third = RecordJob(origin, tmp_path, "nightly-3")
+    third.benchmark_commit("nightly", "night 3")
+    code, err = finish(third.record("--state", "nightly/published.json", "--sha", c4))
+    assert code == 0 and "already the last published commit: state unchanged" in err
+    assert pages(origin, "nightly/data.js") == "night 2\nnight 3"
 
 
 def test_a_record_job_that_runs_late_pushes_nothing_over_a_newer_publish(origin, tmp_path):
@@ -129,7 +142,8 @@ def test_a_record_job_that_runs_late_pushes_nothing_over_a_newer_publish(origin,
     late.benchmark_commit("dev/bench", "c3")
     assert finish(newer.record("--put", str(site(tmp_path, "four")), ".", "--state", STATE, "--sha", c4))[0] == 0
     before = git(origin, "rev-parse", "gh-pages")
-    code, err = finish(late.record("--put", str(site(tmp_path, "three")), ".", "--state", STATE, "--sha", c3))
+    code, err = finish(late.record("--put", str(site(tmp_path, "three")), ".", "--state", STATE, "--sha", c3,
+                                   "--skip-published"))
     assert code == 0, err
     # found after the rejected push and the rebase: c4 landed in between
     assert f"{c3} is older than the published {c4} (its record job ran late): nothing pushed" in err
@@ -223,6 +237,7 @@ def test_two_publishes_writing_the_same_trend_fail_clearly_instead_of_merging(or
     (["--put", "/nonexistent", "x"], "--put source /nonexistent does not exist"),
     (["--put", "/", "../up"], "--put destination '../up' must stay inside gh-pages"),
     (["--bogus"], "unknown argument '--bogus'"),
+    (["--skip-published"], "--skip-published needs --state and --sha"),
 ])  # fmt: skip
 def test_bad_arguments_get_one_error_line(origin, tmp_path, args, message):
     job = RecordJob(origin, tmp_path, "job")
