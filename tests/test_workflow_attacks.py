@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -551,3 +553,20 @@ def test_a_run_that_refused_its_input_publishes_nothing(tmp_path, workflow, code
     assert (temp / "record" / "gab-smaller.json").exists() is recorded
     if code == 3:
         assert "::error::benchwatch run: bad input (exit 3)" in done.stdout
+
+
+def test_the_wheel_carries_its_build_commit_which_init_pins_by_default(tmp_path):
+    """No --workflows-from: init pins the commit benchwatch was built from (no network, no tag)."""
+    from benchwatch.scaffold.workflows import default_source, release_commit
+
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    uv = Path(sys.executable).parent / "uv"
+    done = subprocess.run([str(uv), "build", "--wheel", "--quiet", "--out-dir", str(tmp_path), str(ROOT)],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (built,) = tmp_path.glob("benchwatch-*.whl")
+    with zipfile.ZipFile(built) as wheel:
+        assert wheel.read("benchwatch/build_commit.txt").decode().strip() == head.stdout.strip()
+    assert release_commit() == head.stdout.strip()  # this checkout: its HEAD
+    files = caller_workflows(default_source())
+    assert f"reusable-pr.yml@{head.stdout.strip()} # v" in files["benchwatch-pr.yml"]

@@ -126,17 +126,43 @@ TEMPLATES = {
 
 
 
+def release_commit() -> str | None:
+    """The commit this benchwatch was built from: the wheel's build_commit.txt (hatch_build.py), or
+    HEAD of the git checkout it runs from; None when neither says (init then resolves the tag)."""
+    import subprocess
+    from importlib.resources import files
+
+    try:
+        text = files("benchwatch").joinpath("build_commit.txt").read_text().strip()
+    except (FileNotFoundError, OSError):
+        here = str(files("benchwatch"))
+        try:
+            done = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True,
+                                  timeout=30, env=_git_env())  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        text = done.stdout.strip() if done.returncode == 0 else ""
+    return text if _COMMIT.fullmatch(text) else None
+
+
+def default_source() -> str:
+    """This benchwatch's own workflows: its build commit when known, else its release tag."""
+    commit = release_commit()
+    return f"{DEFAULT_SOURCE.split('@')[0]}@{commit}#v{__version__}" if commit else DEFAULT_SOURCE
+
+
 def caller_workflows(source: str = DEFAULT_SOURCE, git_url: str | None = None) -> dict[str, str]:
     """{file name: text} for .github/workflows/, calling `source` (OWNER/REPO@TAG or OWNER/REPO@COMMIT)
     at a commit: `uses:` and `benchwatch-ref` both name the 40-hex commit, with the tag as a comment,
     because whoever can move a tag would otherwise run code with every user's write token. A tag is
     resolved once, here, with `git ls-remote` (git_url, default the GitHub repository)."""
+    source, _, label = source.partition("#")  # default_source's "OWNER/REPO@COMMIT#vX"
     match = _SOURCE.fullmatch(source)
-    if not match or match.group(2).startswith("-"):
+    if not match or match.group(2).startswith("-") or not re.fullmatch(r"[A-Za-z0-9_.-]*", label):
         raise UserError(f"--workflows-from {source!r}: give OWNER/REPO@TAG or OWNER/REPO@COMMIT, e.g. {DEFAULT_SOURCE}")
     repo, ref = match.groups()
     if _COMMIT.fullmatch(ref):
-        sha, label = ref, "pinned commit"
+        sha, label = ref, label or "pinned commit"
     else:
         sha, label = resolve_tag(git_url or f"https://github.com/{repo}.git", ref, source), ref
     return {name: template.format(repo=repo, sha=sha, label=label) for name, template in TEMPLATES.items()}
