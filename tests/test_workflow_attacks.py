@@ -570,3 +570,12 @@ def test_the_wheel_carries_its_build_commit_which_init_pins_by_default(tmp_path)
     assert release_commit() == head.stdout.strip()  # this checkout: its HEAD
     files = caller_workflows(default_source())
     assert f"reusable-pr.yml@{head.stdout.strip()} # v" in files["benchwatch-pr.yml"]
+
+
+def test_a_cut_comment_leaves_no_block_open(tmp_path):
+    """Past 60,000 characters the body is cut: a <details> left open by the cut is shown as text."""
+    filler = "x" * 59_990
+    body = post_comment(tmp_path, f"{filler}<details><summary>rest</summary>\n\n{'y' * 100}\n</details>\n")
+    rest = body.partition("\n\n---\n\n")[2]
+    assert "(truncated; full report in the run)" in rest
+    assert "<details>" not in rest and "&lt;details>" in rest

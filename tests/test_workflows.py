@@ -199,7 +199,6 @@ def test_publish_relative_trend_compares_the_push_before_and_publishes_its_own_s
     assert '--changes "$RUNNER_TEMP/record/changes.json"' in site
 
 
-@pytest.mark.parametrize("name, source", [("publish.yml", "main"), ("nightly.yml", "nightly")])
 def _relative_parent(tmp_path: Path, repo: Path, sha: str, before: str, event: str = "push") -> tuple[str, str]:
     """publish.yml's parent step, its own shell on a real repository: (parent, what the summary says)."""
     steps = _load(GITHUB / "workflows" / "publish.yml")["jobs"]["relative"]["steps"]
@@ -241,6 +240,7 @@ def test_the_relative_parent_is_the_pushs_before_and_said_when_there_is_none(tmp
     assert parent == "" and "root commit" in said
 
 
+@pytest.mark.parametrize("name, source", [("publish.yml", "main"), ("nightly.yml", "nightly")])
 def test_change_points_are_found_in_measure_jobs_and_reported_by_the_record_job(name, source):
     jobs = _load(GITHUB / "workflows" / name)["jobs"]
     measure = [s.get("run", "") for j, job in jobs.items() if j != "record" for s in job["steps"]]

@@ -8,7 +8,7 @@
 // tests/test_workflow_attacks.py plants each attack and runs this under node.
 const fs = require('fs');
 const path = require('path');
-const { neutralise } = require('./neutralise.js');
+const { neutralise, plainTags } = require('./neutralise.js');
 
 const MAX_STATE = 100000;
 const MAX_ATTRIBUTION = 2000000;
@@ -119,7 +119,8 @@ async function issue({ github, context, core, dir }) {
     read('attribution.md'),
     read('comment.md'),
   ].join('\n\n');
-  if (body.length > MAX_BODY) body = body.slice(0, MAX_BODY) + `\n\n(truncated; see ${runUrl})`;
+  // cut, a folded block could stay open: the tags are checked again on what is left
+  if (body.length > MAX_BODY) body = plainTags(body.slice(0, MAX_BODY)) + `\n\n(truncated; see ${runUrl})`;
   // the issues API also lists pull requests: keep real issues only
   const open = (await github.paginate(github.rest.issues.listForRepo, {
     ...context.repo, labels: LABEL, state: 'open', per_page: 100,
