@@ -140,11 +140,11 @@ ZW = "\u200b"
 
 
 def test_mentions_backlinks_and_hidden_text_in_the_comment_are_neutralised(tmp_path):
-    planted = ("thanks &#64;alice, &commat;bob, &#x40;carol and @dave\n"
+    planted = ("thanks &#64;alice, &commat;bob, &#x40;carol, @dave and @@erin\n"
                "fixes #5, other/repo#7, GH-9 and https://github.com/other/repo/issues/3\n"
                "<!-- @eve hidden from the reader -->\n")  # fmt: skip
     body = post_comment(tmp_path, planted).partition("\n\n---\n\n")[2]
-    for name in ("alice", "bob", "carol", "dave"):
+    for name in ("alice", "bob", "carol", "dave", "erin"):
         assert f"@{ZW}{name}" in body and f"@{name}" not in body
     assert "&#64;" not in body and "&commat;" not in body
     assert f"fixes #{ZW}5" in body and f"other/repo#{ZW}7" in body and f"GH-{ZW}9" in body

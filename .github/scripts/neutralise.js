@@ -8,7 +8,7 @@ const ZW = '\u200b';
 const quiet = (text) => String(text)
   .replace(/<!--[\s\S]*?(?:-->|$)/g, '')
   .replace(/&(?:#0*64|#x0*40|commat);?/gi, '@')
-  .replace(/(^|[^A-Za-z0-9_@])@(?=[A-Za-z0-9_-])/g, `$1@${ZW}`) // a@b (a figure, an address) mentions no one
+  .replace(/(^|[^A-Za-z0-9_])@(?=[A-Za-z0-9_-])/g, `$1@${ZW}`) // a@b (a figure, an address) mentions no one
   .replace(/#(?=[0-9])/g, `#${ZW}`)
   .replace(/\b(GH)-(?=[0-9])/gi, `$1-${ZW}`)
   .replace(/\/(issues|pull|discussions)\/(?=[0-9])/gi, `/$1/${ZW}`);
