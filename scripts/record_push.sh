@@ -5,13 +5,21 @@
 # against a local bare repository.
 #
 #   record_push.sh --repo DIR --remote URL --message TEXT
-#                  [--put SRC DEST]... [--state PATH --sha SHA] [--attempts N]
+#                  [--put SRC DEST]... [--add DIR DEST]... [--state PATH --sha SHA [--skip-published]]
+#                  [--attempts N]
 #
 # --repo     a clone whose local `gh-pages` branch may hold commits not pushed yet (what
 #            github-action-benchmark leaves with auto-push: false); fetched from --remote if absent
 # --remote   where to fetch gh-pages from and push it to (a URL, or a path in the rehearsal)
 # --put      replace DEST (relative to the gh-pages root) with a copy of SRC; DEST "." replaces
-#            each top-level entry of the directory SRC in the root
+#            each top-level entry of the directory SRC in the root, and only the dashboard's own
+#            names (SITE_NAMES below): never dev/, nightly/, weekly/, asv/ or CNAME, which other
+#            jobs (or the site's owner) keep
+# --add      copy each regular file of the directory DIR into the folder DEST, keeping DEST's
+#            other files (the nightly's attribution history grows one file a night)
+# --skip-published  push nothing when the published --state already covers --sha (the same
+#            commit, or an older one whose record job ran late): what is published is newer.
+#            For publish jobs (one data point per commit); a nightly measures the same commit again.
 # --state    JSON file (relative to the root) naming the last published commit; with --sha the
 #            new state says which first-parent commits since the previous one this publish
 #            covers, and which of them were skipped (superseded pushes: no data point of their own)
@@ -19,19 +27,23 @@
 set -euo pipefail
 
 fail() { echo "ERROR: $*" >&2; exit 1; }
+# the top-level entries `benchwatch site` writes (report/site.py); the only ones `--put SRC .` replaces
+SITE_NAMES=(index.html trends.html releases.html assets latest)
 say() { echo "record: $*" >&2; }
 
-repo="" remote="" message="" state="" sha="" attempts=5
-puts=()
+repo="" remote="" message="" state="" sha="" attempts=5 skip_published=0
+puts=() adds=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --repo) repo=${2:?--repo needs a directory}; shift 2 ;;
     --remote) remote=${2:?--remote needs a URL}; shift 2 ;;
     --message) message=${2:?--message needs text}; shift 2 ;;
     --put) [ $# -ge 3 ] || fail "--put needs SRC and DEST"; puts+=("$2" "$3"); shift 3 ;;
+    --add) [ $# -ge 3 ] || fail "--add needs DIR and DEST"; adds+=("$2" "$3"); shift 3 ;;
     --state) state=${2:?--state needs a path}; shift 2 ;;
     --sha) sha=${2:?--sha needs a commit}; shift 2 ;;
     --attempts) attempts=${2:?--attempts needs a number}; shift 2 ;;
+    --skip-published) skip_published=1; shift ;;
     *) fail "unknown argument '$1' (see the header of $0)" ;;
   esac
 done
@@ -42,10 +54,24 @@ if [ -n "$sha$state" ]; then
   [ -n "$sha" ] && [ -n "$state" ] || fail "--state and --sha go together"
   [[ "$sha" =~ ^[0-9a-f]{40}$ ]] || fail "--sha must be a full 40-hex commit, got '$sha'"
 fi
+[ "$skip_published" = 0 ] || [ -n "$state" ] || fail "--skip-published needs --state and --sha"
 for ((i = 0; i < ${#puts[@]}; i += 2)); do
   [ -e "${puts[i]}" ] || fail "--put source ${puts[i]} does not exist"
   dest=${puts[i + 1]}
   [[ "$dest" != /* && "/$dest/" != */../* && "$dest" != .git* ]] || fail "--put destination '$dest' must stay inside gh-pages"
+  [ "$dest" = "." ] || continue
+  [ -d "${puts[i]}" ] || fail "--put ${puts[i]} . needs a directory"
+  for entry in "${puts[i]}"/* "${puts[i]}"/.[!.]*; do
+    [ -e "$entry" ] || [ -L "$entry" ] || continue
+    name=$(basename "$entry")
+    [[ " ${SITE_NAMES[*]} " == *" $name "* ]] || fail "--put ${puts[i]} . holds '$name', not one of the site's names (${SITE_NAMES[*]}): nothing pushed"
+  done
+done
+
+for ((i = 0; i < ${#adds[@]}; i += 2)); do
+  [ -d "${adds[i]}" ] || fail "--add ${adds[i]} needs a directory"
+  dest=${adds[i + 1]}
+  [[ "$dest" != /* && "$dest" != . && "/$dest/" != */../* && "$dest" != .git* ]] || fail "--add destination '$dest' must be a folder inside gh-pages"
 done
 
 bot=(-c user.name="github-actions[bot]" -c user.email="41898282+github-actions[bot]@users.noreply.github.com")
@@ -57,23 +83,45 @@ cleanup() { git -C "$repo" worktree remove --force "$site" >/dev/null 2>&1 || rm
 trap cleanup EXIT
 git -C "$repo" worktree add -q "$site" gh-pages
 
+# 0. A record job that runs after a newer one (out of commit order) or twice pushes nothing.
+#    REF: what gh-pages is checked against (HEAD, or FETCH_HEAD after a rejected push).
+already_published() {
+  [ "$skip_published" = 1 ] || return 1
+  local text previous
+  text=$(git -C "$site" show "$1:$state" 2>/dev/null) || return 1
+  previous=$(printf '%s\n' "$text" | sed -n 's/^ *"commit": *"\([0-9a-f]\{40\}\)".*/\1/p' | head -n 1)
+  [ -n "$previous" ] || return 1
+  if [ "$previous" = "$sha" ] || printf '%s' "$text" | grep -q "\"$sha\""; then
+    say "$sha is already published ($state names it): nothing pushed"
+  elif git -C "$repo" cat-file -e "$previous^{commit}" 2>/dev/null && git -C "$repo" merge-base --is-ancestor "$sha" "$previous"; then
+    say "$sha is older than the published $previous (its record job ran late): nothing pushed"
+  else
+    return 1
+  fi
+}
+
 # 1. The prepared files, one commit (none when nothing changed).
 for ((i = 0; i < ${#puts[@]}; i += 2)); do
   src=${puts[i]} dest=${puts[i + 1]}
   if [ "$dest" = "." ]; then
-    [ -d "$src" ] || fail "--put $src . needs a directory"
-    for entry in "$src"/* "$src"/.[!.]*; do
-      [ -e "$entry" ] || continue
-      name=$(basename "$entry")
-      [[ "$name" != .git* ]] || continue
+    for name in "${SITE_NAMES[@]}"; do
+      [ -e "$src/$name" ] || continue
       rm -rf "${site:?}/$name"
-      cp -R "$entry" "$site/$name"
+      cp -R "$src/$name" "$site/$name"
     done
   else
     rm -rf "${site:?}/$dest"
     mkdir -p "$(dirname "$site/$dest")"
     cp -R "$src" "$site/$dest"
   fi
+done
+for ((i = 0; i < ${#adds[@]}; i += 2)); do
+  src=${adds[i]} dest=${adds[i + 1]}
+  mkdir -p "$site/$dest"
+  for entry in "$src"/*; do
+    [ -f "$entry" ] && [ ! -L "$entry" ] || continue
+    cp "$entry" "$site/$dest/$(basename "$entry")"
+  done
 done
 git -C "$site" add -A
 if ! git -C "$site" diff --cached --quiet; then
@@ -131,6 +179,7 @@ write_state() {
 # 3. Push; when rejected, drop the state commit, rebase on what was pushed meanwhile, retry.
 for ((attempt = 1; ; attempt++)); do
   state_committed=0
+  if already_published HEAD; then exit 0; fi
   [ -z "$state" ] || write_state
   if git -C "$site" push -q "$remote" gh-pages:gh-pages; then
     say "pushed gh-pages (attempt $attempt)"
@@ -141,6 +190,7 @@ for ((attempt = 1; ; attempt++)); do
   [ "$state_committed" = 0 ] || git -C "$site" reset -q --hard HEAD~1
   sleep "$attempt"
   git -C "$site" fetch -q "$remote" gh-pages || fail "cannot fetch gh-pages from the remote"
+  if already_published FETCH_HEAD; then exit 0; fi
   if ! git -C "$site" "${bot[@]}" rebase -q FETCH_HEAD >/dev/null 2>&1; then
     conflicts=$(git -C "$site" diff --name-only --diff-filter=U | paste -sd' ' -)
     git -C "$site" rebase --abort || true

@@ -91,7 +91,8 @@ def test_openapi_operations_names_and_volatile_keys() -> None:
 @pytest.mark.slow
 def test_an_app_without_a_parameter_free_get_gets_commented_examples(tmp_path: Path) -> None:
     root = repository(tmp_path / "repo")
-    done = subprocess.run([sys.executable, "-m", "benchwatch", "init"], cwd=root, capture_output=True, text=True,
+    pinned = "--workflows-from=someone/benchwatch@0123456789abcdef0123456789abcdef01234567"  # no network
+    done = subprocess.run([sys.executable, "-m", "benchwatch", "init", pinned], cwd=root, capture_output=True, text=True,
                           env={k: v for k, v in os.environ.items() if k != "BENCHWATCH_ROOT"}, timeout=600)  # fmt: skip
     assert done.returncode == 1, done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("ERROR: the OpenAPI schema has no GET endpoint without parameters")

@@ -115,10 +115,68 @@ def test_publish_records_the_state_and_a_later_publish_says_which_pushes_it_skip
 
     # a re-run of the same publish leaves the state alone
     again = RecordJob(origin, tmp_path, "publish-4-again")
-    code, err = finish(again.record("--state", STATE, "--sha", c4))
+    again.benchmark_commit("dev/bench", "c4 again")
+    before = git(origin, "rev-parse", "gh-pages")
+    code, err = finish(again.record("--state", STATE, "--sha", c4, "--skip-published"))
     assert code == 0, err
-    assert "already the last published commit" in err
-    assert json.loads(pages(origin, STATE))["covers"] == [c2, c3, c4]
+    assert f"{c4} is already published ({STATE} names it): nothing pushed" in err
+    assert git(origin, "rev-parse", "gh-pages") == before  # no second data point for c4
+
+    # a nightly measures the same commit again each night (new releases): its points are pushed
+    nightly = RecordJob(origin, tmp_path, "nightly-again")
+    nightly.benchmark_commit("nightly", "night 2")
+    code, err = finish(nightly.record("--state", "nightly/published.json", "--sha", c4))
+    assert code == 0, err
+    third = RecordJob(origin, tmp_path, "nightly-3")
+    third.benchmark_commit("nightly", "night 3")
+    code, err = finish(third.record("--state", "nightly/published.json", "--sha", c4))
+    assert code == 0 and "already the last published commit: state unchanged" in err
+    assert pages(origin, "nightly/data.js") == "night 2\nnight 3"
+
+
+def test_a_record_job_that_runs_late_pushes_nothing_over_a_newer_publish(origin, tmp_path):
+    """L4: record jobs can finish out of commit order; c3's must not follow c4's."""
+    _, _, c3, c4 = commits(origin)
+    newer, late = RecordJob(origin, tmp_path, "publish-4"), RecordJob(origin, tmp_path, "publish-3")
+    newer.benchmark_commit("dev/bench", "c4")
+    late.benchmark_commit("dev/bench", "c3")
+    assert finish(newer.record("--put", str(site(tmp_path, "four")), ".", "--state", STATE, "--sha", c4))[0] == 0
+    before = git(origin, "rev-parse", "gh-pages")
+    code, err = finish(late.record("--put", str(site(tmp_path, "three")), ".", "--state", STATE, "--sha", c3,
+                                   "--skip-published"))
+    assert code == 0, err
+    # found after the rejected push and the rebase: c4 landed in between
+    assert f"{c3} is older than the published {c4} (its record job ran late): nothing pushed" in err
+    assert git(origin, "rev-parse", "gh-pages") == before
+    assert pages(origin, "index.html") == "four" and pages(origin, "dev/bench/data.js") == "c4"
+
+
+@pytest.mark.parametrize("planted", ["CNAME", "dev", "nightly", "weekly", "asv", ".nojekyll", "evil.html"])
+def test_the_site_put_replaces_only_the_sites_own_names(origin, tmp_path, planted):
+    """L1: a site directory from an artifact cannot replace another job's trend or the domain."""
+    c1, *_ = commits(origin)
+    seed = tmp_path / "seed-pages"
+    git(tmp_path, "clone", "-q", "-b", "gh-pages", str(origin), str(seed))
+    (seed / "CNAME").write_text("bench.example.org\n")
+    (seed / "nightly").mkdir()
+    (seed / "nightly" / "data.js").write_text("nightly trend\n")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-q", "-m", "the owner's domain and the nightly trend")
+    git(seed, "push", "-q", "origin", "gh-pages")
+    before = git(origin, "rev-parse", "gh-pages")
+    hostile = site(tmp_path, "mine")
+    target = hostile / planted
+    if planted in ("CNAME", ".nojekyll", "evil.html"):
+        target.write_text("attacker.example.org\n")
+    else:
+        target.mkdir()
+        (target / "data.js").write_text("window.BENCHMARK_DATA = {}\n")
+    job = RecordJob(origin, tmp_path, "publish")
+    code, err = finish(job.record("--put", str(hostile), ".", "--state", STATE, "--sha", c1))
+    assert code == 1
+    assert err.strip().splitlines()[-1].startswith(f"ERROR: --put {hostile} . holds '{planted}', not one of the site's names")
+    assert git(origin, "rev-parse", "gh-pages") == before
+    assert pages(origin, "CNAME") == "bench.example.org" and pages(origin, "nightly/data.js") == "nightly trend"
 
 
 def test_publish_and_nightly_race_and_the_loser_rebases_and_retries(origin, tmp_path):
@@ -179,6 +237,7 @@ def test_two_publishes_writing_the_same_trend_fail_clearly_instead_of_merging(or
     (["--put", "/nonexistent", "x"], "--put source /nonexistent does not exist"),
     (["--put", "/", "../up"], "--put destination '../up' must stay inside gh-pages"),
     (["--bogus"], "unknown argument '--bogus'"),
+    (["--skip-published"], "--skip-published needs --state and --sha"),
 ])  # fmt: skip
 def test_bad_arguments_get_one_error_line(origin, tmp_path, args, message):
     job = RecordJob(origin, tmp_path, "job")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -70,6 +71,9 @@ def test_the_site_has_this_pushs_trend_and_its_change_points(tmp_path, published
     site = record / "site"
     assert {"index.html", "trends.html"} <= {p.name for p in site.iterdir()}
     assert not (site / "dev").exists()  # github-action-benchmark owns dev/bench on gh-pages: never copied
+    # record_push.sh --put SITE . replaces only the names it allows: every one the site writes is among them
+    allowed = re.search(r"^SITE_NAMES=\(([^)]*)\)$", (REPO / "scripts" / "record_push.sh").read_text(), re.M)
+    assert {p.name for p in site.iterdir()} <= set(allowed.group(1).split())
     changes = json.loads((record / "changes.json").read_text())
     found = [s["name"] for s in changes["series"] if s["changes"]]
     summary = Path(env["GITHUB_STEP_SUMMARY"]).read_text()

@@ -16,6 +16,9 @@ ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT / ".github"
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
 ACTIONS = sorted((GITHUB / "actions").glob("*/action.yml"))
+PINNED_COMMIT_CHECK = ('[[ "$BW_REF" =~ ^[0-9a-f]{40}$ ]] || { echo "::error::benchwatch-ref: give the 40-hex commit of '
+                       'a benchwatch release, not a tag or branch (those can be moved; benchwatch init writes the '
+                       'commit)"; exit 3; }')
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
 
 
@@ -102,17 +105,29 @@ def test_pull_request_workflow_is_read_only():
     doc = _load(GITHUB / "workflows" / "benchmark-pr.yml")
     assert set(doc[True]) == {"pull_request"}  # PyYAML reads the key `on` as True
     for job in doc["jobs"].values():
-        assert job["permissions"] == {"contents": "read"}
+        assert job["permissions"] == {"contents": "read"} and "secrets" not in job  # no `secrets: inherit`
     assert "secrets." not in (GITHUB / "workflows" / "benchmark-pr.yml").read_text()
 
 
-def test_pr_comment_never_checks_out_code():
-    path = GITHUB / "workflows" / "pr-comment.yml"
+def test_our_pr_workflow_is_the_one_users_get():
+    """benchwatch measures itself at the PR's head, through the users' reusable-pr.yml."""
+    (job,) = _load(GITHUB / "workflows" / "benchmark-pr.yml")["jobs"].values()
+    assert job["uses"] == "./.github/workflows/reusable-pr.yml"
+    assert job["with"]["benchwatch-ref"] == "${{ github.event.pull_request.head.sha }}"
+    declared = _load(GITHUB / "workflows" / "reusable-pr.yml")[True]["workflow_call"]["inputs"]
+    assert set(job["with"]) <= set(declared)
+
+
+@pytest.mark.parametrize("name", ["pr-comment.yml", "reusable-comment.yml"])
+def test_pr_comment_never_checks_out_code(name):
+    path = GITHUB / "workflows" / name
     assert not any("checkout" in line for line in _uses_lines(path))
     assert "./bw" not in path.read_text()
-    script = next(s["with"]["script"] for s in _steps(path) if "github-script" in s.get("uses", ""))
-    assert "<!-- benchwatch-compare -->" in script
-    assert "^[1-9][0-9]{0,9}$" in script
+
+
+def test_our_commenter_is_the_one_users_get():
+    (job,) = _load(GITHUB / "workflows" / "pr-comment.yml")["jobs"].values()
+    assert job["uses"] == "./.github/workflows/reusable-comment.yml"
 
 
 def _benchmark_steps(path: Path) -> list[dict]:
@@ -168,10 +183,7 @@ def test_publish_relative_trend_compares_the_push_before_and_publishes_its_own_s
     checkout = next(s for s in relative["steps"] if s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"]["fetch-depth"] == 0
     parent = next(s for s in relative["steps"] if s.get("id") == "parent")
-    assert parent["env"]["BEFORE"] == "${{ github.event.before }}"
-    for check in ('"$BEFORE" == "$zero"', 'git cat-file -e "$BEFORE^{commit}"',
-                  'git merge-base --is-ancestor "$BEFORE" "$GITHUB_SHA"', '>> "$GITHUB_STEP_SUMMARY"'):  # fmt: skip
-        assert check in parent["run"], check
+    assert parent["env"] == {"BEFORE": "${{ github.event.before }}", "EVENT": "${{ github.event_name }}"}
     compare = next(s for s in relative["steps"] if "./bw compare" in s.get("run", ""))
     assert compare["if"] == "steps.parent.outputs.parent != ''"
     assert '--base "$PARENT" --head "$GITHUB_SHA"' in compare["run"] and "--quick --no-micro" in compare["run"]
@@ -187,6 +199,47 @@ def test_publish_relative_trend_compares_the_push_before_and_publishes_its_own_s
     assert '--changes "$RUNNER_TEMP/record/changes.json"' in site
 
 
+def _relative_parent(tmp_path: Path, repo: Path, sha: str, before: str, event: str = "push") -> tuple[str, str]:
+    """publish.yml's parent step, its own shell on a real repository: (parent, what the summary says)."""
+    steps = _load(GITHUB / "workflows" / "publish.yml")["jobs"]["relative"]["steps"]
+    parent = next(s for s in steps if s.get("id") == "parent")
+    temp, output, summary = tmp_path / "temp", tmp_path / "output", tmp_path / "summary"
+    temp.mkdir(exist_ok=True)
+    for f in (output, summary):
+        f.write_text("")
+    env = {"PATH": "/usr/bin:/bin", "BEFORE": before, "EVENT": event, "GITHUB_SHA": sha, "RUNNER_TEMP": str(temp),
+           "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)}  # fmt: skip
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", parent["run"]], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return output.read_text().strip().removeprefix("parent="), summary.read_text().strip()
+
+
+def test_the_relative_parent_is_the_pushs_before_and_said_when_there_is_none(tmp_path):
+    from test_record_push import git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    shas = []
+    for n in range(3):
+        git(repo, "commit", "-q", "--allow-empty", "-m", f"c{n}")
+        shas.append(git(repo, "rev-parse", "HEAD"))
+    c0, c1, c2 = shas
+    assert _relative_parent(tmp_path, repo, c2, c0) == (c0, f"compared with the push's before {c0}")
+    assert _relative_parent(tmp_path, repo, c0, "0" * 40)[0] == ""  # a new branch: no before
+    git(repo, "switch", "-q", "--orphan", "other")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "rewritten")
+    rewritten = git(repo, "rev-parse", "HEAD")
+    parent, said = _relative_parent(tmp_path, repo, rewritten, c2)  # a force-push
+    assert parent == "" and said.startswith(f"force-push: before {c2} is not an ancestor")
+    parent, said = _relative_parent(tmp_path, repo, c2, "f" * 40)
+    assert parent == "" and "not in the history" in said
+    assert _relative_parent(tmp_path, repo, c2, "", "workflow_dispatch")[0] == c1  # a manual run: first parent
+    parent, said = _relative_parent(tmp_path, repo, rewritten, "", "workflow_dispatch")
+    assert parent == "" and "root commit" in said
+
+
 @pytest.mark.parametrize("name, source", [("publish.yml", "main"), ("nightly.yml", "nightly")])
 def test_change_points_are_found_in_measure_jobs_and_reported_by_the_record_job(name, source):
     jobs = _load(GITHUB / "workflows" / name)["jobs"]
@@ -199,7 +252,7 @@ def test_change_points_are_found_in_measure_jobs_and_reported_by_the_record_job(
 
 
 def test_pr_trend_check_is_compare_only():
-    steps = _benchmark_steps(GITHUB / "workflows" / "benchmark-pr.yml")
+    steps = _benchmark_steps(GITHUB / "workflows" / "reusable-pr.yml")
     assert len(steps) == 2
     for step in steps:
         assert step["with"]["save-data-file"] is False
@@ -217,7 +270,7 @@ def test_nightly_trend_is_separate():
 
 def test_pr_trend_steps_read_the_head_run_that_compare_writes():
     """compare writes <out>/head/gab-{smaller,bigger}.json (tests/test_compare.py checks that)."""
-    path = GITHUB / "workflows" / "benchmark-pr.yml"
+    path = GITHUB / "workflows" / "reusable-pr.yml"
     text = path.read_text()
     outs = re.findall(r'\bout="\$RUNNER_TEMP/([\w-]+)"', text)
     assert len(outs) == 1 and '--out "$out"' in text
@@ -238,7 +291,12 @@ def test_nightly_record_reads_the_head_run_that_compare_writes_via_the_artifact(
     assert upload["with"]["path"] == download["with"]["path"] == "${{ runner.temp }}/nightly-record"
     paths = {s["with"]["output-file-path"] for s in _benchmark_steps(path)}
     assert paths == {f"${{{{ runner.temp }}}}/nightly-record/gab-{d}.json" for d in ("smaller", "bigger")}
-    assert '--put "$RUNNER_TEMP/nightly-record/state.json" nightly/state.json' in _record_runs(path)[0]
+    # what is recorded is what the check step accepted, never the artifact itself
+    check = next(s for s in jobs["record"]["steps"] if "nightly-record.js" in s.get("with", {}).get("script", ""))
+    assert check["env"] == {"RECORD_DIR": "${{ runner.temp }}/nightly-record", "CHECKED_DIR": "${{ runner.temp }}/nightly-checked"}
+    assert '--put "$RUNNER_TEMP/nightly-checked/state.json" nightly/state.json' in _record_runs(path)[0]
+    assert '--add "$RUNNER_TEMP/nightly-checked/attribution" nightly/attribution' in _record_runs(path)[0]
+    assert "nightly-record/" not in _record_runs(path)[0]
 
 
 def test_weekly_merges_the_micro_run_and_publishes_its_asv_site_and_publish_the_dashboard():
@@ -288,11 +346,16 @@ def test_the_writing_jobs_are_the_record_jobs_and_the_commenter():
 @pytest.mark.parametrize("workflow, name, job", _job_params([j for j in _jobs() if _writes(j[2])]))
 def test_jobs_with_write_permissions_run_no_third_party_code(workflow, name, job):
     """Nothing but git (scripts/record_push.sh), github-action-benchmark and github-script."""
+    if "uses" in job:  # a caller: the reusable workflow's jobs are checked as themselves
+        assert job["uses"].startswith("./.github/workflows/reusable-"), job["uses"]
+        return
     for step in job["steps"]:
         uses, run = step.get("uses", ""), step.get("run", "")
         assert uses or run
         if uses:
             assert uses.startswith(RECORD_ACTIONS), f"{workflow} {name}: {uses}"
+        if run.strip() == PINNED_COMMIT_CHECK:
+            continue  # bash's own test of an input, before the checkout of the script
         if run:
             assert not THIRD_PARTY_CODE.search(run), f"{workflow} {name}: {run}"
             # a reusable workflow runs benchwatch's copy, checked out at the caller's pinned tag
@@ -302,7 +365,9 @@ def test_jobs_with_write_permissions_run_no_third_party_code(workflow, name, job
         for required in re.findall(r"require\(`\$\{process\.env\.GITHUB_WORKSPACE\}/([\w./-]+)`\)", script):
             script += (ROOT / required).read_text()  # a script kept in the repository: checked the same way
         assert "child_process" not in script and "exec(" not in script
-        assert not re.search(r"require\((?!'fs'|'path'|`\$\{process\.env\.GITHUB_WORKSPACE\}/\.github/scripts/)", script)
+        for required in re.findall(r"require\('\./([\w-]+\.js)'\)", script):
+            script += (GITHUB / "scripts" / required).read_text()  # a module of .github/scripts: the same rules
+        assert not re.search(r"require\((?!'fs'|'path'|'\./[\w-]+\.js'|`\$\{process\.env\.GITHUB_WORKSPACE\}/\.github/scripts/)", script)
     script = (ROOT / "scripts" / "record_push.sh").read_text()
     code = "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("#"))
     assert not THIRD_PARTY_CODE.search(code), THIRD_PARTY_CODE.search(code)
@@ -332,7 +397,7 @@ def test_setup_action_restores_and_saves_only_when_asked():
     assert [s["uses"].split("@")[0] for s in caches] == ["actions/cache/restore", "actions/cache/save"]
     assert "inputs.save-oha == 'true'" in caches[1]["if"]
     assert _load(GITHUB / "actions" / "setup" / "action.yml")["inputs"]["save-oha"]["default"] == "false"
-    savers = {workflow for workflow, _, job in _jobs() for s in job["steps"] if "save-oha" in s.get("with", {})}
+    savers = {workflow for workflow, _, job in _jobs() for s in job.get("steps", []) if "save-oha" in s.get("with", {})}
     assert savers == {"ci.yml"}
 
 
@@ -415,18 +480,24 @@ SCRIPT
 """
 
 
-def _github_script(workflow: str) -> tuple[str, dict]:
-    step = next(s for s in _steps(GITHUB / "workflows" / workflow) if "github-script@" in s.get("uses", ""))
+def _github_script(workflow: str, name: str | None = None) -> tuple[str, dict]:
+    """The (named) github-script step's script; a caller of a local reusable workflow gives the callee's."""
+    (job, *_) = _load(GITHUB / "workflows" / workflow)["jobs"].values()
+    if str(job.get("uses", "")).startswith("./.github/workflows/"):
+        workflow = job["uses"].rsplit("/", 1)[1]
+    step = next(s for s in _steps(GITHUB / "workflows" / workflow)
+                if "github-script@" in s.get("uses", "") and name in (None, s.get("name")))  # fmt: skip
     return step["with"]["script"], step.get("env", {})
 
 
-def _run_script(workflow: str, tmp_path: Path, scenario: dict, env: dict) -> list:
+def _run_script(workflow: str, tmp_path: Path, scenario: dict, env: dict, step: str | None = None) -> list:
     node = _tool("node")
-    script, _ = _github_script(workflow)
+    script, _ = _github_script(workflow, step)
     program = tmp_path / "harness.js"
     program.write_text(HARNESS.replace("SCRIPT", script))
     done = subprocess.run([node, str(program)], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "SCENARIO": json.dumps(scenario), **env})  # fmt: skip
+                          env={"PATH": "/usr/bin:/bin", "SCENARIO": json.dumps(scenario), "GITHUB_WORKSPACE": str(ROOT),
+                               **env})  # fmt: skip
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -447,8 +518,11 @@ def artifact(tmp_path):
 
 
 def _comment(tmp_path, artifact, **scenario):
+    """pr-comment.yml as GitHub runs it: reusable-comment.yml's script with pr-comment.yml's inputs."""
     scenario = {"run": RUN, "pr": PR, "listFiles": [], "listComments": [], **scenario}
-    return _run_script("pr-comment.yml", tmp_path, scenario, {"ARTIFACT_DIR": str(artifact)})
+    (job,) = _load(GITHUB / "workflows" / "pr-comment.yml")["jobs"].values()
+    env = {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": job["with"]["tooling-paths"]}
+    return _run_script("pr-comment.yml", tmp_path, scenario, env)
 
 
 def test_pr_comment_header_is_built_from_the_run_and_mentions_are_neutralised(tmp_path, artifact):
@@ -517,16 +591,19 @@ def test_pr_comment_has_a_concurrency_group():
     assert concurrency["cancel-in-progress"] is False
 
 
+NIGHTLY_ISSUE = "Open or update the nightly-regression issue"
+
+
 def test_nightly_issue_search_skips_pull_requests(tmp_path):
     record = tmp_path / "record"
     record.mkdir()
     (record / "releases.md").write_text("pydantic 3.0.0a1\n")
     (record / "comment.md").write_text("slower\n")
     listed = [{"number": 5, "pull_request": {"url": "x"}}, {"number": 9}]
-    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed}, {"RECORD_DIR": str(record)})
+    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
     assert [(kind, args["issue_number"]) for kind, args in calls] == [("update", 9), ("createComment", 9)]
     assert "pydantic 3.0.0a1" in calls[0][1]["body"] and "slower" in calls[0][1]["body"]
-    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed[:1]}, {"RECORD_DIR": str(record)})
+    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed[:1]}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
     assert [kind for kind, _ in calls] == ["create"]
 
 
@@ -541,7 +618,7 @@ def test_nightly_attributes_a_regression_in_the_measure_job_and_the_issue_names_
     record.mkdir()
     (record / "releases.md").write_text("starlette 2.0.0\n")
     (record / "attribution.md").write_text("**Responsible:** latest+starlette (starlette) 1.12x slower\n")
-    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": []}, {"RECORD_DIR": str(record)})
+    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": []}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
     assert "latest+starlette (starlette) 1.12x slower" in calls[0][1]["body"]
 
 
@@ -646,7 +723,8 @@ def test_reusable_record_job_runs_only_git_and_pinned_actions(name):
     assert jobs["measure"]["permissions"] == {"contents": "read"}
     assert jobs["record"]["permissions"] == {"contents": "write"}
     runs = [s["run"] for s in jobs["record"]["steps"] if "run" in s]
-    assert len(runs) == 1 and runs[0].startswith("record-tool/scripts/record_push.sh ")
+    assert len(runs) == 2 and runs[0].lstrip().startswith('[[ "$BW_REF" =~ ^[0-9a-f]{40}$ ]]')
+    assert runs[1].startswith("record-tool/scripts/record_push.sh ")
     uses = [s["uses"].split("@")[0] for s in jobs["record"]["steps"] if "uses" in s]
     assert set(uses) == {"actions/checkout", "actions/download-artifact", "benchmark-action/github-action-benchmark"}
     tool = next(s for s in jobs["record"]["steps"] if s.get("with", {}).get("path") == "record-tool")
@@ -656,7 +734,8 @@ def test_reusable_record_job_runs_only_git_and_pinned_actions(name):
 def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
     from benchwatch.scaffold.workflows import caller_workflows
 
-    files = caller_workflows("someone/benchwatch@v0.1.0")
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    files = caller_workflows(f"someone/benchwatch@{sha}")
     assert set(files) == {"benchwatch-pr.yml", "benchwatch-comment.yml", "benchwatch-publish.yml",
                           "benchwatch-nightly.yml"}  # fmt: skip
     folder = tmp_path / ".github" / "workflows"
@@ -665,7 +744,7 @@ def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
         (folder / name).write_text(text)
         doc = yaml.safe_load(text)
         (job,) = doc["jobs"].values()
-        assert job["uses"] == f"someone/benchwatch/.github/workflows/reusable-{name.split('-')[1]}@v0.1.0"
+        assert job["uses"] == f"someone/benchwatch/.github/workflows/reusable-{name.split('-')[1]}@{sha}"
         assert doc["permissions"] == {} and "permissions" in job
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     result = subprocess.run([_tool("actionlint")], cwd=tmp_path, capture_output=True, text=True)

@@ -5,8 +5,10 @@
 // tests/test_workflows.py runs it under node with a stubbed GitHub API.
 const fs = require('fs');
 const path = require('path');
+const { neutralise, count } = require('./neutralise.js');
 
 const LABEL = 'change-point';
+const MAX_NEW_ISSUES = 5; // one run opens at most this many issues; the summary lists every series
 const MAX_JSON = 5000000;
 const MAX_MD = 200000;
 const MAX_BODY = 60000;
@@ -22,10 +24,8 @@ function readArtifact(core, dir, name, limit) {
   return fs.readFileSync(p, 'utf8');
 }
 
-// series names come from figure names (`services@latest ...`: an @ inside a word mentions no
-// one), but the artifact is data: no @-mentions, no table breaks
-const unmention = (text) => String(text).replace(/(^|[^\w@])@(?=\w)/g, '$1@\u200b');
-const clean = (text) => unmention(text).replace(/[|\r\n`]/g, ' ').slice(0, 300);
+// series names come from figure names, but the artifact is data: neutralised, no table breaks
+const clean = (text) => neutralise(String(text).replace(/[|\r\n`<>]/g, ' ')).slice(0, 300);
 const num = (x) => (typeof x === 'number' && isFinite(x) ? x.toFixed(3) : 'n/a');
 
 // one title per series, whichever workflow finds it (publish reads the nightly trend too)
@@ -37,12 +37,12 @@ function body(series, source, runUrl) {
   const alerted = series.changes.filter((c) => c.kind === 'regression' && !c.acknowledged);
   const key = alerted.map((c) => String(c.after.commit).replace(/[^0-9a-f]/gi, '').slice(0, 40)).join(',');
   const rows = alerted.map((c) => {
-    const link = (p) => (/^https:\/\/[^\s()]+$/.test(p.url || '') ? `[\`${clean(p.commit).slice(0, 8)}\`](${p.url})` : `\`${clean(p.commit).slice(0, 8)}\``);
-    return `| ${link(c.before)} → ${link(c.after)} | ${num(c.ratio)} | [${num(c.low)}, ${num(c.high)}] | ${Number(c.p_value).toExponential(1)} | ${c.n_before} / ${c.n_after} |`;
+    const link = (p) => (/^https:\/\/[^\s()<>]+\/commit\/[0-9a-f]{7,40}$/.test(p.url || '') ? `[\`${clean(p.commit).slice(0, 8)}\`](${p.url})` : `\`${clean(p.commit).slice(0, 8)}\``);
+    return `| ${link(c.before)} → ${link(c.after)} | ${num(c.ratio)} | [${num(c.low)}, ${num(c.high)}] | ${num(c.p_value) === 'n/a' ? 'n/a' : Number(c.p_value).toExponential(1)} | ${count(c.n_before)} / ${count(c.n_after)} |`;
   });
   const text = [
     `<!-- benchwatch-change-point key=${key} -->`,
-    `**${clean(series.name)}** (${clean(series.suite)}, found by the ${clean(source)} run): ${alerted.length} unacknowledged regression(s) found by \`benchwatch changes\` (${clean(series.mode)} mode, ${series.points} points).`,
+    `**${clean(series.name)}** (${clean(series.suite)}, found by the ${clean(source)} run): ${alerted.length} unacknowledged regression(s) found by \`benchwatch changes\` (${clean(series.mode)} mode, ${count(series.points)} points).`,
     '',
     '| between | after / before | 95% interval | p | points before / after |',
     '|---|---|---|---|---|',
@@ -58,7 +58,7 @@ function body(series, source, runUrl) {
 module.exports = async function changePoints({ github, context, core, dir, source }) {
   const runUrl = `${context.serverUrl}/${context.repo.owner}/${context.repo.repo}/actions/runs/${context.runId}`;
   const markdown = readArtifact(core, dir, 'changes.md', MAX_MD);
-  if (markdown !== null) await core.summary.addRaw(unmention(markdown)).write();
+  if (markdown !== null) await core.summary.addRaw(neutralise(markdown)).write();
   const raw = readArtifact(core, dir, 'changes.json', MAX_JSON);
   if (raw === null) { core.warning('no changes.json in the artifact: change points not checked'); return; }
   let document;
@@ -69,11 +69,15 @@ module.exports = async function changePoints({ github, context, core, dir, sourc
   const issues = (await github.paginate(github.rest.issues.listForRepo, {
     ...context.repo, labels: LABEL, state: 'open', per_page: 100,
   })).filter((issue) => !issue.pull_request);
+  let opened = 0;
   for (const series of alerting) {
     const name = title(series);
     const { key, text } = body(series, source, runUrl);
     const open = issues.find((issue) => issue.title === name);
-    if (!open) {
+    if (!open && opened >= MAX_NEW_ISSUES) {
+      core.warning(`${name}: not opened, this run already opened ${MAX_NEW_ISSUES} issues (the job summary lists every series)`);
+    } else if (!open) {
+      opened += 1;
       await github.rest.issues.create({ ...context.repo, title: name, labels: [LABEL], body: text });
     } else if (!String(open.body || '').includes(`key=${key} -->`)) {
       await github.rest.issues.update({ ...context.repo, issue_number: open.number, body: text });

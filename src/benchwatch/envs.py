@@ -106,15 +106,24 @@ def _locked(lock_path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def resolution_flags(stack: Stack) -> list[str]:
+    """How uv may resolve a stack. A stack resolved at run time (the nightly's `next`) runs
+    brand-new releases in a job whose cache scope main reads: pre-releases only where a
+    requirement names one (the watched packages, pinned exactly by `releases --pin-next`), nothing
+    published after this moment, and wheels only, so no package's build script runs."""
+    cutoff = str(stack.exclude_newer) if stack.exclude_newer else None
+    if stack.resolved_at_run_time:
+        now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return ["--prerelease", "explicit", "--exclude-newer", cutoff or now, "--no-build"]
+    return ["--exclude-newer", cutoff] if cutoff else []
+
+
 def _build(path: Path, stack: Stack, recipe: dict, requirements_file: Path | None) -> None:
     shutil.rmtree(path, ignore_errors=True)
     uv = uv_executable()
     _uv([uv, "venv", "--quiet", "--python", stack.python, str(path)], stack)
     install = [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(path / "bin" / "python")]
-    if recipe["exclude_newer"]:
-        install += ["--exclude-newer", recipe["exclude_newer"]]
-    if stack.resolved_at_run_time:
-        install += ["--prerelease", "allow"]
+    install += resolution_flags(stack)
     if requirements_file is not None:
         install += ["-r", str(requirements_file)]
     else:

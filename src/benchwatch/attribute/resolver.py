@@ -5,16 +5,13 @@ from __future__ import annotations
 import subprocess
 
 from benchwatch.declarations import Stack
-from benchwatch.envs import uv_executable
+from benchwatch.envs import resolution_flags, uv_executable
 
 
 def try_resolve(stack: Stack) -> str | None:
     """None when the stack's requirements resolve for its Python; else uv's error text."""
     argv = [uv_executable(), "pip", "compile", "-", "--quiet", "--no-header", "--python-version", stack.python]
-    if stack.exclude_newer:
-        argv += ["--exclude-newer", str(stack.exclude_newer)]
-    if stack.resolved_at_run_time:
-        argv += ["--prerelease", "allow"]
+    argv += resolution_flags(stack)  # as the environment would be built
     try:
         done = subprocess.run(argv, input="\n".join(stack.requirements()) + "\n", capture_output=True,
                               text=True, timeout=300)  # fmt: skip

@@ -13,18 +13,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace files that already exist")
     parser.add_argument("--python", metavar="X.Y", help="the Python the app's environment uses (e.g. 3.12)")
     parser.add_argument("--workflows-from", metavar="OWNER/REPO@TAG",
-                        help="where the reusable workflows live (default: this benchwatch's release tag)")  # fmt: skip
+                        help="where the reusable workflows live; the workflows pin the tag's commit, resolved "
+                             "with git ls-remote, or give OWNER/REPO@COMMIT (default: the commit this benchwatch was built from)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
     from benchwatch.errors import UserError
     from benchwatch.scaffold.init import init
-    from benchwatch.scaffold.workflows import DEFAULT_SOURCE
 
     if args.python is not None and not (args.python.startswith("3.") and args.python[2:].isdigit()):
         raise UserError(f"--python {args.python!r}: give a version like 3.12")
     outcome = init(Path.cwd(), args.app, force=args.force, python=args.python,
-                   workflows_from=args.workflows_from or DEFAULT_SOURCE)  # fmt: skip
+                   workflows_from=args.workflows_from)  # fmt: skip
     for path in outcome.written:
         print(f"wrote {path.relative_to(Path.cwd().resolve())}")
     if outcome.declared == 0:

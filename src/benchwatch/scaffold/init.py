@@ -13,7 +13,7 @@ from benchwatch.config import APP_FILE, PROJECT_FILE, App, Project, _own_stack, 
 from benchwatch.declarations import AppDeclaration, Endpoint, ProjectSettings
 from benchwatch.errors import UserError
 from benchwatch.scaffold import declare, discover, schema
-from benchwatch.scaffold.workflows import DEFAULT_SOURCE, caller_workflows
+from benchwatch.scaffold.workflows import TEMPLATES, caller_workflows, default_source
 
 APP_DIR = "benchwatch"
 OPENAPI_PATH = "/openapi.json"
@@ -28,17 +28,18 @@ class Outcome:
 
 
 def init(
-    root: Path, app: str | None = None, *, force: bool = False, workflows_from: str = DEFAULT_SOURCE,
+    root: Path, app: str | None = None, *, force: bool = False, workflows_from: str | None = None,
     python: str | None = None, say: Callable[[str], None] = print,
 ) -> Outcome:  # fmt: skip
     root = root.resolve()
     found = discover.find_app(root, app)
-    workflows = caller_workflows(workflows_from)
     app_dir = root / APP_DIR
-    planned = [root / PROJECT_FILE, app_dir / APP_FILE] + [root / ".github" / "workflows" / n for n in workflows]
+    planned = [root / PROJECT_FILE, app_dir / APP_FILE] + [root / ".github" / "workflows" / n for n in TEMPLATES]
     existing = [p for p in planned if p.exists()]
     if existing and not force:
         raise UserError(f"{existing[0]} exists; init never overwrites a file (use --force to replace)")
+    # pinned to a commit (a tag resolved with git) before anything is written
+    workflows = caller_workflows(workflows_from or default_source())
     requirements = _pinned_requirements(root, say)
     name = re.sub(r"[^a-z0-9_]+", "_", root.name.lower()).strip("_") or "app"
     name = name if name[0].isalnum() else f"app_{name}"

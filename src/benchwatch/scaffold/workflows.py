@@ -9,7 +9,8 @@ from benchwatch import __version__
 from benchwatch.errors import UserError
 
 DEFAULT_SOURCE = f"benchwatch/benchwatch@v{__version__}"
-_SOURCE = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@([A-Za-z0-9_./-]+)$")
+_SOURCE = re.compile(r"^([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@([A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.-]+)*)$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 _PR = """\
 name: benchwatch-pr
@@ -29,10 +30,10 @@ jobs:
   compare:
     permissions:
       contents: read
-    uses: {repo}/.github/workflows/reusable-pr.yml@{ref}
+    uses: {repo}/.github/workflows/reusable-pr.yml@{sha} # {label}
     with:
       benchwatch-repository: {repo}
-      benchwatch-ref: {ref}
+      benchwatch-ref: {sha} # {label}
       scenarios: "" # -k patterns over variant ids; empty: every app
       python-version: "3.12" # the Python benchwatch itself runs on
 """
@@ -55,7 +56,7 @@ jobs:
     permissions:
       actions: read
       pull-requests: write
-    uses: {repo}/.github/workflows/reusable-comment.yml@{ref}
+    uses: {repo}/.github/workflows/reusable-comment.yml@{sha} # {label}
 """
 
 _PUBLISH = """\
@@ -77,10 +78,10 @@ jobs:
   publish:
     permissions:
       contents: write
-    uses: {repo}/.github/workflows/reusable-publish.yml@{ref}
+    uses: {repo}/.github/workflows/reusable-publish.yml@{sha} # {label}
     with:
       benchwatch-repository: {repo}
-      benchwatch-ref: {ref}
+      benchwatch-ref: {sha} # {label}
       scenarios: ""
       stacks: ""
       python-version: "3.12"
@@ -107,10 +108,10 @@ jobs:
   nightly:
     permissions:
       contents: write
-    uses: {repo}/.github/workflows/reusable-nightly.yml@{ref}
+    uses: {repo}/.github/workflows/reusable-nightly.yml@{sha} # {label}
     with:
       benchwatch-repository: {repo}
-      benchwatch-ref: {ref}
+      benchwatch-ref: {sha} # {label}
       scenarios: ""
       stacks: "latest"
       python-version: "3.12"
@@ -124,10 +125,69 @@ TEMPLATES = {
 }
 
 
-def caller_workflows(source: str = DEFAULT_SOURCE) -> dict[str, str]:
-    """{file name: text} for .github/workflows/, calling `source` (OWNER/REPO@TAG)."""
+
+def release_commit() -> str | None:
+    """The commit this benchwatch was built from: the wheel's build_commit.txt (hatch_build.py), or
+    HEAD of the git checkout it runs from; None when neither says (init then resolves the tag)."""
+    import subprocess
+    from importlib.resources import files
+
+    try:
+        text = files("benchwatch").joinpath("build_commit.txt").read_text().strip()
+    except (FileNotFoundError, OSError):
+        here = str(files("benchwatch"))
+        try:
+            done = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True,
+                                  timeout=30, env=_git_env())  # fmt: skip
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        text = done.stdout.strip() if done.returncode == 0 else ""
+    return text if _COMMIT.fullmatch(text) else None
+
+
+def default_source() -> str:
+    """This benchwatch's own workflows: its build commit when known, else its release tag."""
+    commit = release_commit()
+    return f"{DEFAULT_SOURCE.split('@')[0]}@{commit}#v{__version__}" if commit else DEFAULT_SOURCE
+
+
+def caller_workflows(source: str = DEFAULT_SOURCE, git_url: str | None = None) -> dict[str, str]:
+    """{file name: text} for .github/workflows/, calling `source` (OWNER/REPO@TAG or OWNER/REPO@COMMIT)
+    at a commit: `uses:` and `benchwatch-ref` both name the 40-hex commit, with the tag as a comment,
+    because whoever can move a tag would otherwise run code with every user's write token. A tag is
+    resolved once, here, with `git ls-remote` (git_url, default the GitHub repository)."""
+    source, _, label = source.partition("#")  # default_source's "OWNER/REPO@COMMIT#vX"
     match = _SOURCE.fullmatch(source)
-    if not match:
-        raise UserError(f"--workflows-from {source!r}: give OWNER/REPO@TAG, e.g. {DEFAULT_SOURCE}")
+    if not match or match.group(2).startswith("-") or not re.fullmatch(r"[A-Za-z0-9_.-]*", label):
+        raise UserError(f"--workflows-from {source!r}: give OWNER/REPO@TAG or OWNER/REPO@COMMIT, e.g. {DEFAULT_SOURCE}")
     repo, ref = match.groups()
-    return {name: template.format(repo=repo, ref=ref) for name, template in TEMPLATES.items()}
+    if _COMMIT.fullmatch(ref):
+        sha, label = ref, label or "pinned commit"
+    else:
+        sha, label = resolve_tag(git_url or f"https://github.com/{repo}.git", ref, source), ref
+    return {name: template.format(repo=repo, sha=sha, label=label) for name, template in TEMPLATES.items()}
+
+
+def resolve_tag(url: str, tag: str, source: str) -> str:
+    """The commit a tag names now (an annotated tag peeled), asked of the repository with git."""
+    import subprocess
+
+    fix = f"give OWNER/REPO@<40-hex commit> instead of {source!r}"
+    try:
+        done = subprocess.run(["git", "ls-remote", "--tags", "--", url, f"refs/tags/{tag}", f"refs/tags/{tag}^{{}}"],
+                              capture_output=True, text=True, timeout=60, env={**_git_env(), "GIT_TERMINAL_PROMPT": "0"})  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"--workflows-from: cannot ask {url} for tag {tag} ({exc}); {fix}") from None
+    if done.returncode != 0:
+        raise UserError(f"--workflows-from: git ls-remote {url} failed ({done.stderr.strip()[-200:]}); {fix}")
+    refs = dict(reversed(line.split("\t", 1)) for line in done.stdout.splitlines() if "\t" in line)
+    sha = refs.get(f"refs/tags/{tag}^{{}}") or refs.get(f"refs/tags/{tag}")
+    if sha is None or not _COMMIT.fullmatch(sha):
+        raise UserError(f"--workflows-from: {url} has no tag {tag}; {fix}")
+    return sha
+
+
+def _git_env() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

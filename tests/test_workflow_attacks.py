@@ -1,0 +1,581 @@
+"""Each finding of the second security review (docs/security.md), planted and seen refused or
+neutralised: the workflows' own shell steps and scripts run for real, not their text compared."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from benchwatch.errors import EXIT_BAD_INPUT as BAD_INPUT
+from benchwatch.errors import EXIT_CODES
+from benchwatch.scaffold.workflows import caller_workflows
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = ROOT / ".github" / "workflows"
+RELEASE = "0123456789abcdef0123456789abcdef01234567"
+REUSABLE = ["reusable-pr.yml", "reusable-publish.yml", "reusable-nightly.yml"]
+
+
+def step(workflow: str, job: str, name: str) -> dict:
+    steps = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"][job]["steps"]
+    return next(s for s in steps if s.get("name") == name)
+
+
+def run_step(found: dict, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """A `run:` step's own shell, with its `env:` filled in as GitHub would (our values)."""
+    missing = set(found.get("env", {})) - set(env)
+    assert not missing, f"the test must give every env the step reads: {missing}"
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", found["run"]], env={"PATH": os.environ["PATH"], **env},
+                          cwd=cwd, capture_output=True, text=True, timeout=60)  # fmt: skip
+
+
+def inputs(**over: str) -> dict[str, str]:
+    good = {"EVENT": "pull_request", "BW_REPOSITORY": "benchwatch/benchwatch", "BW_REF": RELEASE,
+            "SCENARIOS": "", "STACKS": "latest"}  # fmt: skip
+    return {**good, **over}
+
+
+# M3: benchwatch runs (with the write token, in record jobs) from what benchwatch-ref names.
+
+
+@pytest.mark.parametrize("workflow", REUSABLE)
+@pytest.mark.parametrize("ref", ["v0.1.0", "main", RELEASE[:12], RELEASE.upper(), RELEASE + "0", f"{RELEASE}\nv1"])
+def test_a_movable_ref_is_refused_before_anything_is_checked_out(workflow, ref):
+    check = step(workflow, "compare" if workflow == "reusable-pr.yml" else "measure", "Check the inputs")
+    env = {k: v for k, v in inputs(BW_REF=ref).items() if k in check["env"]}
+    done = run_step(check, env)
+    assert done.returncode == BAD_INPUT
+    assert "::error::benchwatch-ref: give the 40-hex commit" in done.stdout
+    assert run_step(check, {k: v for k, v in inputs().items() if k in check["env"]}).returncode == 0
+
+
+@pytest.mark.parametrize("workflow", ["reusable-publish.yml", "reusable-nightly.yml"])
+def test_the_record_job_checks_the_commit_again_before_fetching_the_script_it_runs_with_the_write_token(workflow):
+    steps = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"]["record"]["steps"]
+    names = [s.get("name", "") for s in steps]
+    check = names.index("Check the pinned commit (the script below runs with the write token)")
+    fetch = next(i for i, s in enumerate(steps) if s.get("with", {}).get("path") == "record-tool")
+    assert check < fetch
+    assert run_step(steps[check], {"BW_REF": "v1.0.0"}).returncode == BAD_INPUT
+    assert run_step(steps[check], {"BW_REF": RELEASE}).returncode == 0
+
+
+def tagged_repository(tmp_path: Path) -> tuple[Path, str]:
+    """A bare 'benchwatch' with an annotated tag v9.9.9 on its one commit."""
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@localhost"}  # fmt: skip
+    work = tmp_path / "work"
+    for args in (["init", "-q", str(work)], ["-C", str(work), "commit", "-q", "--allow-empty", "-m", "release"],
+                 ["-C", str(work), "tag", "-a", "v9.9.9", "-m", "v9.9.9"],
+                 ["clone", "-q", "--bare", str(work), str(tmp_path / "bw.git")]):  # fmt: skip
+        subprocess.run(["git", *args], check=True, capture_output=True, env=env)
+    sha = subprocess.run(["git", "-C", str(work), "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
+    return tmp_path / "bw.git", sha.stdout.strip()
+
+
+def test_init_pins_the_tags_commit_in_uses_and_benchwatch_ref(tmp_path):
+    bare, sha = tagged_repository(tmp_path)
+    files = caller_workflows("someone/benchwatch@v9.9.9", git_url=str(bare))
+    for name, text in files.items():
+        doc = yaml.safe_load(text)
+        (job,) = doc["jobs"].values()
+        assert job["uses"] == f"someone/benchwatch/.github/workflows/reusable-{name.split('-')[1]}@{sha}"
+        assert f"@{sha} # v9.9.9\n" in text  # the tag stays readable, as a comment
+        if "with" in job:
+            assert job["with"]["benchwatch-ref"] == sha and f"benchwatch-ref: {sha} # v9.9.9\n" in text
+    # what init wrote passes the reusable workflows' own check
+    check = step("reusable-publish.yml", "measure", "Check the inputs")
+    publish = yaml.safe_load(files["benchwatch-publish.yml"])["jobs"]["publish"]["with"]
+    assert run_step(check, inputs(BW_REF=publish["benchwatch-ref"]) | {"STACKS": ""}).returncode == 0
+
+
+def test_init_refuses_a_tag_it_cannot_resolve_and_writes_nothing(tmp_path):
+    from benchwatch.errors import UserError
+
+    bare, _ = tagged_repository(tmp_path)
+    with pytest.raises(UserError, match=r"has no tag v0\.0\.1; give OWNER/REPO@<40-hex commit>"):
+        caller_workflows("someone/benchwatch@v0.0.1", git_url=str(bare))
+    with pytest.raises(UserError, match="give OWNER/REPO@TAG or OWNER/REPO@COMMIT"):
+        caller_workflows("someone/benchwatch@--upload-pack=touch /tmp/x")
+    assert caller_workflows(f"someone/benchwatch@{RELEASE}")["benchwatch-pr.yml"].count(f"@{RELEASE} # pinned commit") == 1
+
+
+# L5: reusable-pr.yml runs the pull request's code; only pull_request gives it a read-only scope.
+
+
+@pytest.mark.parametrize("event", ["pull_request_target", "push", "workflow_run", "issue_comment"])
+def test_reusable_pr_refuses_any_event_but_pull_request(event):
+    check = step("reusable-pr.yml", "compare", "Check the inputs")
+    done = run_step(check, {k: v for k, v in inputs(EVENT=event).items() if k in check["env"]})
+    assert done.returncode == BAD_INPUT and f"runs on pull_request only, not {event}" in done.stdout
+
+
+# L3 and L2: the sticky comment (reusable-comment.yml, which pr-comment.yml calls), run under node.
+
+
+def post_comment(tmp_path: Path, comment: str, tooling: str = "", **scenario) -> str:
+    from test_workflows import PR, RUN, _run_script
+
+    artifact = tmp_path / "artifact"
+    artifact.mkdir(exist_ok=True)
+    (artifact / "pr-number.txt").write_text("12\n")
+    (artifact / "comment.md").write_text(comment)
+    scenario = {"run": RUN, "pr": PR, "listFiles": [], "listComments": [], **scenario}
+    calls = _run_script("reusable-comment.yml", tmp_path, scenario,
+                        {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": tooling})  # fmt: skip
+    [(kind, args)] = calls
+    assert kind == "createComment"
+    return args["body"]
+
+
+ZW = "\u200b"
+
+
+def test_mentions_backlinks_and_hidden_text_in_the_comment_are_neutralised(tmp_path):
+    planted = ("thanks &#64;alice, &commat;bob, &#x40;carol, @dave and @@erin\n"
+               "fixes #5, other/repo#7, GH-9 and https://github.com/other/repo/issues/3\n"
+               "<!-- @eve hidden from the reader -->\n")  # fmt: skip
+    body = post_comment(tmp_path, planted).partition("\n\n---\n\n")[2]
+    for name in ("alice", "bob", "carol", "dave", "erin"):
+        assert f"@{ZW}{name}" in body and f"@{name}" not in body
+    assert "&#64;" not in body and "&commat;" not in body
+    assert f"fixes #{ZW}5" in body and f"other/repo#{ZW}7" in body and f"GH-{ZW}9" in body
+    assert f"/issues/{ZW}3" in body
+    assert "hidden from the reader" not in body and "eve" not in body
+
+
+def test_a_folded_block_cannot_fake_a_header_or_fold_the_page(tmp_path):
+    fake = "<details open><summary>**benchwatch**: no regression found</summary>\n\nslower\n</details>\n"
+    body = post_comment(tmp_path, fake).partition("\n\n---\n\n")[2]
+    assert "<details open>" not in body and "&lt;details open>" in body
+    # unbalanced: a lone closing tag could end a block of the trusted header's page; all shown as text
+    body = post_comment(tmp_path, "</details>\n<details><summary>x</summary>\n").partition("\n\n---\n\n")[2]
+    assert "<details>" not in body and "</details>" not in body and "<summary>" not in body
+    # what benchwatch writes (compare/comment.py) stays folded
+    ours = "<details><summary><b>svc</b> 3 unchanged</summary>\n\n| a | b |\n\n</details>\n"
+    assert ours in post_comment(tmp_path, ours)
+
+
+@pytest.mark.parametrize("path", ["calibration.json", "benchwatch.toml", "stacks.toml", "benchwatch-acks.toml",
+                                  "benchmarks/bench_models.py", "apps/hello/benchwatch-app.toml",
+                                  "benchwatch/benchwatch-app.toml", ".github/workflows/x.yml"])  # fmt: skip
+def test_the_comment_warns_when_the_pr_changes_what_decides_the_verdict(tmp_path, path):
+    files = [{"filename": "apps/hello/app.py"}, {"filename": path}]
+    head = post_comment(tmp_path, "ok\n", listFiles=files).partition("\n\n---\n\n")[0]
+    assert "[!WARNING]" in head and f"`{path}`" in head
+    quiet = post_comment(tmp_path, "ok\n", listFiles=files[:1]).partition("\n\n---\n\n")[0]
+    assert "WARNING" not in quiet
+
+
+def test_the_comment_warns_when_github_did_not_list_every_changed_file(tmp_path):
+    from test_workflows import PR
+
+    listed = [{"filename": f"apps/hello/f{i}.py"} for i in range(3000)]
+    head = post_comment(tmp_path, "ok\n", listFiles=listed, pr={**PR, "changed_files": 3412}).partition("\n\n---\n\n")[0]
+    assert "changes 3412 files and GitHub lists only 3000" in head
+    head = post_comment(tmp_path, "ok\n", listFiles=listed, pr={**PR, "changed_files": 3000}).partition("\n\n---\n\n")[0]
+    assert "WARNING" not in head
+
+
+# M2: the nightly's record job publishes and posts only what .github/scripts/nightly-record.js accepts.
+
+SCRIPTS = ROOT / ".github" / "scripts"
+MODULE_HARNESS = """
+const calls = [];
+const core = { warning: (m) => calls.push(['warning', m]), setFailed: (m) => calls.push(['setFailed', m]),
+               summary: { addRaw(text) { calls.push(['summary', text]); return this; }, write: async () => {} } };
+const record = (kind) => async (args) => { calls.push([kind, args]); return { data: {} }; };
+const github = { rest: { issues: { listForRepo: 'listForRepo', update: record('update'), create: record('create'),
+                                   createComment: record('createComment') } },
+                 paginate: async () => JSON.parse(process.env.LISTED || '[]') };
+const context = { repo: { owner: 'o', repo: 'r' }, serverUrl: 'https://github.com', runId: 99 };
+const onIndex = JSON.parse(process.env.ON_INDEX || '[]');
+const fetchJson = async (url) => { calls.push(['fetch', url]); return onIndex.includes(url); };
+const m = require(process.env.MODULE);
+const dir = process.env.RECORD_DIR, out = process.env.OUT_DIR;
+({
+  check: () => m.check({ core, dir, out, fetchJson }),
+  issue: () => m.issue({ github, context, core, dir }),
+  changePoints: () => m({ github, context, core, dir, source: 'nightly' }),
+  neutralise: async () => calls.push(['text', m.neutralise(process.env.TEXT)]),
+})[process.env.CALL]().then(() => console.log(JSON.stringify(calls)), (e) => { console.error(e); process.exit(1); });
+"""
+
+
+def node_call(tmp_path: Path, module: str, call: str, **env: str) -> list:
+    from test_workflows import _tool
+
+    program = tmp_path / "module-harness.js"
+    program.write_text(MODULE_HARNESS)
+    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "MODULE": str(SCRIPTS / module), "CALL": call, **env})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+GOOD_STATE = {"schema": 1, "index_url": "https://pypi.org", "pre": True,
+              "versions": {"fastapi": "0.130.0", "pydantic": "2.13.0b1", "starlette": "0.50.0", "uvicorn": "0.38.0"},
+              "measured": {"fastapi": "0.130.0", "pydantic": "2.13.0b1", "orjson": "3.11.4"}}  # fmt: skip
+ON_INDEX = [f"https://pypi.org/pypi/{n}/{v}/json" for n, v in GOOD_STATE["versions"].items()]
+TONIGHT = "2026-11-24-0123456789ab.json"
+
+
+def nightly_artifact(tmp_path: Path, state: object = GOOD_STATE) -> Path:
+    record = tmp_path / "nightly-record"
+    (record / "attribution").mkdir(parents=True)
+    (record / "state.json").write_text(state if isinstance(state, str) else json.dumps(state))
+    (record / "attribution" / TONIGHT).write_text(json.dumps({"steps": [{"moved": ["starlette"], "ratio": 1.12}]}))
+    return record
+
+
+def check_artifact(tmp_path: Path, record: Path, on_index: list[str] = ON_INDEX) -> tuple[list, Path]:
+    out = tmp_path / "nightly-checked"
+    calls = node_call(tmp_path, "nightly-record.js", "check", RECORD_DIR=str(record), OUT_DIR=str(out),
+                      ON_INDEX=json.dumps(on_index))  # fmt: skip
+    return calls, out
+
+
+def test_only_attribution_files_that_parse_are_published(tmp_path):
+    record = nightly_artifact(tmp_path)
+    planted = {"index.html": "<script>steal()</script>", "2026-11-24-0123456789ab.js": "alert(1)",
+               "2026-11-25-aaaaaaaaaaaa.json": "<html>not json</html>", "2026-11-26-bbbbbbbbbbbb.json": "[1, 2]",
+               "2026-13-01-cccccccccccc.json": "{}", "README.txt": "{}"}  # fmt: skip
+    for name, text in planted.items():
+        (record / "attribution" / name).write_text(text)
+    secret = tmp_path / "secret.json"
+    secret.write_text('{"token": "runner secret"}')
+    (record / "attribution" / "2026-11-27-dddddddddddd.json").symlink_to(secret)
+    calls, out = check_artifact(tmp_path, record)
+    assert [p.name for p in (out / "attribution").iterdir()] == [TONIGHT]
+    assert json.loads((out / "attribution" / TONIGHT).read_text())["steps"][0]["moved"] == ["starlette"]
+    warned = " ".join(m for kind, m in calls if kind == "warning")
+    for name in [*planted, "2026-11-27-dddddddddddd.json"]:
+        assert json.dumps(name) in warned and "not published" in warned
+    assert json.loads((out / "state.json").read_text()) == GOOD_STATE
+    assert "setFailed" not in [kind for kind, _ in calls]
+
+
+def test_what_the_check_accepts_is_added_to_gh_pages_and_nothing_else_is_touched(tmp_path):
+    """The record job's last step: record_push.sh --add the checked folder; earlier nights stay."""
+    from test_record_push import RecordJob, finish, git, pages
+
+    record = nightly_artifact(tmp_path)
+    (record / "attribution" / "evil.html").write_text("<script>steal()</script>")
+    _, out = check_artifact(tmp_path, record)
+    bare = tmp_path / "origin.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
+    seed = tmp_path / "seed"
+    git(tmp_path, "clone", "-q", str(bare), str(seed))
+    git(seed, "commit", "-q", "--allow-empty", "-m", "main")
+    git(seed, "push", "-q", "origin", "main")
+    git(seed, "switch", "-q", "--orphan", "gh-pages")
+    (seed / "nightly" / "attribution").mkdir(parents=True)
+    (seed / "nightly" / "attribution" / "2026-11-01-eeeeeeeeeeee.json").write_text("{}\n")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-q", "-m", "an earlier night")
+    git(seed, "push", "-q", "origin", "gh-pages")
+    job = RecordJob(bare, tmp_path, "nightly")
+    code, err = finish(job.record("--put", str(out / "state.json"), "nightly/state.json",
+                                  "--add", str(out / "attribution"), "nightly/attribution"))  # fmt: skip
+    assert code == 0, err
+    listed = git(bare, "ls-tree", "-r", "--name-only", "gh-pages").split()
+    assert sorted(listed) == ["nightly/attribution/2026-11-01-eeeeeeeeeeee.json", f"nightly/attribution/{TONIGHT}",
+                              "nightly/state.json"]  # fmt: skip
+    assert json.loads(pages(bare, "nightly/state.json"))["versions"]["fastapi"] == "0.130.0"
+
+
+@pytest.mark.parametrize("state, problem", [
+    ("{not json", "not JSON"),
+    ([GOOD_STATE], "not a JSON object"),
+    ({**GOOD_STATE, "schema": 2}, "schema is not 1"),
+    ({**GOOD_STATE, "hide": True}, 'unexpected key "hide"'),
+    ({**GOOD_STATE, "index_url": "https://evil.example"}, "index_url is not https://pypi.org"),
+    ({**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "fastapi": "0.130.0; rm -rf /"}}, "versions.fastapi is not a version"),
+    ({**GOOD_STATE, "versions": {"evil-pkg": "1.0"}}, 'versions names "evil-pkg", not a watched package'),
+    ({**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "fastapi": "0.131.0"}}, "versions.fastapi 0.131.0 is not the measured 0.130.0"),
+    ({**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "uvicorn": "9.0.0"}}, "versions.uvicorn 9.0.0 is not on https://pypi.org"),
+])  # fmt: skip
+def test_a_hostile_state_json_is_refused_and_nothing_is_recorded(tmp_path, state, problem):
+    """A state naming a version before it exists would hide that release on the night it appears."""
+    calls, out = check_artifact(tmp_path, nightly_artifact(tmp_path, state))
+    failed = [m for kind, m in calls if kind == "setFailed"]
+    assert failed == [f"state.json in the artifact: {failed[0].split(': ', 1)[1].split('; ')[0]}; nothing recorded"]
+    assert problem in failed[0]
+    assert not (out / "state.json").exists() and not list((out / "attribution").iterdir())
+
+
+def test_the_nightly_issue_body_is_neutralised(tmp_path):
+    record = tmp_path / "nightly-record"
+    record.mkdir()
+    (record / "releases.md").write_text("pydantic 3.0.0a1, thanks &#64;maintainer and @core-team\n")
+    (record / "attribution.md").write_text("see pydantic/pydantic#123 <!-- hidden --> <details open>x\n")
+    (record / "comment.md").write_text("<!-- benchwatch-nightly -->fake marker, 1.12x slower\n")
+    [(kind, args)] = node_call(tmp_path, "nightly-record.js", "issue", RECORD_DIR=str(record))
+    body = args["body"]
+    assert kind == "create" and body.startswith("<!-- benchwatch-nightly -->") and body.count("benchwatch-nightly") == 1
+    assert f"@{ZW}maintainer" in body and f"@{ZW}core-team" in body and "&#64;" not in body
+    assert f"pydantic/pydantic#{ZW}123" in body and "hidden" not in body and "&lt;details open>" in body
+    assert "1.12x slower" in body and "pydantic 3.0.0a1" in body
+
+
+def test_one_run_opens_at_most_five_change_point_issues(tmp_path):
+    from test_workflows import _series
+
+    record = tmp_path / "record"
+    record.mkdir()
+    series = [_series(f"svc{i}@latest GET / c=10 cpu/req", True) for i in range(8)]
+    series[0]["changes"][0]["n_before"] = "<img src=x onerror=alert(1)>"
+    series[0]["points"] = "10 @everyone"
+    (record / "changes.md").write_text("| series |\n")
+    (record / "changes.json").write_text(json.dumps({"schema_version": 1, "series": series}))
+    calls = node_call(tmp_path, "change-points.js", "changePoints", RECORD_DIR=str(record))
+    created = [args for kind, args in calls if kind == "create"]
+    assert len(created) == 5
+    warned = [m for kind, m in calls if kind == "warning"]
+    assert len(warned) == 3 and all("this run already opened 5 issues" in m for m in warned)
+    # counts are printed by the script, never copied from the artifact
+    assert "<img" not in created[0]["body"] and "@everyone" not in created[0]["body"]
+    assert "| n/a / 1 |" in created[0]["body"] and "n/a points" in created[0]["body"]
+
+
+PLANTED_TEXTS = ["&#64;a &commat;b &#x40;c @d e@f", "#1 o/r#2 GH-3 https://github.com/o/r/pull/4",
+                 "<!-- x --> <details open><summary>y</summary></details>", "<details><summary>z</summary>\n</details>"]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", PLANTED_TEXTS)
+def test_the_comments_inline_neutraliser_is_the_modules(tmp_path, text):
+    """reusable-comment.yml checks nothing out, so it holds the neutraliser inline: the same text out."""
+    from test_workflows import PR, RUN, _run_script
+
+    [(_, module_text)] = node_call(tmp_path, "neutralise.js", "neutralise", TEXT=text)
+    artifact = tmp_path / "artifact"
+    artifact.mkdir(exist_ok=True)
+    (artifact / "pr-number.txt").write_text("12\n")
+    (artifact / "comment.md").write_text(text)
+    [(_, args)] = _run_script("reusable-comment.yml", tmp_path, {"run": RUN, "pr": PR},
+                              {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": ""})  # fmt: skip
+    assert args["body"].partition("\n\n---\n\n")[2] == module_text
+
+
+# L4: a pending record job is replaced only by a newer one of its own kind.
+
+
+def test_each_kind_of_record_job_has_its_own_concurrency_group():
+    groups = {}
+    for workflow in ["reusable-publish.yml", "reusable-nightly.yml", "publish.yml", "nightly.yml", "weekly.yml"]:
+        record = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"]["record"]
+        groups[workflow] = record["concurrency"]["group"]
+        assert record["concurrency"]["cancel-in-progress"] is False
+    assert len(set(groups.values())) == len(groups), groups
+
+
+# Exit codes: a PR with a broken configuration (3) never shows as a performance regression (1).
+
+
+@pytest.mark.parametrize("code", sorted(c for c in EXIT_CODES if c < 100))
+def test_the_verdict_script_reads_errors_py_table(code):
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "verdict.sh"), str(code), "benchwatch compare"],
+                          capture_output=True, text=True, timeout=10)  # fmt: skip
+    assert done.returncode == code
+    assert done.stdout.startswith("::notice::" if code == 0 else "::error::")
+    assert f"benchwatch compare: {EXIT_CODES[code]} (exit {code})" in done.stdout
+    missing = subprocess.run(["bash", str(ROOT / "scripts" / "verdict.sh"), ""], capture_output=True, text=True)
+    assert missing.returncode == 2 and "not measured (no exit code recorded)" in missing.stdout
+
+
+@pytest.mark.parametrize("workflow, job, script", [("reusable-pr.yml", "compare", "tool/scripts/verdict.sh")])
+def test_the_pr_job_ends_with_compares_own_exit_code(tmp_path, workflow, job, script):
+    verdict = step(workflow, job, "Verdict (exit 0 ok, 1 regression, 2 not measured, 3 bad input)")
+    (tmp_path / Path(script).parent).mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "verdict.sh", tmp_path / script)  # as checked out: executable
+    for code in ("0", "1", "2", "3"):
+        assert run_step(verdict, {"CODE": code}, cwd=tmp_path).returncode == int(code)
+    assert run_step(verdict, {"CODE": ""}, cwd=tmp_path).returncode == 2  # compare never ran
+
+
+@pytest.mark.parametrize("code, said", [("3", "bad input: benchwatch refused"), ("2", "not measured"),
+                                        ("1", "a regression (exit 1)"), ("x", "a regression, or benchwatch could not measure")])  # fmt: skip
+def test_the_comment_says_which_failure(tmp_path, code, said):
+    from test_workflows import RUN
+
+    (tmp_path / "artifact").mkdir()
+    (tmp_path / "artifact" / "exit-code.txt").write_text(code + "\n")
+    head = post_comment(tmp_path, "ok\n", run={**RUN, "conclusion": "failure"}).partition("\n\n---\n\n")[0]
+    assert said in head
+    if code == "3":
+        assert "regression" not in head
+
+
+# M1: an oha restored from the cache runs only when its sha256 is the one the repository records.
+
+KEY = "oha-1.16.0-Linux-X64"
+
+
+def oha_workspace(tmp_path: Path, recorded: str | None, binary: bytes = b"\x7fELF real oha") -> tuple[Path, Path]:
+    """The runner: HOME with ~/.cargo/bin/oha as restored, a checkout with the script and hash file."""
+    home, checkout = tmp_path / "home", tmp_path / "checkout"
+    (home / ".cargo" / "bin").mkdir(parents=True)
+    (home / ".cargo" / "bin" / "oha").write_bytes(binary)
+    (checkout / "scripts").mkdir(parents=True)
+    (checkout / ".github").mkdir()
+    shutil.copy(ROOT / "scripts" / "oha_trust.sh", checkout / "scripts")
+    lines = (ROOT / ".github" / "oha.sha256").read_text()  # the repository's comment header
+    if recorded is not None:
+        lines += f"{recorded} {KEY}\n"
+    (checkout / ".github" / "oha.sha256").write_text(lines)
+    return home, checkout
+
+
+def sha256(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def setup_trust_step() -> dict:
+    steps = yaml.safe_load((ROOT / ".github" / "actions" / "setup" / "action.yml").read_text())["runs"]["steps"]
+    return next(s for s in steps if s.get("id") == "oha-trust")
+
+
+@pytest.mark.parametrize("planted, recorded, trusted", [
+    (b"\x7fELF real oha", sha256(b"\x7fELF real oha"), True),
+    (b"\x7fELF poisoned oha", sha256(b"\x7fELF real oha"), False),  # a future key written by a nightly
+    (b"\x7fELF real oha", None, False),  # nothing recorded yet: nothing restored is run
+])  # fmt: skip
+def test_the_setup_action_runs_a_restored_oha_only_when_its_hash_is_recorded(tmp_path, planted, recorded, trusted):
+    home, checkout = oha_workspace(tmp_path, recorded, planted)
+    output = tmp_path / "github-output"
+    output.write_text("")
+    done = run_step(setup_trust_step(), {"KEY": KEY, "HOME": str(home), "GITHUB_OUTPUT": str(output)}, cwd=checkout)
+    assert done.returncode == 0, done.stderr
+    assert ("trusted=true" in output.read_text()) is trusted
+    assert (home / ".cargo" / "bin" / "oha").exists() is trusted  # an untrusted one is gone: the next step builds
+    if not trusted:
+        assert "::warning::oha restored from the cache is not used" in done.stdout
+
+
+@pytest.mark.parametrize("workflow, job", [("reusable-pr.yml", "compare"), ("reusable-publish.yml", "measure"),
+                                           ("reusable-nightly.yml", "measure")])  # fmt: skip
+def test_the_reusable_workflows_drop_a_restored_oha_whose_hash_benchwatch_does_not_record(tmp_path, workflow, job):
+    home, checkout = oha_workspace(tmp_path, sha256(b"\x7fELF real oha"), b"\x7fELF poisoned oha")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tool").symlink_to(checkout)  # benchwatch checked out at the pinned commit
+    check = step(workflow, job, "Run a restored oha only when benchwatch records its sha256")
+    done = run_step(check, {"KEY": KEY, "HOME": str(home)}, cwd=work)
+    assert done.returncode == 0 and not (home / ".cargo" / "bin" / "oha").exists()
+    (home / ".cargo" / "bin" / "oha").write_bytes(b"\x7fELF real oha")
+    assert run_step(check, {"KEY": KEY, "HOME": str(home)}, cwd=work).returncode == 0
+    assert (home / ".cargo" / "bin" / "oha").exists()
+
+
+def test_a_symlinked_oha_is_never_trusted(tmp_path):
+    home, checkout = oha_workspace(tmp_path, sha256(b"\x7fELF real oha"))
+    real = tmp_path / "real-oha"
+    real.write_bytes(b"\x7fELF real oha")
+    (home / ".cargo" / "bin" / "oha").unlink()
+    (home / ".cargo" / "bin" / "oha").symlink_to(real)
+    done = subprocess.run(["bash", str(checkout / "scripts" / "oha_trust.sh"), "check", str(home / ".cargo" / "bin" / "oha"),
+                           str(checkout / ".github" / "oha.sha256"), KEY], capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 1 and not (home / ".cargo" / "bin" / "oha").is_symlink() and real.exists()
+
+
+# The PR job's scope: the merge base, and the scenarios a change under apps/<name>/ alone touches.
+
+
+def test_pr_scope_picks_the_changed_apps_and_everything_for_any_other_change(tmp_path):
+    from test_record_push import git
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    for path in ("apps/hello/app.py", "apps/posts/app.py", "src/tool.py"):
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text("v1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "base")
+    base = git(repo, "rev-parse", "HEAD")
+
+    def scope(*changed: str, flag: str = "--by-apps-folder") -> dict[str, str]:
+        git(repo, "switch", "-q", "-C", "pr", base)
+        for path in changed:
+            (repo / path).write_text("v2\n")
+        git(repo, "commit", "-q", "-am", "change")
+        head = git(repo, "rev-parse", "HEAD")
+        done = subprocess.run(["bash", str(ROOT / "scripts" / "pr_scope.sh"), str(repo), base, head, flag],
+                              capture_output=True, text=True, timeout=30)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        return dict(line.split("=", 1) for line in done.stdout.splitlines())
+
+    assert scope("apps/posts/app.py", "apps/hello/app.py") == {"merge_base": base, "patterns": "hello*@*,posts*@*"}
+    assert scope("apps/hello/app.py", "src/tool.py")["patterns"] == ""  # the tool changed: every scenario
+    assert scope("apps/hello/app.py", flag="")["patterns"] == ""  # a user's repository: no apps/ convention
+    # the workflow's own step, with benchwatch checked out as tool/ beside repo/
+    (tmp_path / "tool").symlink_to(ROOT)
+    output = tmp_path / "github-output"
+    output.write_text("")
+    head = git(repo, "rev-parse", "HEAD")
+    scope_step = step("reusable-pr.yml", "compare", "The merge base, and the scenarios the change touches")
+    for by_apps, patterns in (("true", "hello*@*"), ("false", "")):
+        output.write_text("")
+        done = run_step(scope_step, {"BASE_SHA": base, "HEAD_SHA": head, "BY_APPS": by_apps,
+                                     "GITHUB_OUTPUT": str(output)}, cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert output.read_text().splitlines() == [f"merge_base={base}", f"patterns={patterns}"]
+    bad = subprocess.run(["bash", str(ROOT / "scripts" / "pr_scope.sh"), str(repo), "main", base],
+                         capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == BAD_INPUT and "'main' is not a 40-hex commit" in bad.stderr
+
+
+@pytest.mark.parametrize("workflow", ["reusable-publish.yml", "reusable-nightly.yml"])
+@pytest.mark.parametrize("code, job_code, recorded", [(0, 0, True), (2, 0, True), (3, 3, False)])
+def test_a_run_that_refused_its_input_publishes_nothing(tmp_path, workflow, code, job_code, recorded):
+    """`bw run` exiting 3 (a broken benchwatch.toml) fails the measure job; 2 publishes what was measured."""
+    work, temp = tmp_path / "work", tmp_path / "temp"
+    (work / "tool" / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "verdict.sh", work / "tool" / "scripts")
+    (work / "tool" / "bw").write_text(  # a stand-in for benchwatch: writes its gab files, exits with the code
+        '#!/bin/sh\nwhile [ "$1" != --out ]; do shift; done\nmkdir -p "$2"\n'
+        f'echo [] > "$2/gab-smaller.json"; echo [] > "$2/gab-bigger.json"\nexit {code}\n')
+    (work / "tool" / "bw").chmod(0o755)
+    temp.mkdir()
+    done = run_step(step(workflow, "measure", "Run the apps"), {"SCENARIOS": "", "STACKS": "latest",
+                    "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work)}, cwd=work)  # fmt: skip
+    assert done.returncode == job_code, done.stderr
+    assert (temp / "record" / "gab-smaller.json").exists() is recorded
+    if code == 3:
+        assert "::error::benchwatch run: bad input (exit 3)" in done.stdout
+
+
+def test_the_wheel_carries_its_build_commit_which_init_pins_by_default(tmp_path):
+    """No --workflows-from: init pins the commit benchwatch was built from (no network, no tag)."""
+    from benchwatch.scaffold.workflows import default_source, release_commit
+
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    uv = Path(sys.executable).parent / "uv"
+    done = subprocess.run([str(uv), "build", "--wheel", "--quiet", "--out-dir", str(tmp_path), str(ROOT)],
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (built,) = tmp_path.glob("benchwatch-*.whl")
+    with zipfile.ZipFile(built) as wheel:
+        assert wheel.read("benchwatch/build_commit.txt").decode().strip() == head.stdout.strip()
+    assert release_commit() == head.stdout.strip()  # this checkout: its HEAD
+    files = caller_workflows(default_source())
+    assert f"reusable-pr.yml@{head.stdout.strip()} # v" in files["benchwatch-pr.yml"]
+
+
+def test_a_cut_comment_leaves_no_block_open(tmp_path):
+    """Past 60,000 characters the body is cut: a <details> left open by the cut is shown as text."""
+    filler = "x" * 59_990
+    body = post_comment(tmp_path, f"{filler}<details><summary>rest</summary>\n\n{'y' * 100}\n</details>\n")
+    rest = body.partition("\n\n---\n\n")[2]
+    assert "(truncated; full report in the run)" in rest
+    assert "<details>" not in rest and "&lt;details>" in rest
