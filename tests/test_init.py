@@ -93,7 +93,7 @@ def test_an_app_without_a_parameter_free_get_gets_commented_examples(tmp_path: P
     root = repository(tmp_path / "repo")
     done = subprocess.run([sys.executable, "-m", "benchwatch", "init"], cwd=root, capture_output=True, text=True,
                           env={k: v for k, v in os.environ.items() if k != "BENCHWATCH_ROOT"}, timeout=600)  # fmt: skip
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 3, done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("ERROR: the OpenAPI schema has no GET endpoint without parameters")
     text = (root / "benchwatch" / "benchwatch-app.toml").read_text()
     assert "# [[endpoints]]   # GET /items/{item_id}: needs path parameter item_id" in text

@@ -240,7 +240,7 @@ def test_report_command_regenerates_from_run_json(tmp_path: Path, capsys) -> Non
 
 
 def test_report_command_on_a_missing_run_is_one_line_error(tmp_path: Path, capsys) -> None:
-    assert main(["report", str(tmp_path)]) == 1
+    assert main(["report", str(tmp_path)]) == 3
     err = capsys.readouterr().err.strip()
     assert err.startswith("ERROR:") and "run.json" in err and "\n" not in err
 
@@ -253,7 +253,7 @@ def test_report_and_site_name_a_broken_project_file_instead_of_ignoring_it(tmp_p
     (project / "benchwatch.toml").write_text("[benchwatch]\napps = 3\n")
     for args in (("report", str(run_dir)), ("site", "--out", str(tmp_path / "site"), "--run", str(run_dir))):
         done = cli(*args, root=project)
-        assert done.returncode == 1 and done.stderr.startswith(f"ERROR: {project / 'benchwatch.toml'}: benchwatch.apps")
+        assert done.returncode == 3 and done.stderr.startswith(f"ERROR: {project / 'benchwatch.toml'}: benchwatch.apps")
     assert not (run_dir / REPORT_MD).exists()
     monkeypatch.delenv("BENCHWATCH_ROOT")
     monkeypatch.chdir(run_dir)  # no project around: the run alone is enough

@@ -73,14 +73,14 @@ def test_merge_combines_shards_and_refuses_overlap(tmp_path: Path, cli) -> None:
     ]
 
     done = cli("merge", str(a), str(a), "--out", str(tmp_path / "again"), root=REPO)
-    assert done.returncode == 1
+    assert done.returncode == 3
     assert "figure 'x@latest GET / c=10 rps' is in both" in done.stderr
 
     other = json.loads((b / "run.json").read_text())
     other["schema_version"] = 99
     (b / "run.json").write_text(json.dumps(other))
     done = cli("merge", str(a), str(b), "--out", str(tmp_path / "bad"), root=REPO)
-    assert done.returncode == 1 and "schema version 99" in done.stderr
+    assert done.returncode == 3 and "schema version 99" in done.stderr
 
 
 def test_history_appends_in_data_js_format_and_never_overwrites_a_corrupt_file(
@@ -114,7 +114,7 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
         out = tmp_path / f"out{attempt}"
         done = benchwatch("run", "--quick", "--no-micro", "-k", "good@latest,wrong_body@latest",
                           "--out", str(out), "--history", str(hist), root=project)  # fmt: skip
-        assert done.returncode == 1, done.stderr  # wrong_body fails verify; good is still measured
+        assert done.returncode == 2, done.stderr  # not measured: wrong_body fails verify; good is still measured
         assert "wrong_body@latest GET /items [verify]" in done.stderr
     run = read_run(out)
     assert run.complete and any(f.valid and f.variant == "good@latest" for f in run.figures)
@@ -132,6 +132,6 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
     (hist / "data.js").write_text("garbage")
     done = benchwatch("run", "--quick", "--no-micro", "-k", "good@latest", "--out", str(tmp_path / "o3"),
                       "--history", str(hist), root=project)  # fmt: skip
-    assert done.returncode == 1 and "not a data.js history" in done.stderr
+    assert done.returncode == 3 and "not a data.js history" in done.stderr
     assert (hist / "data.js").read_text() == "garbage"
     assert not (tmp_path / "o3").exists()  # refused before any work

@@ -217,13 +217,13 @@ def test_a_broken_data_js_or_attribution_is_one_error_line_naming_the_file(tmp_p
     history.mkdir()
     (history / "data.js").write_text(PREFIX + '{"entries": {"s": [{"commit": {}}]}}')
     done = cli("site", "--out", str(tmp_path / "site"), "--data", str(history))
-    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert done.returncode == 3 and done.stderr.count("\n") == 1
     assert done.stderr.startswith(f"ERROR: {history / 'data.js'}: ") and "commit.id" in done.stderr
     assert not (tmp_path / "site").exists()
     bad = tmp_path / "attribution.json"
     bad.write_text(json.dumps({"base": "a", "head": "b", "steps": "nope"}))
     done = cli("site", "--out", str(tmp_path / "site"), "--attribution", str(bad))
-    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert done.returncode == 3 and done.stderr.count("\n") == 1
     assert done.stderr.startswith(f"ERROR: --attribution {bad}: not a benchwatch attribution.json")
     assert not (tmp_path / "site").exists()
 

@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.errors import UserError
+    from benchwatch.errors import EXIT_BAD_INPUT, UserError
     from benchwatch.scaffold.init import init
     from benchwatch.scaffold.workflows import DEFAULT_SOURCE
 
@@ -31,6 +31,6 @@ def run(args: argparse.Namespace) -> int:
         print("ERROR: the OpenAPI schema has no GET endpoint without parameters: fill in one of the "
               "commented [[endpoints]] in benchwatch/benchwatch-app.toml, then run `benchwatch verify`",
               file=sys.stderr)  # fmt: skip
-        return 1
+        return EXIT_BAD_INPUT  # a declaration without an endpoint: the user completes it
     print(f"next: benchwatch verify && benchwatch run --quick -k '{outcome.variant}'; commit the files")
     return 0

@@ -17,13 +17,13 @@ from benchwatch.compare.stats import (
     ratio_interval,
     verdict,
 )
+from benchwatch.errors import EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED
 from benchwatch.metrics import FALLBACK_FLOOR, MICRO_INSTRUCTIONS, Metric
 from benchwatch.results import Environment, Figure, LoadPlanInfo, Problem, SkippedRun
 from benchwatch.results import figure_label as label
 
 COMPARE_FILE = "compare.json"
 COMMENT_FILE = "comment.md"
-EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED = 0, 1, 2
 # load figures are measured side by side, sample i of base with sample i of head (measure/rounds.py);
 # micro-benchmark timings in paired rounds, base's and head's batches of the same case alternating
 # on one core (measure/micro_pairs.py): round i of base pairs with round i of head. Instruction counts are
