@@ -99,6 +99,19 @@ def test_a_second_app_is_added_to_the_projects_list_and_the_rest_kept() -> None:
     assert project_with_app(added, Path("benchwatch.toml"), "a/benchwatch") is None
 
 
+def test_force_replaces_the_apps_files_but_keeps_the_other_apps(tmp_path: Path) -> None:
+    from benchwatch.scaffold.init import _project_text
+
+    path = tmp_path / "benchwatch.toml"
+    path.write_text('[benchwatch]\napps = ["a/benchwatch"]\n')
+    where = Layout(tmp_path, tmp_path / "b")
+    assert _project_text(where, path, force=True) == '[benchwatch]\napps = ["a/benchwatch", "b/benchwatch"]\n'
+    path.write_text("not toml [")
+    with pytest.raises(UserError, match="not valid TOML"):
+        _project_text(where, path, force=False)
+    assert 'apps = ["b/benchwatch"]' in _project_text(where, path, force=True)
+
+
 def test_settings_are_key_value_pairs() -> None:
     assert parse_env(["DATABASE_URL=postgresql://u@h/db?x=1", "EMPTY="]) == {
         "DATABASE_URL": "postgresql://u@h/db?x=1", "EMPTY": ""}  # fmt: skip
@@ -272,3 +285,23 @@ def test_init_from_an_app_folder_and_from_the_root_writes_the_shared_files_at_th
     listed = bw("list", "--json", cwd=second)  # any folder below finds the root's benchwatch.toml
     assert [v["id"] for v in json.loads(listed.stdout)["variants"]] == ["blog@latest", "shop@latest"]
     assert uvicorn_processes(str(root)) == []
+
+
+def test_the_servers_error_is_the_exception_line_of_its_traceback() -> None:
+    from benchwatch.scaffold.init import _server_error
+
+    class Logged:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        def stderr_tail(self, lines: int = 12) -> str:
+            return "\n".join(self.text.splitlines()[-lines:])
+
+    log = Logged("booted\nERROR:    Exception in ASGI application\nTraceback (most recent call last):\n"
+                 '  File "x.py", line 3, in f\npsycopg.errors.UndefinedTable: relation "p" does not exist\n\n'
+                 "The above exception was the direct cause of the following exception:\n\n"
+                 'sqlalchemy.exc.ProgrammingError: (psycopg.errors.UndefinedTable) relation "p" does not exist\n'
+                 "LINE 2: FROM p\n[SQL: SELECT p.id FROM p]\n(Background on this error at: https://sqlalche.me/e/20/f405)\n")  # fmt: skip
+    assert _server_error(log, 1) == 'sqlalchemy.exc.ProgrammingError: (psycopg.errors.UndefinedTable) relation "p" does not exist'
+    assert _server_error(Logged("booted\nsomething odd\n"), 1) == "something odd"
+    assert _server_error(Logged("booted\n"), 1) == ""

@@ -56,14 +56,31 @@ def team(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> dict:
         assert done.returncode == 0, f"{name}: {done.stdout[-2000:]}\n{done.stderr[-3000:]}"
         outputs[name] = done
 
-    for app in APPS:
-        step(f"init {app}", "init", "--env", f"DATABASE_URL={postgres_url}", "--migrate", cwd=root / app)
+    database = f"DATABASE_URL={postgres_url}"
+    step("init blog_v1", "init", "--env", database, "--migrate", cwd=root / "blog_v1")
+    _downgrade(root, "blog_v1@own", postgres_url)  # the database as a new clone finds it: not migrated
+    step("init blog_v1, not migrated", "init", "--force", "--env", database, cwd=root / "blog_v1")
+    unmigrated = (root / "blog_v1" / "benchwatch" / "benchwatch-app.toml").read_text()
+    step("init blog_v1 --migrate", "init", "--force", "--env", database, "--migrate", cwd=root / "blog_v1")
+    step("init blog_v2", "init", "--env", database, "--migrate", cwd=root / "blog_v2")
     step("verify", "verify")
     step("run", "run", "--quick", "--no-micro", "--out", str(work / "run"))
     step("compare", "compare", "--base", "blog_v1@own", "--head", "blog_v2@own", "--quick", "--no-micro",
          "--out", str(work / "compare"))  # fmt: skip
     print(f"\nteam repository wall times (s): {timings}")
-    return {"root": root, "run": work / "run", "compare": work / "compare", "outputs": outputs}
+    return {"root": root, "run": work / "run", "compare": work / "compare", "outputs": outputs,
+            "unmigrated": unmigrated}  # fmt: skip
+
+
+def _downgrade(root: Path, variant_id: str, url: str) -> None:
+    """`alembic downgrade base` in the app's own environment (init built it)."""
+    from benchwatch import envs
+    from benchwatch.config import load_project
+
+    (variant,) = [v for v in load_project(root).variants() if v.id == variant_id]
+    env = envs.ensure(variant.stack, requirements_file=variant.requirements_file)
+    subprocess.run([str(env.python), "-m", "alembic", "downgrade", "base"], cwd=variant.app.root, check=True,
+                   capture_output=True, env={**os.environ, "DATABASE_URL": url}, timeout=120)  # fmt: skip
 
 
 def test_init_from_each_app_folder_writes_the_shared_files_at_the_root(team: dict) -> None:
@@ -79,6 +96,15 @@ def test_init_from_each_app_folder_writes_the_shared_files_at_the_root(team: dic
         posts = json.loads((root / app / "benchwatch" / "expected" / "posts.json").read_text())
         assert len(posts) == 50 and posts[0] == {"id": 1, "title": "post 1", "body": "y" * 500, "published": True}
     assert "next: benchwatch verify -k 'blog_v2@own'" in team["outputs"]["init blog_v2"].stdout
+
+
+def test_init_before_the_migration_comments_the_endpoint_out_with_the_servers_error(team: dict) -> None:
+    text = team["unmigrated"]
+    assert "# pre_start = " in text and "(found alembic.ini, migrations)" in text  # the hint, not run
+    assert ('# [[endpoints]]   # GET /posts: answered 500 at init: sqlalchemy.exc.ProgrammingError: '
+            '(psycopg.errors.UndefinedTable) relation "blog_posts" does not exist') in text
+    assert '\nname = "recent"\npath = "/recent"\n' in text  # what answered is still declared
+    assert "Traceback" not in team["outputs"]["init blog_v1, not migrated"].stderr
 
 
 def test_verify_and_run_measure_both_pins(team: dict) -> None:

@@ -106,10 +106,15 @@ def init(
 
 def _project_text(where: Layout, path: Path, force: bool) -> str | None:
     """benchwatch.toml's new text: a new file listing the app, the existing one with the app added
-    (another app's init wrote it), or None when it lists the app already."""
+    (another app's init wrote it; --force keeps the other apps too), or None when it lists the app
+    already. Only --force replaces a file it cannot add to."""
     entry = where.listed()
-    if path.exists() and not force:
-        return project_with_app(path.read_text(), path, entry)
+    if path.exists():
+        try:
+            return project_with_app(path.read_text(), path, entry)
+        except UserError:
+            if not force:
+                raise
     return declare.project_text(entry)
 
 
@@ -251,21 +256,26 @@ def _get(client, srv, path: str) -> Answer:  # type: ignore[no-untyped-def]
         return Answer(first.status_code, content_type)
 
 
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*: \S")  # `sqlalchemy.exc.ProgrammingError: (...) ...`
+
+
 def _server_error(srv, before: int, wait: float = 0.0) -> str:  # type: ignore[no-untyped-def]
-    """The last line the server logged since line `before` (a traceback ends with the exception);
-    an error answer can arrive before its traceback is logged: up to `wait` seconds for it."""
+    """The server's error since log line `before`: a traceback's exception line (its message may
+    run on over more lines), else the last line logged. An error answer can arrive before its
+    traceback is logged: up to `wait` seconds for it."""
     import time
 
     deadline = time.monotonic() + wait
     while True:
-        new = [ln.strip() for ln in srv.stderr_tail(lines=10_000).splitlines()[before:] if ln.strip()]
+        new = [ln for ln in srv.stderr_tail(lines=10_000).splitlines()[before:] if ln.strip()]
         if new or time.monotonic() >= deadline:
             break
         time.sleep(0.05)
     if new and wait:
-        time.sleep(0.1)  # the rest of the traceback
-        new = [ln.strip() for ln in srv.stderr_tail(lines=10_000).splitlines()[before:] if ln.strip()]
-    return new[-1][:300] if new else ""
+        time.sleep(0.2)  # the rest of the traceback
+        new = [ln for ln in srv.stderr_tail(lines=10_000).splitlines()[before:] if ln.strip()]
+    exceptions = [ln for ln in new if _EXCEPTION_LINE.match(ln)]
+    return (exceptions or new or [""])[-1].strip()[:300]
 
 
 def _detail(reply) -> str:  # type: ignore[no-untyped-def]
