@@ -53,10 +53,10 @@ def test_skips_around_the_answer_leave_every_candidate_named():
     assert result.first_bad == "c6" and result.candidates == ["c4", "c5", "c6"]
 
 
-def test_bad_not_slower_than_good_is_exit_2():
+def test_bad_not_slower_than_good_is_bad_input():
     with pytest.raises(UserError, match="is not slower than --good") as caught:
         search("c0", COMMITS, judge_with(99))
-    assert caught.value.exit_code == 2
+    assert caught.value.exit_code == 3
 
 
 def _row(verdict: str, ratio: float, metric: str = "cpu_us_per_request") -> Row:
@@ -85,7 +85,7 @@ def _git(root: Path, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
-def test_good_not_an_ancestor_of_bad_is_exit_2_and_the_range_is_first_parent(tmp_path):
+def test_good_not_an_ancestor_of_bad_is_bad_input_and_the_range_is_first_parent(tmp_path):
     _git(tmp_path, "init", "-q")
     for name in ("a", "b", "c"):
         (tmp_path / name).write_text(name)
@@ -95,12 +95,12 @@ def test_good_not_an_ancestor_of_bad_is_exit_2_and_the_range_is_first_parent(tmp
     assert len(first_parent_range(tmp_path, a, c)) == 2
     with pytest.raises(UserError, match="not an ancestor") as caught:
         first_parent_range(tmp_path, c, a)
-    assert caught.value.exit_code == 2
+    assert caught.value.exit_code == 3
 
 
 def test_the_command_refuses_an_unknown_metric_in_one_line(cli):
     done = cli("bisect", "--good", "HEAD~1", "--bad", "HEAD", "-k", "hello@latest", "--figure", "speed", root=REPO)
-    assert done.returncode == 2
+    assert done.returncode == 3
     assert done.stderr.startswith("ERROR: --figure 'speed': not a load metric") and len(done.stderr.splitlines()) == 1
 
 

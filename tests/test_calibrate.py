@@ -104,7 +104,7 @@ def test_calibrate_from_recomputes_floors_from_earlier_aa_runs(tmp_path, cli):
     assert stored["rounds"] == 12 and stored["variants"] == ["x@latest"]
     assert 0 < stored["detail"]["cpu_us_per_request"]["x cpu_us_per_request"] < 0.03  # pairing cancels the host
     empty = cli("calibrate", "--from", str(tmp_path / "nothing"), root=root)
-    assert empty.returncode == 1 and "no <variant>/base-load/run.json there" in empty.stderr
+    assert empty.returncode == 3 and "no <variant>/base-load/run.json there" in empty.stderr
 
 
 def test_micro_aa_runs_give_timing_and_instruction_floors(tmp_path, cli):

@@ -99,7 +99,7 @@ def test_a_damaged_history_is_one_error_line_and_nothing_is_written(tmp_path: Pa
     out = tmp_path / "out.json"
     code = main(["changes", "--data", str(tmp_path), "--json-file", str(out)])
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1
+    assert code == 3 and err.count("\n") == 1
     assert err.startswith(f"ERROR: {path}: ") and message in err
     assert not out.exists()
 
@@ -253,16 +253,16 @@ def test_a_bad_acks_file_is_one_error_naming_path_and_key(tmp_path: Path, body: 
                                                          capsys) -> None:  # fmt: skip
     _history(tmp_path, _values(40))
     path = _acks(tmp_path, body)
-    assert main(["changes", "--data", str(tmp_path), "--acks", str(path)]) == 2
+    assert main(["changes", "--data", str(tmp_path), "--acks", str(path)]) == 3
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith(f"ERROR: {path}: ") and message in err
 
 
 def test_a_missing_acks_file_is_an_error_only_when_named(tmp_path: Path, capsys) -> None:
     _history(tmp_path, _values(40))
-    assert main(["changes", "--data", str(tmp_path), "--acks", str(tmp_path / "nope.toml")]) == 2
+    assert main(["changes", "--data", str(tmp_path), "--acks", str(tmp_path / "nope.toml")]) == 3
     assert "nope.toml: no such acknowledgements file" in capsys.readouterr().err
-    assert main(["changes", "--data", str(tmp_path), "--since", "0"]) == 2
+    assert main(["changes", "--data", str(tmp_path), "--since", "0"]) == 3
     assert "--since 0: must be at least 1" in capsys.readouterr().err
 
 

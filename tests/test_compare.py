@@ -125,7 +125,7 @@ def test_unknown_stack_or_ref_is_one_clear_line_and_nothing_is_created(tmp_path,
     root = tiny_project(tmp_path)
     out = tmp_path / "never"
     done = cli("compare", "--base", "nosuchthing", "--head", "latest", "--no-micro", "--out", str(out), root=root)
-    assert done.returncode == 3
+    assert done.returncode == 3  # bad input, never 1 (a regression)
     assert done.stderr.strip().splitlines() == ["ERROR: 'nosuchthing' is neither a stack "
                                                 f"({', '.join(load_stacks(root))}), a variant (scenario@stack[:endpoint]) "
                                                 f"nor a git ref of {root}"]  # fmt: skip

@@ -67,7 +67,7 @@ def test_the_wheel_in_a_fresh_venv_benchmarks_a_foreign_repository(tmp_path: Pat
     assert json.loads((repo / "benchwatch" / "expected" / "items.json").read_text())[1]["name"] == "item 1"
     assert "# [[endpoints]]   # GET /items/{item_id}: needs path parameter item_id" in app_file
     again = subprocess.run([benchwatch, "init"], cwd=repo, env=env, capture_output=True, text=True)
-    assert again.returncode == 1 and again.stderr.startswith("ERROR: ") and "--force" in again.stderr
+    assert again.returncode == 3 and again.stderr.startswith("ERROR: ") and "--force" in again.stderr
     step("verify", "verify")
     step("run", "run", "--quick", "--no-micro", "--out", str(tmp_path / "run"))
     run = json.loads((tmp_path / "run" / "run.json").read_text())

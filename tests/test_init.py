@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -11,7 +12,8 @@ import pytest
 
 from benchwatch.errors import UserError
 from benchwatch.scaffold import discover, schema
-from benchwatch.scaffold.init import init
+from benchwatch.scaffold.init import init, parse_env
+from benchwatch.scaffold.layout import Layout, layout, project_with_app
 
 APP = '''from fastapi import FastAPI
 
@@ -62,10 +64,74 @@ def test_apps_are_found_by_assignment_and_several_must_be_named(tmp_path: Path) 
 
 def test_init_never_overwrites_a_file(tmp_path: Path) -> None:
     repository(tmp_path)
+    (tmp_path / "benchwatch").mkdir()
+    (tmp_path / "benchwatch" / "benchwatch-app.toml").write_text("# mine\n")
+    with pytest.raises(UserError, match=r"benchwatch-app.toml exists; init never overwrites a file \(use --force"):
+        init(Layout(tmp_path, tmp_path))
+    assert (tmp_path / "benchwatch" / "benchwatch-app.toml").read_text() == "# mine\n"
+    (tmp_path / "benchwatch" / "benchwatch-app.toml").unlink()
     (tmp_path / "benchwatch.toml").write_text("# mine\n")
-    with pytest.raises(UserError, match=r"benchwatch.toml exists; init never overwrites a file \(use --force"):
-        init(tmp_path)
+    with pytest.raises(UserError, match=r"benchwatch.toml: no `apps = \[...\]` to add 'benchwatch' to; add it by hand"):
+        init(Layout(tmp_path, tmp_path))
     assert (tmp_path / "benchwatch.toml").read_text() == "# mine\n"
+
+
+def test_the_root_comes_from_git_and_the_app_folder_may_be_anywhere(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "services" / "posts").mkdir(parents=True)
+    git(root, "init", "-q")
+    from_folder = layout(root / "services" / "posts", None)
+    from_root = layout(root, "services/posts")
+    assert from_folder == from_root == Layout(root.resolve(), (root / "services" / "posts").resolve())
+    assert from_root.listed() == "services/posts/benchwatch"
+    assert from_root.from_app_dir(root / "requirements.txt") == "../../../requirements.txt"
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    assert layout(outside, None).root == outside.resolve()  # no git: the folder is the root
+    with pytest.raises(UserError, match="nope: no such folder"):
+        layout(root, "nope")
+
+
+def test_a_second_app_is_added_to_the_projects_list_and_the_rest_kept() -> None:
+    text = '# mine\n[benchwatch]\napps = ["a/benchwatch"]\ndefault_stacks = ["latest"]\n'
+    added = project_with_app(text, Path("benchwatch.toml"), "b/benchwatch")
+    assert added == '# mine\n[benchwatch]\napps = ["a/benchwatch", "b/benchwatch"]\ndefault_stacks = ["latest"]\n'
+    assert project_with_app(added, Path("benchwatch.toml"), "a/benchwatch") is None
+
+
+def test_force_replaces_the_apps_files_but_keeps_the_other_apps(tmp_path: Path) -> None:
+    from benchwatch.scaffold.init import _project_text
+
+    path = tmp_path / "benchwatch.toml"
+    path.write_text('[benchwatch]\napps = ["a/benchwatch"]\n')
+    where = Layout(tmp_path, tmp_path / "b")
+    assert _project_text(where, path, force=True) == '[benchwatch]\napps = ["a/benchwatch", "b/benchwatch"]\n'
+    path.write_text("not toml [")
+    with pytest.raises(UserError, match="not valid TOML"):
+        _project_text(where, path, force=False)
+    assert 'apps = ["b/benchwatch"]' in _project_text(where, path, force=True)
+
+
+def test_settings_are_key_value_pairs() -> None:
+    assert parse_env(["DATABASE_URL=postgresql://u@h/db?x=1", "EMPTY="]) == {
+        "DATABASE_URL": "postgresql://u@h/db?x=1", "EMPTY": ""}  # fmt: skip
+    for bad in ("NOVALUE", "1X=2", "=v"):
+        with pytest.raises(UserError, match=rf"--env '{bad}': give KEY=VALUE"):
+            parse_env([bad])
+
+
+def test_bad_init_arguments_are_bad_input_and_write_nothing(tmp_path: Path, cli) -> None:
+    root = repository(tmp_path / "repo")
+    git(root, "init", "-q")
+    for argv, message in [
+        (("--migrate",), "ERROR: --migrate: no alembic.ini in"),
+        (("--env", "X"), "ERROR: --env 'X': give KEY=VALUE"),
+        (("a", "b"), "ERROR: init a b: give at most one folder and one import string"),
+        (("nowhere",), "ERROR: nowhere: no such folder"),
+    ]:  # fmt: skip
+        done = cli("init", *argv, root=root)
+        assert done.returncode == 3 and done.stderr.startswith(message), done.stderr
+    assert sorted(p.name for p in root.iterdir()) == [".git", "requirements.txt", "svc"]
 
 
 def test_openapi_operations_names_and_volatile_keys() -> None:
@@ -94,8 +160,8 @@ def test_an_app_without_a_parameter_free_get_gets_commented_examples(tmp_path: P
     pinned = "--workflows-from=someone/benchwatch@0123456789abcdef0123456789abcdef01234567"  # no network
     done = subprocess.run([sys.executable, "-m", "benchwatch", "init", pinned], cwd=root, capture_output=True, text=True,
                           env={k: v for k, v in os.environ.items() if k != "BENCHWATCH_ROOT"}, timeout=600)  # fmt: skip
-    assert done.returncode == 1, done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("ERROR: the OpenAPI schema has no GET endpoint without parameters")
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith("ERROR: the app answered no parameter-free GET with 200")
     text = (root / "benchwatch" / "benchwatch-app.toml").read_text()
     assert "# [[endpoints]]   # GET /items/{item_id}: needs path parameter item_id" in text
     assert 'requirements = "../requirements.txt"' in text
@@ -134,9 +200,109 @@ def test_a_requirements_line_that_is_not_a_pin_is_named_and_the_latest_stack_use
     from benchwatch.scaffold.init import _pinned_requirements
 
     said: list[str] = []
+    where = Layout(tmp_path, tmp_path)
     (tmp_path / "requirements.txt").write_text("fastapi==0.100.0\npydantic>=2  # loose\n")
-    assert _pinned_requirements(tmp_path, said.append) is None
+    assert _pinned_requirements(where, said.append) is None
     assert said == ["init: requirements.txt: 'pydantic>=2' is not an exact pin (name==version), so the app "
                     "runs on the `latest` stack; pin every line and set requirements = ... to use the file"]  # fmt: skip
     (tmp_path / "requirements.txt").write_text("fastapi==0.100.0\n--index-url https://example.org\n")
-    assert _pinned_requirements(tmp_path, said.append) == "requirements.txt"
+    assert _pinned_requirements(where, said.append) == "../requirements.txt"
+
+
+FOLDER_APP = """import os
+
+from fastapi import FastAPI
+
+from api.routes import router  # relative to the app folder, as the team runs it
+
+GREETING = os.environ["GREETING"]  # no default: the app does not boot without it
+app = FastAPI()
+app.include_router(router)
+
+
+@app.get("/hello")
+def hello() -> dict:
+    return {"greeting": GREETING}
+
+
+@app.get("/zz_crash")
+def crash() -> dict:
+    os._exit(3)  # the server dies: no answer, never a traceback of init's
+"""
+ROUTES = """from fastapi import APIRouter
+
+router = APIRouter()
+
+
+@router.get("/posts")
+def posts() -> list:
+    raise RuntimeError("relation posts does not exist")
+"""
+
+
+def _folder_app(root: Path, folder: str) -> Path:
+    (root / folder / "api").mkdir(parents=True)
+    (root / folder / "main.py").write_text(FOLDER_APP)
+    (root / folder / "api" / "__init__.py").write_text("")
+    (root / folder / "api" / "routes.py").write_text(ROUTES)
+    return root / folder
+
+
+@pytest.mark.slow
+def test_init_from_an_app_folder_and_from_the_root_writes_the_shared_files_at_the_root(tmp_path: Path) -> None:
+    from conftest import uvicorn_processes
+
+    root = tmp_path / "repo"
+    first, second = _folder_app(root, "blog"), _folder_app(root, "services/shop")
+    git(root, "init", "-q")
+    environ = {k: v for k, v in os.environ.items() if k not in ("BENCHWATCH_ROOT", "GREETING")}
+
+    def bw(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "benchwatch", *args], cwd=cwd, capture_output=True, text=True,
+                              env=environ, timeout=600)  # fmt: skip
+
+    failed = bw("init", cwd=first)  # GREETING is missing: the app's own error, then one ERROR line
+    assert failed.returncode == 3 and "Traceback (most recent call last)" not in failed.stderr.split("    | ")[0]
+    lines = failed.stderr.strip().splitlines()
+    assert any(line.startswith("    | KeyError: 'GREETING'") for line in lines), failed.stderr
+    assert lines[-1].startswith("ERROR: main:app did not boot: server exited with code") and "--env" in lines[-1]
+    assert not (first / "benchwatch").exists() and not (root / "benchwatch.toml").exists()
+
+    done = bw("init", "--env", "GREETING=hi", cwd=first)
+    assert done.returncode == 0, done.stderr + (first / "benchwatch" / "benchwatch-app.toml").read_text()
+    assert not (first / "benchwatch.toml").exists() and not (first / ".github").exists()
+    assert sorted(p.name for p in (root / ".github" / "workflows").iterdir())[0] == "benchwatch-comment.yml"
+    text = (first / "benchwatch" / "benchwatch-app.toml").read_text()
+    assert 'root = ".."' in text and 'app = "main:app"' in text and 'env = { GREETING = "hi" }' in text
+    assert "# [[endpoints]]   # GET /posts: answered 500 at init: RuntimeError: relation posts does not exist" in text
+    assert "# [[endpoints]]   # GET /zz_crash: no answer at init: the server exited (code 3)" in text
+    assert json.loads((first / "benchwatch" / "expected" / "hello.json").read_text()) == {"greeting": "hi"}
+
+    again = bw("init", "services/shop", "main:app", "--env", "GREETING=hey", cwd=root)
+    assert again.returncode == 0, again.stderr
+    assert "kept .github/workflows/benchwatch-pr.yml (exists; --force replaces it)" in again.stdout
+    assert 'apps = ["blog/benchwatch", "services/shop/benchwatch"]' in (root / "benchwatch.toml").read_text()
+    assert 'root = ".."' in (second / "benchwatch" / "benchwatch-app.toml").read_text()
+    listed = bw("list", "--json", cwd=second)  # any folder below finds the root's benchwatch.toml
+    assert [v["id"] for v in json.loads(listed.stdout)["variants"]] == ["blog@latest", "shop@latest"]
+    assert uvicorn_processes(str(root)) == []
+
+
+def test_the_servers_error_is_the_exception_line_of_its_traceback() -> None:
+    from benchwatch.scaffold.init import _server_error
+
+    class Logged:
+        def __init__(self, text: str) -> None:
+            self.text = text
+
+        def stderr_tail(self, lines: int = 12) -> str:
+            return "\n".join(self.text.splitlines()[-lines:])
+
+    log = Logged("booted\nERROR:    Exception in ASGI application\nTraceback (most recent call last):\n"
+                 '  File "x.py", line 3, in f\npsycopg.errors.UndefinedTable: relation "p" does not exist\n\n'
+                 "The above exception was the direct cause of the following exception:\n\n"
+                 'sqlalchemy.exc.ProgrammingError: (psycopg.errors.UndefinedTable) relation "p" does not exist\n'
+                 "LINE 2: FROM p\n[SQL: SELECT p.id FROM p]\n(Background on this error at: https://sqlalche.me/e/20/f405)\n")  # fmt: skip
+    assert _server_error(log, 1) == 'sqlalchemy.exc.ProgrammingError: (psycopg.errors.UndefinedTable) relation "p" does not exist'
+    assert _server_error(Logged("booted\nsomething odd\n"), 1) == "something odd"
+    assert _server_error(Logged("booted\n"), 1) == ""

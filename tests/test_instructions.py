@@ -4,7 +4,6 @@ and the micro injector (benchmarks/inject.py)."""
 from __future__ import annotations
 
 import ast
-import json
 import re
 import subprocess
 import sys
@@ -156,13 +155,15 @@ def test_without_valgrind_there_are_no_figures_and_one_reason(tiny: Path, tmp_pa
 
 def test_cli_says_what_to_fix(tmp_path: Path) -> None:
     done = benchwatch("instructions", "--bench", "(", "--stacks", "latest", "--out", str(tmp_path))
-    assert done.returncode == 1
+    assert done.returncode == 3
     assert done.stderr.startswith("ERROR: --bench '(': not a regular expression")
     done = benchwatch("instructions", "--stacks", "latest", "--out", str(tmp_path),
                       env={"PATH": str(tmp_path / "empty")})  # fmt: skip
-    assert done.returncode == 1
-    assert "PROBLEM micro [micro]: valgrind not found on PATH" in done.stderr
-    assert json.loads((tmp_path / "run.json").read_text())["figures"] == []
+    assert done.returncode == 3  # a missing prerequisite: nothing measured, nothing written
+    assert done.stderr.strip().splitlines() == [
+        "ERROR: valgrind not found on PATH: no instruction counts; install it (Debian/Ubuntu: apt-get install valgrind)"
+    ]
+    assert not (tmp_path / "run.json").exists()
 
 
 def test_quick_cases_are_micro_quick_timed_ones() -> None:

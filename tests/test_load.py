@@ -44,7 +44,7 @@ def test_broken_variants_are_reported_and_never_published(project: Path, tmp_pat
         root=project, env={"FAIL_AFTER": "5", "DIE_AFTER": "5"},
     )  # fmt: skip
     text = done.stdout + done.stderr
-    assert done.returncode == 1, text
+    assert done.returncode == 2, text  # not measured
     assert "wrong_body@latest GET /items [verify]: body differs" in text
     assert re.search(r"flaky@latest GET /hello \[load\]: \S+: non-2xx responses: \d+x 500", text), (
         text
@@ -76,7 +76,7 @@ def test_output_dir_not_writable_is_a_clear_error(project: Path, tmp_path: Path)
     done = benchwatch(
         "load", "--quick", "-k", "good@latest", "--out", str(blocker / "out"), root=project
     )
-    assert done.returncode == 1
+    assert done.returncode == 3
     assert f"ERROR: --out {blocker / 'out'}: not writable" in done.stderr
 
 
@@ -85,7 +85,7 @@ def test_missing_oha_is_a_clear_error(project: Path, tmp_path: Path) -> None:
     done = benchwatch(
         "load", "--quick", "-k", "good@latest", "--out", str(tmp_path / "o"), root=project, env=bare
     )
-    assert done.returncode == 1
+    assert done.returncode == 3
     assert "ERROR: oha not found on PATH or in ~/.cargo/bin" in done.stderr
 
 

@@ -188,7 +188,7 @@ def test_micro_names_an_unknown_stack(cli) -> None:
     done = cli(
         "micro", "--stacks", "nope", "--out", "/tmp/benchwatch-test-unused", root=REPO
     )
-    assert done.returncode == 1
+    assert done.returncode == 3
     assert done.stderr.startswith("ERROR: ") and "nope" in done.stderr
 
 

@@ -75,7 +75,7 @@ def test_a_failed_compare_publishes_no_relative_point(tmp_path, cli):
     ])  # fmt: skip
     out = tmp_path / "gab.json"
     done = cli("relative", str(compare), "--out", str(out))
-    assert done.returncode == 1 and not out.exists()
+    assert done.returncode == 2 and not out.exists()  # not measured
     assert done.stderr.startswith("ERROR: ") and "no relative point published" in done.stderr
     assert (
         len(done.stderr.strip().splitlines()) == 1 and "invalid measurement on head" in done.stderr
@@ -83,7 +83,7 @@ def test_a_failed_compare_publishes_no_relative_point(tmp_path, cli):
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "compare.json").write_text("{")
     done = cli("relative", str(tmp_path / "bad"), "--out", str(out))
-    assert done.returncode == 1 and "not a benchwatch compare.json" in done.stderr
+    assert done.returncode == 3 and "not a benchwatch compare.json" in done.stderr
 
 
 def test_trend_add_appends_entries_that_changes_reads(tmp_path, cli):
@@ -113,7 +113,7 @@ def test_trend_add_refuses_bad_gab_files_and_keeps_the_history(tmp_path, cli, co
     gab = tmp_path / "gab.json"
     gab.write_text(content)
     done = cli("trend-add", str(data_js), "--gab", str(gab), "--suite", "s", "--commit", "a" * 40)
-    assert done.returncode == 1 and message in done.stderr and done.stderr.startswith("ERROR: ")
+    assert done.returncode == 3 and message in done.stderr and done.stderr.startswith("ERROR: ")
     assert data_js.read_text() == before
 
 
@@ -123,5 +123,5 @@ def test_trend_add_never_overwrites_a_corrupt_history(tmp_path, cli):
     gab = tmp_path / "gab.json"
     gab.write_text('[{"name": "x", "unit": "x", "value": 1.0}]')
     done = cli("trend-add", str(data_js), "--gab", str(gab), "--suite", "s", "--commit", "a" * 40)
-    assert done.returncode == 1 and "corrupt history" in done.stderr
+    assert done.returncode == 3 and "corrupt history" in done.stderr
     assert data_js.read_text() == 'window.BENCHMARK_DATA = {"entries": {'

@@ -178,7 +178,7 @@ def test_corrupt_state_is_reported_and_never_overwritten(index, capsys, tmp_path
     state.write_text(content)
     code = main(["releases", "--index-url", index.url, "--state", str(state), "--write-state"])
     err = capsys.readouterr().err
-    assert code == 1
+    assert code == 3
     assert err.startswith("ERROR: state file") and "corrupt" in err and err.count("\n") == 1
     assert state.read_text() == content
 
@@ -188,7 +188,7 @@ def test_unreachable_index_is_one_clear_line(capsys, monkeypatch):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     monkeypatch.setenv(releases.INDEX_URL_ENV, f"http://127.0.0.1:{port}")
-    assert main(["releases"]) == 1
+    assert main(["releases"]) == 3
     err = capsys.readouterr().err
     assert err.startswith(f"ERROR: cannot reach package index at http://127.0.0.1:{port}/pypi/")
     assert err.count("\n") == 1
@@ -196,7 +196,7 @@ def test_unreachable_index_is_one_clear_line(capsys, monkeypatch):
 
 def test_missing_project_is_reported(index, capsys):
     del index.projects["uvicorn"]
-    assert main(["releases", "--index-url", index.url]) == 1
+    assert main(["releases", "--index-url", index.url]) == 3
     assert "HTTP 404" in capsys.readouterr().err
 
 
@@ -211,14 +211,14 @@ def test_index_url_precedence(monkeypatch):
 
 
 def test_write_state_needs_state(capsys):
-    assert main(["releases", "--write-state"]) == 1
+    assert main(["releases", "--write-state"]) == 3
     assert "--write-state needs --state" in capsys.readouterr().err
 
 
 def test_state_file_path_unused_until_resolution_succeeds(capsys, tmp_path, monkeypatch):
     monkeypatch.setenv(releases.INDEX_URL_ENV, "http://127.0.0.1:1")
     state = tmp_path / "state.json"
-    assert main(["releases", "--state", str(state), "--write-state"]) == 1
+    assert main(["releases", "--state", str(state), "--write-state"]) == 3
     assert not state.exists()
 
 

@@ -114,7 +114,7 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
         out = tmp_path / f"out{attempt}"
         done = benchwatch("run", "--quick", "--no-micro", "-k", "good@latest,wrong_body@latest",
                           "--out", str(out), "--history", str(hist), root=project)  # fmt: skip
-        assert done.returncode == 1, done.stderr  # wrong_body fails verify; good is still measured
+        assert done.returncode == 2, done.stderr  # not measured: wrong_body fails verify; good is still measured
         assert "wrong_body@latest GET /items [verify]" in done.stderr
     run = read_run(out)
     assert run.complete and any(f.valid and f.variant == "good@latest" for f in run.figures)

@@ -156,7 +156,7 @@ def test_local_history_is_found_and_copied_into_the_site(tmp_path: Path) -> None
 
 
 def test_site_command_rejects_a_missing_data_dir(tmp_path: Path, capsys) -> None:
-    assert main(["site", "--out", str(tmp_path / "site"), "--data", str(tmp_path / "nope")]) == 1
+    assert main(["site", "--out", str(tmp_path / "site"), "--data", str(tmp_path / "nope")]) == 3
     err = capsys.readouterr().err.strip()
     assert err.startswith("ERROR: --data") and "not a directory" in err
 
@@ -223,5 +223,5 @@ def test_site_rejects_a_file_that_is_not_a_changes_document(tmp_path: Path, cli)
     bad = tmp_path / "changes.json"
     bad.write_text('{"series": []}')
     done = cli("site", "--out", str(tmp_path / "site"), "--changes", str(bad))
-    assert done.returncode == 1 and done.stderr.startswith("ERROR: --changes") and "schema_version" in done.stderr
+    assert done.returncode == 3 and done.stderr.startswith("ERROR: --changes") and "schema_version" in done.stderr
     assert not (tmp_path / "site").exists()

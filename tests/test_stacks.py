@@ -41,7 +41,7 @@ def test_check_asv_reports_a_stale_file(tmp_path, cli) -> None:
         stacks_text.replace('fastapi = "0.165.0"', 'fastapi = "0.165.1"')
     )
     done = cli("stacks", "--check-asv", root=tmp_path)
-    assert done.returncode == 1
+    assert done.returncode == 3
     assert done.stderr.startswith("ERROR: ") and "benchwatch stacks --write-asv" in done.stderr
 
 

@@ -7,9 +7,10 @@ import importlib
 import os
 import sys
 import traceback
+from typing import NoReturn
 
 from benchwatch import __version__
-from benchwatch.errors import UserError
+from benchwatch.errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERRUPTED, UserError
 
 COMMANDS = [
     "list", "verify", "load", "micro", "run", "merge", "compare", "calibrate",
@@ -18,10 +19,27 @@ COMMANDS = [
 ]  # fmt: skip
 
 
+class Parser(argparse.ArgumentParser):
+    """A bad option or argument is bad input: one `ERROR: ...` line after the usage, exit 3
+    (argparse's own code, 2, means "not measured" here). Subcommand parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"ERROR: {self.prog}: {message}\n")
+
+
+def exit_codes_text() -> str:
+    """The exit-code table, from errors.EXIT_CODES, as `benchwatch --help` ends."""
+    rows = "\n".join(f"  {code:<4} {meaning}" for code, meaning in EXIT_CODES.items())
+    return f"exit codes (every command; docs/exit-codes.md):\n{rows}"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="benchwatch",
         description="Continuous benchmarks for FastAPI + Pydantic services",
+        epilog=exit_codes_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"benchwatch {__version__}")
     parser.add_argument(
@@ -50,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except KeyboardInterrupt:
         print("ERROR: interrupted; servers stopped", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -15,11 +15,10 @@ from typing import Literal
 from benchwatch.attribute.table import Ratio
 from benchwatch.compare.verdict import Comparison
 from benchwatch.config import Project
-from benchwatch.errors import UserError
+from benchwatch.errors import EXIT_UNMEASURED, UserError
 from benchwatch.metrics import COUNTS, CPU, INSTRUCTIONS, Metric
 
 Outcome = Literal["bad", "good", "skip"]
-EXIT_INPUT = 2
 
 
 @dataclass(frozen=True)
@@ -63,18 +62,18 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
 def commit_of(root: Path, ref: str) -> str:
     done = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") if not ref.startswith("-") else None
     if done is None or done.returncode != 0:
-        raise UserError(f"{ref!r} is not a commit of {root}", EXIT_INPUT)
+        raise UserError(f"{ref!r} is not a commit of {root}")
     return done.stdout.strip()
 
 
 def first_parent_range(root: Path, good: str, bad: str) -> list[str]:
     """The first-parent commits after good up to and including bad, oldest first."""
     if _git(root, "merge-base", "--is-ancestor", good, bad).returncode != 0:
-        raise UserError(f"--good {good[:10]} is not an ancestor of --bad {bad[:10]}: give an older good ref", EXIT_INPUT)
+        raise UserError(f"--good {good[:10]} is not an ancestor of --bad {bad[:10]}: give an older good ref")
     done = _git(root, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}")
     commits = done.stdout.split()
     if not commits:
-        raise UserError("--good and --bad are the same commit: nothing to bisect", EXIT_INPUT)
+        raise UserError("--good and --bad are the same commit: nothing to bisect")
     return commits
 
 
@@ -88,10 +87,10 @@ def search(good: str, commits: list[str], judge: Judge) -> BisectResult:
     last = judge(commits[-1])
     result.path.append(last)
     if last.outcome == "skip":
-        raise UserError(f"--bad {commits[-1][:10]} could not be measured ({last.reason}): give a bad ref that builds", EXIT_INPUT)
+        raise UserError(f"--bad {commits[-1][:10]} could not be measured ({last.reason}): give a bad ref that builds", EXIT_UNMEASURED)
     if last.outcome != "bad":
         shown = last.ratio.shown() if last.ratio else "no ratio"
-        raise UserError(f"--bad {commits[-1][:10]} is not slower than --good {good[:10]} ({shown}): nothing to find", EXIT_INPUT)
+        raise UserError(f"--bad {commits[-1][:10]} is not slower than --good {good[:10]} ({shown}): nothing to find")
     low, high = -1, len(commits) - 1  # commits[low] (or good) is known good, commits[high] known bad
     skipped: set[int] = set()
     while True:

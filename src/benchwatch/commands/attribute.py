@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.attribute.run import attribute, changed_scenarios
     from benchwatch.attribute.table import ATTRIBUTION_MD, markdown
     from benchwatch.config import load_project
-    from benchwatch.errors import UserError
+    from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED, UserError
 
     patterns = args.patterns
     if args.changed_in is not None:
@@ -46,4 +46,4 @@ def run(args: argparse.Namespace) -> int:
     print(markdown(result), end="")
     print(f"{out / ATTRIBUTION_MD}")
     failed = [s for s in result.steps if s.error is not None]
-    return 2 if failed or not result.lines else 0
+    return EXIT_UNMEASURED if failed or not result.lines else EXIT_OK

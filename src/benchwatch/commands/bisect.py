@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     metric = metrics.metric("load", args.figure)
     if metric is None:
         known = ", ".join(m.key for m in metrics.METRICS if not m.key.startswith("micro"))
-        raise UserError(f"--figure {args.figure!r}: not a load metric; give one of {known}", 2)
+        raise UserError(f"--figure {args.figure!r}: not a load metric; give one of {known}")
     result = bisect(load_project(), args.good, args.bad, args.patterns, metric=metric, quick=not args.full,
                     rounds=args.rounds, out=args.out)  # fmt: skip
     print(f"bisect {result.good[:10]}..{result.bad[:10]}: {len(result.commits)} commits, {result.compares} compares "

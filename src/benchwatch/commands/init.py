@@ -8,29 +8,56 @@ HELP = "Set up benchwatch in this repository: declarations, golden bodies and wo
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("app", nargs="?", metavar="APP_IMPORT_STRING",
-                        help="the FastAPI app as uvicorn names it, e.g. mypkg.main:app (default: found by a scan)")  # fmt: skip
+    parser.add_argument("targets", nargs="*", metavar="FOLDER|APP_IMPORT_STRING",
+                        help="the app folder, where its imports resolve from (default: the working directory), "
+                             "and/or the FastAPI app as uvicorn names it from there, e.g. main:app "
+                             "(default: found by a scan)")  # fmt: skip
     parser.add_argument("--force", action="store_true", help="replace files that already exist")
     parser.add_argument("--python", metavar="X.Y", help="the Python the app's environment uses (e.g. 3.12)")
+    parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting the app needs to boot (e.g. DATABASE_URL=...), written into its "
+                             "declaration; repeatable")  # fmt: skip
+    parser.add_argument("--migrate", action="store_true",
+                        help="run `alembic upgrade head` (alembic.ini in the app folder) before each boot, "
+                             "init's included")  # fmt: skip
     parser.add_argument("--workflows-from", metavar="OWNER/REPO@TAG",
                         help="where the reusable workflows live; the workflows pin the tag's commit, resolved "
                              "with git ls-remote, or give OWNER/REPO@COMMIT (default: the commit this benchwatch was built from)")  # fmt: skip
 
 
-def run(args: argparse.Namespace) -> int:
+def split_targets(targets: list[str]) -> tuple[str | None, str | None]:
+    """(folder, import string) from the positional arguments: an import string holds a colon."""
     from benchwatch.errors import UserError
-    from benchwatch.scaffold.init import init
+
+    apps = [t for t in targets if ":" in t]
+    folders = [t for t in targets if ":" not in t]
+    if len(apps) > 1 or len(folders) > 1:
+        raise UserError(f"init {' '.join(targets)}: give at most one folder and one import string (module:app)")
+    return (folders[0] if folders else None), (apps[0] if apps else None)
+
+
+def run(args: argparse.Namespace) -> int:
+    from benchwatch.errors import EXIT_BAD_INPUT, UserError
+    from benchwatch.scaffold.init import init, parse_env
+    from benchwatch.scaffold.layout import layout
+    from benchwatch.scaffold.workflows import default_source
 
     if args.python is not None and not (args.python.startswith("3.") and args.python[2:].isdigit()):
         raise UserError(f"--python {args.python!r}: give a version like 3.12")
-    outcome = init(Path.cwd(), args.app, force=args.force, python=args.python,
-                   workflows_from=args.workflows_from)  # fmt: skip
+    folder, app = split_targets(args.targets)
+    env = parse_env(args.env)
+    where = layout(Path.cwd(), folder)
+    outcome = init(where, app, force=args.force, python=args.python, env=env, migrate=args.migrate,
+                   workflows_from=args.workflows_from or default_source())  # fmt: skip
     for path in outcome.written:
-        print(f"wrote {path.relative_to(Path.cwd().resolve())}")
+        print(f"wrote {path.relative_to(where.root)}")
+    for path in outcome.kept:
+        print(f"kept {path.relative_to(where.root)} (exists; --force replaces it)")
+    app_file = (where.app_dir / "benchwatch-app.toml").relative_to(where.root)
     if outcome.declared == 0:
-        print("ERROR: the OpenAPI schema has no GET endpoint without parameters: fill in one of the "
-              "commented [[endpoints]] in benchwatch/benchwatch-app.toml, then run `benchwatch verify`",
-              file=sys.stderr)  # fmt: skip
-        return 1
-    print(f"next: benchwatch verify && benchwatch run --quick -k '{outcome.variant}'; commit the files")
+        print(f"ERROR: the app answered no parameter-free GET with 200: fill in one of the commented "
+              f"[[endpoints]] in {app_file}, then run `benchwatch verify`", file=sys.stderr)  # fmt: skip
+        return EXIT_BAD_INPUT  # a declaration without an endpoint: the user completes it
+    print(f"next: benchwatch verify -k '{outcome.variant}' && benchwatch run --quick -k '{outcome.variant}'; "
+          "commit the files")  # fmt: skip
     return 0

@@ -50,6 +50,11 @@ def run(args: argparse.Namespace) -> int:
             re.compile(args.pattern)
         except re.error as exc:
             raise UserError(f"--bench {args.pattern!r}: not a regular expression ({exc})") from None
+    from benchwatch.instructions.cachegrind import unavailable_reason
+
+    missing = unavailable_reason()
+    if missing:  # a missing prerequisite is bad input (exit 3), before anything is written
+        raise UserError(missing)
     project = load_project()
     names = [s.strip() for s in args.stacks.split(",") if s.strip()] if args.stacks else None
     stacks = [project.stack(name) for name in (names or project.default_stacks)]

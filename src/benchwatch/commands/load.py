@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from benchwatch.commands import add_selection, stack_names
+from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED
 
 HELP = "Run the oha load tests: throughput, latency at fixed rates, CPU per request, memory"
 
@@ -32,7 +33,7 @@ def add_load_options(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     record, _out = execute(args, aa_variant=args.aa)
-    return 1 if record.problems else 0
+    return EXIT_UNMEASURED if record.problems else EXIT_OK
 
 
 def execute(args: argparse.Namespace, aa_variant: str | None, project=None, variants=None):

@@ -53,11 +53,12 @@ def run(args: argparse.Namespace) -> int:
 
 def finish(out: Path, project, stacks, figures, problems, started: str, **extra) -> int:
     """Write the micro-benchmark run (run.json, gab files) and print its figures and problems;
-    exit 1 when anything failed or nothing was measured. Shared with `instructions`."""
+    exit 2 (not measured) when anything failed or nothing was measured. Shared with `instructions`."""
     import datetime as dt
     import sys
 
     from benchwatch import fingerprint
+    from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED
     from benchwatch.results import Run, RunExtra, write_run
 
     environment = fingerprint.collect(project.root)
@@ -78,4 +79,4 @@ def finish(out: Path, project, stacks, figures, problems, started: str, **extra)
     for problem in problems:
         print(f"PROBLEM {problem.line()}", file=sys.stderr)
     print(f"{len(figures)} figures, {len(problems)} problems -> {out}", file=sys.stderr)
-    return 1 if problems or not figures else 0
+    return EXIT_UNMEASURED if problems or not figures else EXIT_OK

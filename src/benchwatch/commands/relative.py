@@ -8,8 +8,8 @@ HELP = "Turn a compare of a commit with its parent into '(vs parent)' trend poin
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.epilog = ("exit codes: 0 file written; 1 no valid point (nothing written: a failed compare "
-                     "publishes no relative point)")  # fmt: skip
+    parser.epilog = ("exit codes: 0 file written; 2 no valid point (nothing written: a failed compare "
+                     "publishes no relative point); 3 bad input")  # fmt: skip
     parser.add_argument(
         "compare",
         type=Path,
@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def relative(compare: Path, out: Path, every: bool = False) -> tuple[int, list[str]]:
     """(points written, lines about the rows that gave none)."""
-    from benchwatch.errors import UserError
+    from benchwatch.errors import EXIT_UNMEASURED, UserError
     from benchwatch.results import write_json_atomic
     from benchwatch.trend.relative import read_comparison, relative_entries
 
@@ -34,7 +34,7 @@ def relative(compare: Path, out: Path, every: bool = False) -> tuple[int, list[s
     if not entries:
         first = f" (first: {notes[0].removeprefix('no point for ')})" if notes else ""
         raise UserError(f"{compare}: no valid ratio in the comparison, {len(skipped)} rows without one{first}: "
-                        "no relative point published")  # fmt: skip
+                        "no relative point published", EXIT_UNMEASURED)  # fmt: skip
     write_json_atomic(out, entries)
     return len(entries), notes
 

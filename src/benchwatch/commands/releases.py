@@ -9,7 +9,7 @@ Look up the newest releases of fastapi, pydantic, starlette and uvicorn in the p
 index JSON API ({index}/pypi/<name>/json; index: --index-url, else $BENCHWATCH_INDEX_URL,
 else https://pypi.org) and list what changed since the state file.
 Exit code: 0 on success whether or not anything changed (read `changed` from --json, or
-`changed=true|false` written to $GITHUB_OUTPUT when that variable is set); 1 when the index
+`changed=true|false` written to $GITHUB_OUTPUT when that variable is set); 3 when the index
 cannot be read or the state file is corrupt (it is then left untouched).
 """
 

@@ -5,6 +5,7 @@ import sys
 from pathlib import Path
 
 from benchwatch.commands.load import add_load_options
+from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED
 
 HELP = "Verify, load-test, micro-benchmark, report and record the run in the local history"
 
@@ -53,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     path = history.append(history_dir, record, project.root)
     entries = sum(len(v) for v in history.read(path)["entries"].values())
     say(f"history: {path} ({entries} entries)", args.quiet)
-    return 1 if record.problems else 0
+    return EXIT_UNMEASURED if record.problems else EXIT_OK
 
 
 def aa_variant(chosen: str | None, selected: list[str], everything: list[str]) -> str | None:

@@ -4,6 +4,7 @@ import argparse
 import sys
 
 from benchwatch.commands import add_selection, stack_names
+from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED
 
 HELP = "Boot each variant and check every endpoint's answer"
 
@@ -26,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     failed = {p.variant for p in problems}
     print(f"{len(variants) - len(failed)} of {len(variants)} variants verified", end="")
     print(f"; {len(failed)} failed" if failed else "")
-    return 1 if problems else 0
+    return EXIT_UNMEASURED if problems else EXIT_OK
 
 
 def print_problems(problems) -> None:

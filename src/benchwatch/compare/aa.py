@@ -14,7 +14,7 @@ from benchwatch.compare.calibrate import (
     write_calibration,
 )
 from benchwatch.config import Project
-from benchwatch.errors import UserError
+from benchwatch.errors import EXIT_UNMEASURED, UserError
 from benchwatch.measure.load import now
 from benchwatch.results import (
     RUN_FILE,
@@ -154,7 +154,7 @@ def _write_micro_only(root: Path, micro_pairs: list[tuple[Figure, Figure]], roun
         raise UserError("calibrate --no-load: no calibration.json to add micro floors to; run calibrate with load first")
     floors, detail = floors_from_aa(micro_pairs, MICRO_ROUNDS)
     if not floors:
-        raise UserError("calibrate: no valid micro A/A measurement; see the failures above", exit_code=2)
+        raise UserError("calibrate: no valid micro A/A measurement; see the failures above", EXIT_UNMEASURED)
     merged_floors = {k: v for k, v in existing.floors.items() if k not in floors} | floors
     merged_detail = {k: v for k, v in existing.detail.items() if k not in detail} | detail
     calibration = existing.model_copy(update={
@@ -171,7 +171,7 @@ def _write(root: Path, pairs: list[tuple[Figure, Figure]], rounds: int, variants
 
     floors, detail = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS)
     if not floors:
-        raise UserError("calibrate: no valid A/A measurement; see the failures above", exit_code=2)
+        raise UserError("calibrate: no valid A/A measurement; see the failures above", EXIT_UNMEASURED)
     if micro_pairs:
         micro_floors, micro_detail = floors_from_aa(list(micro_pairs), MICRO_ROUNDS)
         micro = _micro_method(list(micro_pairs), micro_rounds, variants)

@@ -32,20 +32,23 @@ class AppText:
     python: str | None
     declared: list[Declared]
     left_out: list[tuple[str, Operation, str]]  # (name, operation, why)
-    env_names: list[str]
+    env_names: list[str]  # read by the app and not given: a commented hint
     migrations: list[str]  # hints like "alembic.ini"
+    env: dict[str, str] = field(default_factory=dict)  # init --env KEY=VALUE
+    pre_start: list[str] | None = None  # init --migrate
 
 
-def project_text(app_dir: str, uses_stacks: bool) -> str:
+def project_text(app_dir: str) -> str:
+    """benchwatch.toml at the repository root; `app_dir` is the app's declaration folder relative
+    to it (another app's `init` adds its own)."""
     lines = [
-        "# Written by `benchwatch init`: the apps this repository benchmarks.",
-        "# The default stacks ship with benchwatch (`benchwatch stacks`); a stacks.toml next to this",
-        "# file adds stacks or overrides them by name.",
+        "# Written by `benchwatch init`: the apps this repository benchmarks (each folder holds a",
+        "# benchwatch-app.toml). The default stacks ship with benchwatch (`benchwatch stacks`); a",
+        "# stacks.toml next to this file adds stacks or overrides them by name.",
         "[benchwatch]",
         f"apps = [{_s(app_dir)}]",
+        'default_stacks = ["latest"]',
     ]
-    if uses_stacks:
-        lines.append('default_stacks = ["latest"]')
     return "\n".join(lines) + "\n"
 
 
@@ -71,16 +74,23 @@ def app_text(app: AppText) -> str:
     else:
         lines.append('# python = "3.12"   # uv finds or installs it; default: the stack\'s (3.11)')
     lines += ["", "# What init cannot guess: fill in what the app needs before it serves, never left to chance."]
+    if app.env:
+        given = ", ".join(f"{key} = {_s(value)}" for key, value in app.env.items())
+        lines.append(f"env = {{ {given} }}   # settings given to init; {{tmp}}: a fresh temp dir per boot")
     if app.env_names:
         lines.append(f"# The app reads {', '.join(app.env_names)} from its environment: give each a value here")
         lines.append("# (benchwatch passes its own environment through, but a run should not depend on it).")
         example = ", ".join(f"{n} = \"...\"" for n in app.env_names)
         lines.append(f"# env = {{ {example} }}   # {{tmp}}: a fresh temp dir per server boot, e.g. sqlite:///{{tmp}}/app.db")
-    else:
+    elif not app.env:
         lines.append('# env = { DATABASE_URL = "sqlite:///{tmp}/app.db" }   # settings; {tmp}: a fresh temp dir per boot')
-    hint = f" (found {', '.join(app.migrations)})" if app.migrations else ""
-    lines.append(f"# A migration or seed command, run with the app's Python before each boot{hint}:")
-    lines.append('# pre_start = ["python", "-m", "alembic", "upgrade", "head"]')
+    if app.pre_start:
+        lines.append("# The migration init ran before the boot, run with the app's Python before each boot:")
+        lines.append(f"pre_start = [{', '.join(map(_s, app.pre_start))}]")
+    else:
+        hint = f" (found {', '.join(app.migrations)})" if app.migrations else ""
+        lines.append(f"# A migration or seed command, run with the app's Python before each boot{hint}:")
+        lines.append('# pre_start = ["python", "-m", "alembic", "upgrade", "head"]')
     if app.declared:
         lines.append(f"quick = [{_s(app.declared[0].name)}]  # what --quick measures")
     for item in app.declared:
@@ -93,7 +103,7 @@ def app_text(app: AppText) -> str:
         if item.volatile:
             lines.append(f"volatile = [{', '.join(map(_s, item.volatile))}]  # differed between two requests at init")
     if not app.declared:
-        lines += ["", "# The OpenAPI schema has no GET endpoint without parameters, so nothing is declared yet:",
+        lines += ["", "# No parameter-free GET answered 200 at init, so nothing is declared yet:",
                   "# fill in at least one of the examples below (a value for each parameter), then run",
                   "# `benchwatch verify`."]  # fmt: skip
     if app.left_out:

@@ -1,0 +1,142 @@
+"""benchwatch in a repository shaped like a real team's (tests/fixtures/team_repo): two apps in
+sub-folders whose imports are relative to the folder, SQLAlchemy + an alembic migration on
+PostgreSQL, one pinned to fastapi 0.98 / pydantic 1 and one to 0.100 / pydantic 2, each with its
+own requirements. `init` each from its folder, `verify`, `run --quick --no-micro`, and compare the
+two variants side by side. Wall times are printed (-s)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO, uvicorn_processes
+
+FIXTURE = REPO / "tests" / "fixtures" / "team_repo"
+APPS = ("blog_v1", "blog_v2")
+MIGRATE = '["python", "-m", "alembic", "upgrade", "head"]'
+# what only this repository's study names: a team's report must name none of it
+OURS = ("seed-v1", "seed-v2", "v1-last", "v2-pre-rust", "services", "github_user", "payloads", "Safie",
+        "Qiita", "jirispilka", "Habr", "seed 00")  # fmt: skip
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+                   check=True, capture_output=True)  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def team(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> dict:
+    work = tmp_path_factory.mktemp("team")
+    root = work / "repo"
+    for app in APPS:
+        shutil.copytree(FIXTURE / "blog", root / app)
+        shutil.copy(FIXTURE / f"requirements-{app.removeprefix('blog_')}.txt", root / app / "requirements.txt")
+    (root / ".gitignore").write_text("results/\n.benchwatch/\n__pycache__/\n")
+    _git(root, "init", "-q")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-qm", "two blogs")
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("BENCHWATCH_", "VIRTUAL_ENV", "DATABASE_URL"))}
+    environ["PATH"] = os.pathsep.join([str(Path.home() / ".cargo" / "bin"), environ.get("PATH", "")])
+    timings: dict[str, float] = {}
+    outputs: dict[str, subprocess.CompletedProcess] = {}
+
+    def step(name: str, *args: str, cwd: Path = root) -> None:
+        started = time.monotonic()
+        done = subprocess.run([sys.executable, "-m", "benchwatch", *args], cwd=cwd, env=environ,
+                              capture_output=True, text=True, timeout=1200)  # fmt: skip
+        timings[name] = round(time.monotonic() - started, 1)
+        assert done.returncode == 0, f"{name}: {done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+        outputs[name] = done
+
+    database = f"DATABASE_URL={postgres_url}"
+    step("init blog_v1", "init", "--env", database, "--migrate", cwd=root / "blog_v1")
+    _downgrade(root, "blog_v1@own", postgres_url)  # the database as a new clone finds it: not migrated
+    step("init blog_v1, not migrated", "init", "--force", "--env", database, cwd=root / "blog_v1")
+    unmigrated = (root / "blog_v1" / "benchwatch" / "benchwatch-app.toml").read_text()
+    step("init blog_v1 --migrate", "init", "--force", "--env", database, "--migrate", cwd=root / "blog_v1")
+    step("init blog_v2", "init", "--env", database, "--migrate", cwd=root / "blog_v2")
+    step("verify", "verify")
+    step("run", "run", "--quick", "--no-micro", "--out", str(work / "run"))
+    step("compare", "compare", "--base", "blog_v1@own", "--head", "blog_v2@own", "--quick", "--no-micro",
+         "--out", str(work / "compare"))  # fmt: skip
+    print(f"\nteam repository wall times (s): {timings}")
+    return {"root": root, "run": work / "run", "compare": work / "compare", "outputs": outputs,
+            "unmigrated": unmigrated}  # fmt: skip
+
+
+def _downgrade(root: Path, variant_id: str, url: str) -> None:
+    """`alembic downgrade base` in the app's own environment (init built it)."""
+    from benchwatch import envs
+    from benchwatch.config import load_project
+
+    (variant,) = [v for v in load_project(root).variants() if v.id == variant_id]
+    env = envs.ensure(variant.stack, requirements_file=variant.requirements_file)
+    subprocess.run([str(env.python), "-m", "alembic", "downgrade", "base"], cwd=variant.app.root, check=True,
+                   capture_output=True, env={**os.environ, "DATABASE_URL": url}, timeout=120)  # fmt: skip
+
+
+def test_init_from_each_app_folder_writes_the_shared_files_at_the_root(team: dict) -> None:
+    root: Path = team["root"]
+    assert 'apps = ["blog_v1/benchwatch", "blog_v2/benchwatch"]' in (root / "benchwatch.toml").read_text()
+    assert (root / ".github" / "workflows" / "benchwatch-pr.yml").is_file()
+    for app in APPS:
+        assert not (root / app / "benchwatch.toml").exists() and not (root / app / ".github").exists()
+        text = (root / app / "benchwatch" / "benchwatch-app.toml").read_text()
+        assert 'root = ".."' in text and 'requirements = "../requirements.txt"' in text
+        assert f"pre_start = {MIGRATE}" in text and "env = { DATABASE_URL = " in text
+        assert '\nname = "posts"\npath = "/posts"\n' in text and '\nname = "recent"\npath = "/recent"\n' in text
+        posts = json.loads((root / app / "benchwatch" / "expected" / "posts.json").read_text())
+        assert len(posts) == 50 and posts[0] == {"id": 1, "title": "post 1", "body": "y" * 500, "published": True}
+    assert "next: benchwatch verify -k 'blog_v2@own'" in team["outputs"]["init blog_v2"].stdout
+
+
+def test_init_before_the_migration_comments_the_endpoint_out_with_the_servers_error(team: dict) -> None:
+    text = team["unmigrated"]
+    assert "# pre_start = " in text and "(found alembic.ini, migrations)" in text  # the hint, not run
+    assert ('# [[endpoints]]   # GET /posts: answered 500 at init: sqlalchemy.exc.ProgrammingError: '
+            '(psycopg.errors.UndefinedTable) relation "blog_posts" does not exist') in text
+    assert '\nname = "recent"\npath = "/recent"\n' in text  # what answered is still declared
+    assert "Traceback" not in team["outputs"]["init blog_v1, not migrated"].stderr
+
+
+def test_verify_and_run_measure_both_pins(team: dict) -> None:
+    assert "2 of 2 variants verified" in team["outputs"]["verify"].stdout
+    run = json.loads((team["run"] / "run.json").read_text())
+    assert run["problems"] == []
+    versions = {key.split(":")[1]: (v["fastapi"], v["pydantic"]) for key, v in run["environment"]["stacks"].items()}
+    assert versions == {"blog_v1": ("0.98.0", "1.10.9"), "blog_v2": ("0.100.0", "2.0.3")}
+    measured = {f["variant"] for f in run["figures"] if f["valid"]}
+    assert measured >= {"blog_v1@own", "blog_v2@own"}
+    assert uvicorn_processes(str(team["root"])) == []
+
+
+def test_the_two_variants_compare_side_by_side(team: dict) -> None:
+    comparison = json.loads((team["compare"] / "compare.json").read_text())
+    assert comparison["problems"] == []
+    cpu = [r for r in comparison["rows"] if r["metric"] == "cpu_us_per_request"]
+    assert {r["endpoint"] for r in cpu} == {"GET /posts"}  # --quick: the `quick` endpoint init chose
+    assert all(r["ratio"] is not None and r["low"] <= r["ratio"] <= r["high"] for r in cpu)
+
+
+def test_the_report_names_nothing_of_our_study(team: dict) -> None:
+    texts = {
+        "report.md": (team["run"] / "report.md").read_text(),
+        "comment.md": (team["compare"] / "comment.md").read_text(),
+        "run's output": team["outputs"]["run"].stdout + team["outputs"]["run"].stderr,
+    }
+    named = {where: [word for word in OURS if word in text] for where, text in texts.items()}
+    assert named == {where: [] for where in texts}
+
+
+def test_the_report_is_about_the_teams_apps(team: dict) -> None:
+    report = (team["run"] / "report.md").read_text()
+    assert "blog_v1" in report and "blog_v2" in report
+    assert "reference stack `seed-v1`" not in report  # init writes default_stacks = ["latest"]
