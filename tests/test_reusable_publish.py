@@ -1,6 +1,7 @@
-"""The measure job of reusable-publish.yml (a team's own repository), its site step run for real:
-the step's own shell, with benchwatch as `tool/bw`, on a real run's figures, before the first
-publish (no gh-pages yet) and with a published trend that holds a known step."""
+"""The measure job of reusable-publish.yml (a team's own repository, and benchwatch's own
+publish.yml, which calls it), its site step run for real: the step's own shell, with benchwatch as
+`tool/bw`, on a real run's figures, before the first publish (no gh-pages yet), with a published
+trend that holds a known step, and with the inputs only benchwatch turns on."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import make_project
-from site_demo import STEP_NAME, real_run, step_history
+from site_demo import STEP_NAME, attributions, real_run, step_history
 
 from benchwatch.results import read_run, write_run
 
@@ -51,7 +52,8 @@ def workspace(tmp: Path, published: bool) -> tuple[Path, dict[str, str]]:
         step_history(work / "gh-pages")
     env = {**os.environ, "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work), "GITHUB_SHA": sha,
            "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "team/api",
-           "GITHUB_STEP_SUMMARY": str(tmp / "summary.md")}  # fmt: skip
+           "GITHUB_STEP_SUMMARY": str(tmp / "summary.md"), "GITHUB_OUTPUT": str(tmp / "output"),
+           "NIGHTLY": "false"}  # fmt: skip
     env.pop("BENCHWATCH_ROOT", None)
     return work, env
 
@@ -83,3 +85,45 @@ def test_the_site_has_this_pushs_trend_and_its_change_points(tmp_path, published
         assert "change point" in trends.lower()
     else:
         assert found == [] and "services" in trends
+    # a user's defaults: no parent compare, and this run counted nothing (gab-counts.json is [])
+    assert Path(env["GITHUB_OUTPUT"]).read_text().splitlines() == ["counts=false", "relative=false"]
+    assert not any(s["suite"].startswith("benchwatch nightly") for s in changes["series"])
+    assert "0.165.0" not in (site / "releases.html").read_text()  # the nightly's attributions only when asked
+    assert set(trend["entries"]) <= {"benchwatch (smaller is better)", "benchwatch (bigger is better)", "benchwatch (vs parent)"}
+
+
+COUNTED = "services@latest GET /services?offset=0 c=10 instructions/req"
+RELEASED = "0.165.0"  # fastapi's version in the first real attribution (tests/fixtures/site)
+
+
+def test_our_inputs_add_the_parent_ratio_the_counts_the_nightly_trend_and_the_releases(tmp_path):
+    """benchwatch's publish.yml: the side-by-side ratio with the parent and the counts per request
+    become their own series, change points cover the nightly's trend, the releases page reads the
+    attributions the nightly recorded on gh-pages."""
+    work, env = workspace(tmp_path, published=True)
+    env["NIGHTLY"] = "true"
+    temp = Path(env["RUNNER_TEMP"])
+    (temp / "relative").mkdir()
+    (temp / "relative" / "gab-relative.json").write_text(json.dumps(
+        [{"name": f"{STEP_NAME} (vs parent)", "unit": "ratio", "value": 1.01}]))  # fmt: skip
+    (temp / "relative" / "relative.md").write_text("compared with the push's before\n")
+    (temp / "record" / "gab-counts.json").write_text(json.dumps([{"name": COUNTED, "unit": "instructions", "value": 812345.0}]))
+    attribution = attributions()[0]
+    (work / "gh-pages" / "nightly" / "attribution").mkdir(parents=True)
+    filed = work / "gh-pages" / "nightly" / "attribution" / "2026-11-24-0123456789ab.json"
+    filed.write_text(attribution.read_text())
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", step_script()], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert Path(env["GITHUB_OUTPUT"]).read_text().splitlines() == ["counts=true", "relative=true"]
+    record = temp / "record"
+    assert {"gab-relative.json", "relative.md", "gab-counts.json"} <= {p.name for p in record.iterdir()}
+    trend = json.loads((temp / "trend" / "dev" / "bench" / "data.js").read_text().split("=", 1)[1])
+    [counts] = trend["entries"]["benchwatch counts (per request)"]
+    assert counts["commit"]["id"] == env["GITHUB_SHA"] and counts["benches"][0]["name"] == COUNTED
+    assert trend["entries"]["benchwatch (vs parent)"][-1]["commit"]["id"] == env["GITHUB_SHA"]
+    changes = json.loads((record / "changes.json").read_text())
+    assert any(s["suite"] == "benchwatch nightly (smaller is better)" for s in changes["series"])
+    releases = (record / "site" / "releases.html").read_text()
+    assert RELEASED in releases  # a release the attribution names
+    assert not (record / "site" / "nightly").exists()  # drawn from gh-pages, never copied
