@@ -127,3 +127,33 @@ def test_our_inputs_add_the_parent_ratio_the_counts_the_nightly_trend_and_the_re
     releases = (record / "site" / "releases.html").read_text()
     assert RELEASED in releases  # a release the attribution names
     assert not (record / "site" / "nightly").exists()  # drawn from gh-pages, never copied
+
+
+NIGHTLY = REPO / ".github" / "workflows" / "reusable-nightly.yml"
+NIGHTLY_STEP = "Change points over the nightly trend, tonight's points included"
+
+
+@pytest.mark.parametrize("counted", [False, True], ids=["no counts", "counts"])
+def test_the_nightly_appends_tonights_points_and_finds_the_change_points_of_its_trend(tmp_path, counted):
+    """reusable-nightly.yml's change-point step (ours and a user's): tonight's figures appended to
+    a copy of the published nightly trend, the known step of `next` found, the counts their own
+    series when the run counted something."""
+    work, env = workspace(tmp_path, published=True)
+    record = Path(env["RUNNER_TEMP"]) / "record"
+    counts = [{"name": COUNTED, "unit": "instructions", "value": 812345.0}] if counted else []
+    (record / "gab-counts.json").write_text(json.dumps(counts))
+    steps = yaml.safe_load(NIGHTLY.read_text())["jobs"]["measure"]["steps"]
+    script = next(s["run"] for s in steps if s.get("name") == NIGHTLY_STEP)
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert Path(env["GITHUB_OUTPUT"]).read_text().splitlines() == [f"counts={str(counted).lower()}"]
+    trend = json.loads((Path(env["RUNNER_TEMP"]) / "trend" / "nightly" / "data.js").read_text().split("=", 1)[1])
+    tonight = trend["entries"]["benchwatch nightly (smaller is better)"]
+    assert len(tonight) == 21 and tonight[-1]["commit"]["id"] == env["GITHUB_SHA"]
+    assert ("benchwatch nightly counts (per request)" in trend["entries"]) is counted
+    assert not (work / "gh-pages" / "nightly" / "data.js").read_text().count(env["GITHUB_SHA"])  # a copy, never gh-pages
+    changes = json.loads((record / "changes.json").read_text())
+    found = {s["name"] for s in changes["series"] if s["changes"]}
+    assert any(name.startswith("services@next ") for name in found), found  # `next` 8 % faster from night 12
+    assert (record / "changes.md").read_text() in Path(env["GITHUB_STEP_SUMMARY"]).read_text()

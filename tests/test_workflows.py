@@ -306,8 +306,7 @@ def test_change_points_found_by_the_measure_job_become_issues_in_the_opt_in_issu
     reusable = _load(GITHUB / "workflows" / jobs[measured]["uses"].rsplit("/", 1)[1])["jobs"]["measure"]
     upload = next(s for s in reusable["steps"] if "upload-artifact@" in s.get("uses", ""))
     assert download["with"]["name"].replace("${{ inputs.kind }}", kind) == upload["with"]["name"]
-    measure_runs = "\n".join(s.get("run", "") for s in reusable["steps"])
-    assert 'tool/bw changes' in measure_runs and '--json-file "$record/changes.json"' in measure_runs
+    # the measure steps that write changes.json run for real in tests/test_reusable_publish.py
     record = tmp_path / "record"
     record.mkdir()
     (record / "changes.md").write_text("| series |\n")
