@@ -42,10 +42,10 @@ def main() -> None:
         FULL.estimate(shard(everything, f"{i}/{args.shards_full}")) / 60
         for i in range(1, args.shards_full + 1)
     ]
-    push_wall = (
-        max(relative, quick) + setup + 2 * small
-    )  # measure jobs in parallel, then merge, record
-    push_runner = relative + quick + 2 * setup + 2 * small
+    # one measure job (reusable-publish.yml: the quick run, then the relative compare on the same
+    # runner), then record, then the issues job
+    push_wall = relative + quick + setup + 2 * small
+    push_runner = push_wall
     week_wall = max(full) + setup + 2 * small
     week_runner = sum(full) + len(full) * setup + 2 * small
     print(

@@ -39,7 +39,8 @@ def run_step(found: dict, env: dict[str, str], cwd: Path | None = None) -> subpr
 
 def inputs(**over: str) -> dict[str, str]:
     good = {"EVENT": "pull_request", "BW_REPOSITORY": "benchwatch/benchwatch", "BW_REF": RELEASE,
-            "SCENARIOS": "", "STACKS": "latest"}  # fmt: skip
+            "SCENARIOS": "", "RELATIVE_SCENARIOS": "", "STACKS": "latest", "ALERT_THRESHOLD": "150%",
+            "COUNTS_THRESHOLD": "105%"}  # fmt: skip
     return {**good, **over}
 
 
@@ -57,15 +58,45 @@ def test_a_movable_ref_is_refused_before_anything_is_checked_out(workflow, ref):
     assert run_step(check, {k: v for k, v in inputs().items() if k in check["env"]}).returncode == 0
 
 
-@pytest.mark.parametrize("workflow", ["reusable-publish.yml", "reusable-nightly.yml"])
-def test_the_record_job_checks_the_commit_again_before_fetching_the_script_it_runs_with_the_write_token(workflow):
-    steps = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"]["record"]["steps"]
+@pytest.mark.parametrize("workflow, job, path", [("reusable-publish.yml", "record", "record-tool"),
+                                                 ("reusable-nightly.yml", "record", "record-tool"),
+                                                 ("reusable-issues.yml", "issues", "issue-tool")])  # fmt: skip
+def test_the_record_job_checks_the_commit_again_before_fetching_the_script_it_runs_with_the_write_token(workflow, job, path):
+    steps = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"][job]["steps"]
     names = [s.get("name", "") for s in steps]
     check = names.index("Check the pinned commit (the script below runs with the write token)")
-    fetch = next(i for i, s in enumerate(steps) if s.get("with", {}).get("path") == "record-tool")
+    fetch = next(i for i, s in enumerate(steps) if s.get("with", {}).get("path") == path)
     assert check < fetch
     assert run_step(steps[check], {"BW_REF": "v1.0.0"}).returncode == BAD_INPUT
     assert run_step(steps[check], {"BW_REF": RELEASE}).returncode == 0
+
+
+@pytest.mark.parametrize("workflow", ["reusable-publish.yml", "reusable-nightly.yml"])
+@pytest.mark.parametrize("name", ["ALERT_THRESHOLD", "COUNTS_THRESHOLD"])
+@pytest.mark.parametrize("value", ["150", "95%", "150%; touch /tmp/x", "1e3%", "", "150%\n200%"])
+def test_an_alert_threshold_that_is_not_a_percentage_is_refused(workflow, name, value):
+    """github-action-benchmark's alert-threshold: 100 % or more, digits only (it is passed on as text)."""
+    check = step(workflow, "measure", "Check the inputs")
+    done = run_step(check, {k: v for k, v in inputs(**{name: value}).items() if k in check["env"]})
+    assert done.returncode == BAD_INPUT and "a percentage of 100% or more" in done.stdout
+
+
+def test_the_calibrated_threshold_is_what_calibration_json_gives(tmp_path):
+    """reusable-publish.yml's threshold step: the input, or with calibrated-threshold the repository's
+    calibration.json through benchwatch (here this repository, with benchwatch as tool/bw)."""
+    found = step("reusable-publish.yml", "measure", "The alert threshold")
+    (tmp_path / "tool").mkdir()
+    (tmp_path / "tool" / "bw").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m benchwatch "$@"\n')
+    (tmp_path / "tool" / "bw").chmod(0o755)
+    (tmp_path / "repo").symlink_to(ROOT)
+    expected = subprocess.run([sys.executable, "-m", "benchwatch", "calibrate", "--print-threshold"], cwd=ROOT,
+                              capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    for calibrated, value in (("true", expected), ("false", "150%")):
+        output = tmp_path / f"output-{calibrated}"
+        done = run_step(found, {"CALIBRATED": calibrated, "ALERT_THRESHOLD": "150%", "GITHUB_WORKSPACE": str(tmp_path),
+                                "GITHUB_OUTPUT": str(output)}, cwd=tmp_path)  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert output.read_text() == f"value={value}\n"
 
 
 def tagged_repository(tmp_path: Path) -> tuple[Path, str]:
@@ -370,7 +401,7 @@ def test_the_comments_inline_neutraliser_is_the_modules(tmp_path, text):
 
 def test_each_kind_of_record_job_has_its_own_concurrency_group():
     groups = {}
-    for workflow in ["reusable-publish.yml", "reusable-nightly.yml", "publish.yml", "nightly.yml", "weekly.yml"]:
+    for workflow in ["reusable-publish.yml", "reusable-nightly.yml", "weekly.yml"]:  # publish, nightly: their callers
         record = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"]["record"]
         groups[workflow] = record["concurrency"]["group"]
         assert record["concurrency"]["cancel-in-progress"] is False
@@ -547,7 +578,7 @@ def test_a_run_that_refused_its_input_publishes_nothing(tmp_path, workflow, code
         f'echo [] > "$2/gab-smaller.json"; echo [] > "$2/gab-bigger.json"\nexit {code}\n')
     (work / "tool" / "bw").chmod(0o755)
     temp.mkdir()
-    done = run_step(step(workflow, "measure", "Run the apps"), {"SCENARIOS": "", "STACKS": "latest",
+    done = run_step(step(workflow, "measure", "Run the apps"), {"SCENARIOS": "", "STACKS": "latest", "QUICK": "false",
                     "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work)}, cwd=work)  # fmt: skip
     assert done.returncode == job_code, done.stderr
     assert (temp / "record" / "gab-smaller.json").exists() is recorded

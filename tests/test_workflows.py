@@ -51,6 +51,7 @@ def test_expected_workflows_exist():
     assert {p.name for p in WORKFLOWS} == {
         "ci.yml", "benchmark-pr.yml", "pr-comment.yml", "publish.yml", "nightly.yml", "weekly.yml",
         "reusable-pr.yml", "reusable-comment.yml", "reusable-publish.yml", "reusable-nightly.yml",
+        "reusable-issues.yml",
     }  # fmt: skip
     assert (GITHUB / "dependabot.yml").exists()
 
@@ -130,6 +131,54 @@ def test_our_commenter_is_the_one_users_get():
     assert job["uses"] == "./.github/workflows/reusable-comment.yml"
 
 
+# --- one definition: our workflows call the reusable ones users get ----------------------------
+
+OUR_CALLERS = {"benchmark-pr.yml": "reusable-pr.yml", "pr-comment.yml": "reusable-comment.yml",
+               "publish.yml": "reusable-publish.yml", "nightly.yml": "reusable-nightly.yml"}  # fmt: skip
+LEVELS = {"none": 0, "read": 1, "write": 2}
+
+
+def _ceiling_problems(job: dict, callee: dict) -> list[str]:
+    """What GitHub refuses before any job starts (whatever their `if:`): a called job asking for
+    more than the calling job grants."""
+    granted = job.get("permissions", {})
+    return [f"{name} asks {scope}: {level}, the caller grants {granted.get(scope, 'none')}"
+            for name, nested in callee["jobs"].items() for scope, level in nested.get("permissions", {}).items()
+            if LEVELS[level] > LEVELS[granted.get(scope, "none")]]  # fmt: skip
+
+
+def test_the_permission_ceiling_check_catches_a_caller_granting_too_little():
+    issues = _load(GITHUB / "workflows" / "reusable-issues.yml")
+    assert _ceiling_problems({"permissions": {"contents": "write"}}, issues) == [
+        "issues asks issues: write, the caller grants none"]
+    assert _ceiling_problems({"permissions": {"contents": "read", "issues": "write"}}, issues) == []
+
+
+@pytest.mark.parametrize("caller", OUR_CALLERS)
+def test_our_workflows_only_call_the_reusable_ones(caller):
+    """One definition: no job of ours carries steps of its own; each calls a reusable workflow with
+    inputs it declares (the required ones given, booleans as booleans), benchwatch at the commit
+    that triggered the run, no secrets, and grants what the called jobs ask."""
+    jobs = _load(GITHUB / "workflows" / caller)["jobs"]
+    assert OUR_CALLERS[caller] in {str(job.get("uses", "")).rsplit("/", 1)[-1] for job in jobs.values()}
+    for name, job in jobs.items():
+        assert "steps" not in job, f"{caller}: job {name} has its own steps; a reusable workflow defines them"
+        assert job["uses"].startswith("./.github/workflows/reusable-"), job["uses"]
+        callee = _load(GITHUB / "workflows" / job["uses"].rsplit("/", 1)[1])
+        declared = callee[True]["workflow_call"].get("inputs", {})
+        given = job.get("with", {})
+        assert set(given) <= set(declared), set(given) - set(declared)
+        assert {n for n, spec in declared.items() if spec.get("required")} <= set(given)
+        for key, value in given.items():
+            if not str(value).startswith("${{"):
+                assert isinstance(value, bool) is (declared[key]["type"] == "boolean"), key
+        if "benchwatch-ref" in given:
+            assert given["benchwatch-ref"] in ("${{ github.sha }}", "${{ github.event.pull_request.head.sha }}")
+            assert given["benchwatch-repository"] == "${{ github.repository }}"
+        assert "secrets" not in job
+        assert _ceiling_problems(job, callee) == []
+
+
 def _benchmark_steps(path: Path) -> list[dict]:
     return [s for s in _steps(path) if "github-action-benchmark@" in s.get("uses", "")]
 
@@ -138,13 +187,20 @@ def _record_runs(path: Path) -> list[str]:
     return [s["run"] for s in _steps(path) if "scripts/record_push.sh" in s.get("run", "")]
 
 
-@pytest.mark.parametrize("name", ["publish.yml", "nightly.yml", "weekly.yml", "reusable-publish.yml",
-                                  "reusable-nightly.yml"])
+# the suites each record job commits, in order: the absolute figures, then the counts per request
+# (history.COUNTS) and, for publish, the `(vs parent)` ratios
+SUITES = {
+    "weekly.yml": ["customSmallerIsBetter", "customBiggerIsBetter"],
+    "reusable-publish.yml": ["customSmallerIsBetter", "customBiggerIsBetter", "customSmallerIsBetter", "customSmallerIsBetter"],
+    "reusable-nightly.yml": ["customSmallerIsBetter", "customBiggerIsBetter", "customSmallerIsBetter"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(SUITES))
 def test_gh_pages_is_pushed_once(name):
     path = GITHUB / "workflows" / name
     steps = _benchmark_steps(path)
-    tools = ["customSmallerIsBetter", "customBiggerIsBetter"] + (["customSmallerIsBetter"] if name == "publish.yml" else [])
-    assert [s["with"]["tool"] for s in steps] == tools  # publish: + the (vs parent) ratios
+    assert [s["with"]["tool"] for s in steps] == SUITES[name]
     assert len({s["with"]["name"] for s in steps}) == len(steps)
     assert all(s["with"]["auto-push"] is False for s in steps)
     assert "skip-fetch-gh-pages" not in steps[0]["with"]
@@ -154,14 +210,20 @@ def test_gh_pages_is_pushed_once(name):
     assert "git push" not in path.read_text() and "git -C" not in path.read_text()
 
 
-def test_publish_settings():
-    steps = _benchmark_steps(GITHUB / "workflows" / "publish.yml")
-    assert {s["with"]["benchmark-data-dir-path"] for s in steps} == {"dev/bench"}
-    for step in steps[:2]:  # the absolute figures of the quick run
-        assert step["with"]["comment-on-alert"] is True
-        assert step["with"]["alert-threshold"] == "${{ needs.merge.outputs.threshold }}"
-    merge = _load(GITHUB / "workflows" / "publish.yml")["jobs"]["merge"]
-    assert merge["outputs"]["threshold"] == "${{ steps.threshold.outputs.value }}"
+@pytest.mark.parametrize("name", ["reusable-publish.yml", "reusable-nightly.yml"])
+def test_the_counts_per_request_are_their_own_suite_with_a_tight_threshold(name):
+    """Counts are deterministic: their own series (history.COUNTS), alerting at 105 %, recorded
+    only when the run counted something (the measure job says so)."""
+    from benchwatch.trend.history import COUNTS
+
+    doc = _load(GITHUB / "workflows" / name)
+    [step] = [s for s in _benchmark_steps(GITHUB / "workflows" / name) if "counts" in s["with"]["name"]]
+    assert step["with"]["name"] == (COUNTS if name == "reusable-publish.yml" else COUNTS.replace("benchwatch ", "benchwatch nightly "))
+    assert step["with"]["output-file-path"] == "${{ runner.temp }}/record/gab-counts.json"
+    assert step["with"]["alert-threshold"] == "${{ inputs.counts-alert-threshold }}"
+    assert doc[True]["workflow_call"]["inputs"]["counts-alert-threshold"]["default"] == "105%"
+    assert step["if"] == "needs.measure.outputs.counts == 'true'"
+    assert doc["jobs"]["measure"]["outputs"]["counts"] == "${{ steps.changes.outputs.counts }}"
 
 
 def test_weekly_runs_the_full_plan_into_its_own_trend():
@@ -174,35 +236,25 @@ def test_weekly_runs_the_full_plan_into_its_own_trend():
     assert '--put "$RUNNER_TEMP/record/asv" asv' in _record_runs(path)[0]
 
 
-def test_publish_relative_trend_compares_the_push_before_and_publishes_its_own_series():
-    """The ratio of each push to its parent, measured side by side, is its own trend; a first push
-    or a force-push whose `before` is not an ancestor gives no point, and the summary says so."""
-    path = GITHUB / "workflows" / "publish.yml"
+def test_the_relative_trend_is_its_own_series_recorded_when_the_measure_job_made_a_point():
+    """The ratio of each push to its parent, measured side by side, is its own trend; the measure
+    job says whether it made a point (tests/test_reusable_publish.py runs that step)."""
+    path = GITHUB / "workflows" / "reusable-publish.yml"
     jobs = _load(path)["jobs"]
-    relative = jobs["relative"]
-    checkout = next(s for s in relative["steps"] if s.get("uses", "").startswith("actions/checkout@"))
-    assert checkout["with"]["fetch-depth"] == 0
-    parent = next(s for s in relative["steps"] if s.get("id") == "parent")
-    assert parent["env"] == {"BEFORE": "${{ github.event.before }}", "EVENT": "${{ github.event_name }}"}
-    compare = next(s for s in relative["steps"] if "./bw compare" in s.get("run", ""))
-    assert compare["if"] == "steps.parent.outputs.parent != ''"
-    assert '--base "$PARENT" --head "$GITHUB_SHA"' in compare["run"] and "--quick --no-micro" in compare["run"]
-    assert './bw relative "$RUNNER_TEMP/compare" --out "$out/gab-relative.json"' in compare["run"]
+    checkout = next(s for s in jobs["measure"]["steps"] if s.get("with", {}).get("path") == "repo")
+    assert checkout["with"]["fetch-depth"] == 0  # the parent must be in the local history to be checked out
     [step] = [s for s in _benchmark_steps(path) if s["with"]["name"] == "benchwatch (vs parent)"]
-    assert step["if"] == "needs.merge.outputs.relative == 'true'"
+    assert step["if"] == "needs.measure.outputs.relative == 'true'"
     assert step["with"]["output-file-path"] == "${{ runner.temp }}/record/gab-relative.json"
-    changes = next(s["run"] for s in jobs["merge"]["steps"] if s.get("id") == "changes")
-    assert '--suite "benchwatch (vs parent)"' in changes  # the same suite name as the record step
-    assert "./bw changes" in changes and '--json-file "$record/changes.json"' in changes
-    assert jobs["merge"]["outputs"]["relative"] == "${{ steps.changes.outputs.relative }}"
-    site = next(s["run"] for s in jobs["merge"]["steps"] if "./bw site" in s.get("run", ""))
-    assert '--changes "$RUNNER_TEMP/record/changes.json"' in site
+    assert jobs["measure"]["outputs"]["relative"] == "${{ steps.changes.outputs.relative }}"
 
 
 def _relative_parent(tmp_path: Path, repo: Path, sha: str, before: str, event: str = "push") -> tuple[str, str]:
-    """publish.yml's parent step, its own shell on a real repository: (parent, what the summary says)."""
-    steps = _load(GITHUB / "workflows" / "publish.yml")["jobs"]["relative"]["steps"]
+    """reusable-publish.yml's parent step (working-directory: repo), its own shell on a real
+    repository: (parent, what the summary says)."""
+    steps = _load(GITHUB / "workflows" / "reusable-publish.yml")["jobs"]["measure"]["steps"]
     parent = next(s for s in steps if s.get("id") == "parent")
+    assert parent["working-directory"] == "repo" and parent["if"] == "inputs.relative-to-parent"
     temp, output, summary = tmp_path / "temp", tmp_path / "output", tmp_path / "summary"
     temp.mkdir(exist_ok=True)
     for f in (output, summary):
@@ -240,15 +292,29 @@ def test_the_relative_parent_is_the_pushs_before_and_said_when_there_is_none(tmp
     assert parent == "" and "root commit" in said
 
 
-@pytest.mark.parametrize("name, source", [("publish.yml", "main"), ("nightly.yml", "nightly")])
-def test_change_points_are_found_in_measure_jobs_and_reported_by_the_record_job(name, source):
-    jobs = _load(GITHUB / "workflows" / name)["jobs"]
-    measure = [s.get("run", "") for j, job in jobs.items() if j != "record" for s in job["steps"]]
-    assert any("./bw changes" in run and "changes.json" in run for run in measure)
-    record = jobs["record"]
-    assert record["permissions"]["issues"] == "write"
-    [step] = [s for s in record["steps"] if "change-points.js" in s.get("with", {}).get("script", "")]
-    assert f"source: '{source}'" in step["with"]["script"]
+@pytest.mark.parametrize("caller, kind", [("publish.yml", "publish"), ("nightly.yml", "nightly")])
+def test_change_points_found_by_the_measure_job_become_issues_in_the_opt_in_issues_job(tmp_path, caller, kind):
+    """Our callers add reusable-issues.yml after the reusable job; its script reads the change
+    points the measure job wrote into the record artifact and says which run found them."""
+    jobs = _load(GITHUB / "workflows" / caller)["jobs"]
+    measured = next(name for name, job in jobs.items() if job["uses"] != "./.github/workflows/reusable-issues.yml")
+    issues = jobs["issues"]
+    assert issues["uses"] == "./.github/workflows/reusable-issues.yml" and issues["needs"] == [measured]
+    assert issues["with"]["kind"] == kind
+    callee = _load(GITHUB / "workflows" / "reusable-issues.yml")["jobs"]["issues"]
+    download = next(s for s in callee["steps"] if "download-artifact@" in s.get("uses", ""))
+    reusable = _load(GITHUB / "workflows" / jobs[measured]["uses"].rsplit("/", 1)[1])["jobs"]["measure"]
+    upload = next(s for s in reusable["steps"] if "upload-artifact@" in s.get("uses", ""))
+    assert download["with"]["name"].replace("${{ inputs.kind }}", kind) == upload["with"]["name"]
+    # the measure steps that write changes.json run for real in tests/test_reusable_publish.py
+    record = tmp_path / "record"
+    record.mkdir()
+    (record / "changes.md").write_text("| series |\n")
+    (record / "changes.json").write_text(json.dumps({"schema_version": 1, "series": [_series("svc cpu/req", True)]}))
+    step = "Change points, in the job summary and one issue per alerting series"
+    calls = _run_script("reusable-issues.yml", tmp_path, {"listForRepo": []}, {"RECORD_DIR": str(record), "SOURCE": kind}, step)
+    [created] = [args for call, args in calls if call == "create"]
+    assert f"found by the {kind} run" in created["body"]
 
 
 def test_pr_trend_check_is_compare_only():
@@ -263,9 +329,9 @@ def test_pr_trend_check_is_compare_only():
 
 
 def test_nightly_trend_is_separate():
-    path = GITHUB / "workflows" / "nightly.yml"
+    path = GITHUB / "workflows" / "reusable-nightly.yml"
     assert {s["with"]["benchmark-data-dir-path"] for s in _benchmark_steps(path)} == {"nightly"}
-    assert "nightly-regression" in path.read_text()
+    assert all(s["with"]["name"].startswith("benchwatch nightly ") for s in _benchmark_steps(path))
 
 
 def test_pr_trend_steps_read_the_head_run_that_compare_writes():
@@ -278,25 +344,94 @@ def test_pr_trend_steps_read_the_head_run_that_compare_writes():
     assert paths == {f"${{{{ runner.temp }}}}/{outs[0]}/head/gab-{d}.json" for d in ("smaller", "bigger")}
 
 
-def test_nightly_record_reads_the_head_run_that_compare_writes_via_the_artifact():
-    path = GITHUB / "workflows" / "nightly.yml"
-    text = path.read_text()
-    assert './bw compare --base latest --head next --quick --rounds 12 --out "$RUNNER_TEMP/nightly"' in text
-    assert ('cp "$RUNNER_TEMP/nightly/head/gab-smaller.json" "$RUNNER_TEMP/nightly/head/gab-bigger.json" \\\n'
-            '            "$RUNNER_TEMP/nightly/comment.md" "$RUNNER_TEMP/nightly-record/"') in text  # fmt: skip
-    jobs = _load(path)["jobs"]
-    upload = next(s for s in jobs["measure"]["steps"] if "upload-artifact@" in s.get("uses", ""))
-    download = next(s for s in jobs["record"]["steps"] if "download-artifact@" in s.get("uses", ""))
-    assert upload["with"]["name"] == download["with"]["name"] == "nightly-record"
-    assert upload["with"]["path"] == download["with"]["path"] == "${{ runner.temp }}/nightly-record"
-    paths = {s["with"]["output-file-path"] for s in _benchmark_steps(path)}
-    assert paths == {f"${{{{ runner.temp }}}}/nightly-record/gab-{d}.json" for d in ("smaller", "bigger")}
-    # what is recorded is what the check step accepted, never the artifact itself
-    check = next(s for s in jobs["record"]["steps"] if "nightly-record.js" in s.get("with", {}).get("script", ""))
-    assert check["env"] == {"RECORD_DIR": "${{ runner.temp }}/nightly-record", "CHECKED_DIR": "${{ runner.temp }}/nightly-checked"}
-    assert '--put "$RUNNER_TEMP/nightly-checked/state.json" nightly/state.json' in _record_runs(path)[0]
-    assert '--add "$RUNNER_TEMP/nightly-checked/attribution" nightly/attribution' in _record_runs(path)[0]
-    assert "nightly-record/" not in _record_runs(path)[0]
+STAND_IN = """#!/bin/bash
+# benchwatch as the nightly's steps call it: writes what the real one writes, exits with $CODE
+echo "$*" >> "$LOG"
+case "$1" in
+  compare) while [[ "$1" != --out ]]; do shift; done
+           mkdir -p "$2/head"
+           for f in gab-smaller gab-bigger gab-counts; do echo '[{"name": "x", "unit": "ms", "value": 1}]' > "$2/head/$f.json"; done
+           echo "1.12x slower" > "$2/comment.md"
+           exit "$CODE" ;;
+  attribute) while [[ "$1" != --out ]]; do shift; done
+             mkdir -p "$2"
+             echo "**Responsible:** latest+starlette" > "$2/attribution.md"
+             echo '{"steps": [{"moved": ["starlette"], "ratio": 1.12}]}' > "$2/attribution.json" ;;
+esac
+"""
+
+
+def _nightly_step(tmp_path: Path, name: str, code: int = 0) -> tuple[subprocess.CompletedProcess, Path, Path]:
+    """One step of reusable-nightly.yml's measure job, its own shell, with a stand-in tool/bw."""
+    from test_workflow_attacks import step as named_step
+
+    work, temp = tmp_path / "work", tmp_path / "temp"
+    (work / "tool" / "scripts").mkdir(parents=True, exist_ok=True)
+    shutil.copy(ROOT / "scripts" / "verdict.sh", work / "tool" / "scripts")
+    (work / "tool" / "bw").write_text(STAND_IN)
+    (work / "tool" / "bw").chmod(0o755)
+    (temp / "record").mkdir(parents=True, exist_ok=True)
+    found = named_step("reusable-nightly.yml", "measure", name)
+    env = {"PATH": "/usr/bin:/bin", "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work), "GITHUB_SHA": "0123456789ab" + "c" * 28,
+           "GITHUB_OUTPUT": str(tmp_path / "output"), "LOG": str(tmp_path / "log"), "CODE": str(code)}  # fmt: skip
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", found["run"]], cwd=work, env=env, capture_output=True,
+                          text=True, timeout=30)  # fmt: skip
+    return done, temp / "record", tmp_path / "output"
+
+
+@pytest.mark.parametrize("code, fails", [(0, False), (1, False), (2, True), (3, True)])
+def test_the_nightly_records_the_head_run_that_compare_writes(tmp_path, code, fails):
+    """compare latest -> next: the head's figures (counts included) and the comment go into the
+    record artifact; 2 and 3 fail the job, so nothing is recorded and the night is retried."""
+    done, record, output = _nightly_step(tmp_path, "Compare latest (pinned baseline) with next on this runner", code)
+    assert (done.returncode != 0) is fails, done.stderr
+    assert f"exit_code={code}" in output.read_text()
+    if not fails:
+        assert sorted(p.name for p in record.iterdir()) == ["comment.md", "gab-bigger.json", "gab-counts.json", "gab-smaller.json"]
+        assert "--record-measured" in (tmp_path / "log").read_text().splitlines()[-1]  # the measured packages
+
+
+def test_tonights_attribution_is_named_as_the_record_jobs_check_accepts(tmp_path):
+    """The attribution the measure job files under attribution/ passes nightly-record.js's check
+    (YYYY-MM-DD-<12 hex>.json), so the releases page gets it."""
+    from test_workflow_attacks import check_artifact, nightly_artifact
+
+    done, record, _ = _nightly_step(tmp_path, "Attribute a significant change to the release(s) responsible")
+    assert done.returncode == 0, done.stderr
+    [filed] = (record / "attribution").iterdir()
+    assert filed.name.endswith("-0123456789ab.json") and (record / "attribution.md").exists()
+    artifact = nightly_artifact(tmp_path / "check")
+    for old in (artifact / "attribution").iterdir():
+        old.unlink()
+    shutil.copy(filed, artifact / "attribution" / filed.name)
+    calls, out = check_artifact(tmp_path / "check", artifact)
+    assert [p.name for p in (out / "attribution").iterdir()] == [filed.name], calls
+
+
+@pytest.mark.parametrize("releases", ["true", ""])
+def test_the_nightly_push_records_only_what_the_check_accepted(tmp_path, releases):
+    """The record job's one push: with releases, the checked state and attributions (never the
+    artifact's own files); without, the trend alone (a user's nightly has no release state)."""
+    found = next(s for s in _load(GITHUB / "workflows" / "reusable-nightly.yml")["jobs"]["record"]["steps"]
+                 if "record_push.sh" in s.get("run", ""))  # fmt: skip
+    assert found["env"]["RELEASES"] == "${{ inputs.releases && 'true' || '' }}"
+    (tmp_path / "record-tool" / "scripts").mkdir(parents=True)
+    script = tmp_path / "record-tool" / "scripts" / "record_push.sh"
+    script.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+    script.chmod(0o755)
+    temp = tmp_path / "runner temp"  # a space: the paths stay one argument each
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", found["run"]], cwd=tmp_path, capture_output=True, text=True,
+                          env={"PATH": "/usr/bin:/bin", "GH_TOKEN": "t", "SHA": "c" * 40, "RELEASES": releases,
+                               "RUNNER_TEMP": str(temp), "GITHUB_REPOSITORY": "o/r"})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    args = done.stdout.splitlines()
+    assert args[args.index("--state"):args.index("--sha") + 2] == ["--state", "nightly/published.json", "--sha", "c" * 40]
+    if releases:
+        assert args[-6:] == ["--put", f"{temp}/checked/state.json", "nightly/state.json",
+                             "--add", f"{temp}/checked/attribution", "nightly/attribution"]  # fmt: skip
+    else:
+        assert "--put" not in args and "--add" not in args
+    assert not any("/record/" in a for a in args)
 
 
 def test_weekly_merges_the_micro_run_and_publishes_its_asv_site_and_publish_the_dashboard():
@@ -307,12 +442,8 @@ def test_weekly_merges_the_micro_run_and_publishes_its_asv_site_and_publish_the_
     jobs = _load(path)["jobs"]
     merge = "\n".join(s.get("run", "") for s in jobs["merge"]["steps"])
     assert 'cp -r "$RUNNER_TEMP/shards/shard-micro/asv-html" "$record/asv"' in merge
-    publish = GITHUB / "workflows" / "publish.yml"
-    jobs = _load(publish)["jobs"]
-    site = next(s["run"] for s in jobs["merge"]["steps"] if "./bw site" in s.get("run", ""))
-    assert './bw site --out "$RUNNER_TEMP/record/site" --run "$RUNNER_TEMP/quick"' in site  # built in a measure job
-    assert "./bw run --quick --no-micro" in publish.read_text()
-    assert '--put "$RUNNER_TEMP/record/site" .' in _record_runs(publish)[0]
+    # publish's site is built in its measure job: tests/test_reusable_publish.py runs that step
+    assert '--put "$RUNNER_TEMP/record/site" .' in _record_runs(GITHUB / "workflows" / "reusable-publish.yml")[0]
 
 
 # --- measure and record: write tokens never meet third-party code ------------------------------
@@ -321,6 +452,8 @@ WRITE_SCOPES = ("contents", "issues", "pull-requests")
 RECORD_ACTIONS = ("actions/checkout@", "actions/download-artifact@",
                   "benchmark-action/github-action-benchmark@", "actions/github-script@")  # fmt: skip
 THIRD_PARTY_CODE = re.compile(r"\./bw\b|\bbenchwatch\b|uv pip install|\buv\b|\boha\b|pip install|cargo|python")
+# one line of bash testing an input and failing with exit 3: no command substitution, no command but echo
+INPUT_CHECK = re.compile(r'^\[\[ (?:(?!\$\(|<\(|`|\]\]).)* \]\] \|\| \{ echo "::error::[^"$`]*"; exit 3; \}$')
 
 
 def _jobs(names: tuple[str, ...] = ()) -> list[tuple[str, str, dict]]:
@@ -338,9 +471,10 @@ def _writes(job: dict) -> bool:
 
 def test_the_writing_jobs_are_the_record_jobs_and_the_commenter():
     writers = {(workflow, name) for workflow, name, job in _jobs() if _writes(job)}
-    assert writers == {("publish.yml", "record"), ("nightly.yml", "record"), ("weekly.yml", "record"),
-                       ("pr-comment.yml", "comment"), ("reusable-publish.yml", "record"),
-                       ("reusable-nightly.yml", "record"), ("reusable-comment.yml", "comment")}  # fmt: skip
+    assert writers == {("publish.yml", "publish"), ("publish.yml", "issues"), ("nightly.yml", "nightly"),
+                       ("nightly.yml", "issues"), ("weekly.yml", "record"), ("pr-comment.yml", "comment"),
+                       ("reusable-publish.yml", "record"), ("reusable-nightly.yml", "record"),
+                       ("reusable-comment.yml", "comment"), ("reusable-issues.yml", "issues")}  # fmt: skip
 
 
 @pytest.mark.parametrize("workflow, name, job", _job_params([j for j in _jobs() if _writes(j[2])]))
@@ -354,20 +488,20 @@ def test_jobs_with_write_permissions_run_no_third_party_code(workflow, name, job
         assert uses or run
         if uses:
             assert uses.startswith(RECORD_ACTIONS), f"{workflow} {name}: {uses}"
-        if run.strip() == PINNED_COMMIT_CHECK:
-            continue  # bash's own test of an input, before the checkout of the script
+        if all(INPUT_CHECK.match(line) for line in run.strip().splitlines()):
+            continue  # bash's own tests of the inputs (no command), before the checkout of the script
         if run:
             assert not THIRD_PARTY_CODE.search(run), f"{workflow} {name}: {run}"
-            # a reusable workflow runs benchwatch's copy, checked out at the caller's pinned tag
+            # a reusable workflow runs benchwatch's copy, checked out at the caller's pinned commit
             script_path = "record-tool/scripts/record_push.sh " if workflow.startswith("reusable-") else "scripts/record_push.sh "
             assert run.lstrip().startswith(script_path), f"{workflow} {name}: {run}"
         script = step.get("with", {}).get("script", "")
-        for required in re.findall(r"require\(`\$\{process\.env\.GITHUB_WORKSPACE\}/([\w./-]+)`\)", script):
+        for required in re.findall(r"require\(`\$\{process\.env\.GITHUB_WORKSPACE\}/(?:record-tool/|issue-tool/)?([\w./-]+)`\)", script):
             script += (ROOT / required).read_text()  # a script kept in the repository: checked the same way
         assert "child_process" not in script and "exec(" not in script
         for required in re.findall(r"require\('\./([\w-]+\.js)'\)", script):
             script += (GITHUB / "scripts" / required).read_text()  # a module of .github/scripts: the same rules
-        assert not re.search(r"require\((?!'fs'|'path'|'\./[\w-]+\.js'|`\$\{process\.env\.GITHUB_WORKSPACE\}/\.github/scripts/)", script)
+        assert not re.search(r"require\((?!'fs'|'path'|'\./[\w-]+\.js'|`\$\{process\.env\.GITHUB_WORKSPACE\}/(record-tool/|issue-tool/)?\.github/scripts/)", script)
     script = (ROOT / "scripts" / "record_push.sh").read_text()
     code = "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("#"))
     assert not THIRD_PARTY_CODE.search(code), THIRD_PARTY_CODE.search(code)
@@ -377,11 +511,15 @@ def test_the_third_party_code_check_catches_each_forbidden_command():
     for run in ("./bw site --out x", "benchwatch merge a", "uv pip install -e .", "oha -z 1s http://x",
                 ".venv/bin/python -m benchwatch", "cargo install oha"):  # fmt: skip
         assert THIRD_PARTY_CODE.search(run), run
+    assert INPUT_CHECK.match(PINNED_COMMIT_CHECK)
+    for line in ('[[ "$KIND" == x ]] || { ./bw site; exit 3; }', '[[ "$(./bw x)" == y ]] || { echo "::error::x"; exit 3; }',
+                 '[[ "$K" == x ]] || { echo "::error::`./bw`"; exit 3; }', '[[ "$K" == x ]] || { echo "::error::x"; exit 3; }; ./bw'):  # fmt: skip
+        assert not INPUT_CHECK.match(line), line
     assert not THIRD_PARTY_CODE.search('scripts/record_push.sh --repo . --remote "$R" --message "m"')
 
 
-@pytest.mark.parametrize("workflow, name, job",
-                         _job_params([j for j in _jobs(("publish.yml", "nightly.yml", "weekly.yml")) if not _writes(j[2])]))
+@pytest.mark.parametrize("workflow, name, job", _job_params(
+    [j for j in _jobs(("weekly.yml", "reusable-publish.yml", "reusable-nightly.yml")) if not _writes(j[2])]))
 def test_measure_jobs_read_only_without_tokens(workflow, name, job):
     assert job["permissions"] == {"contents": "read"}
     text = yaml.safe_dump(job["steps"])
@@ -409,11 +547,13 @@ def test_publish_and_nightly_run_only_on_main(name):
 
 
 def test_publish_and_nightly_record_in_separate_groups_that_never_cancel():
+    """Each workflow's own group and its record job's (in the reusable workflow it calls)."""
     groups = {}
-    for name in ("publish.yml", "nightly.yml", "weekly.yml"):
+    for name, recorder in (("publish.yml", "reusable-publish.yml"), ("nightly.yml", "reusable-nightly.yml"),
+                           ("weekly.yml", "weekly.yml")):  # fmt: skip
         doc = _load(GITHUB / "workflows" / name)
         assert doc["concurrency"]["cancel-in-progress"] is False
-        record = doc["jobs"]["record"]["concurrency"]
+        record = _load(GITHUB / "workflows" / recorder)["jobs"]["record"]["concurrency"]
         assert record["cancel-in-progress"] is False
         groups[name] = (doc["concurrency"]["group"], record["group"])
     assert groups["publish.yml"][0] == "publish-${{ github.sha }}"  # a newer push never drops an older one
@@ -421,9 +561,9 @@ def test_publish_and_nightly_record_in_separate_groups_that_never_cancel():
 
 
 def test_publish_records_which_commits_it_covers():
-    run = _record_runs(GITHUB / "workflows" / "publish.yml")[0]
+    run = _record_runs(GITHUB / "workflows" / "reusable-publish.yml")[0]
     assert '--state dev/bench/published.json --sha "$SHA"' in run
-    record = _load(GITHUB / "workflows" / "publish.yml")["jobs"]["record"]
+    record = _load(GITHUB / "workflows" / "reusable-publish.yml")["jobs"]["record"]
     checkout = next(s for s in record["steps"] if s.get("uses", "").startswith("actions/checkout@"))
     assert checkout["with"]["fetch-depth"] == 0  # the history between the last published commit and this one
 
@@ -463,7 +603,8 @@ HARNESS = """
 const scenario = JSON.parse(process.env.SCENARIO);
 const calls = [];
 const record = (kind) => async (args) => { calls.push([kind, args]); return { data: {} }; };
-const core = { warning: (m) => calls.push(['warning', m]), setFailed: (m) => calls.push(['setFailed', m]) };
+const core = { warning: (m) => calls.push(['warning', m]), setFailed: (m) => calls.push(['setFailed', m]),
+               summary: { addRaw(text) { calls.push(['summary', text]); return this; }, write: async () => {} } };
 const github = {
   rest: {
     pulls: { get: async () => ({ data: scenario.pr }), listFiles: 'listFiles' },
@@ -490,14 +631,25 @@ def _github_script(workflow: str, name: str | None = None) -> tuple[str, dict]:
     return step["with"]["script"], step.get("env", {})
 
 
+def _workspace(tmp_path: Path) -> Path:
+    """$GITHUB_WORKSPACE as the reusable workflows lay it out: benchwatch's sparse checkouts at the
+    pinned commit (record-tool/, issue-tool/), here this repository."""
+    work = tmp_path / "workspace"
+    work.mkdir(exist_ok=True)
+    for name in ("record-tool", "issue-tool"):
+        if not (work / name).exists():
+            (work / name).symlink_to(ROOT)
+    return work
+
+
 def _run_script(workflow: str, tmp_path: Path, scenario: dict, env: dict, step: str | None = None) -> list:
     node = _tool("node")
     script, _ = _github_script(workflow, step)
     program = tmp_path / "harness.js"
     program.write_text(HARNESS.replace("SCRIPT", script))
     done = subprocess.run([node, str(program)], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "SCENARIO": json.dumps(scenario), "GITHUB_WORKSPACE": str(ROOT),
-                               **env})  # fmt: skip
+                          env={"PATH": "/usr/bin:/bin", "SCENARIO": json.dumps(scenario),
+                               "GITHUB_WORKSPACE": str(_workspace(tmp_path)), **env})  # fmt: skip
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -600,26 +752,21 @@ def test_nightly_issue_search_skips_pull_requests(tmp_path):
     (record / "releases.md").write_text("pydantic 3.0.0a1\n")
     (record / "comment.md").write_text("slower\n")
     listed = [{"number": 5, "pull_request": {"url": "x"}}, {"number": 9}]
-    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
+    calls = _run_script("reusable-issues.yml", tmp_path, {"listForRepo": listed}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
     assert [(kind, args["issue_number"]) for kind, args in calls] == [("update", 9), ("createComment", 9)]
     assert "pydantic 3.0.0a1" in calls[0][1]["body"] and "slower" in calls[0][1]["body"]
-    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": listed[:1]}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
+    calls = _run_script("reusable-issues.yml", tmp_path, {"listForRepo": listed[:1]}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
     assert [kind for kind, _ in calls] == ["create"]
 
 
 def test_nightly_attributes_a_regression_in_the_measure_job_and_the_issue_names_the_release(tmp_path):
-    path = GITHUB / "workflows" / "nightly.yml"
-    jobs = _load(path)["jobs"]
-    measure_runs = "\n".join(s.get("run", "") for s in jobs["measure"]["steps"])
-    assert "./bw attribute --base latest --head next --changed-in" in measure_runs
-    assert "--pin-next stacks.toml" in measure_runs and "--record-measured" in measure_runs
-    assert "attribute" not in "\n".join(s.get("run", "") for s in jobs["record"]["steps"])
-    record = tmp_path / "record"
-    record.mkdir()
+    """The measure job's attribute step writes attribution.md into the record; the issue quotes it."""
+    done, record, _ = _nightly_step(tmp_path, "Attribute a significant change to the release(s) responsible")
+    assert done.returncode == 0, done.stderr
     (record / "releases.md").write_text("starlette 2.0.0\n")
-    (record / "attribution.md").write_text("**Responsible:** latest+starlette (starlette) 1.12x slower\n")
-    calls = _run_script("nightly.yml", tmp_path, {"listForRepo": []}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
-    assert "latest+starlette (starlette) 1.12x slower" in calls[0][1]["body"]
+    calls = _run_script("reusable-issues.yml", tmp_path, {"listForRepo": []}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
+    assert "**Responsible:** latest+starlette" in calls[0][1]["body"] and "starlette 2.0.0" in calls[0][1]["body"]
+    assert calls[0][0] == "create"
 
 
 CHANGE_HARNESS = """
@@ -697,7 +844,7 @@ def test_change_point_script_reads_only_regular_files(tmp_path):
     assert "changes.json" in calls[1][1]
 
 
-REUSABLE = ["reusable-pr.yml", "reusable-comment.yml", "reusable-publish.yml", "reusable-nightly.yml"]
+REUSABLE = ["reusable-pr.yml", "reusable-comment.yml", "reusable-publish.yml", "reusable-nightly.yml", "reusable-issues.yml"]
 
 
 @pytest.mark.parametrize("name", REUSABLE)
@@ -721,14 +868,17 @@ def test_reusable_pr_is_read_only_and_the_commenter_runs_no_code():
 def test_reusable_record_job_runs_only_git_and_pinned_actions(name):
     jobs = _load(GITHUB / "workflows" / name)["jobs"]
     assert jobs["measure"]["permissions"] == {"contents": "read"}
-    assert jobs["record"]["permissions"] == {"contents": "write"}
+    assert jobs["record"]["permissions"] == {"contents": "write"}  # no issues: reusable-issues.yml, opt-in
     runs = [s["run"] for s in jobs["record"]["steps"] if "run" in s]
-    assert len(runs) == 2 and runs[0].lstrip().startswith('[[ "$BW_REF" =~ ^[0-9a-f]{40}$ ]]')
+    assert len(runs) == 2 and runs[0].strip() == PINNED_COMMIT_CHECK
     assert runs[1].startswith("record-tool/scripts/record_push.sh ")
-    uses = [s["uses"].split("@")[0] for s in jobs["record"]["steps"] if "uses" in s]
-    assert set(uses) == {"actions/checkout", "actions/download-artifact", "benchmark-action/github-action-benchmark"}
+    uses = {s["uses"].split("@")[0] for s in jobs["record"]["steps"] if "uses" in s}
+    assert uses - {"actions/github-script"} == {"actions/checkout", "actions/download-artifact",
+                                                "benchmark-action/github-action-benchmark"}  # fmt: skip
     tool = next(s for s in jobs["record"]["steps"] if s.get("with", {}).get("path") == "record-tool")
-    assert tool["with"]["sparse-checkout"] == "scripts/record_push.sh"
+    # the script that pushes, and for the nightly the artifact check (node, run by github-script)
+    assert tool["with"]["sparse-checkout"].split() == ["scripts/record_push.sh"] + (
+        [".github/scripts/*.js"] if name == "reusable-nightly.yml" else [])
 
 
 def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
@@ -751,4 +901,8 @@ def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     pr = yaml.safe_load(files["benchwatch-pr.yml"])
     assert pr["jobs"]["compare"]["permissions"] == {"contents": "read"}
+    for name, text in files.items():  # GitHub would refuse the run if a called job asked for more
+        (job,) = yaml.safe_load(text)["jobs"].values()
+        callee = _load(GITHUB / "workflows" / f"reusable-{name.split('-')[1]}")
+        assert _ceiling_problems(job, callee) == [], name
     assert set(yaml.safe_load(files["benchwatch-comment.yml"])[True]) == {"workflow_run"}
