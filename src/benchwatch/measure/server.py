@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,12 +180,19 @@ def running(
     ready_timeout: float | None = None,
     inject: Injection = NO_INJECTION,
     wrap: Sequence[str] = (),
+    wrap_environ: Mapping[str, str] | None = None,
+    interrupt_wait: float = 15.0,
+    probe_timeout: float = 2.0,
 ) -> Iterator[Server]:
-    """`wrap`: a command that launches the server as its child (`py-spy record … --`); it is
-    stopped with SIGINT first, so it can write what it recorded."""
+    """`wrap`: a command that launches the server as its child (`py-spy record … --`) or runs it
+    (`valgrind …`); it is stopped with SIGINT first and given `interrupt_wait` seconds, so it can
+    write what it recorded. `wrap_environ`: variables the wrapped server needs on top of its own
+    (PYTHONHASHSEED=0 for a counter). `probe_timeout`: how long one readiness request may take
+    (a server under valgrind answers its first request slowly)."""
     with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name:
         scratch = Path(scratch_name)
         environ = server_environment(variant, env, scratch, inject)
+        environ.update(wrap_environ or {})
         root = variant.app.root
         if variant.app.declaration.pre_start:
             _pre_start(variant, environ, root)
@@ -197,7 +204,7 @@ def running(
             try:
                 if cpu:
                     pin(server, cpu)
-                _wait_ready(server, ready_timeout or variant.app.declaration.ready_timeout)
+                _wait_ready(server, ready_timeout or variant.app.declaration.ready_timeout, probe_timeout)
             except BootError as exc:
                 _stop(server.process, grace=1.0)
                 if port is None and "already in use" in exc.reason and attempt < 2:
@@ -210,7 +217,7 @@ def running(
                 yield server
             finally:
                 if wrap:
-                    _interrupt(server.process)
+                    _interrupt(server.process, interrupt_wait)
                 _stop(server.process)
             return
 
@@ -252,10 +259,10 @@ def pin(server: Server, cores: list[int]) -> None:
         pass  # pinning is an improvement, not a requirement
 
 
-def _wait_ready(server: Server, timeout: float) -> None:
+def _wait_ready(server: Server, timeout: float, probe_timeout: float = 2.0) -> None:
     deadline = time.monotonic() + timeout
     url = server.base_url + server.variant.ready_endpoint
-    with httpx.Client(timeout=2.0) as client:
+    with httpx.Client(timeout=probe_timeout) as client:
         while True:
             code = server.process.poll()
             if code is not None:

@@ -1,0 +1,234 @@
+"""One target's counts: its server booted once under callgrind and once under strace, each
+served the same fixed sequence (probe, warm-up, an idle pause, then `repeats` phases of N
+requests per endpoint) on one connection; what each phase cost, per request."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchwatch.config import Endpoint, Variant
+from benchwatch.counts import callgrind, plan, strace
+from benchwatch.counts.client import Client, Request, RequestFailed
+from benchwatch.envs import Env
+from benchwatch.measure import server
+from benchwatch.measure.inject import NO_INJECTION, Injection
+
+HASH_SEED = {"PYTHONHASHSEED": "0"}  # str/bytes hashes, and so dict and set layouts, the same every boot
+READY_S = 300.0  # a server's boot under valgrind (imports at ~1/50 speed)
+PROBE_TIMEOUT_S = 120.0  # its first answer under valgrind
+REQUEST_TIMEOUT_S = 300.0
+STOP_WAIT_S = 120.0  # SIGINT to exit: valgrind writes its last file
+IDLE_S = 2.0  # the pause whose cost (uvicorn's 0.1 s tick) is taken off every phase
+PAUSE_S = 0.3  # between strace phases: the server idles, so the cut between them is clean
+# between requests under strace: the server finishes its work after an answer (a few traced calls,
+# ~0.1 ms each) before the next request comes, so each request sees the same polls
+THINK_S = 0.005
+
+
+class CountFailed(Exception):
+    def __init__(self, reason: str, endpoint: Endpoint | None = None, stderr_tail: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.endpoint = endpoint
+        self.stderr_tail = stderr_tail
+
+
+@dataclass(frozen=True)
+class CountTarget:
+    """A variant's server and the endpoints to count on it (`inject`: TESTING ONLY)."""
+
+    variant: Variant
+    env: Env
+    endpoints: tuple[Endpoint, ...]
+    inject: Injection = NO_INJECTION
+
+
+@dataclass
+class Phase:
+    endpoint: Endpoint
+    repeat: int
+    requests: int
+    seconds: float  # wall time the phase covered
+    instructions: int = 0  # callgrind's count, idle cost included
+    file: Path | None = None
+    calls: Counter[str] = field(default_factory=Counter)  # strace's, idle cost included
+
+
+@dataclass
+class TargetCounts:
+    """Everything one target's two boots gave."""
+
+    target: CountTarget
+    requests: dict[str, int]  # N per endpoint name
+    instruction_phases: list[Phase]
+    idle_instructions_per_s: float
+    syscall_phases: list[Phase]
+    idle_calls_per_s: dict[str, float]
+
+    def instructions(self, endpoint: Endpoint) -> list[float]:
+        """Per request, one value per repeat: the phase's count less the idle cost of its time."""
+        return [(p.instructions - self.idle_instructions_per_s * p.seconds) / p.requests
+                for p in self.instruction_phases if p.endpoint == endpoint]  # fmt: skip
+
+    def syscalls(self, endpoint: Endpoint) -> list[dict[str, float]]:
+        """Per request by name, one mapping per repeat, the idle calls of its time taken off."""
+        found = []
+        for p in (p for p in self.syscall_phases if p.endpoint == endpoint):
+            names = set(p.calls) | set(self.idle_calls_per_s)
+            per = {n: (p.calls.get(n, 0) - self.idle_calls_per_s.get(n, 0.0) * p.seconds) / p.requests for n in names}
+            found.append({n: v for n, v in per.items() if round(v, 4) != 0})
+        return found
+
+    def files(self, endpoint: Endpoint) -> list[Path]:
+        return [p.file for p in self.instruction_phases if p.endpoint == endpoint and p.file is not None]
+
+
+def count_target(
+    target: CountTarget, out_dir: Path, *, cap: int, repeats: int, say: Callable[[str], None]
+) -> TargetCounts:
+    """Both boots of one target; raises CountFailed (server stopped) at the first failure."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    requests = [Request.of(target.variant, e) for e in target.endpoints]
+    say(f"counts: {target.variant.id}: instructions under callgrind")
+    cg = _callgrind(target, out_dir / "callgrind.out", requests, cap, repeats)
+    say(f"counts: {target.variant.id}: system calls under strace")
+    st = _strace(target, out_dir / "strace.trace", requests, cg.warmups, cg.requests, repeats)
+    return TargetCounts(target, {e.name: cg.requests[i] for i, e in enumerate(target.endpoints)},
+                   cg.phases, cg.idle_per_s, st.phases, st.idle_calls)  # fmt: skip
+
+
+@dataclass
+class _Run:
+    phases: list[Phase]
+    warmups: list[int]
+    requests: list[int]
+    idle_per_s: float = 0.0  # callgrind: instructions per idle second
+    idle_calls: dict[str, float] = field(default_factory=dict)  # strace: calls per idle second
+
+
+def _boot(target: CountTarget, wrap: list[str]):
+    return server.running(
+        target.variant, target.env, inject=target.inject, wrap=wrap, wrap_environ=HASH_SEED,
+        ready_timeout=READY_S, probe_timeout=PROBE_TIMEOUT_S, interrupt_wait=STOP_WAIT_S,
+    )  # fmt: skip
+
+
+def _send(srv: server.Server, client: Client, target: CountTarget, index: int, request: Request, times: int,
+          think: float = 0.0) -> float:  # fmt: skip
+    try:
+        return client.send(request, times, think)
+    except RequestFailed as exc:
+        raise CountFailed(str(exc), target.endpoints[index], srv.stderr_tail()) from None
+
+
+def _callgrind(target: CountTarget, out_file: Path, requests: Sequence[Request], cap: int, repeats: int) -> _Run:
+    for old in out_file.parent.glob(out_file.name + "*"):
+        old.unlink()
+    dumps: list[tuple[str, float]] = []  # (label, wall-clock midpoint of the dump)
+
+    def dump(label: str) -> None:
+        started = time.monotonic()
+        try:
+            callgrind.dump(srv.pid, label)
+        except callgrind.CallgrindError as exc:
+            raise CountFailed(str(exc), stderr_tail=srv.stderr_tail()) from None
+        dumps.append((label, (started + time.monotonic()) / 2))
+
+    endpoints = target.endpoints
+    try:
+        with _boot(target, callgrind.wrap(out_file)) as srv:
+            client = Client(server.HOST, srv.port, REQUEST_TIMEOUT_S)
+            try:
+                dump("boot")
+                for i, request in enumerate(requests):
+                    _send(srv, client, target, i, request, plan.PROBE)
+                    dump(f"probe-{i}")
+                probes = [callgrind.read_total(callgrind.dump_file(out_file, 2 + i)) / plan.PROBE
+                          for i in range(len(requests))]  # fmt: skip
+                warmups = [plan.warmup_for(p, cap) for p in probes]
+                for i, request in enumerate(requests):
+                    _send(srv, client, target, i, request, warmups[i])
+                    dump(f"warm-{i}")
+                first_warm = 2 + len(requests)
+                warm = [callgrind.read_total(callgrind.dump_file(out_file, first_warm + i)) / warmups[i]
+                        for i in range(len(requests))]  # fmt: skip
+                counts = [plan.requests_for(w, cap) for w in warm]
+                time.sleep(IDLE_S)
+                dump("idle")
+                phases = []
+                for r in range(repeats):
+                    for i, request in enumerate(requests):
+                        _send(srv, client, target, i, request, counts[i])
+                        dump(f"r{r}-{i}")
+                        phases.append(Phase(endpoints[i], r, counts[i], dumps[-1][1] - dumps[-2][1]))
+            finally:
+                client.close()
+            if not srv.alive():
+                raise CountFailed("server exited during the count", stderr_tail=srv.stderr_tail())
+            tail = srv.stderr_tail()
+    except server.BootError as exc:
+        raise CountFailed(f"boot under callgrind: {exc.reason}", stderr_tail=exc.stderr_tail) from None
+    except callgrind.CallgrindError as exc:
+        raise CountFailed(str(exc)) from None
+    first_phase = 1 + len(dumps) - len(phases)  # dump files are numbered from 1
+    try:
+        idle = callgrind.read_total(callgrind.dump_file(out_file, first_phase - 1))
+        for k, phase in enumerate(phases):
+            phase.file = callgrind.dump_file(out_file, first_phase + k)
+            read = callgrind.read(phase.file, functions=False)
+            if read.trigger.split()[-1] != dumps[first_phase - 1 + k][0]:
+                raise CountFailed(f"{phase.file.name} holds dump {read.trigger!r}, want {dumps[first_phase - 1 + k][0]!r}")
+            phase.instructions = read.total
+    except callgrind.CallgrindError as exc:
+        raise CountFailed(str(exc), stderr_tail=tail) from None
+    idle_seconds = dumps[first_phase - 2][1] - dumps[first_phase - 3][1]
+    return _Run(phases, warmups, counts, idle / idle_seconds)
+
+
+def _strace(target: CountTarget, trace: Path, requests: Sequence[Request], warmups: Sequence[int],
+            counts: Sequence[int], repeats: int) -> _Run:  # fmt: skip
+    trace.unlink(missing_ok=True)
+    endpoints = target.endpoints
+    phases: list[Phase] = []
+    windows: list[tuple[float, float]] = []
+    try:
+        with _boot(target, strace.wrap(trace)) as srv:
+            client = Client(server.HOST, srv.port, REQUEST_TIMEOUT_S)
+            try:
+                for i, request in enumerate(requests):
+                    _send(srv, client, target, i, request, plan.PROBE + warmups[i])
+                time.sleep(PAUSE_S)
+                idle_start = time.time()
+                time.sleep(IDLE_S)
+                windows.append((idle_start, time.time()))
+                for r in range(repeats):
+                    for i, request in enumerate(requests):
+                        time.sleep(PAUSE_S)
+                        start = time.time()
+                        _send(srv, client, target, i, request, counts[i], THINK_S)
+                        # the server's last calls of a phase (after its answer was sent) come
+                        # just after the client has read it: the window ends mid-pause
+                        end = time.time() + PAUSE_S / 2
+                        windows.append((start, end))
+                        phases.append(Phase(endpoints[i], r, counts[i], end - start))
+                time.sleep(PAUSE_S)
+            finally:
+                client.close()
+            if not srv.alive():
+                raise CountFailed("server exited during the count", stderr_tail=srv.stderr_tail())
+            tail = srv.stderr_tail()
+    except server.BootError as exc:
+        raise CountFailed(f"boot under strace: {exc.reason}", stderr_tail=exc.stderr_tail) from None
+    try:
+        counted = strace.count_windows(strace.calls(trace), windows)
+    except strace.StraceError as exc:
+        raise CountFailed(str(exc), stderr_tail=tail) from None
+    idle_seconds = windows[0][1] - windows[0][0]
+    for phase, calls in zip(phases, counted[1:], strict=True):
+        phase.calls = calls
+    idle_calls = {name: calls / idle_seconds for name, calls in counted[0].items()}
+    return _Run(phases, list(warmups), list(counts), idle_calls=idle_calls)
