@@ -14,7 +14,7 @@ from benchwatch.errors import UserError
 COMMANDS = [
     "list", "verify", "load", "micro", "run", "merge", "compare", "calibrate",
     "report", "site", "releases", "stacks", "changes", "instructions", "attribute", "bisect",
-    "relative", "trend-add", "init",
+    "relative", "trend-add", "init", "counts",
 ]  # fmt: skip
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchwatch.config import Endpoint
 from benchwatch.counts import callgrind, strace
-from benchwatch.counts.session import CountFailed, CountTarget, TargetCounts, count_target
+from benchwatch.counts.session import CountFailed, CountTarget, Phase, TargetCounts, count_target
 from benchwatch.metrics import INSTRUCTIONS, SYSCALLS, Counted, Metric, figure_name
 from benchwatch.results import Figure, Problem
 
@@ -34,15 +34,15 @@ def count_requests(
     if missing:
         return [], [Problem(variant=t.variant.id, phase="load", reason=missing) for t in targets]
 
-    def one(target: CountTarget) -> TargetCounts | Problem:
+    def one(target: CountTarget, directory: Path) -> TargetCounts | Problem:
         try:
-            return count_target(target, target_dir(out_dir, target), cap=requests, repeats=repeats, say=say)
+            return count_target(target, directory, cap=requests, repeats=repeats, say=say)
         except CountFailed as exc:
             return Problem(variant=target.variant.id, phase="load", reason=f"count failed: {exc.reason}",
                            endpoint=exc.endpoint.label if exc.endpoint else None, detail=exc.stderr_tail)  # fmt: skip
 
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(targets)))) as pool:
-        results = list(pool.map(one, targets))
+        results = list(pool.map(one, targets, target_dirs(out_dir, targets)))
     figures: list[Figure] = []
     problems: list[Problem] = []
     for result in results:
@@ -56,8 +56,15 @@ def count_requests(
     return figures, problems
 
 
-def target_dir(out_dir: Path, target: CountTarget) -> Path:
-    return out_dir / re.sub(r"[^A-Za-z0-9_.@-]+", "_", target.variant.id)
+def target_dirs(out_dir: Path, targets: Sequence[CountTarget]) -> list[Path]:
+    """Where each target's files go: `out_dir/<variant id>`, `<variant id>-2` for the second
+    target of the same variant in one call (an injected copy)."""
+    found: list[Path] = []
+    for target in targets:
+        slug = re.sub(r"[^A-Za-z0-9_.@-]+", "_", target.variant.id)
+        taken = sum(1 for path in found if path.name == slug or path.name.startswith(slug + "-"))
+        found.append(out_dir / (slug if not taken else f"{slug}-{taken + 1}"))
+    return found
 
 
 def endpoint_figures(counted: TargetCounts, endpoint: Endpoint, name_tag: str = "") -> tuple[list[Figure], list[Problem]]:
@@ -70,13 +77,16 @@ def endpoint_figures(counted: TargetCounts, endpoint: Endpoint, name_tag: str = 
         return [], [Problem(variant=variant.id, phase="load", endpoint=endpoint.label,
                             reason=f"count did not grow with the requests (instructions/request {instructions}, "
                                    f"system calls/request {syscalls}); not published")]  # fmt: skip
-    n = counted.requests[endpoint.name]
-    note = f"{len(instructions)} phases of {n} requests on one connection"
-    detail = {name: round(statistics.median(found.get(name, 0.0) for found in by_name), 4)
+    def phases(tool: str, found: list[Phase]) -> str:
+        sizes = sorted({p.requests for p in found if p.endpoint == endpoint})
+        return f"{tool}: {len(instructions)} phases of {'/'.join(map(str, sizes))} requests on one connection"
+
+    detail = {name: round(statistics.median(found.get(name, 0.0) for found in by_name), 3)
               for name in sorted({name for found in by_name for name in found})}  # fmt: skip
     return [
-        _figure(counted.target, endpoint, INSTRUCTIONS, instructions, name_tag, f"callgrind, {note}"),
-        _figure(counted.target, endpoint, SYSCALLS, syscalls, name_tag, f"strace, {note}",
+        _figure(counted.target, endpoint, INSTRUCTIONS, instructions, name_tag,
+                phases("callgrind", counted.instruction_phases)),
+        _figure(counted.target, endpoint, SYSCALLS, syscalls, name_tag, phases("strace", counted.syscall_phases),
                 {k: v for k, v in detail.items() if v != 0}),
     ], []
 

@@ -4,6 +4,7 @@ requests per endpoint) on one connection; what each phase cost, per request."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -16,7 +17,9 @@ from benchwatch.counts.client import Client, Request, RequestFailed
 from benchwatch.envs import Env
 from benchwatch.measure import server
 from benchwatch.measure.inject import NO_INJECTION, Injection
+from benchwatch.results import write_json_atomic
 
+MANIFEST = "phases.json"
 HASH_SEED = {"PYTHONHASHSEED": "0"}  # str/bytes hashes, and so dict and set layouts, the same every boot
 READY_S = 300.0  # a server's boot under valgrind (imports at ~1/50 speed)
 PROBE_TIMEOUT_S = 120.0  # its first answer under valgrind
@@ -24,9 +27,11 @@ REQUEST_TIMEOUT_S = 300.0
 STOP_WAIT_S = 120.0  # SIGINT to exit: valgrind writes its last file
 IDLE_S = 2.0  # the pause whose cost (uvicorn's 0.1 s tick) is taken off every phase
 PAUSE_S = 0.3  # between strace phases: the server idles, so the cut between them is clean
-# between requests under strace: the server finishes its work after an answer (a few traced calls,
-# ~0.1 ms each) before the next request comes, so each request sees the same polls
-THINK_S = 0.005
+# between requests: the server finishes its work after an answer (a few more turns of its event
+# loop) before the next request comes, so each request takes the same turns and polls; without
+# it, whether the next request is already there at the loop's next poll is a race
+THINK_S = {"callgrind": 0.005, "strace": 0.002}
+STRACE_TIMES = 5  # strace runs near native speed: 5x callgrind's requests per phase (up to the cap)
 
 
 class CountFailed(Exception):
@@ -55,7 +60,8 @@ class Phase:
     seconds: float  # wall time the phase covered
     instructions: int = 0  # callgrind's count, idle cost included
     file: Path | None = None
-    calls: Counter[str] = field(default_factory=Counter)  # strace's, idle cost included
+    calls: Counter[str] = field(default_factory=Counter)  # strace's, the idle timer's included
+    wakeups: int = 0  # strace: polls that timed out (the idle timer's wake-ups) in the phase
 
 
 @dataclass
@@ -63,11 +69,10 @@ class TargetCounts:
     """Everything one target's two boots gave."""
 
     target: CountTarget
-    requests: dict[str, int]  # N per endpoint name
     instruction_phases: list[Phase]
     idle_instructions_per_s: float
     syscall_phases: list[Phase]
-    idle_calls_per_s: dict[str, float]
+    idle_calls_per_wakeup: dict[str, float]
 
     def instructions(self, endpoint: Endpoint) -> list[float]:
         """Per request, one value per repeat: the phase's count less the idle cost of its time."""
@@ -75,16 +80,30 @@ class TargetCounts:
                 for p in self.instruction_phases if p.endpoint == endpoint]  # fmt: skip
 
     def syscalls(self, endpoint: Endpoint) -> list[dict[str, float]]:
-        """Per request by name, one mapping per repeat, the idle calls of its time taken off."""
+        """Per request by name, one mapping per repeat, less the idle timer's calls: uvicorn
+        wakes every 0.1 s, so their number follows the wall time, not the requests. Each wake-up
+        shows as a poll that timed out; what one costs comes from the idle pause."""
         found = []
         for p in (p for p in self.syscall_phases if p.endpoint == endpoint):
-            names = set(p.calls) | set(self.idle_calls_per_s)
-            per = {n: (p.calls.get(n, 0) - self.idle_calls_per_s.get(n, 0.0) * p.seconds) / p.requests for n in names}
+            idle = self.idle_calls_per_wakeup
+            names = set(p.calls) | set(idle)
+            per = {n: (p.calls.get(n, 0) - idle.get(n, 0.0) * p.wakeups) / p.requests for n in names}
             found.append({n: v for n, v in per.items() if round(v, 4) != 0})
         return found
 
-    def files(self, endpoint: Endpoint) -> list[Path]:
-        return [p.file for p in self.instruction_phases if p.endpoint == endpoint and p.file is not None]
+    def manifest(self) -> dict:
+        """Per endpoint label: its callgrind files and the requests each counted (what
+        benchwatch.counts.breakdown needs), and strace's requests per phase."""
+        found: dict[str, dict] = {}
+        for endpoint in self.target.endpoints:
+            mine = [p for p in self.instruction_phases if p.endpoint == endpoint]
+            traced = [p for p in self.syscall_phases if p.endpoint == endpoint]
+            found[endpoint.label] = {
+                "requests": mine[0].requests if mine else 0,
+                "files": [p.file.name for p in mine if p.file is not None],
+                "strace_requests": traced[0].requests if traced else 0,
+            }
+        return found
 
 
 def count_target(
@@ -96,9 +115,20 @@ def count_target(
     say(f"counts: {target.variant.id}: instructions under callgrind")
     cg = _callgrind(target, out_dir / "callgrind.out", requests, cap, repeats)
     say(f"counts: {target.variant.id}: system calls under strace")
-    st = _strace(target, out_dir / "strace.trace", requests, cg.warmups, cg.requests, repeats)
-    return TargetCounts(target, {e.name: cg.requests[i] for i, e in enumerate(target.endpoints)},
-                   cg.phases, cg.idle_per_s, st.phases, st.idle_calls)  # fmt: skip
+    traced = [min(cap, STRACE_TIMES * n) for n in cg.requests]
+    st = _strace(target, out_dir / "strace.trace", requests, cg.warmups, traced, repeats)
+    counted = TargetCounts(target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls)
+    write_json_atomic(out_dir / MANIFEST, counted.manifest())
+    return counted
+
+
+def phase_files(target_dir: Path, endpoint_label: str) -> tuple[list[Path], int]:
+    """An endpoint's callgrind files in a target's directory and the requests each counted."""
+    try:
+        entry = json.loads((target_dir / MANIFEST).read_text())[endpoint_label]
+    except (OSError, ValueError, KeyError):
+        raise FileNotFoundError(f"{target_dir / MANIFEST}: no counts of {endpoint_label!r} there") from None
+    return [target_dir / name for name in entry["files"]], int(entry["requests"])
 
 
 @dataclass
@@ -107,7 +137,7 @@ class _Run:
     warmups: list[int]
     requests: list[int]
     idle_per_s: float = 0.0  # callgrind: instructions per idle second
-    idle_calls: dict[str, float] = field(default_factory=dict)  # strace: calls per idle second
+    idle_calls: dict[str, float] = field(default_factory=dict)  # strace: calls per timer wake-up
 
 
 def _boot(target: CountTarget, wrap: list[str]):
@@ -162,7 +192,7 @@ def _callgrind(target: CountTarget, out_file: Path, requests: Sequence[Request],
                 phases = []
                 for r in range(repeats):
                     for i, request in enumerate(requests):
-                        _send(srv, client, target, i, request, counts[i])
+                        _send(srv, client, target, i, request, counts[i], THINK_S["callgrind"])
                         dump(f"r{r}-{i}")
                         phases.append(Phase(endpoints[i], r, counts[i], dumps[-1][1] - dumps[-2][1]))
             finally:
@@ -209,7 +239,7 @@ def _strace(target: CountTarget, trace: Path, requests: Sequence[Request], warmu
                     for i, request in enumerate(requests):
                         time.sleep(PAUSE_S)
                         start = time.time()
-                        _send(srv, client, target, i, request, counts[i], THINK_S)
+                        _send(srv, client, target, i, request, counts[i], THINK_S["strace"])
                         # the server's last calls of a phase (after its answer was sent) come
                         # just after the client has read it: the window ends mid-pause
                         end = time.time() + PAUSE_S / 2
@@ -227,8 +257,9 @@ def _strace(target: CountTarget, trace: Path, requests: Sequence[Request], warmu
         counted = strace.count_windows(strace.calls(trace), windows)
     except strace.StraceError as exc:
         raise CountFailed(str(exc), stderr_tail=tail) from None
-    idle_seconds = windows[0][1] - windows[0][0]
-    for phase, calls in zip(phases, counted[1:], strict=True):
-        phase.calls = calls
-    idle_calls = {name: calls / idle_seconds for name, calls in counted[0].items()}
+    idle = counted[0]
+    for phase, window in zip(phases, counted[1:], strict=True):
+        phase.calls, phase.wakeups = window.calls, window.wakeups
+    # a server with no idle timer has nothing to take off
+    idle_calls = {name: calls / idle.wakeups for name, calls in idle.calls.items()} if idle.wakeups else {}
     return _Run(phases, list(warmups), list(counts), idle_calls=idle_calls)

@@ -20,12 +20,7 @@ import psutil
 
 from benchwatch.config import Variant
 from benchwatch.envs import Env
-from benchwatch.measure.inject import (
-    INJECT_CPU_US_ENV,
-    INJECT_SLOWDOWN_ENV,
-    NO_INJECTION,
-    Injection,
-)
+from benchwatch.measure.inject import INJECT_ENVS, NO_INJECTION, Injection
 
 HOST = "127.0.0.1"
 _live: dict[int, subprocess.Popen] = {}
@@ -161,7 +156,7 @@ def cpu_plan() -> tuple[list[int] | None, list[int] | None]:
 
 
 def server_environment(variant: Variant, env: Env, scratch: Path, inject: Injection) -> dict:
-    environ = {k: v for k, v in os.environ.items() if k not in (INJECT_CPU_US_ENV, INJECT_SLOWDOWN_ENV)}
+    environ = {k: v for k, v in os.environ.items() if k not in INJECT_ENVS}
     environ.update({k: v.replace("{tmp}", str(scratch)) for k, v in variant.env.items()})
     environ["PATH"] = f"{env.path / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
     environ["VIRTUAL_ENV"] = str(env.path)
