@@ -111,6 +111,7 @@ def count_target(
 ) -> TargetCounts:
     """Both boots of one target; raises CountFailed (server stopped) at the first failure."""
     out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
     requests = [Request.of(target.variant, e) for e in target.endpoints]
     say(f"counts: {target.variant.id}: instructions under callgrind")
     cg = _callgrind(target, out_dir / "callgrind.out", requests, cap, repeats)
@@ -119,6 +120,7 @@ def count_target(
     st = _strace(target, out_dir / "strace.trace", requests, cg.warmups, traced, repeats)
     counted = TargetCounts(target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls)
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
+    say(f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s")
     return counted
 
 
