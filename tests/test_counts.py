@@ -183,32 +183,54 @@ def test_the_command_refuses_bad_numbers_and_unknown_variants(cli):
 
 @pytest.mark.slow
 @needs_counters
-def test_real_server_counted_with_and_without_an_injected_loop(tmp_path):
-    """A real app (GET and POST, sync endpoints in uvicorn's thread pool) counted twice side by
-    side, once with a fixed injected loop per request: figures, and every server stopped."""
-    project = load_project(make_project(tmp_path / "project", [FIXTURE_APPS / "good"]))
-    variant = project.select("good@latest")[0]
+def test_real_hello_counted_with_and_without_an_injected_loop(tmp_path):
+    """hello@latest counted twice side by side, once with a fixed loop per request: the loop's
+    instructions show in every repeat and in the breakdown's interpreter row; no server is left."""
     from benchwatch.envs import ensure
 
+    variant = load_project(REPO).select("hello@latest")[0]
     env = ensure(variant.stack)
     targets = [CountTarget(variant, env, variant.endpoints, Injection(layer_only=True)),
                CountTarget(variant, env, variant.endpoints, Injection(loops=20_000))]  # fmt: skip
-    figures, problems = count_requests(targets, out_dir=tmp_path / "counts", requests=20, repeats=2, log=lambda _: None)
+    figures, problems = count_requests(targets, out_dir=tmp_path, requests=20, repeats=2, log=lambda _: None)
     assert problems == []
-    assert len(figures) == 2 * 2 * 2  # two targets x two endpoints x two metrics
-    by = {("TESTING" in f.note, f.endpoint, f.metric): f for f in figures}
-    for endpoint in ("GET /items", "POST /echo"):
-        plain, injected = by[(False, endpoint, INSTRUCTIONS.key)], by[(True, endpoint, INSTRUCTIONS.key)]
-        assert 0 < plain.value < injected.value
-        assert min(injected.samples) > max(plain.samples)
-        calls = by[(False, endpoint, SYSCALLS.key)]
-        assert calls.value > 0 and any(name.startswith("epoll") for name in calls.detail)
-    base_dir, head_dir = target_dirs(tmp_path / "counts", targets)
-    base_files, n = phase_files(base_dir, "GET /items")
-    head_files, _ = phase_files(head_dir, "GET /items")
-    assert len(base_files) == 2 and n >= 1
-    assert breakdown(base_files, head_files, n).objects[0].name == INTERPRETER
-    assert uvicorn_processes(str(tmp_path)) == [] and uvicorn_processes(str(FIXTURE_APPS / "good")) == []
+    by = {("TESTING" in f.note, f.metric): f for f in figures}
+    assert len(by) == len(figures) == 4
+    plain, injected = by[(False, INSTRUCTIONS.key)], by[(True, INSTRUCTIONS.key)]
+    assert 0 < plain.value < injected.value
+    assert min(injected.samples) > max(plain.samples)
+    calls = by[(False, SYSCALLS.key)]
+    assert calls.value > 0 and any(name.startswith("epoll") for name in calls.detail)
+    base_dir, head_dir = target_dirs(tmp_path, targets)
+    (base_files, base_n), (head_files, head_n) = phase_files(base_dir, "GET /"), phase_files(head_dir, "GET /")
+    assert len(base_files) == len(head_files) == 2
+    found = breakdown(base_files, head_files, (base_n, head_n))
+    assert found.objects[0].name == INTERPRETER and found.objects[0].change > 0
+    assert uvicorn_processes(str(REPO)) == []  # the servers ran from the repository root
+
+
+@pytest.mark.slow
+@needs_counters
+def test_real_post_and_thread_pool_endpoints_are_counted_while_a_broken_server_is_reported(tmp_path):
+    """A sync app (its endpoints run in uvicorn's thread pool; one takes a POST body) beside one
+    that cannot import: figures for the first, a Problem naming the second, both stopped."""
+    from benchwatch.envs import ensure
+
+    project = load_project(make_project(tmp_path / "project", [FIXTURE_APPS / "good", FIXTURE_APPS / "broken_import"]))
+    good, broken = project.select("good@latest")[0], project.select("broken_import@latest")[0]
+    env = ensure(good.stack)
+    targets = [CountTarget(good, env, good.endpoints), CountTarget(broken, env, broken.endpoints)]
+    figures, problems = count_requests(targets, out_dir=tmp_path / "counts", requests=20, repeats=2,
+                                       log=lambda _: None)  # fmt: skip
+    assert [p.variant for p in problems] == ["broken_import@latest"]
+    assert "boot under callgrind" in problems[0].reason and problems[0].detail
+    assert {(f.endpoint, f.metric) for f in figures} == {
+        (e, m.key) for e in ("GET /items", "POST /echo") for m in (INSTRUCTIONS, SYSCALLS)}
+    assert all(f.value > 0 and f.valid for f in figures)
+    echo = next(f for f in figures if f.endpoint == "POST /echo" and f.metric == SYSCALLS.key)
+    assert echo.detail.get("futex", 0) > 0  # the thread pool's hand-offs
+    for app in ("good", "broken_import"):
+        assert uvicorn_processes(str(FIXTURE_APPS / app)) == []
 
 
 @pytest.mark.slow
