@@ -244,3 +244,41 @@ def test_real_command_reports_a_server_that_cannot_boot_and_writes_its_run(tmp_p
     run = json.loads((out / "run.json").read_text())
     assert run["figures"] == [] and run["problems"][0]["variant"] == "broken_import@latest"
     assert uvicorn_processes(str(FIXTURE_APPS / "broken_import")) == []
+
+
+def test_the_client_sends_every_request_on_one_connection_and_stops_at_a_non_2xx_answer():
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from benchwatch.counts.client import Client, Request, RequestFailed
+
+    seen: list[tuple[str, int, bytes]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["content-length"]))
+            seen.append((self.path, self.client_address[1], body))
+            status = 500 if self.path == "/broken" else 200
+            self.send_response(status)
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    client = Client("127.0.0.1", httpd.server_address[1], timeout=10)
+    try:
+        client.send(Request("POST", "/ok", b'{"id": 7}', {"Host": "127.0.0.1", "content-type": "application/json"}), 3)
+        with pytest.raises(RequestFailed, match="status 500"):
+            client.send(Request("POST", "/broken", b"{}", {"Host": "127.0.0.1"}), 5)
+    finally:
+        client.close()
+        httpd.shutdown()
+    assert [path for path, _, _ in seen] == ["/ok"] * 3 + ["/broken"]
+    assert len({port for _, port, _ in seen}) == 1  # one connection
+    assert seen[0][2] == b'{"id": 7}'
