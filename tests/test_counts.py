@@ -282,3 +282,15 @@ def test_the_client_sends_every_request_on_one_connection_and_stops_at_a_non_2xx
     assert [path for path, _, _ in seen] == ["/ok"] * 3 + ["/broken"]
     assert len({port for _, port, _ in seen}) == 1  # one connection
     assert seen[0][2] == b'{"id": 7}'
+
+
+def test_a_loop_injection_reaches_the_app_as_a_fixed_number_of_iterations(monkeypatch):
+    from apps._inject import InjectedCpu, with_injected_cpu
+
+    injection = Injection(loops=25)
+    assert bool(injection) and injection.environ() == {"BENCHWATCH_INJECT_LOOPS": "25"}
+    assert "25-iteration loop" in injection.describe()
+    for name, value in injection.environ().items():
+        monkeypatch.setenv(name, value)
+    wrapped = with_injected_cpu(object())
+    assert isinstance(wrapped, InjectedCpu) and wrapped.loops == 25 and wrapped.microseconds == 0.0
