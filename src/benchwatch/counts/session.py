@@ -189,7 +189,7 @@ def _callgrind(target: CountTarget, out_file: Path, requests: Sequence[Request],
                 warm = [callgrind.read_total(callgrind.dump_file(out_file, first_warm + i)) / warmups[i]
                         for i in range(len(requests))]  # fmt: skip
                 counts = [plan.requests_for(w, cap) for w in warm]
-                settles = [plan.settle_for(w, n) for w, n in zip(warm, counts, strict=True)]
+                settles = [plan.settle_for(n) for n in counts]
                 for i, request in enumerate(requests):
                     _send(srv, client, target, i, request, settles[i])
                 dump("settle")  # so the idle pause's dump holds the pause alone
