@@ -1,5 +1,5 @@
 """One target's counts: its server booted once under callgrind and once under strace, each
-served the same fixed sequence (probe, warm-up, an idle pause, then `repeats` phases of N
+served the same fixed sequence (probe, warm-up, settle, an idle pause, then `repeats` phases of N
 requests per endpoint) on one connection; what each phase cost, per request."""
 
 from __future__ import annotations
