@@ -10,6 +10,9 @@ a compare's base side matches an injected head in everything but the injected co
   costs and however fast the machine is at the moment (a fixed spin would be a smaller share
   when the host slows the real work down).
 - `BENCHWATCH_INJECT_CPU_US=<microseconds>`: a fixed spin per request.
+- `BENCHWATCH_INJECT_LOOPS=<iterations>`: a fixed amount of work per request (an empty Python
+  loop of that many iterations): the same instructions every time, however fast the machine is,
+  so a counter (benchwatch's instructions per request) sees exactly this much more.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from typing import Any, TypeVar
 
 ENV_VAR = "BENCHWATCH_INJECT_CPU_US"
 SLOWDOWN_ENV_VAR = "BENCHWATCH_INJECT_SLOWDOWN"
+LOOPS_ENV_VAR = "BENCHWATCH_INJECT_LOOPS"
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[
@@ -50,6 +54,11 @@ def injected_slowdown() -> float | None:
     return _setting(SLOWDOWN_ENV_VAR, "a fraction, e.g. 0.10 for 10 %")
 
 
+def injected_loops() -> int | None:
+    value = _setting(LOOPS_ENV_VAR, "a whole number of loop iterations")
+    return None if value is None else int(value)
+
+
 def spin_cpu(microseconds: float) -> float:
     """Burn `microseconds` of this thread's CPU time (not wall time); return seconds burnt.
     Reading the thread's CPU clock is a system call, so it is read between short loops rather
@@ -70,16 +79,19 @@ _SPIN_CHUNK = 100  # loop iterations between clock reads: ~2 µs of CPU
 class InjectedCpu:
     """ASGI middleware: spin the CPU before each HTTP request."""
 
-    def __init__(self, app: ASGIApp, microseconds: float = 0.0, slowdown: float = 0.0) -> None:
+    def __init__(self, app: ASGIApp, microseconds: float = 0.0, slowdown: float = 0.0, loops: int = 0) -> None:
         self.app = app
         self.microseconds = microseconds
         self.slowdown = slowdown
+        self.loops = loops
         self._first: float | None = None  # process CPU time at the first request
         self._spun = 0.0  # seconds spun so far, all of it
         self._spun_for_slowdown = 0.0
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
+            for _ in range(self.loops):
+                pass
             if self.microseconds:
                 self._spun += spin_cpu(self.microseconds)
             self._burn_share()
@@ -109,7 +121,7 @@ class InjectedCpu:
 
 
 def with_injected_cpu(app: App) -> App:
-    microseconds, slowdown = injected_cpu_us(), injected_slowdown()
-    if microseconds is None and slowdown is None:
+    microseconds, slowdown, loops = injected_cpu_us(), injected_slowdown(), injected_loops()
+    if microseconds is None and slowdown is None and loops is None:
         return app
-    return InjectedCpu(app, microseconds or 0.0, slowdown or 0.0)  # type: ignore[arg-type,return-value]
+    return InjectedCpu(app, microseconds or 0.0, slowdown or 0.0, loops or 0)  # type: ignore[arg-type,return-value]

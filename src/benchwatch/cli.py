@@ -15,7 +15,7 @@ from benchwatch.errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERRUPTED, User
 COMMANDS = [
     "list", "verify", "load", "micro", "run", "merge", "compare", "calibrate",
     "report", "site", "releases", "stacks", "changes", "instructions", "attribute", "bisect",
-    "relative", "trend-add", "init",
+    "relative", "trend-add", "init", "counts",
 ]  # fmt: skip
 
 

@@ -10,7 +10,7 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,12 +20,7 @@ import psutil
 
 from benchwatch.config import Variant
 from benchwatch.envs import Env
-from benchwatch.measure.inject import (
-    INJECT_CPU_US_ENV,
-    INJECT_SLOWDOWN_ENV,
-    NO_INJECTION,
-    Injection,
-)
+from benchwatch.measure.inject import INJECT_ENVS, NO_INJECTION, Injection
 
 HOST = "127.0.0.1"
 _live: dict[int, subprocess.Popen] = {}
@@ -188,7 +183,7 @@ def cpu_plan() -> tuple[list[int] | None, list[int] | None]:
 
 
 def server_environment(variant: Variant, env: Env, scratch: Path, inject: Injection) -> dict:
-    environ = {k: v for k, v in os.environ.items() if k not in (INJECT_CPU_US_ENV, INJECT_SLOWDOWN_ENV)}
+    environ = {k: v for k, v in os.environ.items() if k not in INJECT_ENVS}
     environ.update({k: v.replace("{tmp}", str(scratch)) for k, v in variant.env.items()})
     environ["PATH"] = f"{env.path / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
     environ["VIRTUAL_ENV"] = str(env.path)
@@ -207,12 +202,19 @@ def running(
     ready_timeout: float | None = None,
     inject: Injection = NO_INJECTION,
     wrap: Sequence[str] = (),
+    wrap_environ: Mapping[str, str] | None = None,
+    interrupt_wait: float = 15.0,
+    probe_timeout: float = 2.0,
 ) -> Iterator[Server]:
-    """`wrap`: a command that launches the server as its child (`py-spy record … --`); it is
-    stopped with SIGINT first, so it can write what it recorded."""
+    """`wrap`: a command that launches the server as its child (`py-spy record … --`) or runs it
+    (`valgrind …`); it is stopped with SIGINT first and given `interrupt_wait` seconds, so it can
+    write what it recorded. `wrap_environ`: variables the wrapped server needs on top of its own
+    (PYTHONHASHSEED=0 for a counter). `probe_timeout`: how long one readiness request may take
+    (a server under valgrind answers its first request slowly)."""
     with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name:
         scratch = Path(scratch_name)
         environ = server_environment(variant, env, scratch, inject)
+        environ.update(wrap_environ or {})
         root = variant.app.root
         if variant.app.declaration.pre_start:
             _pre_start(variant, environ, root)
@@ -224,7 +226,7 @@ def running(
             try:
                 if cpu:
                     pin(server, cpu)
-                _wait_ready(server, ready_timeout or variant.app.declaration.ready_timeout)
+                _wait_ready(server, ready_timeout or variant.app.declaration.ready_timeout, probe_timeout)
             except BootError as exc:
                 _stop(server.process, grace=1.0)
                 if port is None and "already in use" in exc.reason and attempt < 2:
@@ -237,7 +239,7 @@ def running(
                 yield server
             finally:
                 if wrap:
-                    _interrupt(server.process)
+                    _interrupt(server.process, interrupt_wait)
                 _stop(server.process)
             return
 
@@ -279,10 +281,10 @@ def pin(server: Server, cores: list[int]) -> None:
         pass  # pinning is an improvement, not a requirement
 
 
-def _wait_ready(server: Server, timeout: float) -> None:
+def _wait_ready(server: Server, timeout: float, probe_timeout: float = 2.0) -> None:
     deadline = time.monotonic() + timeout
     url = server.base_url + server.variant.ready_endpoint
-    with httpx.Client(timeout=2.0) as client:
+    with httpx.Client(timeout=probe_timeout) as client:
         while True:
             code = server.process.poll()
             if code is not None:

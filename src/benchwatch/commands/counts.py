@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from benchwatch.commands import add_selection, stack_names
+
+HELP = "Count instructions and system calls per request of each variant's server"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_selection(parser)
+    parser.add_argument("--quick", action="store_true", help="only the quick endpoints of every variant")
+    parser.add_argument("--out", type=Path, metavar="DIR", help="results directory (default results/<timestamp>)")
+    parser.add_argument("--repeats", type=int, metavar="N", help="counted phases per endpoint (default 3)")
+    parser.add_argument("--requests", type=int, metavar="N",
+                        help="at most N requests per phase (default 1000; heavier endpoints get fewer)")  # fmt: skip
+    parser.add_argument("--jobs", type=int, default=2, metavar="N", help="servers counted at once (default 2)")
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from benchwatch import fingerprint
+    from benchwatch.config import load_project
+    from benchwatch.counts import DEFAULT_REPEATS, DEFAULT_REQUESTS, CountTarget, count_requests
+    from benchwatch.envs import prepare
+    from benchwatch.errors import UserError
+    from benchwatch.measure.load import default_out_dir, now, start_run
+    from benchwatch.measure.server import install_cleanup
+    from benchwatch.results import Problem, ensure_writable, write_run
+
+    for option, value in (("--repeats", args.repeats), ("--requests", args.requests), ("--jobs", args.jobs)):
+        if value is not None and value < 1:
+            raise UserError(f"{option}: give a whole number of at least 1")
+    project = load_project()
+    variants = project.select(args.patterns, stack_names(args))
+    if not variants:
+        raise UserError(f"-k {args.patterns}: no variant matches (see `benchwatch list`)")
+    out = args.out or default_out_dir(project)
+    ensure_writable(out)
+    install_cleanup()
+    record = start_run(["benchwatch", *sys.argv[1:]], fingerprint.collect(project.root))
+    record.extra.reference_stack = project.reference_stack
+    record.extra.stack_order = list(project.stacks)
+    environments, failed = prepare(variants)
+    problems = [Problem(variant=v.id, phase="env", reason=failed[v.env_key]) for v in variants if v.env_key in failed]
+    targets = [CountTarget(v, environments[v.env_key], v.selected_endpoints(args.quick))
+               for v in variants if v.env_key in environments]  # fmt: skip
+    figures, trouble = count_requests(
+        targets, out_dir=out / "counts", requests=args.requests or DEFAULT_REQUESTS,
+        repeats=args.repeats or DEFAULT_REPEATS, jobs=args.jobs,
+    )  # fmt: skip
+    record.figures, record.problems = figures, problems + trouble
+    record.complete = not record.problems
+    record.finished_at = now()
+    write_run(out, record)
+    for figure in figures:
+        spread = (max(figure.samples) - min(figure.samples)) / figure.value if figure.value else 0.0
+        print(f"{figure.name:<70} {figure.value:14,.2f} {figure.unit:<12} range {spread:.2%}")
+        if figure.detail:
+            print("    " + ", ".join(f"{name} {value:.2f}" for name, value in figure.detail.items()))
+    for problem in record.problems:
+        print(f"PROBLEM {problem.line()}", file=sys.stderr)
+        if problem.detail:
+            print("    " + problem.detail.strip().replace("\n", "\n    "), file=sys.stderr)
+    print(f"{len(figures)} figures, {len(record.problems)} problems -> {out}", file=sys.stderr)
+    return 2 if record.problems or not figures else 0  # 2: not (all) measured

@@ -1,0 +1,124 @@
+"""Where the instructions went: base's and head's callgrind files of one endpoint, per request,
+by shared object (libpython, pydantic_core, uvloop/libuv, httptools, …) and by function.
+
+Callgrind names each function's object (`ob=`), so nothing is guessed from symbol names. What
+it cannot name: Python code. The apps' and libraries' .py code runs inside the interpreter, so
+its instructions are libpython's (`_PyEval_EvalFrameDefault` and the C functions it calls);
+py-spy (`compare --profile`) says which Python functions those were."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from benchwatch.counts.callgrind import read
+
+INTERPRETER = "libpython"
+_RECURSION = re.compile(r"'\d+$")
+# the top folder under site-packages → the name a reader knows
+PACKAGES = {"uvloop": "uvloop/libuv", "pydantic_core": "pydantic_core", "httptools": "httptools"}
+
+
+def object_group(path: str) -> str:
+    """The part a shared object belongs to: a package under site-packages by its folder, the
+    interpreter (executable and libpython), CPython's own extension modules, or the file name."""
+    parts = PurePosixPath(path).parts
+    name = parts[-1] if parts else path
+    if "site-packages" in parts:
+        below = parts[parts.index("site-packages") + 1 :]
+        if len(below) > 1:
+            return PACKAGES.get(below[0], below[0])
+    if name.startswith(("libpython", "python3", "python")):
+        return INTERPRETER
+    if "lib-dynload" in parts:
+        return "CPython extension modules"
+    if name.startswith("vgpreload"):
+        return "valgrind"
+    if name.startswith("ld-linux"):
+        return "ld.so"
+    for library in ("libc", "libm", "libz", "libssl", "libcrypto", "libffi", "libsqlite3"):
+        if name.startswith(library + "."):
+            return library
+    return name
+
+
+@dataclass(frozen=True)
+class Part:
+    name: str
+    base: float  # instructions per request
+    head: float
+
+    @property
+    def change(self) -> float:
+        return self.head - self.base
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    base: float  # all instructions per request
+    head: float
+    objects: list[Part]  # by the size of their change, largest first
+    functions: list[Part]  # the `top` functions by the size of their change
+
+    @property
+    def change(self) -> float:
+        return self.head - self.base
+
+
+def _per_request(files: Sequence, requests: int) -> tuple[float, dict[tuple[str, str], float]]:
+    if not files or requests < 1:
+        raise ValueError("a breakdown needs at least one callgrind file of at least one request")
+    total = 0
+    functions: dict[tuple[str, str], int] = defaultdict(int)
+    for path in files:
+        profile = read(path)
+        total += profile.total
+        for (obj, function), cost in profile.by_function.items():
+            # callgrind keeps recursion levels apart (`f'2`): one function for a reader
+            functions[(object_group(obj), _RECURSION.sub("", function))] += cost
+    scale = 1.0 / (requests * len(files))
+    return total * scale, {key: cost * scale for key, cost in functions.items()}
+
+
+def breakdown(base_files: Sequence, head_files: Sequence, requests: int | tuple[int, int], top: int = 10) -> Breakdown:
+    """`requests`: the requests each file counted (one number, or base's and head's)."""
+    base_n, head_n = requests if isinstance(requests, tuple) else (requests, requests)
+    base_total, base = _per_request(base_files, base_n)
+    head_total, head = _per_request(head_files, head_n)
+    keys = set(base) | set(head)
+    objects: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for group, function in keys:
+        objects[group][0] += base.get((group, function), 0.0)
+        objects[group][1] += head.get((group, function), 0.0)
+    by_change = sorted((Part(g, b, h) for g, (b, h) in objects.items()), key=lambda p: (-abs(p.change), p.name))
+    functions = sorted((Part(f"{function} ({group})", base.get((group, function), 0.0), head.get((group, function), 0.0))
+                        for group, function in keys), key=lambda p: (-abs(p.change), p.name))  # fmt: skip
+    return Breakdown(base_total, head_total, by_change, functions[:top])
+
+
+def render(found: Breakdown, *, objects: int = 8) -> str:
+    """Two short markdown tables: by shared object, then the functions that changed most."""
+    lines = [
+        "| where | base instr/req | head instr/req | change |",
+        "|---|---:|---:|---:|",
+        *(_row(p, found.base) for p in [p for p in found.objects if _worth_a_row(p, found.base)][:objects]),
+        _row(Part("**all**", found.base, found.head), found.base),
+        "",
+        "| function (object) | base | head | change |",
+        "|---|---:|---:|---:|",
+        *(_row(p, found.base) for p in found.functions),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _worth_a_row(part: Part, reference: float) -> bool:
+    """A part that changed, or that holds at least 1 % of the instructions."""
+    return round(part.change) != 0 or max(part.base, part.head) >= 0.01 * reference
+
+
+def _row(part: Part, reference: float) -> str:
+    share = f" ({part.change / reference:+.2%})" if reference else ""
+    return f"| {part.name} | {part.base:,.0f} | {part.head:,.0f} | {part.change:+,.0f}{share} |"

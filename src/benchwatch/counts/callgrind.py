@@ -1,0 +1,140 @@
+"""valgrind's callgrind as the server's instruction counter: one server, dumped between phases.
+
+Callgrind, not cachegrind: `callgrind_control --dump` writes the counts since the last dump and
+zeroes them while the server keeps running, so one boot yields every phase (cachegrind only
+writes at exit: one boot per count). Its files also name each function's shared object
+(`ob=`), which says where instructions went (benchwatch.counts.breakdown)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchwatch.instructions.cachegrind import INSTALL_HINT, _no_randomization
+
+DUMP_TIMEOUT_S = 120.0
+_NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
+
+
+class CallgrindError(Exception):
+    """A dump that failed, or a callgrind file that cannot be read."""
+
+
+def unavailable_reason() -> str | None:
+    """None when callgrind and callgrind_control are here, else one line saying what to install."""
+    for program in ("valgrind", "callgrind_control"):
+        if shutil.which(program) is None:
+            return f"{program} not found on PATH: no instruction counts; {INSTALL_HINT}"
+    return None
+
+
+def wrap(out_file: Path) -> list[str]:
+    """The command that runs a server under callgrind counting instructions (no cache simulation),
+    address-space randomization off (`setarch -R`). `out_file` gets `.N` per dump."""
+    valgrind = shutil.which("valgrind") or "valgrind"
+    return [*_no_randomization(), valgrind, "--tool=callgrind", f"--callgrind-out-file={out_file}"]
+
+
+def dump(pid: int, label: str) -> None:
+    """Ask the callgrind process `pid` to write and zero its counts (its next file, `.N`).
+    Without ptrace rights vgdb waits for the server to run some code: a uvicorn server wakes
+    every 0.1 s, so the dump still comes."""
+    control = shutil.which("callgrind_control") or "callgrind_control"
+    try:
+        done = subprocess.run([control, "--dump=" + label, str(pid)], capture_output=True, text=True,
+                              timeout=DUMP_TIMEOUT_S)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise CallgrindError(f"callgrind_control --dump took over {DUMP_TIMEOUT_S:g} s") from None
+    if done.returncode != 0 or "OK" not in done.stdout:
+        said = (done.stdout + done.stderr).strip().splitlines()
+        raise CallgrindError(f"callgrind_control --dump failed: {' | '.join(said[-2:])}")
+
+
+def dump_file(out_file: Path, number: int) -> Path:
+    return out_file.with_name(f"{out_file.name}.{number}")
+
+
+@dataclass
+class Profile:
+    """One callgrind file: the total, and the self instructions per (shared object, function)."""
+
+    total: int
+    trigger: str
+    by_function: dict[tuple[str, str], int]
+
+
+def read_total(path: Path) -> int:
+    return read(path, functions=False).total
+
+
+def read(path: Path, *, functions: bool = True) -> Profile:
+    """Parse a callgrind file (names compressed as `(id) name`, first use only). A cost line
+    right after `calls=` is the inclusive cost of that call and belongs to the callee, so it is
+    not counted as the caller's own."""
+    try:
+        text = path.read_text(errors="replace")
+    except OSError as exc:
+        raise CallgrindError(f"{path}: cannot read the callgrind output ({exc.strerror})") from None
+    names: dict[str, dict[str, str]] = {"ob": {}, "fn": {}}
+    by_function: dict[tuple[str, str], int] = defaultdict(int)
+    total = None
+    trigger = ""
+    column = None
+    obj = function = "???"
+    skip_next = False
+    for line in text.splitlines():
+        if not line:
+            continue
+        head = line[0]
+        if head.isdigit() or head in "+-*":
+            if skip_next:
+                skip_next = False
+                continue
+            if functions and column is not None:
+                fields = line.split()
+                if len(fields) > column:
+                    by_function[(obj, function)] += int(fields[column])
+            continue
+        key, _, value = line.partition("=")
+        if key in ("ob", "fn"):
+            name = _name(names[key], value, path)
+            if key == "ob":
+                obj = name
+            else:
+                function = name
+        elif key in ("cob", "cfn"):  # a callee: its name may be defined here for later lines
+            _name(names["ob" if key == "cob" else "fn"], value, path)
+        elif key == "calls":
+            skip_next = True
+        elif line.startswith("events:"):
+            events = line.split(":", 1)[1].split()
+            if "Ir" not in events:
+                raise CallgrindError(f"{path}: no Ir (instructions) event")
+            column = 1 + events.index("Ir")  # after the one position column (`positions: line`)
+        elif line.startswith(("summary:", "totals:")) and total is None:
+            value = line.split(":", 1)[1].split()
+            total = int(value[0]) if value and value[0].isdigit() else None
+        elif line.startswith("desc: Trigger:"):
+            trigger = line.split(":", 2)[2].strip()
+        elif line.startswith("positions:") and line.split(":", 1)[1].split() != ["line"]:
+            raise CallgrindError(f"{path}: positions {line.split(':', 1)[1].strip()!r}, want `line`")
+    if total is None:
+        raise CallgrindError(f"{path}: no `summary:` line; not a callgrind output file")
+    return Profile(total=total, trigger=trigger, by_function=dict(by_function))
+
+
+def _name(table: dict[str, str], value: str, path: Path) -> str:
+    found = _NAMED.match(value)
+    if found is None:
+        return value
+    number, name = found.groups()
+    if name is not None:
+        table[number] = name
+        return name
+    if number not in table:
+        raise CallgrindError(f"{path}: name ({number}) used before it was defined")
+    return table[number]

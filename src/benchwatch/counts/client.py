@@ -1,0 +1,65 @@
+"""A deterministic client: the same request bytes, one at a time, on one kept-alive connection.
+
+oha would do (`-n N -c 1`), but it opens a new connection per run; this client keeps one
+connection for the whole count, so the phases between two counter dumps hold requests and
+nothing else: no connect, no accept, no close."""
+
+from __future__ import annotations
+
+import http.client
+import time
+from dataclasses import dataclass
+
+from benchwatch.config import Endpoint, Variant
+from benchwatch.measure.server import HOST
+from benchwatch.measure.verify import request_body, request_headers
+
+
+class RequestFailed(Exception):
+    """A request that got no answer, or an answer that is not 2xx."""
+
+
+@dataclass(frozen=True)
+class Request:
+    method: str
+    url_path: str
+    body: bytes | None
+    headers: dict[str, str]
+
+    @classmethod
+    def of(cls, variant: Variant, endpoint: Endpoint) -> Request:
+        # a fixed Host (http.client would send the port, which differs from boot to boot)
+        headers = {"Host": HOST, **request_headers(endpoint)}
+        return cls(endpoint.method, endpoint.url_path, request_body(variant, endpoint), headers)
+
+
+class Client:
+    """One HTTP/1.1 connection to the server; `send(request, n)` sends n requests in sequence,
+    each after the last answer was read whole."""
+
+    def __init__(self, host: str, port: int, timeout: float) -> None:
+        self._connection = http.client.HTTPConnection(host, port, timeout=timeout)
+
+    def send(self, request: Request, times: int, think: float = 0.0) -> float:
+        """Seconds it took; raises RequestFailed at the first failure. `think`: seconds to wait
+        after each answer, so the server is back in its blocking poll before the next request
+        comes (otherwise whether one more poll happens per request is a race)."""
+        started = time.monotonic()
+        for _ in range(times):
+            if think:
+                time.sleep(think)
+            try:
+                # the body goes with the headers in one write (http.client joins them)
+                self._connection.request(request.method, request.url_path, body=request.body,
+                                         headers=request.headers)  # fmt: skip
+                response = self._connection.getresponse()
+                body = response.read()
+            except (OSError, http.client.HTTPException) as exc:
+                raise RequestFailed(f"{request.method} {request.url_path}: {type(exc).__name__}: {exc}") from None
+            if not 200 <= response.status < 300:
+                snippet = body[:120].decode(errors="replace").replace("\n", " ")
+                raise RequestFailed(f"{request.method} {request.url_path}: status {response.status} ({snippet})")
+        return time.monotonic() - started
+
+    def close(self) -> None:
+        self._connection.close()

@@ -1,0 +1,39 @@
+"""How many requests a count sends: set by the endpoint's own instructions per request, so an
+endpoint costing 100x more gets 100x fewer requests and every phase costs about the same."""
+
+from __future__ import annotations
+
+# requests per phase, largest first: an endpoint gets the largest that fits the budget
+LADDER = (1000, 500, 200, 100, 50, 20, 10, 5, 2)
+BUDGET = 100_000_000  # instructions per counted phase (2-4 s under callgrind here)
+WARMUP_BUDGET = BUDGET // 2
+# after the warm-up, before the first counted phase: measured here, services@latest's first 250
+# requests (five phases of 50) cost 0.1-0.4 % more than the next 250, posts read's first four 0.9 %
+SETTLE_PHASES = 4
+PROBE = 2  # requests of each endpoint sent first, to read its (cold) cost
+
+
+def fitting(per_request: float, budget: float, cap: int) -> int:
+    """The largest ladder step at most `cap` whose requests cost at most `budget` instructions."""
+    found = [n for n in LADDER if n <= cap and n * per_request <= budget]
+    return found[0] if found else min(LADDER[-1], cap)
+
+
+def warmup_for(probe_per_request: float, cap: int) -> int:
+    """Requests of an endpoint before anything is counted: its first ones run cold paths
+    (imports on first use, caches, the interpreter specializing its bytecode). The probe's
+    cold cost overstates a warm request, so this errs on the small side."""
+    return fitting(probe_per_request, WARMUP_BUDGET, cap)
+
+
+def requests_for(warm_per_request: float, cap: int) -> int:
+    """N, the requests of one counted phase, from the warm-up's cost per request."""
+    return fitting(warm_per_request, BUDGET, cap)
+
+
+def settle_for(requests: int) -> int:
+    """Requests of an endpoint sent (uncounted) after the warm-up: three phases' worth. A count
+    depends a little on how many requests came before it (0.3 % on payloads 1 kB between a
+    settled and an unsettled server), so every number of the sequence is a ladder step: two
+    sides whose costs differ by a few % send the same sequence."""
+    return SETTLE_PHASES * requests

@@ -1,0 +1,298 @@
+"""benchwatch counts: callgrind and strace files read as counts, per-request arithmetic, the
+breakdown by shared object, figures and problems, and real servers counted end to end."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE_APPS, REPO, benchwatch, make_project, uvicorn_processes
+
+from benchwatch.config import load_project
+from benchwatch.counts import (
+    CountTarget,
+    breakdown,
+    callgrind,
+    count_requests,
+    phase_files,
+    plan,
+    render,
+    strace,
+    target_dirs,
+)
+from benchwatch.counts.breakdown import INTERPRETER, object_group
+from benchwatch.counts.run import endpoint_figures
+from benchwatch.counts.session import Phase, TargetCounts
+from benchwatch.measure.inject import Injection
+from benchwatch.metrics import INSTRUCTIONS, SYSCALLS, Counted, figure_name
+
+FIXTURES = REPO / "tests" / "fixtures" / "counts"
+# real callgrind dumps of one counted phase of hello@latest (GET /): base with the injection layer
+# and no cost (200 requests), head with a 1000-iteration loop per request (apps/_inject.py; 100)
+BASE_PHASE, HEAD_PHASE, PHASE_REQUESTS = "hello-base.callgrind.gz", "hello-head-loops1000.callgrind.gz", (200, 100)
+TRACE = FIXTURES / "hello.strace"  # a real strace -f -ttt excerpt of hello@latest
+HAS_COUNTERS = callgrind.unavailable_reason() is None and strace.unavailable_reason() is None
+needs_counters = pytest.mark.skipif(not HAS_COUNTERS, reason="valgrind or strace not installed (.ci/run installs them)")
+
+
+def unpacked(tmp_path: Path, name: str) -> Path:
+    path = tmp_path / name.removesuffix(".gz")
+    path.write_bytes(gzip.decompress((FIXTURES / name).read_bytes()))
+    return path
+
+
+def test_a_callgrind_dump_reads_as_its_total_and_its_functions_add_up_to_it(tmp_path):
+    profile = callgrind.read(unpacked(tmp_path, BASE_PHASE))
+    assert profile.total > 0
+    assert sum(profile.by_function.values()) == profile.total
+    objects = {object_group(obj) for obj, _ in profile.by_function}
+    assert {INTERPRETER, "uvloop/libuv", "httptools", "pydantic_core", "libc"} <= objects
+    assert callgrind.read_total(unpacked(tmp_path, HEAD_PHASE)) / PHASE_REQUESTS[1] > profile.total / PHASE_REQUESTS[0]
+
+
+def test_a_cost_line_after_calls_belongs_to_the_callee_not_the_caller(tmp_path):
+    path = tmp_path / "tiny.out"
+    path.write_text(
+        "version: 1\npositions: line\nevents: Ir\nsummary: 130\n\n"
+        "ob=(1) /usr/lib/libpython3.11.so.1.0\nfn=(1) caller\n10 30\n"
+        "cob=(2) /site-packages/pydantic_core/_pydantic_core.so\ncfn=(2) callee\ncalls=1 20\n11 100\n"
+        "ob=(2)\nfn=(2)\n20 100\n"
+    )
+    profile = callgrind.read(path)
+    assert profile.by_function == {("/usr/lib/libpython3.11.so.1.0", "caller"): 30,
+                                   ("/site-packages/pydantic_core/_pydantic_core.so", "callee"): 100}
+    assert profile.total == 130
+
+
+def test_a_file_that_is_not_callgrind_output_is_an_error(tmp_path):
+    path = tmp_path / "x.out"
+    path.write_text("events: Ir\nfn=(3)\n")
+    with pytest.raises(callgrind.CallgrindError):
+        callgrind.read(path)
+    with pytest.raises(callgrind.CallgrindError, match="cannot read"):
+        callgrind.read(tmp_path / "missing")
+
+
+@pytest.mark.parametrize(("path", "group"), [
+    ("/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0", INTERPRETER),
+    ("/root/.pyenv/versions/3.11.7/bin/python3.11", INTERPRETER),
+    ("/env/lib/python3.11/site-packages/uvloop/loop.cpython-311-x86_64-linux-gnu.so", "uvloop/libuv"),
+    ("/env/lib/python3.11/site-packages/httptools/parser/parser.cpython-311-x86_64-linux-gnu.so", "httptools"),
+    ("/env/lib/python3.11/site-packages/orjson/orjson.cpython-311-x86_64-linux-gnu.so", "orjson"),
+    ("/root/.pyenv/versions/3.11.7/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so",
+     "CPython extension modules"),
+    ("/usr/lib/x86_64-linux-gnu/libc.so.6", "libc"),
+    ("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "ld.so"),
+])  # fmt: skip
+def test_shared_objects_are_grouped_as_a_reader_knows_them(path, group):
+    assert object_group(path) == group
+
+
+def test_the_breakdown_puts_an_injected_python_loop_in_the_interpreter(tmp_path):
+    base, head = unpacked(tmp_path, BASE_PHASE), unpacked(tmp_path, HEAD_PHASE)
+    found = breakdown([base], [head], PHASE_REQUESTS)
+    assert found.base == callgrind.read_total(base) / PHASE_REQUESTS[0]
+    assert found.change > 0
+    assert found.objects[0].name == INTERPRETER
+    assert found.objects[0].change == pytest.approx(found.change, rel=0.05)
+    assert sum(p.change for p in found.objects) == pytest.approx(found.change)
+    assert found.functions[0].name.endswith(f"({INTERPRETER})")
+    table = render(found)
+    assert "| libpython |" in table and "**all**" in table
+    assert table.count("\n|") >= 6
+
+
+def test_the_breakdown_needs_files():
+    with pytest.raises(ValueError):
+        breakdown([], [], 10)
+
+
+def test_a_real_trace_counts_calls_by_name_once_each_and_its_timer_wakeups():
+    found = strace.calls(TRACE)
+    named = Counter(c.name for c in found if c.name)
+    text = TRACE.read_text()
+    assert named["write"] == text.count(" write(")
+    assert named["epoll_pwait"] == text.count(" epoll_pwait(")  # a resumed line is not a second call
+    assert sum(c.timed_out for c in found) >= 1
+    start, end = min(c.when for c in found), max(c.when for c in found)
+    whole, = strace.count_windows(found, [(start, end)])
+    assert sum(whole.calls.values()) == len([c for c in found if c.name])
+    first, second = strace.count_windows(found, [(start, (start + end) / 2), ((start + end) / 2 + 1e-6, end)])
+    assert first.calls + second.calls == whole.calls
+
+
+def test_the_ladder_gives_heavier_endpoints_fewer_requests():
+    assert plan.requests_for(400_000, 1000) == 200
+    assert plan.requests_for(4_000_000, 1000) == 20
+    assert plan.requests_for(400_000, 50) == 50
+    assert plan.requests_for(10**12, 1000) == plan.LADDER[-1]
+    assert plan.warmup_for(400_000, 1000) <= plan.requests_for(400_000, 1000)
+
+
+def _counted(instructions: list[int], calls: list[dict[str, int]], wakeups: list[int]) -> tuple[TargetCounts, object]:
+    project = load_project(REPO)
+    variant = project.select("hello@latest")[0]
+    endpoint = variant.endpoints[0]
+    target = CountTarget(variant, env=None, endpoints=(endpoint,))  # type: ignore[arg-type]
+    cg = [Phase(endpoint, r, 100, seconds=2.0, instructions=n) for r, n in enumerate(instructions)]
+    st = [Phase(endpoint, r, 1000, seconds=3.0, calls=Counter(c), wakeups=w)
+          for r, (c, w) in enumerate(zip(calls, wakeups, strict=True))]  # fmt: skip
+    return TargetCounts(target, cg, 1000.0, st, {"epoll_pwait": 2.0, "getpid": 1.0}), endpoint
+
+
+def test_per_request_counts_take_off_the_idle_cost_of_their_time():
+    counted, endpoint = _counted([40_002_000, 40_012_000], [{"read": 1000, "epoll_pwait": 2060, "getpid": 30}] * 2, [30, 30])
+    assert counted.instructions(endpoint) == [400_000.0, 400_100.0]  # 2 s x 1000 idle instructions/s off
+    assert counted.syscalls(endpoint) == [{"read": 1.0, "epoll_pwait": 2.0}] * 2  # 30 wake-ups' calls off
+
+
+def test_figures_are_named_by_the_one_name_rule_with_calls_by_name_in_detail():
+    counted, endpoint = _counted([40_002_000, 40_012_000, 40_007_000],
+                                 [{"read": 1000, "write": 2000, "epoll_pwait": 2000}] * 3, [0, 0, 0])
+    (instructions, syscalls), problems = endpoint_figures(counted, endpoint, " (side by side)")
+    assert problems == []
+    assert instructions.name == figure_name("hello@latest", "GET /", Counted(), INSTRUCTIONS, " (side by side)")
+    assert instructions.params == Counted().params() and instructions.kind == "load"
+    assert instructions.samples == [400_000.0, 400_100.0, 400_050.0] and instructions.value == 400_050.0
+    assert syscalls.metric == SYSCALLS.key and syscalls.value == 5.0
+    assert syscalls.detail == {"epoll_pwait": 2.0, "read": 1.0, "write": 2.0}
+
+
+def test_a_count_that_does_not_grow_with_the_requests_is_a_problem_not_a_figure():
+    counted, endpoint = _counted([1_000, 40_000_000], [{"read": 1000}] * 2, [0, 0])
+    figures, problems = endpoint_figures(counted, endpoint)
+    assert figures == []
+    assert problems[0].endpoint == "GET /" and "did not grow" in problems[0].reason
+
+
+def test_two_targets_of_one_variant_get_their_own_directories(tmp_path):
+    variant = load_project(REPO).select("hello@latest")[0]
+    targets = [CountTarget(variant, None, variant.endpoints) for _ in range(3)]  # type: ignore[arg-type]
+    assert [p.name for p in target_dirs(tmp_path, targets)] == ["hello@latest", "hello@latest-2", "hello@latest-3"]
+
+
+def test_the_command_refuses_bad_numbers_and_unknown_variants(cli):
+    done = cli("counts", "--repeats", "0")
+    assert done.returncode == 3 and "ERROR: --repeats" in done.stderr
+    done = cli("counts", "-k", "nothing@here")
+    assert done.returncode == 3 and "ERROR:" in done.stderr
+
+
+@pytest.mark.slow
+@needs_counters
+def test_real_hello_counted_with_and_without_an_injected_loop(tmp_path):
+    """hello@latest counted twice side by side, once with a fixed loop per request: the loop's
+    instructions show in every repeat and in the breakdown's interpreter row; no server is left."""
+    from benchwatch.envs import ensure
+
+    variant = load_project(REPO).select("hello@latest")[0]
+    env = ensure(variant.stack)
+    targets = [CountTarget(variant, env, variant.endpoints, Injection(layer_only=True)),
+               CountTarget(variant, env, variant.endpoints, Injection(loops=20_000))]  # fmt: skip
+    figures, problems = count_requests(targets, out_dir=tmp_path, requests=20, repeats=2, log=lambda _: None)
+    assert problems == []
+    by = {("TESTING" in f.note, f.metric): f for f in figures}
+    assert len(by) == len(figures) == 4
+    plain, injected = by[(False, INSTRUCTIONS.key)], by[(True, INSTRUCTIONS.key)]
+    assert 0 < plain.value < injected.value
+    assert min(injected.samples) > max(plain.samples)
+    calls = by[(False, SYSCALLS.key)]
+    assert calls.value > 0 and any(name.startswith("epoll") for name in calls.detail)
+    base_dir, head_dir = target_dirs(tmp_path, targets)
+    (base_files, base_n), (head_files, head_n) = phase_files(base_dir, "GET /"), phase_files(head_dir, "GET /")
+    assert len(base_files) == len(head_files) == 2
+    found = breakdown(base_files, head_files, (base_n, head_n))
+    assert found.objects[0].name == INTERPRETER and found.objects[0].change > 0
+    # valgrind runs the server in its own process, strace as its child: both name their output
+    # file (under tmp_path) on their command line; other counts from this checkout may be running
+    assert uvicorn_processes(str(tmp_path)) == []
+
+
+@pytest.mark.slow
+@needs_counters
+def test_real_post_and_thread_pool_endpoints_are_counted_while_a_broken_server_is_reported(tmp_path):
+    """A sync app (its endpoints run in uvicorn's thread pool; one takes a POST body) beside one
+    that cannot import: figures for the first, a Problem naming the second, both stopped."""
+    from benchwatch.envs import ensure
+
+    project = load_project(make_project(tmp_path / "project", [FIXTURE_APPS / "good", FIXTURE_APPS / "broken_import"]))
+    good, broken = project.select("good@latest")[0], project.select("broken_import@latest")[0]
+    env = ensure(good.stack)
+    targets = [CountTarget(good, env, good.endpoints), CountTarget(broken, env, broken.endpoints)]
+    figures, problems = count_requests(targets, out_dir=tmp_path / "counts", requests=20, repeats=2,
+                                       log=lambda _: None)  # fmt: skip
+    assert [p.variant for p in problems] == ["broken_import@latest"]
+    assert "boot under callgrind" in problems[0].reason and problems[0].detail
+    assert {(f.endpoint, f.metric) for f in figures} == {
+        (e, m.key) for e in ("GET /items", "POST /echo") for m in (INSTRUCTIONS, SYSCALLS)}
+    assert all(f.value > 0 and f.valid for f in figures)
+    echo = next(f for f in figures if f.endpoint == "POST /echo" and f.metric == SYSCALLS.key)
+    assert echo.detail.get("futex", 0) > 0  # the thread pool's hand-offs
+    for app in ("good", "broken_import"):
+        assert uvicorn_processes(str(FIXTURE_APPS / app)) == []
+
+
+@pytest.mark.slow
+@needs_counters
+def test_real_command_reports_a_server_that_cannot_boot_and_writes_its_run(tmp_path):
+    root = make_project(tmp_path / "project", [FIXTURE_APPS / "broken_import"])
+    out = tmp_path / "out"
+    done = benchwatch("counts", "-k", "broken_import@latest", "--out", str(out), root=root, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert "PROBLEM broken_import@latest" in done.stderr and "boot under callgrind" in done.stderr
+    run = json.loads((out / "run.json").read_text())
+    assert run["figures"] == [] and run["problems"][0]["variant"] == "broken_import@latest"
+    assert uvicorn_processes(str(FIXTURE_APPS / "broken_import")) == []
+
+
+def test_the_client_sends_every_request_on_one_connection_and_stops_at_a_non_2xx_answer():
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from benchwatch.counts.client import Client, Request, RequestFailed
+
+    seen: list[tuple[str, int, bytes]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["content-length"]))
+            seen.append((self.path, self.client_address[1], body))
+            status = 500 if self.path == "/broken" else 200
+            self.send_response(status)
+            self.send_header("content-length", "2")
+            self.end_headers()
+            self.wfile.write(b"{}")
+
+        def log_message(self, *args):
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    client = Client("127.0.0.1", httpd.server_address[1], timeout=10)
+    try:
+        client.send(Request("POST", "/ok", b'{"id": 7}', {"Host": "127.0.0.1", "content-type": "application/json"}), 3)
+        with pytest.raises(RequestFailed, match="status 500"):
+            client.send(Request("POST", "/broken", b"{}", {"Host": "127.0.0.1"}), 5)
+    finally:
+        client.close()
+        httpd.shutdown()
+    assert [path for path, _, _ in seen] == ["/ok"] * 3 + ["/broken"]
+    assert len({port for _, port, _ in seen}) == 1  # one connection
+    assert seen[0][2] == b'{"id": 7}'
+
+
+def test_a_loop_injection_reaches_the_app_as_a_fixed_number_of_iterations(monkeypatch):
+    from apps._inject import InjectedCpu, with_injected_cpu
+
+    injection = Injection(loops=25)
+    assert bool(injection) and injection.environ() == {"BENCHWATCH_INJECT_LOOPS": "25"}
+    assert "25-iteration loop" in injection.describe()
+    for name, value in injection.environ().items():
+        monkeypatch.setenv(name, value)
+    wrapped = with_injected_cpu(object())
+    assert isinstance(wrapped, InjectedCpu) and wrapped.loops == 25 and wrapped.microseconds == 0.0
