@@ -26,8 +26,9 @@ from benchwatch.counts import (
 from benchwatch.counts.breakdown import INTERPRETER, object_group
 from benchwatch.counts.run import endpoint_figures
 from benchwatch.counts.session import Phase, TargetCounts
+from benchwatch.figure_key import load_key
 from benchwatch.measure.inject import Injection
-from benchwatch.metrics import INSTRUCTIONS, SYSCALLS, Counted, figure_name
+from benchwatch.metrics import INSTRUCTIONS, SYSCALLS, Counted
 
 FIXTURES = REPO / "tests" / "fixtures" / "counts"
 # real callgrind dumps of one counted phase of hello@latest (GET /): base with the injection layer
@@ -154,7 +155,7 @@ def test_figures_are_named_by_the_one_name_rule_with_calls_by_name_in_detail():
                                  [{"read": 1000, "write": 2000, "epoll_pwait": 2000}] * 3, [0, 0, 0])
     (instructions, syscalls), problems = endpoint_figures(counted, endpoint, " (side by side)")
     assert problems == []
-    assert instructions.name == figure_name("hello@latest", "GET /", Counted(), INSTRUCTIONS, " (side by side)")
+    assert instructions.name == load_key("hello@latest", "GET /", Counted(), INSTRUCTIONS, " (side by side)").name
     assert instructions.params == Counted().params() and instructions.kind == "load"
     assert instructions.samples == [400_000.0, 400_100.0, 400_050.0] and instructions.value == 400_050.0
     assert syscalls.metric == SYSCALLS.key and syscalls.value == 5.0

@@ -46,6 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="TESTING ONLY: head's micro-benchmarks repeat FRACTION more of their calls (0.02: 2 %%)",
     )  # fmt: skip
     parser.add_argument(
+        "--inject-head-loops", type=int, default=0, metavar="N",
+        help="TESTING ONLY: head's servers run an empty Python loop of N iterations per request (the same "
+             "instructions on any machine: what the counts must see)",
+    )  # fmt: skip
+    parser.add_argument(
         "--inject-head-slowdown", type=float, default=0.0, metavar="FRACTION",
         help="TESTING ONLY: head's servers burn FRACTION more CPU per request than they otherwise would (0.10: 10 %%)",
     )  # fmt: skip
@@ -59,7 +64,8 @@ def run(args: argparse.Namespace) -> int:
     comparison, out = compare(
         load_project(), args.base, args.head, patterns=args.patterns, quick=args.quick, rounds=args.rounds,
         out=args.out, load=not args.no_load, micro=not args.no_micro, quiet=args.quiet,
-        inject_head=Injection(cpu_us=args.inject_head_cpu_us, slowdown=args.inject_head_slowdown),
+        inject_head=Injection(cpu_us=args.inject_head_cpu_us, slowdown=args.inject_head_slowdown,
+                              loops=args.inject_head_loops),
         inject_head_micro=args.inject_head_micro, instructions=not args.no_instructions,
         profile=args.profile, confirm=not args.no_confirm, counts=not args.no_counts,
     )  # fmt: skip

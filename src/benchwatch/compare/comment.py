@@ -103,6 +103,9 @@ def render(comparison: Comparison) -> str:
         out += [f"**Regression** in a gating figure ({', '.join(r.label for r in regressions[:3])}).", ""]
     if significant:
         out += _table(significant) + [""]
+    for label, table in comparison.extra.instructions_went.items():
+        out += [f"<details><summary>Where the instructions went: {label}</summary>", "", table.rstrip(), "",
+                "</details>", ""]
     if unconfirmed:
         out += ["**Not confirmed**: flagged in the first rounds, not again when measured once more side by side "
                 "(not a regression; see how this is judged):", ""] + _table(unconfirmed) + [""]

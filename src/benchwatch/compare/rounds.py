@@ -244,11 +244,13 @@ class CountResult:
     problems: list[Problem] = field(default_factory=list)
     unavailable: str | None = None  # why there are no counts per request
     seconds: float = 0.0
+    dirs: dict[str, dict[str, Path]] = field(default_factory=dict)  # role -> variant id -> its files
 
 
 def measure_counts(base: Side, head: Side, environments: dict, quick: bool, out_dir: Path) -> CountResult:
     """Instructions and system calls per request of every selected endpoint, each side counted
-    alone (a count does not depend on what else the machine does): benchwatch.counts."""
+    alone, one after the other (a count does not depend on what else the machine does):
+    benchwatch.counts. Their names carry no side-by-side mark: they are the absolute counts."""
     from benchwatch import counts
 
     result = CountResult(unavailable=counts.unavailable_reason())
@@ -258,8 +260,37 @@ def measure_counts(base: Side, head: Side, environments: dict, quick: bool, out_
     for side in (base, head):
         targets = [counts.CountTarget(v, environments[v.env_key], v.selected_endpoints(quick), side.inject)
                    for v in side.variants if v.env_key in environments]  # fmt: skip
-        found, trouble = counts.count_requests(targets, out_dir=out_dir / f"{side.role}-counts", quick=quick)
+        where = out_dir / f"{side.role}-counts"
+        found, trouble = counts.count_requests(targets, out_dir=where, log=lambda line: None)
         getattr(result, side.role).extend(found)
         result.problems += [p.model_copy(update={"reason": f"{side.role}: {p.reason}"}) for p in trouble]
+        result.dirs[side.role] = {t.variant.id: d for t, d in zip(targets, counts.target_dirs(where, targets), strict=True)}
     result.seconds = round(time.monotonic() - began, 1)
     return result
+
+
+def where_instructions_went(rows: list, figures: dict[str, list[Figure]], dirs: dict[str, dict[str, Path]]) -> dict[str, str]:
+    """{row label: markdown table} for every instructions-per-request row that changed
+    significantly: both sides' callgrind files of that endpoint, by shared object and function."""
+    from benchwatch import counts
+    from benchwatch.metrics import INSTRUCTIONS
+
+    named = {role: {f.name: f for f in figures[role]} for role in ("base", "head")}
+    found: dict[str, str] = {}
+    for row in rows:
+        if row.metric != INSTRUCTIONS.key or not row.significant:
+            continue
+        files = []
+        for role, name in (("base", row.base_figure), ("head", row.head_figure)):
+            figure = named[role].get(name or "")
+            directory = dirs.get(role, {}).get(figure.variant) if figure else None
+            if figure is None or directory is None or figure.endpoint is None:
+                break
+            try:
+                files.append(counts.phase_files(directory, figure.endpoint))
+            except FileNotFoundError:
+                break
+        if len(files) == 2:
+            (base_files, base_n), (head_files, head_n) = files
+            found[row.label] = counts.render(counts.breakdown(base_files, head_files, (base_n, head_n)))
+    return found

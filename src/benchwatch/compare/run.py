@@ -55,7 +55,13 @@ def compare(
     system calls per request of every selected endpoint (benchwatch.counts), which gate first."""
     from benchwatch import fingerprint
     from benchwatch.compare import sides as sides_module
-    from benchwatch.compare.rounds import compare_plan, measure_counts, measure_load, measure_micro
+    from benchwatch.compare.rounds import (
+        compare_plan,
+        measure_counts,
+        measure_load,
+        measure_micro,
+        where_instructions_went,
+    )
     from benchwatch.measure import loadgen
     from benchwatch.measure.rig import build_rig
     from benchwatch.measure.server import install_cleanup
@@ -65,7 +71,7 @@ def compare(
         raise UserError("--no-load, --no-micro and --no-counts together leave nothing to compare")
     if rounds is not None and rounds < 1:
         raise UserError("--rounds: give a positive number of rounds")
-    if inject_head.cpu_us < 0 or not 0 <= inject_head.slowdown < 10 or not 0 <= inject_head_micro < 1:
+    if inject_head.cpu_us < 0 or inject_head.loops < 0 or not 0 <= inject_head.slowdown < 10 or not 0 <= inject_head_micro < 1:
         raise UserError("--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)")
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     plan = compare_plan(quick, rounds)
@@ -90,6 +96,8 @@ def compare(
             extra.notes.append(MICRO_PER_STACK)
         if inject_head:
             extra.injected = {"slowdown": inject_head.slowdown, "cpu_us_per_request": inject_head.cpu_us}
+            if inject_head.loops:
+                extra.injected["loops"] = float(inject_head.loops)
         if inject_head_micro:
             extra.injected = {**(extra.injected or {}), "micro_calls": inject_head_micro}
         figures: dict[str, list[Figure]] = {"base": [], "head": []}
@@ -119,7 +127,7 @@ def compare(
             figures["head"] += counted.head
             micro_problems += counted.problems
             extra.counts_unavailable = counted.unavailable
-            extra.counts_seconds = counted.seconds
+            extra.counts_seconds = counted.seconds if not counted.unavailable else None
         else:
             extra.counts_unavailable = "--no-counts"
         if micro:
@@ -149,6 +157,8 @@ def compare(
                 seconds=round(time.monotonic() - began, 1),
             )  # fmt: skip
         rows = sort_rows(rows)
+        if counts and not extra.counts_unavailable:
+            extra.instructions_went = where_instructions_went(rows, figures, counted.dirs)
         if profile is True or (profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)):
             extra.profile = _profile(oha, rig, matched, base_side, head_side, out, quick, plan.duration)
         infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}

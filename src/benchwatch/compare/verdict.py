@@ -111,6 +111,8 @@ class CompareExtra(BaseModel):
     instructions_unavailable: str | None = None  # why a compare with micro-benchmarks has no instruction counts
     counts_unavailable: str | None = None  # why there are no counts per request of the servers
     counts_seconds: float | None = None
+    # a changed instructions-per-request row's label -> where the instructions went (markdown table)
+    instructions_went: dict[str, str] = {}
     profile: ProfileReport | None = None  # compare --profile: an extra round, never judged
     # compare/gate.py: the flagged timing figures measured once more (None: nothing was flagged)
     confirmation: ConfirmationInfo | None = None

@@ -1,11 +1,17 @@
 """Deterministic counts per request of the real server: instructions (callgrind) and system
 calls by name (strace), over a fixed sequence of requests on one connection."""
 
+from benchwatch.counts import callgrind, strace
 from benchwatch.counts.breakdown import Breakdown, breakdown, render
 from benchwatch.counts.run import DEFAULT_REPEATS, DEFAULT_REQUESTS, count_requests, target_dirs
 from benchwatch.counts.session import CountTarget, phase_files
 
 __all__ = [
     "DEFAULT_REPEATS", "DEFAULT_REQUESTS", "Breakdown", "CountTarget", "breakdown", "count_requests", "phase_files",
-    "render", "target_dirs",
+    "render", "target_dirs", "unavailable_reason",
 ]  # fmt: skip
+
+
+def unavailable_reason() -> str | None:
+    """None when both counters work here, else one line saying what to install."""
+    return callgrind.unavailable_reason() or strace.unavailable_reason()

@@ -12,7 +12,8 @@ from pathlib import Path
 from benchwatch.config import Endpoint
 from benchwatch.counts import callgrind, strace
 from benchwatch.counts.session import CountFailed, CountTarget, Phase, TargetCounts, count_target
-from benchwatch.metrics import INSTRUCTIONS, SYSCALLS, Counted, Metric, figure_name
+from benchwatch.figure_key import load_key
+from benchwatch.metrics import INSTRUCTIONS, SYSCALLS, Counted, Metric
 from benchwatch.results import Figure, Problem
 
 DEFAULT_REQUESTS = 1000  # the most requests of one endpoint per phase (heavier ones get fewer)
@@ -98,7 +99,7 @@ def _figure(target: CountTarget, endpoint: Endpoint, what: Metric, samples: list
     if target.inject:
         note += f"; TESTING ONLY: {target.inject.describe()}"
     return Figure(
-        name=figure_name(variant.id, endpoint.label, setting, what, name_tag), kind="load",
+        name=load_key(variant.id, endpoint.label, setting, what, name_tag).name, kind="load",
         variant=variant.id, scenario=variant.scenario, stack=variant.stack.name, metric=what.key,
         unit=what.unit, bigger_is_better=what.bigger_is_better, samples=samples,
         value=statistics.median(samples), spread=(max(samples) - min(samples)) / 2,
