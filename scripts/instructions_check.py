@@ -36,7 +36,7 @@ def count(stacks: list, bench: str, env: dict[str, str]) -> tuple[dict[str, floa
 
     started = time.monotonic()
     figures, problems = count_instructions(
-        stacks, benchmark_dir=REPO / "benchmarks", patterns=quick_patterns(), within=[bench],
+        stacks, benchmark_dir=REPO / "benchmarks", patterns=quick_patterns(REPO), within=[bench],
         repeats=1, extra_env=env, log=lambda line: None,
     )  # fmt: skip
     if problems:

@@ -167,7 +167,7 @@ def test_cli_says_what_to_fix(tmp_path: Path) -> None:
 
 
 def test_quick_cases_are_micro_quick_timed_ones() -> None:
-    assert quick_patterns() and not any("track_" in p for p in quick_patterns())
+    assert quick_patterns(REPO) and not any("track_" in p for p in quick_patterns(REPO))
 
 
 def test_injector_setting_is_one_name() -> None:

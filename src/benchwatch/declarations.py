@@ -180,6 +180,9 @@ class ProjectSettings(_Strict):
         "the stacks a command uses when `--stacks` names none (default: every stack but `next`)"))  # fmt: skip
     reference_stack: str | None = Field(
         default=None, description="the stack report ratios are taken against; none: no ratios (docs/questions.md)")
+    micro_quick: list[str] = Field(default=[], description=(
+        "regexes over asv benchmark names (`module.Class.time_x('param')`): the micro-benchmarks `--quick` "
+        "runs; default: every one"))  # fmt: skip
 
 
 # what a question may compare: the figures its side-by-side rounds measure (closed loops per

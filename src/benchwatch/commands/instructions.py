@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
     started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     figures, problems = count_instructions(
         stacks, benchmark_dir=benchmark_dir,
-        patterns=quick_patterns() if args.quick else (),
+        patterns=quick_patterns(project.root) if args.quick else (),
         within=[args.pattern] if args.pattern else (),
         repeats=args.repeats or (QUICK_REPEATS if args.quick else DEFAULT_REPEATS),
         calls=args.calls or DEFAULT_CALLS, extra_env={INJECT_ENV_VAR: injected} if injected else None,

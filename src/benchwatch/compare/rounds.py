@@ -123,7 +123,7 @@ def measure_micro(
             players.append(Player(side.role, stack, python, side.project.root / "benchmarks", envs_of[side.role]))
         if len(players) < 2:
             continue
-        chosen = [f"^{re.escape(name)}$" for name in cases] or (quick_patterns() if quick else ())
+        chosen = [f"^{re.escape(name)}$" for name in cases] or (quick_patterns(base.project.root) if quick else ())
         found_base, found_head, trouble = time_cases(
             *players, patterns=chosen, within=within, quick=quick,
             rounds=rounds, log=lambda line: print(line, file=sys.stderr, flush=True),
@@ -222,7 +222,7 @@ def _count_instructions(
     for side in (base, head):
         found, trouble = count_instructions(
             _micro_stacks(side), benchmark_dir=side.project.root / "benchmarks",
-            patterns=quick_patterns() if quick else (), within=within,
+            patterns=quick_patterns(side.project.root) if quick else (), within=within,
             repeats=QUICK_REPEATS if quick else DEFAULT_REPEATS, extra_env=envs_of[side.role], leave_out=leave_out,
             log=lambda line: None,
         )  # fmt: skip

@@ -216,8 +216,8 @@ def count_instructions(
     return figures, problems
 
 
-def quick_patterns() -> list[str]:
+def quick_patterns(root: Path) -> list[str]:
     """`benchwatch micro --quick`'s cases (its timed ones: track_ benchmarks count nothing)."""
-    from benchwatch.measure.micro import QUICK_PATTERNS
+    from benchwatch.measure import micro
 
-    return [p for p in QUICK_PATTERNS if "track_" not in p]
+    return micro.quick_patterns(root, track=False)

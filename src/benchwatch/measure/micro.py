@@ -22,15 +22,16 @@ from benchwatch.results import Figure, Problem
 
 ASV_RUNNER_VERSION = "0.3.2"
 ASV_TIMEOUT_S = 1800
-# the representative subset for --quick: JSON validation, JSON serialization and FastAPI's
-# response_model path for every scenario at its smallest and largest payload, plus the versions
-_QUICK_CASES = r"\('(services|github_user|posts|payloads-1kB|payloads-1MB)'\)"
-QUICK_PATTERNS = [
-    rf"Validation\.time_validate_json{_QUICK_CASES}",
-    rf"Serialization\.time_dump_json{_QUICK_CASES}",
-    rf"FastAPIResponse\.time_response_model{_QUICK_CASES}",
-    r"\.track_",
-]
+TRACK_PATTERN = r"\.track_"  # asv's track_ benchmarks: the installed versions, checked against the pins
+
+
+def quick_patterns(root: Path, *, track: bool = True) -> list[str]:
+    """The asv benchmarks `--quick` runs: benchwatch.toml's `micro_quick` (regexes; empty: every
+    one), plus the track_ benchmarks that check the installed versions (`track`)."""
+    from benchwatch.config import PROJECT_FILE, load_project
+
+    chosen = list(load_project(root).settings.micro_quick) if (root / PROJECT_FILE).is_file() else []
+    return [*chosen, TRACK_PATTERN] if chosen and track else chosen
 QUICK_REPEAT = "(3, 5, 1.0)"
 
 
@@ -87,7 +88,7 @@ def run_micro(
         except EnvError as exc:
             problems.append(Problem(variant=f"micro@{stack.name}", phase="env", reason=str(exc)))
 
-    bench = [pattern] if pattern else (QUICK_PATTERNS if quick else [])
+    bench = [pattern] if pattern else (quick_patterns(root) if quick else [])
     outputs: dict[str, str] = {s.stack.name: "" for s in ready}
     total_rounds = rounds or (1 if quick else 2)
     for round_index in range(total_rounds):
