@@ -124,3 +124,20 @@ def test_compare_measures_only_the_flagged_figures_again(monkeypatch, tmp_path):
                                   calibration=cal, key=Figure.pair_key, quick=True, patterns=None, out=tmp_path)  # fmt: skip
     assert measured == [[("hello@latest", ["GET /"])]]
     assert [(r.label, r.verdict) for r in again.rows] == [("hello GET / c=10 cpu_us_per_request", "unchanged")]
+
+
+def test_count_floors_come_from_an_aa_compare_and_a_count_never_borrows_another_endpoints():
+    from benchwatch.compare.calibrate import count_floors, floor_for
+
+    base = [load_figure("GET /a", INSTRUCTIONS, [1000.0, 1001.0], Counted()),
+            load_figure("GET /b", INSTRUCTIONS, [1000.0, 1000.0], Counted())]
+    head = [load_figure("GET /a", INSTRUCTIONS, [994.0, 995.0], Counted()),  # two boots 0.5-0.6 % apart
+            load_figure("GET /b", INSTRUCTIONS, [1000.0, 1000.5], Counted())]
+    rows, _ = compare_figures(base, head, None)
+    floors = count_floors(rows)[INSTRUCTIONS.key]
+    assert floors["hello GET /a seq instructions_per_request"] == round(2 * (1 - 994 / 1001), 4)
+    assert floors["hello GET /b seq instructions_per_request"] == INSTRUCTIONS.default_floor  # the minimum
+    cal = Calibration(floors={INSTRUCTIONS.key: 0.0119}, method="t", rounds=0, compare_rounds=0, date="d",
+                      detail={INSTRUCTIONS.key: floors})
+    assert floor_for(INSTRUCTIONS.key, cal, "hello GET /c seq instructions_per_request") == (
+        INSTRUCTIONS.default_floor, "default")

@@ -22,6 +22,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--from", dest="from_dir", type=Path, metavar="DIR",
                         help="measure nothing: recompute the floors from the A/A runs an earlier calibrate wrote in DIR")  # fmt: skip
+    parser.add_argument("--counts-from", type=Path, metavar="COMPARE_DIR",
+                        help="measure nothing: the count floors (instructions, system calls per request) from an A/A "
+                             "compare's compare.json, e.g. of `compare --base latest --head latest --no-load --no-micro`, "
+                             "merged into calibration.json")  # fmt: skip
     parser.add_argument("--print-threshold", action="store_true",
                         help="measure nothing: print github-action-benchmark's alert-threshold from calibration.json")  # fmt: skip
     parser.add_argument("--github-output", action="store_true",
@@ -46,6 +50,8 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(f"{threshold}%")
         return 0
+    if args.counts_from:
+        return _counts_from(args.counts_from)
     if args.from_dir:
         root = find_root()
         calibration, pairs = recompute(root, args.from_dir)
@@ -65,4 +71,33 @@ def run(args: argparse.Namespace) -> int:
     if unused:
         print(f"no floor measured for {', '.join(unused)}: compare uses the defaults")
     print(f"wrote {root / 'calibration.json'}; alert-threshold: {alert_threshold(calibration)}%")
+    return 0
+
+
+def _counts_from(directory: Path) -> int:
+    from benchwatch.compare.calibrate import count_floors, merge_count_floors
+    from benchwatch.compare.verdict import COMPARE_FILE, Comparison
+    from benchwatch.config import find_root
+    from benchwatch.errors import UserError
+
+    path = directory / COMPARE_FILE
+    try:
+        comparison = Comparison.model_validate_json(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--counts-from: cannot read {path} ({str(exc).splitlines()[0]})") from None
+    if comparison.base.spec != comparison.head.spec or comparison.base.inject_cpu_us or comparison.head.inject_cpu_us:
+        raise UserError(f"--counts-from {directory}: not an A/A compare ({comparison.base.spec} vs {comparison.head.spec})")
+    if comparison.extra.injected:
+        raise UserError(f"--counts-from {directory}: head was injected; give an A/A compare")
+    floors = count_floors(comparison.rows)
+    if not floors:
+        raise UserError(f"--counts-from {directory}: no counts per request in that compare")
+    root = find_root()
+    counted = sum(len(v) for v in floors.values())
+    merge_count_floors(root, floors, f"A/A compare {comparison.base.spec} vs {comparison.head.spec} "
+                                     f"({counted} count rows{', quick' if comparison.quick else ''})")
+    for key, per_figure in floors.items():
+        values = sorted(per_figure.values())
+        print(f"{key:<26} {values[0]:.2%} to {values[-1]:.2%} ({len(values)} figures)")
+    print(f"wrote {root / 'calibration.json'}")
     return 0

@@ -16,12 +16,15 @@ from pydantic import BaseModel, ValidationError
 from benchwatch.compare.stats import aa_floor
 from benchwatch.errors import UserError
 from benchwatch.metrics import (
+    COUNTS,
     CPU,
     FALLBACK_FLOOR,
+    INSTRUCTIONS,
     METRICS,
     MICRO_INSTRUCTIONS,
     OPEN_TAG_PREFIX,
     RPS,
+    SYSCALLS,
 )
 from benchwatch.results import Environment, Figure, figure_label, write_json_atomic
 
@@ -29,7 +32,14 @@ CALIBRATION_FILE = "calibration.json"
 FLOOR_QUANTILE = 0.99
 MIN_FLOOR = 0.01
 # instruction counts repeat to ~0.1 %; the same work counted in another context moves ~0.25 %
-MIN_FLOORS = {MICRO_INSTRUCTIONS.key: 0.005}
+MIN_FLOORS = {MICRO_INSTRUCTIONS.key: 0.005, INSTRUCTIONS.key: INSTRUCTIONS.default_floor,
+              SYSCALLS.key: SYSCALLS.default_floor}
+# a count's floor: this many times the farthest an A/A compare's range strayed from 1 (two boots
+# of one server count a little differently: payloads 1 kB read 0.9952 [0.9944, 0.9965] A/A)
+COUNT_FLOOR_FACTOR = 2.0
+
+
+COUNT_KEYS = frozenset(m.key for m in COUNTS)
 
 
 def min_floor(key: str) -> float:
@@ -54,6 +64,8 @@ class Calibration(BaseModel):
     between_runs: dict[str, float] = {}
     # how the micro floors (micro_time, micro_instructions) were measured, when they were
     micro: dict[str, Any] = {}
+    # how the floors of the counts per request were measured (calibrate --counts-from)
+    counts: dict[str, Any] = {}
 
 
 def floor_key(figure: Figure) -> str:
@@ -85,6 +97,8 @@ def floor_for(key: str, calibration: Calibration | None, label: str | None = Non
         own = measured.get(label or "")
         if own is not None:
             return max(min_floor(key), own), "figure"
+        if key in COUNT_KEYS:  # a count is never judged by another endpoint's floor
+            return DEFAULT_FLOORS[key], "default"
         if label is not None:
             alike = [floor for other, floor in measured.items() if _open_loop(other) == _open_loop(label)]
             if alike:
@@ -159,5 +173,38 @@ def write_calibration(
         between_runs=dict(sorted((between_runs or {}).items())),
         micro=micro or {},
     )
+    write_json_atomic(root / CALIBRATION_FILE, json.loads(calibration.model_dump_json()))
+    return calibration
+
+
+def count_floors(rows: Sequence[Any]) -> dict[str, dict[str, float]]:
+    """Per count metric, each figure's floor from an A/A compare's rows (verdict.Row): the
+    farthest its range strayed from 1, times COUNT_FLOOR_FACTOR, at least the metric's minimum."""
+    found: dict[str, dict[str, float]] = defaultdict(dict)
+    for row in rows:
+        if row.metric not in COUNT_KEYS or row.low is None or row.high is None:
+            continue
+        strayed = max(abs(row.low - 1.0), abs(row.high - 1.0))
+        found[row.metric][row.label] = round(max(min_floor(row.metric), COUNT_FLOOR_FACTOR * strayed), 4)
+    return dict(found)
+
+
+def merge_count_floors(root: Path, floors: dict[str, dict[str, float]], source: str) -> Calibration:
+    """calibration.json with these count floors in (its other floors kept; created if absent)."""
+    calibration = load_calibration(root) or Calibration(
+        floors={}, method="only count floors measured (calibrate --counts-from)", rounds=0, compare_rounds=0,
+        date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    )  # fmt: skip
+    for key, per_figure in floors.items():
+        calibration.detail[key] = dict(sorted(per_figure.items()))
+        calibration.floors[key] = max(per_figure.values())
+    calibration.counts = {
+        "method": f"counts A/A (each side one boot, counted alone): per figure {COUNT_FLOOR_FACTOR:g} x the farthest "
+                  f"its range of base and head phases strayed from 1, at least {min_floor(INSTRUCTIONS.key):.1%} "
+                  f"(instructions) / {min_floor(SYSCALLS.key):.0%} (system calls); a count without a floor of its "
+                  "own takes that minimum",
+        "from": source,
+        "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
     write_json_atomic(root / CALIBRATION_FILE, json.loads(calibration.model_dump_json()))
     return calibration
