@@ -135,6 +135,7 @@ class Collector:
         """One measured oha run's figures, or why they (and the slot's memory) are invalid;
         the outcome when valid. `server_cpu`: the server tree's CPU over the window (a bare total
         gives no user/system split)."""
+        server_cpu_in = server_cpu
         times = server_cpu if isinstance(server_cpu, CpuTimes) else CpuTimes(server_cpu, 0.0, 0.0)
         server_cpu = times.total
         assert shot.setting is not None, "a warm-up is never recorded"
@@ -161,7 +162,10 @@ class Collector:
             P50: outcome.p50_ms,
             P99: outcome.p99_ms,
         }
-        values[CPU_USER], values[CPU_SYS] = (part / outcome.successes * 1e6 for part in times.split())
+        if isinstance(server_cpu_in, CpuTimes):
+            values[CPU_USER], values[CPU_SYS] = (part / outcome.successes * 1e6 for part in times.split())
+        else:  # a bare total: no split to report
+            names = {m: n for m, n in names.items() if m not in (CPU_USER, CPU_SYS)}
         for what, name in names.items():
             self._add(name, float(values[what] or 0.0), **self._identity(slot, what),
                       endpoint=shot.endpoint.label, params=shot.setting.params(),
