@@ -136,7 +136,7 @@ def test_unknown_stack_or_ref_is_one_clear_line_and_nothing_is_created(tmp_path,
 def test_head_that_fails_to_boot_exits_2_and_names_the_side(tmp_path):
     root = tiny_project(tmp_path, env='env = { FAIL_ON_V2 = "1" }')
     out = tmp_path / "out"
-    done = benchwatch("compare", "--base", "seed-v1", "--head", "latest", "--no-micro", "--quick",
+    done = benchwatch("compare", "--base", "seed-v1", "--head", "latest", "--no-micro", "--no-counts", "--quick",
                       "--rounds", "2", "--out", str(out), "-q", root=root)
     assert done.returncode == 2, done.stderr
     assert "head: " in done.stderr and "[boot]" in done.stderr
@@ -149,7 +149,7 @@ def test_head_that_fails_to_boot_exits_2_and_names_the_side(tmp_path):
 def test_aa_compare_on_real_servers_writes_both_files(tmp_path):
     root = tiny_project(tmp_path)
     out = tmp_path / "out"
-    done = benchwatch("compare", "--base", "latest", "--head", "latest", "--no-micro", "--quick",
+    done = benchwatch("compare", "--base", "latest", "--head", "latest", "--no-micro", "--no-counts", "--quick",
                       "--rounds", "2", "--out", str(out), "-q", root=root)
     data = json.loads((out / "compare.json").read_text())
     metrics = {r["metric"] for r in data["rows"]}
@@ -169,7 +169,7 @@ def test_refs_run_from_worktrees_and_leave_the_checkout_alone(tmp_path):
     subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x"], check=True)
     (root / "untouched.txt").write_text("mine")
     out = tmp_path / "out"
-    done = benchwatch("compare", "--base", "HEAD", "--head", "HEAD", "--no-micro", "--quick",
+    done = benchwatch("compare", "--base", "HEAD", "--head", "HEAD", "--no-micro", "--no-counts", "--quick",
                       "--rounds", "6", "--out", str(out), "-q", "-k", "tiny@latest", root=root)
     data = json.loads((out / "compare.json").read_text())
     assert data["base"]["kind"] == "ref" and data["base"]["commit"]
@@ -188,7 +188,7 @@ def _cpu_rows(data: dict) -> list[dict]:
 @pytest.mark.slow
 def test_real_aa_compare_has_intervals_and_flags_no_cpu_regression(tmp_path):
     out = tmp_path / "aa"
-    done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "hello@latest",
+    done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "hello@latest", "--no-counts",
                       "--no-micro", "--quick", "--rounds", "6", "--out", str(out), "-q")  # fmt: skip
     data = json.loads((out / "compare.json").read_text())
     rows = _cpu_rows(data)
@@ -200,7 +200,7 @@ def test_real_aa_compare_has_intervals_and_flags_no_cpu_regression(tmp_path):
 @pytest.mark.slow
 def test_real_injected_slowdown_is_a_gating_regression_and_exit_1(tmp_path):
     out = tmp_path / "slow"
-    done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "hello@latest",
+    done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "hello@latest", "--no-counts",
                       "--no-micro", "--quick", "--rounds", "6", "--inject-head-slowdown", "0.2",
                       "--out", str(out), "-q")  # fmt: skip
     data = json.loads((out / "compare.json").read_text())
@@ -363,7 +363,7 @@ def test_a_side_lists_only_the_stacks_its_variants_use(tmp_path):
 @pytest.mark.slow
 def test_real_variant_vs_variant_compare_loads_both_at_once_and_says_what_was_compared(tmp_path):
     out = tmp_path / "variants"
-    done = benchwatch("compare", "--base", "hello@latest", "--head", "hello-falcon@latest", "--no-micro",
+    done = benchwatch("compare", "--base", "hello@latest", "--head", "hello-falcon@latest", "--no-micro", "--no-counts",
                       "--quick", "--rounds", "6", "--out", str(out), "-q")  # fmt: skip
     data = json.loads((out / "compare.json").read_text())
     assert (data["base"]["kind"], data["base"]["variants"]) == ("variant", ["hello@latest"])
@@ -386,7 +386,7 @@ def test_real_micro_compare_times_pairs_counts_instructions_and_catches_an_injec
     runs = {}
     for name, extra in (("aa", []), ("injected", ["--inject-head-micro", "0.05"])):
         out = tmp_path / name
-        done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "services@latest", "--quick",
+        done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "services@latest", "--quick", "--no-counts",
                           "--no-load", "--out", str(out), "-q", *extra)  # fmt: skip
         runs[name] = (done, json.loads((out / "compare.json").read_text()))
     done, data = runs["aa"]
@@ -401,3 +401,21 @@ def test_real_micro_compare_times_pairs_counts_instructions_and_catches_an_injec
     assert counts and all(r["verdict"] == "regression" and 1.04 < r["ratio"] < 1.06 for r in counts)
     assert done.returncode == 1
     assert "micro services dump_json (gate)" in (tmp_path / "injected" / "comment.md").read_text()
+
+
+@pytest.mark.slow
+def test_real_injected_loop_is_an_instruction_regression_that_says_where_it_went(tmp_path):
+    """Counts only (no timing rounds): a 1000-iteration loop per request in head's hello server is
+    a gating instructions-per-request regression, and the comment names the interpreter's loop."""
+    out = tmp_path / "loops"
+    done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "hello@latest", "--no-load",
+                      "--no-micro", "--quick", "--inject-head-loops", "1000", "--out", str(out), "-q")  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    data = json.loads((out / "compare.json").read_text())
+    instructions = next(r for r in data["rows"] if r["metric"] == "instructions_per_request")
+    assert instructions["verdict"] == "regression" and instructions["gating"] and instructions["low"] > 1.2
+    syscalls = next(r for r in data["rows"] if r["metric"] == "syscalls_per_request")
+    assert syscalls["verdict"] == "unchanged" and "epoll_pwait" in syscalls["detail"]
+    comment = (out / "comment.md").read_text()
+    assert "Where the instructions went: hello GET / seq instructions_per_request" in comment
+    assert "rangeiter_next (libpython)" in comment and data["extra"]["counts_seconds"] > 0
