@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -149,6 +150,25 @@ def _boot(target: CountTarget, wrap: list[str]):
     )  # fmt: skip
 
 
+@contextmanager
+def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[tuple[server.Server, Client, list[str]]]:
+    """The server booted under a counter and one client connection to it; after the block, the
+    server must still be alive, and its stderr tail is put in the yielded list (for later errors)."""
+    tail: list[str] = []
+    try:
+        with _boot(target, wrap) as srv:
+            client = Client(server.HOST, srv.port, REQUEST_TIMEOUT_S)
+            try:
+                yield srv, client, tail
+            finally:
+                client.close()
+            if not srv.alive():
+                raise CountFailed("server exited during the count", stderr_tail=srv.stderr_tail())
+            tail.append(srv.stderr_tail())
+    except server.BootError as exc:
+        raise CountFailed(f"boot under {counter}: {exc.reason}", stderr_tail=exc.stderr_tail) from None
+
+
 def _send(srv: server.Server, client: Client, target: CountTarget, index: int, request: Request, times: int,
           think: float = 0.0) -> float:  # fmt: skip
     try:
@@ -172,43 +192,34 @@ def _callgrind(target: CountTarget, out_file: Path, requests: Sequence[Request],
 
     endpoints = target.endpoints
     try:
-        with _boot(target, callgrind.wrap(out_file)) as srv:
-            client = Client(server.HOST, srv.port, REQUEST_TIMEOUT_S)
-            try:
-                dump("boot")
+        with _serving(target, callgrind.wrap(out_file), "callgrind") as (srv, client, tail):
+            dump("boot")
+            for i, request in enumerate(requests):
+                _send(srv, client, target, i, request, plan.PROBE)
+                dump(f"probe-{i}")
+            probes = [callgrind.read_total(callgrind.dump_file(out_file, 2 + i)) / plan.PROBE
+                      for i in range(len(requests))]  # fmt: skip
+            warmups = [plan.warmup_for(p, cap) for p in probes]
+            for i, request in enumerate(requests):
+                _send(srv, client, target, i, request, warmups[i])
+                dump(f"warm-{i}")
+            first_warm = 2 + len(requests)
+            warm = [callgrind.read_total(callgrind.dump_file(out_file, first_warm + i)) / warmups[i]
+                    for i in range(len(requests))]  # fmt: skip
+            counts = [plan.requests_for(w, cap) for w in warm]
+            settles = [plan.settle_for(n) for n in counts]
+            for i, request in enumerate(requests):
+                _send(srv, client, target, i, request, settles[i])
+            dump("settle")  # so the idle pause's dump holds the pause alone
+            warmups = [w + s for w, s in zip(warmups, settles, strict=True)]  # strace sends as many
+            time.sleep(IDLE_S)
+            dump("idle")
+            phases = []
+            for r in range(repeats):
                 for i, request in enumerate(requests):
-                    _send(srv, client, target, i, request, plan.PROBE)
-                    dump(f"probe-{i}")
-                probes = [callgrind.read_total(callgrind.dump_file(out_file, 2 + i)) / plan.PROBE
-                          for i in range(len(requests))]  # fmt: skip
-                warmups = [plan.warmup_for(p, cap) for p in probes]
-                for i, request in enumerate(requests):
-                    _send(srv, client, target, i, request, warmups[i])
-                    dump(f"warm-{i}")
-                first_warm = 2 + len(requests)
-                warm = [callgrind.read_total(callgrind.dump_file(out_file, first_warm + i)) / warmups[i]
-                        for i in range(len(requests))]  # fmt: skip
-                counts = [plan.requests_for(w, cap) for w in warm]
-                settles = [plan.settle_for(n) for n in counts]
-                for i, request in enumerate(requests):
-                    _send(srv, client, target, i, request, settles[i])
-                dump("settle")  # so the idle pause's dump holds the pause alone
-                warmups = [w + s for w, s in zip(warmups, settles, strict=True)]  # strace sends as many
-                time.sleep(IDLE_S)
-                dump("idle")
-                phases = []
-                for r in range(repeats):
-                    for i, request in enumerate(requests):
-                        _send(srv, client, target, i, request, counts[i], THINK_S["callgrind"])
-                        dump(f"r{r}-{i}")
-                        phases.append(Phase(endpoints[i], r, counts[i], dumps[-1][1] - dumps[-2][1]))
-            finally:
-                client.close()
-            if not srv.alive():
-                raise CountFailed("server exited during the count", stderr_tail=srv.stderr_tail())
-            tail = srv.stderr_tail()
-    except server.BootError as exc:
-        raise CountFailed(f"boot under callgrind: {exc.reason}", stderr_tail=exc.stderr_tail) from None
+                    _send(srv, client, target, i, request, counts[i], THINK_S["callgrind"])
+                    dump(f"r{r}-{i}")
+                    phases.append(Phase(endpoints[i], r, counts[i], dumps[-1][1] - dumps[-2][1]))
     except callgrind.CallgrindError as exc:
         raise CountFailed(str(exc)) from None
     first_phase = 1 + len(dumps) - len(phases)  # dump files are numbered from 1
@@ -221,7 +232,7 @@ def _callgrind(target: CountTarget, out_file: Path, requests: Sequence[Request],
                 raise CountFailed(f"{phase.file.name} holds dump {read.trigger!r}, want {dumps[first_phase - 1 + k][0]!r}")
             phase.instructions = read.total
     except callgrind.CallgrindError as exc:
-        raise CountFailed(str(exc), stderr_tail=tail) from None
+        raise CountFailed(str(exc), stderr_tail=tail[0]) from None
     idle_seconds = dumps[first_phase - 2][1] - dumps[first_phase - 3][1]
     return _Run(phases, warmups, counts, idle / idle_seconds)
 
@@ -232,38 +243,28 @@ def _strace(target: CountTarget, trace: Path, requests: Sequence[Request], warmu
     endpoints = target.endpoints
     phases: list[Phase] = []
     windows: list[tuple[float, float]] = []
-    try:
-        with _boot(target, strace.wrap(trace)) as srv:
-            client = Client(server.HOST, srv.port, REQUEST_TIMEOUT_S)
-            try:
-                for i, request in enumerate(requests):
-                    _send(srv, client, target, i, request, plan.PROBE + warmups[i])
+    with _serving(target, strace.wrap(trace), "strace") as (srv, client, tail):
+        for i, request in enumerate(requests):
+            _send(srv, client, target, i, request, plan.PROBE + warmups[i])
+        time.sleep(PAUSE_S)
+        idle_start = time.time()
+        time.sleep(IDLE_S)
+        windows.append((idle_start, time.time()))
+        for r in range(repeats):
+            for i, request in enumerate(requests):
                 time.sleep(PAUSE_S)
-                idle_start = time.time()
-                time.sleep(IDLE_S)
-                windows.append((idle_start, time.time()))
-                for r in range(repeats):
-                    for i, request in enumerate(requests):
-                        time.sleep(PAUSE_S)
-                        start = time.time()
-                        _send(srv, client, target, i, request, counts[i], THINK_S["strace"])
-                        # the server's last calls of a phase (after its answer was sent) come
-                        # just after the client has read it: the window ends mid-pause
-                        end = time.time() + PAUSE_S / 2
-                        windows.append((start, end))
-                        phases.append(Phase(endpoints[i], r, counts[i], end - start))
-                time.sleep(PAUSE_S)
-            finally:
-                client.close()
-            if not srv.alive():
-                raise CountFailed("server exited during the count", stderr_tail=srv.stderr_tail())
-            tail = srv.stderr_tail()
-    except server.BootError as exc:
-        raise CountFailed(f"boot under strace: {exc.reason}", stderr_tail=exc.stderr_tail) from None
+                start = time.time()
+                _send(srv, client, target, i, request, counts[i], THINK_S["strace"])
+                # the server's last calls of a phase (after its answer was sent) come
+                # just after the client has read it: the window ends mid-pause
+                end = time.time() + PAUSE_S / 2
+                windows.append((start, end))
+                phases.append(Phase(endpoints[i], r, counts[i], end - start))
+        time.sleep(PAUSE_S)
     try:
         counted = strace.count_windows(strace.calls(trace), windows)
     except strace.StraceError as exc:
-        raise CountFailed(str(exc), stderr_tail=tail) from None
+        raise CountFailed(str(exc), stderr_tail=tail[0]) from None
     idle = counted[0]
     for phase, window in zip(phases, counted[1:], strict=True):
         phase.calls, phase.wakeups = window.calls, window.wakeups
