@@ -4,16 +4,17 @@ import argparse
 import os
 from pathlib import Path
 
+from benchwatch.commands import add_selection, stack_names
+
 HELP = "Count the micro-benchmarks' instructions per call under valgrind"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="the cases of `micro --quick`, 2 repetitions")  # fmt: skip
-    parser.add_argument("--bench", "-k", dest="pattern", metavar="REGEX",
+    add_selection(parser)  # -k: the variants whose scenario and stack to keep, as everywhere
+    parser.add_argument("--bench", dest="pattern", metavar="REGEX",
                         help="regex over asv benchmark names, e.g. \"'users'\" or 'Validation.time_validate_json'")  # fmt: skip
-    parser.add_argument("--stacks", metavar="NAMES",
-                        help="comma-separated stack names (default: benchwatch.toml's default_stacks)")  # fmt: skip
     parser.add_argument("--out", type=Path, default=Path(os.environ.get("BENCHWATCH_OUT", "results/instructions")),
                         help="output directory for run.json and gab files (env BENCHWATCH_OUT)")  # fmt: skip
     parser.add_argument("--repeats", type=int, metavar="N",
@@ -30,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     import re
 
     from benchwatch.commands.micro import finish
-    from benchwatch.config import load_project
+    from benchwatch.config import OWN_REQUIREMENTS_STACK, load_project, select_figures
     from benchwatch.errors import UserError
     from benchwatch.instructions import (
         DEFAULT_CALLS,
@@ -56,8 +57,10 @@ def run(args: argparse.Namespace) -> int:
     if missing:  # a missing prerequisite is bad input (exit 3), before anything is written
         raise UserError(missing)
     project = load_project()
-    names = [s.strip() for s in args.stacks.split(",") if s.strip()] if args.stacks else None
-    stacks = [project.stack(name) for name in (names or project.default_stacks)]
+    names = stack_names(args) or project.default_stacks
+    if args.patterns:  # the stacks of the selected variants
+        names = list(dict.fromkeys(v.stack.name for v in project.select(args.patterns, names)))
+    stacks = [project.stack(name) for name in names if name != OWN_REQUIREMENTS_STACK]
     benchmark_dir = (args.benchmark_dir or project.root / "benchmarks").resolve()
     if not benchmark_dir.is_dir():
         raise UserError(f"{benchmark_dir}: no benchmark directory there (--benchmark-dir)")
@@ -71,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         repeats=args.repeats or (QUICK_REPEATS if args.quick else DEFAULT_REPEATS),
         calls=args.calls or DEFAULT_CALLS, extra_env={INJECT_ENV_VAR: injected} if injected else None,
     )  # fmt: skip
+    figures = select_figures(figures, args.patterns)
     if not figures and not problems:
         raise UserError(f"--bench {args.pattern}: no time_ benchmark matches (see benchmarks/)")
     return finish(args.out, project, stacks, figures, problems, started, micro_inject=injected)
