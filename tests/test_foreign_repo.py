@@ -69,7 +69,7 @@ def test_the_wheel_in_a_fresh_venv_benchmarks_a_foreign_repository(tmp_path: Pat
     again = subprocess.run([benchwatch, "init"], cwd=repo, env=env, capture_output=True, text=True)
     assert again.returncode == 3 and again.stderr.startswith("ERROR: ") and "--force" in again.stderr
     step("verify", "verify")
-    step("run", "run", "--quick", "--no-micro", "--no-counts", "--out", str(tmp_path / "run"))
+    step("run", "run", "--quick", "--no-micro", "--out", str(tmp_path / "run"))
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     (key,) = run["environment"]["stacks"]
     assert key.startswith("own:shop_repo:") and run["environment"]["stacks"][key]["pydantic"] == "2.0.3"

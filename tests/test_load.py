@@ -40,7 +40,7 @@ def _gab_names(out: Path) -> set[str]:
 def test_broken_variants_are_reported_and_never_published(project: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = benchwatch(
-        "load", "--quick", "--no-counts", "-k", "good@latest,wrong_body@latest,flaky@latest,dies@latest", "--out", str(out),
+        "load", "--quick", "-k", "good@latest,wrong_body@latest,flaky@latest,dies@latest", "--out", str(out),
         root=project, env={"FAIL_AFTER": "5", "DIE_AFTER": "5"},
     )  # fmt: skip
     text = done.stdout + done.stderr
@@ -74,7 +74,7 @@ def test_output_dir_not_writable_is_a_clear_error(project: Path, tmp_path: Path)
     blocker = tmp_path / "a-file"
     blocker.write_text("")
     done = benchwatch(
-        "load", "--quick", "--no-counts", "-k", "good@latest", "--out", str(blocker / "out"), root=project
+        "load", "--quick", "-k", "good@latest", "--out", str(blocker / "out"), root=project
     )
     assert done.returncode == 3
     assert f"ERROR: --out {blocker / 'out'}: not writable" in done.stderr
@@ -83,7 +83,7 @@ def test_output_dir_not_writable_is_a_clear_error(project: Path, tmp_path: Path)
 def test_missing_oha_is_a_clear_error(project: Path, tmp_path: Path) -> None:
     bare = {"PATH": str(Path(sys.executable).parent), "HOME": str(tmp_path), "BENCHWATCH_OHA": ""}
     done = benchwatch(
-        "load", "--quick", "--no-counts", "-k", "good@latest", "--out", str(tmp_path / "o"), root=project, env=bare
+        "load", "--quick", "-k", "good@latest", "--out", str(tmp_path / "o"), root=project, env=bare
     )
     assert done.returncode == 3
     assert "ERROR: oha not found on PATH or in ~/.cargo/bin" in done.stderr
@@ -92,7 +92,7 @@ def test_missing_oha_is_a_clear_error(project: Path, tmp_path: Path) -> None:
 def test_ctrl_c_stops_servers_and_keeps_partial_results(project: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchwatch", "load", "--quick", "--no-counts", "-k", "good@latest", "--aa", "good@latest",
+        [sys.executable, "-m", "benchwatch", "load", "--quick", "-k", "good@latest", "--aa", "good@latest",
          "--out", str(out)],
         env={**os.environ, "BENCHWATCH_ROOT": str(project)},
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -130,3 +130,19 @@ def _has_oha_child(pid: int) -> bool:
         except psutil.Error:
             continue  # it exited while we looked
     return False
+
+
+def test_load_counts_when_asked_into_their_own_gab_file(project: Path, tmp_path: Path) -> None:
+    """--counts: after the load rounds, instructions and system calls per request of the endpoint,
+    named `… seq instr/req` / `… seq syscalls/req`, apart from the timings (gab-counts.json)."""
+    out = tmp_path / "counted"
+    done = benchwatch("load", "--quick", "--counts", "-k", "good@latest", "--out", str(out), root=project)
+    assert done.returncode == 0, done.stdout + done.stderr
+    counted = {e["name"]: e for e in json.loads((out / "gab-counts.json").read_text())}
+    instructions = [e for name, e in counted.items() if name.endswith(" seq instr/req")]
+    syscalls = [e for name, e in counted.items() if name.endswith(" seq syscalls/req")]
+    assert instructions and syscalls and all(e["value"] > 1000 for e in instructions)
+    assert not any(" seq " in name for name in _gab_names(out))  # the timings' files hold no count
+    figures = [f for f in read_run(out).figures if f.metric == "syscalls_per_request"]
+    assert figures and all(f.detail for f in figures)  # system calls by name
+    assert not uvicorn_processes(str(project))

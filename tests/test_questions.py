@@ -106,7 +106,7 @@ figure = "echo costs about the same"
 source = "docs/bench-notes.md"
 """)
     out = tmp_path / "out"
-    done = benchwatch("run", "--quick", "--no-micro", "--no-counts", "-k", "good@latest", "--out", str(out),
+    done = benchwatch("run", "--quick", "--no-micro", "-k", "good@latest", "--out", str(out),
                       "--history", str(tmp_path / "history"), root=project)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "questions: 1 of 1 answered side by side" in done.stderr

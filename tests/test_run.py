@@ -112,7 +112,7 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
     hist = tmp_path / "history"
     for attempt in (1, 2):
         out = tmp_path / f"out{attempt}"
-        done = benchwatch("run", "--quick", "--no-micro", "--no-counts", "-k", "good@latest,wrong_body@latest",
+        done = benchwatch("run", "--quick", "--no-micro", "-k", "good@latest,wrong_body@latest",
                           "--out", str(out), "--history", str(hist), root=project)  # fmt: skip
         assert done.returncode == 2, done.stderr  # not measured: wrong_body fails verify; good is still measured
         assert "wrong_body@latest GET /items [verify]" in done.stderr
@@ -134,7 +134,7 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
     assert uvicorn_processes(str(GOOD)) == []
 
     (hist / "data.js").write_text("garbage")
-    done = benchwatch("run", "--quick", "--no-micro", "--no-counts", "-k", "good@latest", "--out", str(tmp_path / "o3"),
+    done = benchwatch("run", "--quick", "--no-micro", "-k", "good@latest", "--out", str(tmp_path / "o3"),
                       "--history", str(hist), root=project)  # fmt: skip
     assert done.returncode == 3 and "not a data.js history" in done.stderr
     assert (hist / "data.js").read_text() == "garbage"

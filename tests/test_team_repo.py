@@ -64,7 +64,7 @@ def team(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> dict:
     step("init blog_v1 --migrate", "init", "--force", "--env", database, "--migrate", cwd=root / "blog_v1")
     step("init blog_v2", "init", "--env", database, "--migrate", cwd=root / "blog_v2")
     step("verify", "verify")
-    step("run", "run", "--quick", "--no-micro", "--no-counts", "--out", str(work / "run"))
+    step("run", "run", "--quick", "--no-micro", "--out", str(work / "run"))
     step("compare", "compare", "--base", "blog_v1@own", "--head", "blog_v2@own", "--quick", "--no-micro",
          "--out", str(work / "compare"))  # fmt: skip
     print(f"\nteam repository wall times (s): {timings}")

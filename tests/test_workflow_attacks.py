@@ -40,7 +40,7 @@ def run_step(found: dict, env: dict[str, str], cwd: Path | None = None) -> subpr
 def inputs(**over: str) -> dict[str, str]:
     good = {"EVENT": "pull_request", "BW_REPOSITORY": "benchwatch/benchwatch", "BW_REF": RELEASE,
             "SCENARIOS": "", "RELATIVE_SCENARIOS": "", "STACKS": "latest", "ALERT_THRESHOLD": "150%",
-            "COUNTS_THRESHOLD": "105%"}  # fmt: skip
+            "COUNTS_THRESHOLD": "105%", "COUNTS": "true"}  # fmt: skip
     return {**good, **over}
 
 
@@ -574,13 +574,14 @@ def test_a_run_that_refused_its_input_publishes_nothing(tmp_path, workflow, code
     (work / "tool" / "scripts").mkdir(parents=True)
     shutil.copy(ROOT / "scripts" / "verdict.sh", work / "tool" / "scripts")
     (work / "tool" / "bw").write_text(  # a stand-in for benchwatch: writes its gab files, exits with the code
-        '#!/bin/sh\nwhile [ "$1" != --out ]; do shift; done\nmkdir -p "$2"\n'
+        '#!/bin/sh\necho "$@" > "$PWD/bw-args"\nwhile [ "$1" != --out ]; do shift; done\nmkdir -p "$2"\n'
         f'echo [] > "$2/gab-smaller.json"; echo [] > "$2/gab-bigger.json"\nexit {code}\n')
     (work / "tool" / "bw").chmod(0o755)
     temp.mkdir()
     done = run_step(step(workflow, "measure", "Run the apps"), {"SCENARIOS": "", "STACKS": "latest", "QUICK": "false",
-                    "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work)}, cwd=work)  # fmt: skip
+                    "COUNTS": "true", "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work)}, cwd=work)  # fmt: skip
     assert done.returncode == job_code, done.stderr
+    assert "--counts" in (work / "bw-args").read_text().split()  # instruction-counts on: the run counts
     assert (temp / "record" / "gab-smaller.json").exists() is recorded
     if code == 3:
         assert "::error::benchwatch run: bad input (exit 3)" in done.stdout

@@ -26,8 +26,9 @@ def add_load_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--shard", metavar="I/N", help="measure only the I-th of N stable parts of the variants"
     )
-    parser.add_argument("--no-counts", action="store_true",
-                        help="skip the counts per request (instructions under valgrind, system calls under strace)")
+    parser.add_argument("--counts", action="store_true",
+                        help="after the load rounds, count instructions (valgrind) and system calls (strace) per "
+                             "request of every selected endpoint (minutes per stack; compare counts by default)")  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 
@@ -47,7 +48,7 @@ def execute(args: argparse.Namespace, aa_variant: str | None, project=None, vari
         variants = shard(project.select(args.patterns, stack_names(args)), args.shard)
     record, out = load(project, variants, quick=args.quick, out=args.out, aa_variant=aa_variant,
                        shard=args.shard, quiet=args.quiet, command=["benchwatch", *sys.argv[1:]],
-                       counts=not args.no_counts)  # fmt: skip
+                       counts=args.counts)  # fmt: skip
     print_outcome(record, out, len(variants))
     return record, out
 

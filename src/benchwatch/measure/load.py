@@ -43,7 +43,7 @@ def measure_load(
 def load(
     project: Project, variants: Sequence[Variant], *, quick: bool = False, out: Path | None = None,
     aa_variant: str | None = None, shard: str | None = None, quiet: bool = False, command: Sequence[str] = (),
-    counts: bool = True,
+    counts: bool = False,
 ) -> tuple[Run, Path]:  # fmt: skip
     """The load stage from end to end: checks, environments, rounds, then (`counts`) the counts per
     request of every variant's endpoints; (run, its directory)."""
