@@ -55,8 +55,8 @@ def test_broken_variants_are_reported_and_never_published(project: Path, tmp_pat
     run = read_run(out)
     assert run.complete
     good = {f.metric for f in run.figures if f.variant == "good@latest" and f.valid}
-    assert good == {"cpu_us_per_request", "rps", "latency_p50_ms", "latency_p99_ms",
-                    "rss_idle_mb", "rss_warm_mb", "rss_peak_mb"}  # fmt: skip
+    assert good == {"cpu_us_per_request", "cpu_user_us_per_request", "cpu_sys_us_per_request", "rps",
+                    "latency_p50_ms", "latency_p99_ms", "rss_idle_mb", "rss_warm_mb", "rss_peak_mb"}  # fmt: skip
     cpu = next(f for f in run.figures if f.name == "good@latest GET /items c=10 cpu/req")
     assert cpu.value > 0 and cpu.unit == "us" and not cpu.bigger_is_better
     assert run.figures[0].metric == "cpu_us_per_request"  # the gating figure comes first

@@ -36,7 +36,11 @@ def test_changes_finds_the_commit_that_made_every_request_slower(tmp_path: Path)
     final = summary["final_changes"]
     assert final and {c["commit"] for c in final} == {culprit}, done.stdout
     assert {c["kind"] for c in final} == {"regression"}
-    assert all(c["series"].endswith("cpu/req (vs parent)") for c in final)
+    # the timing (vs parent) series, and the counts: absolute (one point says it) and (vs parent)
+    relative = [c for c in final if c["series"].endswith("cpu/req (vs parent)")]
+    counted = [c for c in final if " seq instr/req" in c["series"] or " seq syscalls/req" in c["series"]]
+    assert relative and len(relative) + len(counted) == len(final), final
+    assert summary["found_in_counts"], final
     assert summary["found"] and done.returncode == 0
     # 4 earlier points + 4 pushes: the culprit's own push brings the series to 8 points and alerts
     assert [s["changes_exit"] for _, s in sorted(steps.items())] == [0, 0, 0, 1]
