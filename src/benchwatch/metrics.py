@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
-    "COUNTS", "CPU", "CPU_SYS", "CPU_USER", "FALLBACK_FLOOR", "INSTRUCTIONS", "METRICS", "MICRO_INSTRUCTIONS",
+    "COUNTS", "COUNT_KEYS", "CPU", "CPU_SYS", "CPU_USER", "FALLBACK_FLOOR", "INSTRUCTIONS", "METRICS", "MICRO_INSTRUCTIONS",
     "MICRO_PEAKMEM", "MICRO_TIME", "P50", "P99", "RPS", "RSS_IDLE", "RSS_PEAK", "RSS_WARM",
     "SYSCALLS", "Closed", "Counted", "Metric", "Open", "Setting", "load_metrics",
     "metric", "metric_rank", "setting_from_params", "setting_sort_key",
@@ -59,6 +59,7 @@ SYSCALLS = Metric("syscalls_per_request", "calls", False, "syscalls/req",
                   "server system calls/request", True, 0.02)
 # the deterministic counts per request: they gate first (compare/gate.py)
 COUNTS: tuple[Metric, ...] = (INSTRUCTIONS, SYSCALLS)
+COUNT_KEYS = frozenset(m.key for m in COUNTS)
 
 # in the order tables and names list them
 METRICS: tuple[Metric, ...] = (

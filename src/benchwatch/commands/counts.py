@@ -23,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
 
     from benchwatch import fingerprint
     from benchwatch.config import load_project
-    from benchwatch.counts import DEFAULT_REPEATS, DEFAULT_REQUESTS, CountTarget, count_requests
+    from benchwatch.counts import DEFAULT_REPEATS, DEFAULT_REQUESTS, count_requests, targets_for
     from benchwatch.envs import prepare
     from benchwatch.errors import UserError
     from benchwatch.measure.load import default_out_dir, now, start_run
@@ -45,8 +45,7 @@ def run(args: argparse.Namespace) -> int:
     record.extra.stack_order = list(project.stacks)
     environments, failed = prepare(variants)
     problems = [Problem(variant=v.id, phase="env", reason=failed[v.env_key]) for v in variants if v.env_key in failed]
-    targets = [CountTarget(v, environments[v.env_key], v.selected_endpoints(args.quick))
-               for v in variants if v.env_key in environments]  # fmt: skip
+    targets = targets_for(variants, environments, args.quick)
     figures, trouble = count_requests(
         targets, out_dir=out / "counts", requests=args.requests or DEFAULT_REQUESTS,
         repeats=args.repeats or DEFAULT_REPEATS, jobs=args.jobs,

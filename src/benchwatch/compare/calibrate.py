@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from benchwatch.compare.stats import aa_floor
 from benchwatch.errors import UserError
 from benchwatch.metrics import (
-    COUNTS,
+    COUNT_KEYS,
     CPU,
     FALLBACK_FLOOR,
     INSTRUCTIONS,
@@ -37,9 +37,6 @@ MIN_FLOORS = {MICRO_INSTRUCTIONS.key: 0.005, INSTRUCTIONS.key: INSTRUCTIONS.defa
 # a count's floor: this many times the farthest an A/A compare's range strayed from 1 (two boots
 # of one server count a little differently: payloads 1 kB read 0.9952 [0.9944, 0.9965] A/A)
 COUNT_FLOOR_FACTOR = 2.0
-
-
-COUNT_KEYS = frozenset(m.key for m in COUNTS)
 
 
 def min_floor(key: str) -> float:

@@ -23,15 +23,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from benchwatch.compare.verdict import Confirmation, Row
-from benchwatch.metrics import COUNTS, MICRO_INSTRUCTIONS
+from benchwatch.metrics import COUNT_KEYS, MICRO_INSTRUCTIONS
 
-COUNT_METRICS = frozenset(m.key for m in COUNTS)
 NOT_OWN_FLOOR = "no calibrated floor of its own (run `benchwatch calibrate` on it): information, not a gate"
 
 
 def is_count(row: Row) -> bool:
     """A deterministic count: instructions or system calls per request, instructions per call."""
-    return row.metric in COUNT_METRICS or row.floor_key == MICRO_INSTRUCTIONS.key
+    return row.metric in COUNT_KEYS or row.floor_key == MICRO_INSTRUCTIONS.key
 
 
 def demote_borrowed_floors(rows: Iterable[Row]) -> None:

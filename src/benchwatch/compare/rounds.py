@@ -260,8 +260,7 @@ def measure_counts(base: Side, head: Side, environments: dict, quick: bool, out_
     began = time.monotonic()
 
     def count(side: Side) -> tuple[list[Figure], list[Problem]]:
-        targets = [counts.CountTarget(v, environments[v.env_key], v.selected_endpoints(quick), side.inject)
-                   for v in side.variants if v.env_key in environments]  # fmt: skip
+        targets = counts.targets_for(side.variants, environments, quick, side.inject)
         where = out_dir / f"{side.role}-counts"
         result.dirs[side.role] = {t.variant.id: d for t, d in zip(targets, counts.target_dirs(where, targets), strict=True)}
         return counts.count_requests(targets, out_dir=where, jobs=1, log=lambda line: None)

@@ -53,6 +53,13 @@ class CountTarget:
     inject: Injection = NO_INJECTION
 
 
+def targets_for(variants: Sequence[Variant], environments: dict[str, Env], quick: bool,
+                inject: Injection = NO_INJECTION) -> list[CountTarget]:  # fmt: skip
+    """A target per variant whose environment was built: its quick endpoints, or all of them."""
+    return [CountTarget(v, environments[v.env_key], v.selected_endpoints(quick), inject)
+            for v in variants if v.env_key in environments]  # fmt: skip
+
+
 @dataclass
 class Phase:
     endpoint: Endpoint

@@ -135,9 +135,8 @@ class Collector:
         """One measured oha run's figures, or why they (and the slot's memory) are invalid;
         the outcome when valid. `server_cpu`: the server tree's CPU over the window (a bare total
         gives no user/system split)."""
-        server_cpu_in = server_cpu
-        times = server_cpu if isinstance(server_cpu, CpuTimes) else CpuTimes(server_cpu, 0.0, 0.0)
-        server_cpu = times.total
+        split = server_cpu.split() if isinstance(server_cpu, CpuTimes) else None
+        server_cpu = server_cpu.total if isinstance(server_cpu, CpuTimes) else server_cpu
         assert shot.setting is not None, "a warm-up is never recorded"
         outcome = run.outcome
         self.oha_runs.append(OhaRecord(
@@ -162,8 +161,8 @@ class Collector:
             P50: outcome.p50_ms,
             P99: outcome.p99_ms,
         }
-        if isinstance(server_cpu_in, CpuTimes):
-            values[CPU_USER], values[CPU_SYS] = (part / outcome.successes * 1e6 for part in times.split())
+        if split is not None:
+            values[CPU_USER], values[CPU_SYS] = (part / outcome.successes * 1e6 for part in split)
         else:  # a bare total: no split to report
             names = {m: n for m, n in names.items() if m not in (CPU_USER, CPU_SYS)}
         for what, name in names.items():

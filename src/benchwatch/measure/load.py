@@ -83,8 +83,7 @@ def count_variants(record: Run, variants: Sequence[Variant], environments: dict,
         record.extra.counts = {"skipped": missing}
         write_run(out, record)
         return
-    targets = [counts.CountTarget(v, environments[v.env_key], v.selected_endpoints(quick))
-               for v in variants if v.env_key in environments]  # fmt: skip
+    targets = counts.targets_for(variants, environments, quick)
     say(f"counts: instructions and system calls per request of {sum(len(t.endpoints) for t in targets)} "
         f"endpoints", quiet)  # fmt: skip
     found, trouble = counts.count_requests(targets, out_dir=out / "counts", log=(lambda line: None) if quiet else None)
