@@ -143,7 +143,7 @@ class Chromium:
             if time.monotonic() > deadline:
                 raise BrowserError(f"{url}: no load event")
             self.drain(0.2)
-        self.drain(0.5)  # scripts that run after load (the dashboard loads its data.js files)
+        self.drain(0.5)  # scripts that run after load (the pages mark their wide tables)
         for event in self.events[start:]:
             if event.get("sessionId") != session:
                 continue
@@ -214,7 +214,6 @@ MEASURE = r"""
     colors: Object.fromEntries(Object.entries(colors).map(([k, v]) => [k, Object.keys(v)])),
     overflowing: overflowing.slice(0, 10), scrolls,
     background: getComputedStyle(document.body).backgroundColor,
-    errors: JSON.parse(document.body.getAttribute("data-errors") || "[]"),
     tables: document.querySelectorAll("table").length,
     tablesOutsideScroll: [...document.querySelectorAll("table")].filter(t => !t.closest(".scroll")).length,
   };

@@ -84,7 +84,7 @@ def site(tmp_path: Path, text: str) -> Path:
     out = tmp_path / f"site-{text}"
     (out / "assets").mkdir(parents=True)
     (out / "index.html").write_text(text)
-    (out / "assets" / "dashboard.js").write_text(text)
+    (out / "assets" / "style.css").write_text(text)
     return out
 
 
@@ -111,7 +111,7 @@ def test_publish_records_the_state_and_a_later_publish_says_which_pushes_it_skip
     log = git(origin, "log", "-1", "--format=%B", "gh-pages")
     assert f"Skipped (no data point of their own): {c2} {c3}" in log
     assert pages(origin, "dev/bench/data.js") == "c1\nc4"
-    assert pages(origin, "index.html") == "four" and pages(origin, "assets/dashboard.js") == "four"
+    assert pages(origin, "index.html") == "four" and pages(origin, "assets/style.css") == "four"
 
     # a re-run of the same publish leaves the state alone
     again = RecordJob(origin, tmp_path, "publish-4-again")

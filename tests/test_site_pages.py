@@ -17,10 +17,12 @@ from test_report import synthetic_run
 
 from benchwatch.attribute.table import Attribution
 from benchwatch.report.honest import measured
+from benchwatch.report.html import STYLESHEET
+from benchwatch.report.latest import speedup_table
 from benchwatch.report.palette import STACK_COLORS, shared_flavors, stack_color, styles
 from benchwatch.report.questions import questions_table
 from benchwatch.report.releases_page import release_table
-from benchwatch.report.site import build_site, speedup_table
+from benchwatch.report.site import build_site
 from benchwatch.results import AAFigure, AANoise, LoadPlanInfo
 from benchwatch.trend.history import PREFIX
 
@@ -72,8 +74,6 @@ def test_every_chart_of_every_page_draws_a_stack_in_its_one_colour(demo: Path) -
             seen.setdefault(stack, set()).update(colors)
     assert {"seed-v1", "seed-v2", "v1-last", "v2-pre-rust", "latest", "next"} <= set(seen)
     assert seen == {stack: {stack_color(stack)} for stack in seen}
-    config = json.loads(re.search(r"id='bw-sources'>(.*?)</script>", (demo / "index.html").read_text()).group(1))
-    assert {s: config["palette"][s] for s in seen} == {s: stack_color(s) for s in seen}  # the JS trends too
 
 
 def _flavor_markers(html: str) -> dict[str, set[str]]:
@@ -230,26 +230,35 @@ def test_a_broken_data_js_or_attribution_is_one_error_line_naming_the_file(tmp_p
     assert not (tmp_path / "site").exists()
 
 
-def test_a_broken_data_js_already_in_the_site_is_a_message_on_the_trends_page(tmp_path: Path) -> None:
+def test_a_broken_data_js_already_in_the_site_is_a_message_on_both_trend_pages(tmp_path: Path) -> None:
     (tmp_path / "dev" / "bench").mkdir(parents=True)
     (tmp_path / "dev" / "bench" / "data.js").write_text("window.BENCHMARK_DATA = {entries: {\n")
     build_site(tmp_path)
-    trends = (tmp_path / "trends.html").read_text()
-    assert "class='message error' data-source='dev/bench/data.js'" in trends and "corrupt history" in trends
+    for name in ("trends.html", "index.html"):
+        html = (tmp_path / name).read_text()
+        section = html.split("data-source='dev/bench/data.js' data-state='corrupt'>")[1].split("</section>")[0]
+        assert "<div class='message error'>" in section and "corrupt history" in section, name
 
 
 def test_pages_share_one_nav_and_stay_offline(demo: Path) -> None:
     for name in site_demo.PAGES:
         html = (demo / name).read_text()
-        assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+        fetched = re.findall(r"<(\w+)[^>]*\b(?:src|href)\s*=\s*[\"']?\s*(?:https?:)?//", html, re.I)
+        assert set(fetched) <= {"a"}, name  # links to commits only: nothing is loaded from the network
+        assert "url(" not in STYLESHEET.read_text()
         assert all(f"href='{page}'" in html for page in site_demo.PAGES)
-        assert "prefers-color-scheme" in (demo / "assets" / "dashboard.css").read_text()
+        assert "<link rel='stylesheet' href='assets/style.css'>" in html
+    assert (demo / "assets" / "style.css").read_text() == STYLESHEET.read_text()  # the report's, inlined there
+    assert f"<style>{STYLESHEET.read_text()}</style>" in (demo / "latest" / "report.html").read_text()
+    assert "prefers-color-scheme" in STYLESHEET.read_text()
+    assert sorted(p.name for p in (demo / "assets").iterdir()) == ["style.css"]  # no script among the assets
 
 
 def test_a_long_history_draws_its_lines_without_a_marker_per_point(tmp_path: Path) -> None:
     from test_changes import _write
 
-    from benchwatch.report.trends import DENSE, read_trend, trend_section
+    from benchwatch.report.trend_read import read_trend
+    from benchwatch.report.trends import DENSE, trend_section
 
     names = {f"svc@{stack} GET / c=10 cpu/req": [100.0 + i % 3 for i in range(DENSE + 40)] for stack in ("seed-v1", "latest")}
     path = _write(tmp_path / "data.js", {"s": ("customSmallerIsBetter", names)})

@@ -1,35 +1,16 @@
-"""report.html: one self-contained page (inline CSS and SVG, no scripts, no external requests)."""
+"""report.html: one self-contained page (the inlined stylesheet, SVG, no scripts, no external requests)."""
 
 from __future__ import annotations
 
 from html import escape
+from pathlib import Path
 
 from benchwatch.report.markdown import Report, study_table
 from benchwatch.report.tables import Table
 
-CSS = """
-:root{color-scheme:light dark;--bg:#fff}
-@media (prefers-color-scheme:dark){:root{--bg:#15171a}body{color:#e6e6e6;background:#15171a}
-th{background:#23262b!important}pre{background:#1b1e22!important}a{color:#8ab4f8}
-.better{color:#4ade80!important}.worse,.bad{color:#f87171!important}
-.problems{background:#3a1d1b!important}.ok{background:#14301f!important}}
-body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;margin:0 auto;max-width:1200px;
-padding:16px 24px;color:#1d1d1f;line-height:1.4}
-p,li,h1,h2,h3{overflow-wrap:anywhere}
-.scroll{overflow-x:auto;max-width:100%}.scroll-hint{display:none;font-size:12px;color:#888}
-@media (max-width:700px){body{padding:8px 10px}.scroll-hint{display:block}}
-h1{font-size:1.6em;margin-bottom:.2em}h2{margin-top:1.6em;border-bottom:1px solid #ddd}
-h3{margin-bottom:.3em}
-table{border-collapse:collapse;margin:.4em 0 1em;font-size:13px}
-th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f4f4f6}td.num{text-align:right;white-space:nowrap}
-.better{color:#1a7f37}.worse{color:#b3261e}.bad{color:#b3261e;font-weight:600}
-.problems{background:#fff4f2;border:1px solid #f3c1bb;padding:8px 16px;border-radius:6px}
-.ok{background:#f0fff4;border:1px solid #b7e4c7;padding:8px 16px;border-radius:6px}
-pre{background:#f6f8fa;padding:6px;overflow:auto;font-size:12px}
-.note{color:#666;font-size:12px}.charts{display:flex;flex-wrap:wrap;gap:12px}.charts svg{display:block;margin:8px 0;max-width:100%;height:auto}
-nav a{margin-right:12px}
-"""
+# the one stylesheet of the report and the site (the site links it as assets/style.css)
+STYLESHEET = Path(__file__).parent / "style.css"
+CSS = STYLESHEET.read_text()
 
 
 def table_html(table: Table, numeric_from: int = 1) -> str:
@@ -71,7 +52,7 @@ def render_html(report: Report) -> str:
     body = [
         f"<h1>{escape(report.title)}</h1>",
         "".join(f"<p>{escape(line)}</p>" for line in report.summary),
-        f"<nav>{nav}{questions_link} <a href='#environment'>environment</a></nav>",
+        f"<nav class='links'>{nav}{questions_link} <a href='#environment'>environment</a></nav>",
         _problems(report),
     ]
     if report.study or report.questions:

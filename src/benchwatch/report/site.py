@@ -1,51 +1,37 @@
 """The gh-pages site: index.html (latest results, speed-ups, nightly status, every figure's trend),
 trends.html (per scenario, the gating figures over commits and nights, change points marked),
-releases.html (each release's attributed effect); one nav, one stylesheet, light and dark."""
+releases.html (each release's attributed effect); one nav, light and dark. Every chart is drawn
+here, in Python, by the report's renderer (benchwatch.report.svg, .trends) from the data.js
+files at hand, and styled by the report's one stylesheet (report/style.css)."""
 
 from __future__ import annotations
 
-import itertools
-import json
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from pathlib import Path
 
 from benchwatch.attribute.table import Attribution
 from benchwatch.errors import UserError
-from benchwatch.figure_key import decode
-from benchwatch.metrics import CPU, RPS, Closed
-from benchwatch.report.honest import Measured, measured
-from benchwatch.report.html import table_html
-from benchwatch.report.markdown import sequential_note
-from benchwatch.report.palette import STACK_COLORS, shared_flavors, split_variant, stack_color
-from benchwatch.report.questions import questions_table
+from benchwatch.report.html import CSS, table_html
+from benchwatch.report.latest import latest_section
+from benchwatch.report.nightly import nightly_status
+from benchwatch.report.palette import STACK_COLORS, shared_flavors, stack_color
 from benchwatch.report.releases_page import render_releases
-from benchwatch.report.svg import Bar, grouped_bars
-from benchwatch.report.tables import (
-    Cell,
-    Table,
-    app_of,
-    goodness,
-    ratio_text,
-    stack_order,
-    usable_reference,
-    variant_order,
-)
-from benchwatch.report.trends import marks_by_series, read_trend, trend_section
+from benchwatch.report.site_changes import change_table
+from benchwatch.report.tables import stack_order, usable_reference
+from benchwatch.report.trend_read import Trend, gating_only, read_trend
+from benchwatch.report.trends import marks_by_series, trend_section
 from benchwatch.report.write import write_report
-from benchwatch.results import Figure, Run, write_text_atomic
-from benchwatch.trend import history
+from benchwatch.results import Run, write_text_atomic
 
 DATA_FILE = "data.js"
 MAIN_TREND = "dev/bench/data.js"
 NIGHTLY_TREND = "nightly/data.js"
 HISTORY_TREND = "history/data.js"
-ASSET_DIR = Path(__file__).parent / "site_assets"
-ASSETS = ("dashboard.js", "dashboard.css")
+STYLESHEET = "assets/style.css"  # report/style.css, the report's own (inlined there)
 PAGES = (("index.html", "Overview"), ("trends.html", "Trends"), ("releases.html", "Releases"))
-HEADLINE_METRICS = (CPU, RPS)
 DEFAULT_FILTER = "cpu/req"
 
 
@@ -66,25 +52,6 @@ def find_trend_files(data_dir: Path) -> dict[str, Path]:
     return found
 
 
-def series_stacks(paths: Iterable[Path]) -> dict[str, str]:
-    """{figure name: its stack} of every name in these data.js files (the dashboard colours a
-    line by it); a file that cannot be read adds nothing (the dashboard says why)."""
-    found: dict[str, str] = {}
-    for path in paths:
-        try:
-            data = history.read(path)
-        except history.HistoryError:
-            continue
-        for runs in data["entries"].values():
-            for run in runs:
-                for bench in run.get("benches", []) if isinstance(run, dict) else []:
-                    name = bench.get("name") if isinstance(bench, dict) else None
-                    key = decode(name) if isinstance(name, str) else None
-                    if key is not None:
-                        found[name] = key.stack
-    return found
-
-
 def site_path(relative: str) -> str:
     return HISTORY_TREND if relative == DATA_FILE else relative
 
@@ -92,8 +59,8 @@ def site_path(relative: str) -> str:
 def collect_sources(out: Path, data_dirs: Sequence[Path], copy: bool = True) -> tuple[list[Source], dict[str, Path]]:
     """The two published trends always (a missing one shows a message), plus every data.js
     found under the data dirs, copied into the site at the same relative path (unless `copy` is
-    off: on gh-pages, github-action-benchmark owns dev/bench and nightly). Returns the sources
-    the dashboard loads and {site path: file} of the files found, for trends.html."""
+    off: on gh-pages, github-action-benchmark owns dev/bench and nightly). Returns the sources,
+    in the order the pages show them, and {site path: file} of the files found."""
     paths = [MAIN_TREND, NIGHTLY_TREND]
     found: dict[str, Path] = {}
     for data_dir in data_dirs:
@@ -105,126 +72,34 @@ def collect_sources(out: Path, data_dirs: Sequence[Path], copy: bool = True) -> 
             found.setdefault(site_path(relative), path)
             if site_path(relative) not in paths:
                 paths.append(site_path(relative))
+    order = [MAIN_TREND, NIGHTLY_TREND, HISTORY_TREND]
+    paths.sort(key=lambda p: (order.index(p) if p in order else len(order), p))
     return [Source(LABELS.get(p, p.removesuffix("/" + DATA_FILE)), p, p == NIGHTLY_TREND) for p in paths], found
+
+
+Loaded = Trend | str | None  # a source's trend, why it could not be read, or None: no file given
+
+
+def load_trends(sources: Sequence[Source], files: dict[str, Path]) -> dict[str, Loaded]:
+    """Each source's every figure, read once for both pages; a file that cannot be read is a
+    message on them (the command checks its --data files first: here, a file already in the site)."""
+    loaded: dict[str, Loaded] = {}
+    for source in sources:
+        if source.path not in files:
+            loaded[source.path] = None
+            continue
+        try:
+            trend = read_trend(files[source.path], source.label, source.nightly)
+        except UserError as exc:
+            loaded[source.path] = str(exc)
+            continue
+        trend.path = source.path  # where it is published, not where this machine read it
+        loaded[source.path] = trend
+    return loaded
 
 
 LABELS = {MAIN_TREND: "main: every push (dev/bench)", NIGHTLY_TREND: "nightly: newest releases",
           HISTORY_TREND: "local history (benchwatch run)"}  # fmt: skip
-
-
-def headline(run: Run) -> dict[tuple[str, str | None, str], Figure]:
-    """(variant, endpoint, metric) -> the valid closed-loop figure at the highest concurrency."""
-    chosen: dict[tuple[str, str | None, str], Figure] = {}
-    for f in run.figures:
-        if f.kind != "load" or not f.valid or f.about not in HEADLINE_METRICS or not isinstance(f.setting, Closed):
-            continue
-        key = (f.variant, f.endpoint, f.metric)
-        if key not in chosen or f.setting.concurrency > chosen[key].setting.concurrency:  # type: ignore[union-attr]
-            chosen[key] = f
-    return chosen
-
-
-def latest_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) -> list[tuple[str, Table, str]]:
-    figures = headline(run)
-    how = measured(run)
-    out = []
-    for app in sorted({app_of(f) for f in figures.values()}):
-        mine = [f for f in figures.values() if app_of(f) == app]
-        variants = variant_order(mine, stacks)
-        table = Table(app, ["endpoint", "figure", *variants])
-        reference = f"{app}@{reference_stack}" if reference_stack else None
-        for endpoint in dict.fromkeys(f.endpoint for f in mine):
-            for metric in HEADLINE_METRICS:
-                row = {v: figures.get((v, endpoint, metric.key)) for v in variants}
-                present = [f for f in row.values() if f is not None]
-                if not present:
-                    continue
-                ref = row.get(reference) if reference else None
-                setting = present[0].setting
-                title = f"{metric.title} {setting.tag if setting is not None else ''}".strip()
-                table.rows.append([Cell(endpoint or ""), Cell(title), *(_cell(row[v], ref, how) for v in variants)])
-        notes = [how.how(), ", ".join(how.noise(m.key) for m in HEADLINE_METRICS), how.judged(),
-                 "the highest concurrency measured"]
-        if reference in variants:
-            notes.insert(0, f"ratios against {reference}")
-        table.note = "; ".join(notes)
-        cpu = {f"{e}": [Bar(v, figures[(v, e, CPU.key)].value) for v in variants
-                        if (v, e, CPU.key) in figures]
-               for e in dict.fromkeys(f.endpoint for f in mine)}  # fmt: skip
-        chart = grouped_bars(f"{app}: server CPU per request (shorter is better)", "µs", cpu, scale_per_group=True)
-        out.append((app, table, chart))
-    return out
-
-
-def _cell(figure: Figure | None, reference: Figure | None, how: Measured) -> Cell:
-    if figure is None:
-        return Cell("—")
-    unit = "µs" if figure.unit == "us" else figure.unit
-    text = f"{figure.value:,.0f} {unit}" if figure.value >= 100 else f"{figure.value:.3g} {unit}"
-    if len(figure.samples) > 1 and figure.spread > 0:
-        text += f" ± {figure.spread:.2g}"
-    if reference is None or reference is figure:
-        return Cell(text)
-    good = goodness(figure.value, reference.value, figure.bigger_is_better)
-    if good is None:
-        return Cell(text)
-    words, _ = ratio_text(good)
-    why = how.qualifier(good, figure.metric)
-    return Cell(f"{text} ({words}{'; ' + why if why else ''})", how.tone(good, figure.metric))
-
-
-def stack_pairs(run: Run, stacks: Sequence[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
-    """(v1→v2 pairs, release-to-release pairs) from the stacks' installed Pydantic majors."""
-    installed = run.environment.stacks
-    majors = {}
-    for stack in stacks:
-        version = str((installed.get(stack) or {}).get("pydantic", ""))
-        if version[:1].isdigit():
-            majors[stack] = version.split(".")[0]
-    v1 = [s for s in stacks if majors.get(s) == "1"]
-    v2 = [s for s in stacks if majors.get(s) == "2" and s != "next"] or [s for s in stacks if majors.get(s) == "2"]
-    across = []
-    if v1 and v2:
-        across.append((v1[0], v2[0]))
-        if (v1[-1], v2[-1]) != (v1[0], v2[0]):
-            across.append((v1[-1], v2[-1]))
-    within = []
-    for family in ("1", "2"):
-        members = [s for s in stacks if majors.get(s) == family]
-        within += list(itertools.pairwise(members))
-    if not across and not within:
-        within = list(itertools.pairwise(stacks))
-    return across, within
-
-
-def speedup_table(run: Run, stacks: Sequence[str]) -> Table | None:
-    figures = headline(run)
-    how = measured(run)
-    across, within = stack_pairs(run, stacks)
-    pairs = [(a, b, "v1→v2") for a, b in across] + [(a, b, "release") for a, b in within]
-    if not pairs:
-        return None
-    table = Table("speed-ups (server CPU per request)",
-                  ["scenario", "endpoint", *(f"{a} → {b}" for a, b, _ in pairs)])  # fmt: skip
-    keys = sorted({(f.scenario, f.endpoint) for f in figures.values() if f.metric == CPU.key},
-                  key=lambda k: (k[0], k[1] or ""))  # fmt: skip
-    for scenario, endpoint in keys:
-        cells = []
-        for a, b, _ in pairs:
-            before = figures.get((f"{scenario}@{a}", endpoint, CPU.key))
-            after = figures.get((f"{scenario}@{b}", endpoint, CPU.key))
-            good = goodness(after.value, before.value, False) if before and after else None
-            if good is None:
-                cells.append(Cell("—"))
-                continue
-            words, _ = ratio_text(good)
-            why = how.qualifier(good, CPU.key)
-            cells.append(Cell(f"{words}{' (' + why + ')' if why else ''}", how.tone(good, CPU.key)))
-        if any(c.text != "—" for c in cells):
-            table.rows.append([Cell(scenario), Cell(endpoint or ""), *cells])
-    kinds = ", ".join(f"{a} → {b} ({kind})" for a, b, kind in pairs)
-    table.note = f"{how.how()}; {how.noise(CPU.key)}; {how.judged()}; pairs: {kinds}"
-    return table
 
 
 def nav_html(active: str, report_link: str | None) -> str:
@@ -242,14 +117,25 @@ def stack_key() -> str:
             "flavors (app-flavor@stack) by pattern, dash and marker</span></p>")  # fmt: skip
 
 
-# marks each .scroll box whose table is wider than the box (on load, on resize, and when
-# dashboard.js adds a table), so the "scroll sideways" hint shows under those only; without
-# scripts, phones show it under every table (dashboard.css)
+# marks each .scroll box whose table is wider than the box (on load, on resize), so the "scroll
+# sideways" hint shows under those only; without scripts, phones show it under every table
+# (style.css). The site's scripts draw nothing: every chart is in the page.
 MARK_WIDE_TABLES = (
     "<script>(function(){function mark(){document.querySelectorAll('.scroll').forEach(function(s){"
-    "s.classList.toggle('wide',s.scrollWidth>s.clientWidth+1)})}window.bwMarkScrolls=mark;"
+    "s.classList.toggle('wide',s.scrollWidth>s.clientWidth+1)})}"
     "document.documentElement.classList.add('js');addEventListener('resize',mark);"
     "addEventListener('load',mark);mark()})();</script>"
+)
+# the overview's text filter: shows the pre-rendered trend charts whose figure, scenario or
+# series holds the text, and says how many
+FILTER_TRENDS = (
+    "<script>(function(){var input=document.getElementById('trend-filter'),count=document.getElementById("
+    "'trend-count'),box=document.getElementById('trends');function apply(){var q=input.value.trim().toLowerCase(),"
+    "shown=0,all=0;box.querySelectorAll('figure.trend-chart').forEach(function(f){var on=f.getAttribute("
+    "'data-filter').indexOf(q)>=0;f.hidden=!on;all++;if(on)shown++});box.querySelectorAll('.trend-group')"
+    ".forEach(function(g){g.hidden=!g.querySelector('figure.trend-chart:not([hidden])')});count.textContent="
+    "'showing '+shown+' of '+all+' charts'+(q?' matching \u201c'+input.value.trim()+'\u201d':'')}"
+    "input.addEventListener('input',apply);apply()})();</script>"
 )
 
 
@@ -258,7 +144,7 @@ def page(file: str, title: str, body: list[str], report_link: str | None, script
         "<!doctype html>\n<html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'>"
         "<meta name='color-scheme' content='light dark'>"
-        f"<title>{escape(title)}</title><link rel='stylesheet' href='assets/dashboard.css'></head><body>"
+        f"<title>{escape(title)}</title><link rel='stylesheet' href='{STYLESHEET}'></head><body>"
         f"<header><h1>{escape(title)}</h1>{nav_html(file, report_link)}</header><main>"
         + "\n".join(body)
         + "</main>"
@@ -268,48 +154,41 @@ def page(file: str, title: str, body: list[str], report_link: str | None, script
     )
 
 
-def render_index(run: Run | None, sources: list[Source], reference_stack: str | None,
-                 stacks: Sequence[str], report_link: str | None,
-                 changes: list[dict] | None = None, palette_stacks: Sequence[str] = (),
-                 stacks_of: dict[str, str] | None = None) -> str:  # fmt: skip
-    parts = [stack_key(), "<h2>Nightly status</h2><div id='nightly-status' data-state='pending'>loading…</div>"]
-    parts.append("<h2 id='latest'>Latest results</h2>")
-    if run is None:
-        parts.append("<div class='message'>No run given (benchwatch site --run DIR): no latest table.</div>")
-    else:
-        environment = run.environment
-        parts.append(f"<p class='note'>run of {escape(run.started_at)} on {escape(environment.cpu_model or '?')}"
-                     f" ({escape(str(environment.cores or '?'))} cores), commit "
-                     f"{escape(environment.git_commit or '?')[:12]}"
-                     f"{'' if run.complete else ' — INCOMPLETE'}; {len(run.problems)} problems</p>")  # fmt: skip
-        parts.append(f"<p class='note sequential'>{escape(sequential_note(run))}</p>")
-        side_by_side = questions_table(run)
-        if side_by_side is not None:
-            parts.append(f"<h3>Side by side</h3>{table_html(side_by_side)}")
-        speedups = speedup_table(run, stacks)
-        if speedups is not None:
-            parts.append(f"<h3>Speed-ups †</h3>{table_html(speedups, numeric_from=2)}")
-        for app, table, chart in latest_tables(run, reference_stack, stacks):
-            parts.append(f"<h3>{escape(app)}</h3><div class='app-row'><div class='static-charts'>{chart}</div>"
-                         f"<div class='table-box'>{table_html(table, 2)}</div></div>")  # fmt: skip
-    parts.append("<h2>Every figure's trend</h2><p class='note'>github-action-benchmark's points, one chart per "
-                 "figure name; <a href='trends.html'>Trends</a> groups the gating figures per scenario.</p>"
-                 "<div class='controls'><label>filter figures: "
-                 "<input id='trend-filter' type='search'></label></div><div id='trends'>loading…</div>")  # fmt: skip
-    parts.append("<h2>Change points</h2><div id='change-points'>"
-                 + ("loading…" if changes is not None else "no change-point analysis given "
-                    "(benchwatch site --changes changes.json)") + "</div>")  # fmt: skip
-    config = json.dumps({"sources": [s.__dict__ for s in sources], "filter": DEFAULT_FILTER, "changes": changes,
-                         "stacks": stacks_of or {},
-                         "palette": {s: stack_color(s) for s in [*STACK_COLORS, *stacks, *palette_stacks]}})  # fmt: skip
-    config = config.replace("</", "<\\/")
-    script = (f"\n<script type='application/json' id='bw-sources'>{config}</script>"
-              "\n<script src='assets/dashboard.js'></script>")  # fmt: skip
-    return page("index.html", "benchwatch: FastAPI + Pydantic performance", parts, report_link, script)
+def source_section(source: Source, loaded: Loaded, marks: dict, *, level: int, gating: bool) -> str:
+    """One data.js drawn by the one trend renderer, or the message saying why it is not."""
+    if isinstance(loaded, Trend):
+        what = "gating figures" if gating else "figures"
+        return trend_section(gating_only(loaded) if gating else loaded, marks, level=level, what=what)
+    state, text = ("corrupt", loaded) if isinstance(loaded, str) else (
+        "missing", f"{source.path}: no data.js given (none published there yet, or not given to benchwatch site --data)")  # fmt: skip
+    return (f"<section class='trend-source' data-source='{escape(source.path)}' data-state='{state}'>"
+            f"<h{level}>{escape(source.label)}</h{level}>"
+            f"<div class='message{' error' if state == 'corrupt' else ''}'>{escape(text)}</div></section>")  # fmt: skip
 
 
-def render_trends(files: dict[str, Path], changes: list[dict] | None, report_link: str | None) -> tuple[str, list[str]]:
-    """(the page, every stack its charts drew)."""
+def render_index(run: Run | None, sources: list[Source], loaded: dict[str, Loaded], reference_stack: str | None,
+                 stacks: Sequence[str], report_link: str | None, changes: list[dict] | None = None) -> str:  # fmt: skip
+    marks = marks_by_series(changes)
+    nightly = next((s for s in sources if s.nightly), None)
+    found = loaded.get(nightly.path) if nightly else None
+    status = nightly_status(found if isinstance(found, Trend) else None, found if isinstance(found, str) else None,
+                            marks if changes is not None else None)  # fmt: skip
+    parts = [stack_key(), "<h2>Nightly status</h2>", status]
+    parts += latest_section(run, reference_stack, stacks)
+    parts.append("<h2>Every figure's trend</h2><p class='note'>Every figure of each published trend, one chart per "
+                 "figure, one line per stack, change points marked, drawn as on "
+                 "<a href='trends.html'>Trends</a> (which shows the gating figures only).</p>"
+                 "<div class='controls'><label>filter charts: "
+                 f"<input id='trend-filter' type='search' value='{escape(DEFAULT_FILTER)}'></label> "
+                 "<span id='trend-count' class='note'></span></div><div id='trends'>")  # fmt: skip
+    parts += [source_section(source, loaded[source.path], marks, level=3, gating=False) for source in sources]
+    parts.append("</div>")
+    parts.append("<h2>Change points</h2>" + change_table(changes))
+    return page("index.html", "benchwatch: FastAPI + Pydantic performance", parts, report_link, FILTER_TRENDS)
+
+
+def render_trends(sources: list[Source], loaded: dict[str, Loaded], changes: list[dict] | None,
+                  report_link: str | None) -> str:  # fmt: skip
     parts = [stack_key(), "<p>Per scenario, the gating figures (server CPU per request, micro-benchmark times) "
              "over commits on main and over nights, one line per stack. Dashed vertical lines are the change "
              "points of <code>benchwatch changes</code> (red: regression, green: improvement, grey: acknowledged); "
@@ -317,22 +196,12 @@ def render_trends(files: dict[str, Path], changes: list[dict] | None, report_lin
     if changes is None:
         parts.append("<div class='message'>no change-point analysis given: no change points marked</div>")
     marks = marks_by_series(changes)
-    seen: list[str] = []
-    order = [MAIN_TREND, NIGHTLY_TREND, HISTORY_TREND]
-    for path in sorted(files, key=lambda p: (order.index(p) if p in order else len(order), p)):
-        try:
-            trend = read_trend(files[path], LABELS.get(path, path.removesuffix("/" + DATA_FILE)), path == NIGHTLY_TREND)
-            trend.path = path  # where it is published, not where this machine read it
-        except UserError as exc:  # the command checks --data files first; here: a file already in the site
-            parts.append(f"<div class='message error' data-source='{escape(path)}'>{escape(str(exc))}</div>")
-            continue
-        parts.append(trend_section(trend, marks))
-        seen += [split_variant(line.series)[1] for charts in trend.groups.values() for chart in charts
-                 for line in chart.absolute + chart.relative]  # fmt: skip
-    if not files:
+    given = [source for source in sources if loaded[source.path] is not None]
+    parts += [source_section(source, loaded[source.path], marks, level=2, gating=True) for source in given]
+    if not given:
         parts.append("<div class='message'>no data.js given (benchwatch site --data DIR): trends appear after the "
                      "first publish</div>")  # fmt: skip
-    return page("trends.html", "benchwatch: trends", parts, report_link), list(dict.fromkeys(seen))
+    return page("trends.html", "benchwatch: trends", parts, report_link)
 
 
 def render_releases_page(attributions: Sequence[tuple[str, Attribution]], report_link: str | None) -> str:
@@ -357,11 +226,10 @@ def _build_site(
     changes: list[dict] | None, attributions: Sequence[tuple[str, Attribution]], copy_data: bool,
 ) -> Path:  # fmt: skip
     out.mkdir(parents=True, exist_ok=True)
-    assets = out / "assets"
-    assets.mkdir(exist_ok=True)
-    for name in ASSETS:
-        write_text_atomic(assets / name, (ASSET_DIR / name).read_text())
+    (out / "assets").mkdir(exist_ok=True)
+    write_text_atomic(out / STYLESHEET, CSS)
     sources, files = collect_sources(out, data_dirs or [out], copy_data)
+    loaded = load_trends(sources, files)
     report_link = None
     order: list[str] = list(stacks)
     if run is not None:
@@ -369,10 +237,8 @@ def _build_site(
         order = stack_order(run, stacks)
         write_report(out / "latest", run, reference_stack, order)
         report_link = "latest/report.html"
-    trends, seen = render_trends(files, changes, report_link)
-    write_text_atomic(out / "trends.html", trends)
+    write_text_atomic(out / "trends.html", render_trends(sources, loaded, changes, report_link))
     write_text_atomic(out / "releases.html", render_releases_page(attributions, report_link))
     index = out / "index.html"
-    write_text_atomic(index, render_index(run, sources, reference_stack, order, report_link, changes, seen,
-                                          series_stacks(files.values())))  # fmt: skip
+    write_text_atomic(index, render_index(run, sources, loaded, reference_stack, order, report_link, changes))
     return index

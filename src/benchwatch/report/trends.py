@@ -1,24 +1,17 @@
-"""trends.html: per scenario, the gating figures over commits (main) and over nights (nightly),
-one line per stack, the change points of `benchwatch changes` marked, and the `(vs parent)`
-series beside the absolute one. Read from the data.js files github-action-benchmark writes;
-drawn as static SVG (benchwatch.report.svg), so the page needs no script.
-
-data.js keeps only figure names, so they are read here the way benchwatch writes them
-(benchwatch.figure_key): `<variant> <figure…>`, `micro <case> <op>@<stack>`.
-"""
+"""The one trend renderer: a data.js trend (benchwatch.report.trend_read) drawn as static SVG
+(benchwatch.report.svg) — per scenario, one chart per figure over commits (main) or nights
+(nightly), one line per stack, the change points of `benchwatch changes` marked, the
+`(vs parent)` series beside the absolute one. trends.html draws the gating figures with it,
+index.html every figure; no script draws anything."""
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from html import escape
-from pathlib import Path
 from typing import Any
 
-from benchwatch.figure_key import decode
 from benchwatch.report.palette import styles
 from benchwatch.report.svg import (
     WIDTH,
@@ -29,112 +22,7 @@ from benchwatch.report.svg import (
     text,
     title_lines,
 )
-from benchwatch.trend import histories, history
-from benchwatch.trend.changes import is_gating
-
-MICRO_GROUP = "micro-benchmarks"
-
-
-@dataclass(frozen=True)
-class Name:
-    group: str  # the app (`hello`), or MICRO_GROUP
-    figure: str  # what is measured (`GET / c=10 cpu/req`, `services validate_json`)
-    series: str  # the line: a variant id (`hello-falcon@latest`) or a stack (micro)
-    relative: bool  # a ratio measured side by side (`(vs parent)`)
-
-
-def read_name(name: str) -> Name | None:
-    key = decode(name)
-    if key is None:
-        return None
-    group = MICRO_GROUP if key.kind == "micro" else key.app
-    return Name(group, key.figure, key.series, key.relative)
-
-
-@dataclass(frozen=True)
-class Point:
-    x: int  # position on the chart's axis (a publish: one commit on main, one night on nightly)
-    value: float
-    half: float | None  # the published range (± half-width), when there is one
-    commit: str
-    date: str
-
-
-@dataclass
-class Line:
-    suite: str
-    name: str
-    series: str
-    points: list[Point]
-
-
-@dataclass
-class Chart:
-    group: str
-    figure: str
-    unit: str
-    bigger_is_better: bool
-    absolute: list[Line] = field(default_factory=list)
-    relative: list[Line] = field(default_factory=list)
-
-
-@dataclass
-class Trend:
-    """One data.js: its axis (publishes in order) and its charts by group."""
-
-    label: str
-    path: str
-    nightly: bool
-    axis: list[tuple[str, str]]  # (commit, date) per x
-    groups: dict[str, list[Chart]]
-
-
-def _day(entry: dict[str, Any]) -> str:
-    millis = entry.get("date")
-    if isinstance(millis, int | float) and millis > 0:
-        return dt.datetime.fromtimestamp(millis / 1000, dt.UTC).strftime("%Y-%m-%d")
-    return str((entry.get("commit") or {}).get("timestamp", ""))[:10]
-
-
-def read_trend(path: Path, label: str, nightly: bool) -> Trend:
-    """Every entry is checked first (histories.series_of: one error naming the file and key)."""
-    histories.series_of(path)
-    data = history.read(path)
-    keys: dict[tuple[str, str], int] = {}
-    axis: list[tuple[str, str]] = []
-    charts: dict[tuple[str, str], Chart] = {}
-    lines: dict[tuple[str, str], Line] = {}
-    # main: one publish per commit; nightly: the same commit is measured night after night
-    for suite, entries in data["entries"].items():
-        for entry in entries:
-            commit = entry["commit"]["id"]
-            day = _day(entry)
-            key = (commit, day if nightly else "")
-            if key not in keys:
-                keys[key] = len(axis)
-                axis.append((commit, day))
-            x = keys[key]
-            for bench in entry["benches"]:
-                name = bench["name"]
-                parsed = read_name(name)
-                if parsed is None or not (parsed.relative or is_gating(name)):
-                    continue
-                chart = charts.setdefault((parsed.group, parsed.figure), Chart(
-                    parsed.group, parsed.figure, "", entry["tool"] == histories.BIGGER_TOOL))  # fmt: skip
-                if not parsed.relative:
-                    chart.unit = str(bench.get("unit", ""))
-                    chart.bigger_is_better = entry["tool"] == histories.BIGGER_TOOL
-                line = lines.get((suite, name))
-                if line is None:
-                    line = lines[(suite, name)] = Line(suite, name, parsed.series, [])
-                    (chart.relative if parsed.relative else chart.absolute).append(line)
-                line.points.append(Point(x, float(bench["value"]), history.range_half(bench), commit, day))
-    # the axis in publish order: entries of different suites interleave by commit
-    groups: dict[str, list[Chart]] = {}
-    for (group, _), chart in sorted(charts.items(), key=lambda kv: (kv[0][0] == MICRO_GROUP, kv[0])):
-        groups.setdefault(group, []).append(chart)
-    return Trend(label, str(path), nightly, axis, groups)
-
+from benchwatch.report.trend_read import Chart, Line, Publish, Trend
 
 # --- drawing ------------------------------------------------------------------------------
 
@@ -143,7 +31,7 @@ _MARK_COLORS = {"regression": "#dc2626", "improvement": "#16a34a", "acknowledged
 _PLOT_H = 150
 
 
-def _mark_x(mark: dict[str, Any], line: Line) -> int | None:
+def mark_x(mark: dict[str, Any], line: Line) -> int | None:
     """The x of the first point of the new level (the change's `index` in the series, as
     `benchwatch changes` counted it; the after-commit when the index is missing)."""
     index = mark.get("index")
@@ -153,18 +41,27 @@ def _mark_x(mark: dict[str, Any], line: Line) -> int | None:
     return found[0] if found else None
 
 
-def mark_text(mark: dict[str, Any]) -> str:
+def mark_size(mark: dict[str, Any]) -> str:
+    """`+10.0% (1.100x [1.090, 1.110])`, or `?` without a ratio."""
     ratio, low, high = mark.get("ratio"), mark.get("low"), mark.get("high")
-    size = "?" if not isinstance(ratio, int | float) else f"{(ratio - 1) * 100:+.1f}% ({ratio:.3f}x"
-    if isinstance(ratio, int | float):
-        size += f" [{low:.3f}, {high:.3f}])" if isinstance(low, int | float) and isinstance(high, int | float) else ")"
-    status = f"acknowledged: {mark['acknowledged']}" if mark.get("acknowledged") else (
-        "ALERT" if mark.get("alert") else mark["kind"])  # fmt: skip
+    if not isinstance(ratio, int | float):
+        return "?"
+    interval = f" [{low:.3f}, {high:.3f}]" if isinstance(low, int | float) and isinstance(high, int | float) else ""
+    return f"{(ratio - 1) * 100:+.1f}% ({ratio:.3f}x{interval})"
+
+
+def mark_status(mark: dict[str, Any]) -> str:
+    if mark.get("acknowledged"):
+        return f"acknowledged: {mark['acknowledged']}"
+    return "ALERT" if mark.get("alert") else mark["kind"]
+
+
+def mark_text(mark: dict[str, Any]) -> str:
     return (f"change point {str(mark['before'].get('commit'))[:8]} → {str(mark['after'].get('commit'))[:8]}: "
-            f"{size}, {mark['kind']} ({status})")  # fmt: skip
+            f"{mark_size(mark)}, {mark['kind']} ({mark_status(mark)})")  # fmt: skip
 
 
-def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[tuple[str, str]], marks: dict,
+def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[Publish], marks: dict,
           *, relative: bool, nightly: bool) -> tuple[str, list[str]]:  # fmt: skip
     """One chart and the text of its change points."""
     found = styles([line.series for line in lines])
@@ -202,10 +99,10 @@ def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[tuple[str
     body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{bottom}" y2="{bottom}" stroke="currentColor" stroke-opacity="0.5"/>')
     if axis and n:
         first, last = axis[0], axis[n - 1]
-        label = (lambda c, d: d) if nightly else (lambda c, d: c[:7])
-        body.append(text(left, bottom + 15, label(*first), "start"))
+        label = (lambda p: p.date) if nightly else (lambda p: p.commit[:7])
+        body.append(text(left, bottom + 15, label(first), "start"))
         if n > 1:
-            body.append(text(left + plot_w, bottom + 15, label(*last), "end"))
+            body.append(text(left + plot_w, bottom + 15, label(last), "end"))
         body.append(text(left + plot_w / 2, bottom + 30, f"{n} {'nights' if nightly else 'commits'} →", "middle",
                          extra='fill-opacity="0.7"'))  # fmt: skip
     notes: list[str] = []
@@ -223,7 +120,7 @@ def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[tuple[str
             tip = f"{p.date} {p.commit[:8]}: {short_number(p.value)} {unit}" + (f" ± {short_number(p.half)}" if p.half else "")
             body.append(marker(px(p.x), py(p.value), style, line.series, tip, r=2.4))
         for mark in marks.get((line.suite, line.name), []):
-            x = _mark_x(mark, line)
+            x = mark_x(mark, line)
             if x is None:
                 continue
             at = px(x) if (mark.get("mode") == "spike" or x == 0) else (px(x - 1) + px(x)) / 2
@@ -261,7 +158,9 @@ def chart_html(trend: Trend, chart: Chart, marks: dict) -> str:
         notes += found
     items = "".join(f"<li>{escape(note)}</li>" for note in notes)
     caption = f"<ul class='marks'>{items}</ul>" if items else ""
-    return (f"<figure class='trend-chart' data-group='{escape(chart.group)}' data-figure='{escape(chart.figure)}'>"
+    words = " ".join([chart.group, chart.figure, *(line.series for line in chart.absolute + chart.relative)])
+    return (f"<figure class='trend-chart' data-group='{escape(chart.group)}' data-figure='{escape(chart.figure)}' "
+            f"data-filter='{escape(words.lower())}'>"
             f"<div class='pair'>{''.join(parts)}</div>{caption}</figure>")  # fmt: skip
 
 
@@ -277,19 +176,21 @@ HOW = {
 }  # fmt: skip
 
 
-def trend_section(trend: Trend, marks: dict) -> str:
-    parts = [f"<section class='trend-source' data-source='{escape(trend.path)}'>",
-             f"<h2>{escape(trend.label)}</h2>",
+def trend_section(trend: Trend, marks: dict, *, level: int = 2, what: str = "gating figures") -> str:
+    """One data.js: a heading (h`level`), how its points were measured, per group its charts."""
+    parts = [f"<section class='trend-source' data-source='{escape(trend.path)}' data-state='ok'>",
+             f"<h{level}>{escape(trend.label)}</h{level}>",
              f"<p class='note how'>{escape(HOW[trend.nightly])}</p>"]  # fmt: skip
     if not trend.groups:
-        parts.append("<div class='message'>no gating figures in this trend yet</div>")
+        parts.append(f"<div class='message'>no {escape(what)} in this trend yet</div>")
     nav = " ".join(f"<a href='#{escape(_anchor(trend, g))}'>{escape(g)}</a>" for g in trend.groups)
     if len(trend.groups) > 1:
         parts.append(f"<nav class='groups'>{nav}</nav>")
     for group, charts in trend.groups.items():
-        parts.append(f"<h3 id='{escape(_anchor(trend, group))}'>{escape(group)}</h3><div class='chart-grid'>")
+        parts.append(f"<div class='trend-group'><h{level + 1} id='{escape(_anchor(trend, group))}'>{escape(group)}"
+                     f"</h{level + 1}><div class='chart-grid'>")  # fmt: skip
         parts += [chart_html(trend, chart, marks) for chart in charts]
-        parts.append("</div>")
+        parts.append("</div></div>")
     parts.append("</section>")
     return "".join(parts)
 
