@@ -158,8 +158,20 @@ def test_figures_are_named_by_the_one_name_rule_with_calls_by_name_in_detail():
     assert instructions.name == load_key("hello@latest", "GET /", Counted(), INSTRUCTIONS, " (side by side)").name
     assert instructions.params == Counted().params() and instructions.kind == "load"
     assert instructions.samples == [400_000.0, 400_100.0, 400_050.0] and instructions.value == 400_050.0
-    assert syscalls.metric == SYSCALLS.key and syscalls.value == 5.0
-    assert syscalls.detail == {"epoll_pwait": 2.0, "read": 1.0, "write": 2.0}
+    assert syscalls.metric == SYSCALLS.key and syscalls.value == 3.0  # the request's own: polls apart
+    assert syscalls.detail == {"epoll_pwait": 2.0, "read": 1.0, "write": 2.0}  # every call, by name
+
+
+def test_the_gated_system_calls_are_the_requests_own_and_scheduling_ones_are_information():
+    """Thread hand-offs (`futex`), polls and thread starts follow the scheduler: left out of the
+    count that gates, kept by name; a request's own calls (I/O, files, poll registration) count."""
+    by_name = {"read": 5.0, "write": 6.0, "fcntl": 4.0, "epoll_ctl": 2.0, "futex": 21.7, "epoll_pwait": 17.4,
+               "getpid": 78.0, "clone3": 0.1, "mmap": 0.1}
+    assert strace.own_calls(by_name) == 17.0
+    counted, endpoint = _counted([40_002_000] * 2, [{"read": 1000, "futex": 21_700}, {"read": 1000, "futex": 18_300}],
+                                 [0, 0])  # fmt: skip
+    _, syscalls = endpoint_figures(counted, endpoint)[0]
+    assert syscalls.samples == [1.0, 1.0] and syscalls.detail == {"futex": 20.0, "read": 1.0}
 
 
 def test_a_count_that_does_not_grow_with_the_requests_is_a_problem_not_a_figure():
@@ -297,3 +309,45 @@ def test_a_loop_injection_reaches_the_app_as_a_fixed_number_of_iterations(monkey
         monkeypatch.setenv(name, value)
     wrapped = with_injected_cpu(object())
     assert isinstance(wrapped, InjectedCpu) and wrapped.loops == 25 and wrapped.microseconds == 0.0
+
+
+def test_the_harness_collects_on_request_and_then_loads_the_environments_own_sitecustomize(tmp_path):
+    """A real interpreter with the counting harness on its PYTHONPATH: `collect()` runs a full
+    collection in it (the cycle made before is freed), and a sitecustomize found later on the
+    path (as an environment's own would be) still runs."""
+    import subprocess
+    import sys
+
+    from benchwatch.counts.gc_control import GcControl, GcControlError
+
+    own = tmp_path / "own"
+    own.mkdir()
+    (own / "sitecustomize.py").write_text("import builtins\nbuiltins.OWN_SITECUSTOMIZE = True\n")
+    program = (
+        "import builtins, gc, sys, weakref\n"
+        "class Cycle: pass\n"
+        "c = Cycle(); c.me = c; alive = weakref.ref(c); del c\n"
+        "gc.disable()\n"  # only the harness may collect it
+        "print(getattr(builtins, 'OWN_SITECUSTOMIZE', False), flush=True)\n"
+        "sys.stdin.readline()\n"
+        "print(alive() is None, flush=True)\n"
+    )
+    control = GcControl()
+    environ = {**control.environ(), "PATH": "/usr/bin:/bin"}
+    environ["PYTHONPATH"] += f":{own}"
+    process = subprocess.Popen([sys.executable, "-c", program], env=environ, text=True,
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+    try:
+        assert process.stdout.readline().strip() == "True"
+        control.connect()
+        control.collect()
+        process.stdin.write("\n")
+        process.stdin.flush()
+        assert process.stdout.readline().strip() == "True"
+    finally:
+        process.kill()
+        process.wait()
+        control.close()
+    with pytest.raises(GcControlError, match="collect"):
+        control.collect()
+    assert not control.path.exists()

@@ -51,12 +51,14 @@ MICRO_INSTRUCTIONS = Metric("micro_instructions", "instructions", False, "instru
                             "micro-benchmark instructions per call", True, 0.005)
 
 # counted per request of the real server over a fixed sequence of requests (benchwatch.counts):
-# deterministic, so they gate first. Instructions under cachegrind (user space only); system calls
-# under strace (every call the server's process tree made, by name in Figure.detail)
+# deterministic, so they gate first. Instructions under callgrind (user space only); system calls
+# under strace: the request's own (every call of the server's process tree but the scheduling ones,
+# benchwatch.counts.strace.SCHEDULING), every call by name in Figure.detail. A request's own calls
+# are whole numbers: one call more on 50 is 2 %
 INSTRUCTIONS = Metric("instructions_per_request", "instructions", False, "instr/req",
                       "server instructions/request", True, 0.005)
 SYSCALLS = Metric("syscalls_per_request", "calls", False, "syscalls/req",
-                  "server system calls/request", True, 0.02)
+                  "server system calls/request (its own, scheduling apart)", True, 0.02)
 # the deterministic counts per request: they gate first (compare/gate.py)
 COUNTS: tuple[Metric, ...] = (INSTRUCTIONS, SYSCALLS)
 COUNT_KEYS = frozenset(m.key for m in COUNTS)

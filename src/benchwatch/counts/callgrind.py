@@ -34,24 +34,40 @@ def unavailable_reason() -> str | None:
 
 def wrap(out_file: Path) -> list[str]:
     """The command that runs a server under callgrind counting instructions (no cache simulation),
-    address-space randomization off (`setarch -R`). `out_file` gets `.N` per dump."""
+    address-space randomization off (`setarch -R`). `out_file` gets `.N` per dump.
+
+    Instrumentation starts off: the boot (imports) runs about 4x faster uninstrumented
+    (`import apps.services.app`: 2.5 s against 11.8 s here, 2.9 s under `--tool=none`);
+    `instrument(pid, True)` turns counting on once the server answers."""
     valgrind = shutil.which("valgrind") or "valgrind"
-    return [*_no_randomization(), valgrind, "--tool=callgrind", f"--callgrind-out-file={out_file}"]
+    return [*_no_randomization(), valgrind, "--tool=callgrind", "--instr-atstart=no",
+            f"--callgrind-out-file={out_file}"]  # fmt: skip
 
 
 def dump(pid: int, label: str) -> None:
     """Ask the callgrind process `pid` to write and zero its counts (its next file, `.N`).
     Without ptrace rights vgdb waits for the server to run some code: a uvicorn server wakes
     every 0.1 s, so the dump still comes."""
+    _control(pid, "--dump=" + label)
+
+
+def instrument(pid: int, on: bool) -> None:
+    """Turn the counting of the callgrind process `pid` on or off. Off, the server runs several
+    times faster and counts nothing; the program itself runs the same instructions either way."""
+    _control(pid, "--instr=" + ("on" if on else "off"))
+
+
+def _control(pid: int, option: str) -> None:
     control = shutil.which("callgrind_control") or "callgrind_control"
+    what = option.split("=")[0]
     try:
-        done = subprocess.run([control, "--dump=" + label, str(pid)], capture_output=True, text=True,
+        done = subprocess.run([control, option, str(pid)], capture_output=True, text=True,
                               timeout=DUMP_TIMEOUT_S)  # fmt: skip
     except subprocess.TimeoutExpired:
-        raise CallgrindError(f"callgrind_control --dump took over {DUMP_TIMEOUT_S:g} s") from None
+        raise CallgrindError(f"callgrind_control {what} took over {DUMP_TIMEOUT_S:g} s") from None
     if done.returncode != 0 or "OK" not in done.stdout:
         said = (done.stdout + done.stderr).strip().splitlines()
-        raise CallgrindError(f"callgrind_control --dump failed: {' | '.join(said[-2:])}")
+        raise CallgrindError(f"callgrind_control {what} failed: {' | '.join(said[-2:])}")
 
 
 def dump_file(out_file: Path, number: int) -> Path:

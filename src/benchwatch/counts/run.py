@@ -73,7 +73,7 @@ def endpoint_figures(counted: TargetCounts, endpoint: Endpoint, name_tag: str = 
     variant = counted.target.variant
     instructions = counted.instructions(endpoint)
     by_name = counted.syscalls(endpoint)
-    syscalls = [sum(found.values()) for found in by_name]
+    syscalls = [strace.own_calls(found) for found in by_name]
     if not instructions or min(instructions) <= 0 or not syscalls or min(syscalls) <= 0:
         return [], [Problem(variant=variant.id, phase="load", endpoint=endpoint.label,
                             reason=f"count did not grow with the requests (instructions/request {instructions}, "
