@@ -27,7 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import datetime as dt
     import re
 
     from benchwatch.commands.micro import finish
@@ -41,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         count_instructions,
         quick_patterns,
     )
-    from benchwatch.results import ensure_writable
+    from benchwatch.session import open_session
 
     for option, value in (("--repeats", args.repeats), ("--calls", args.calls)):
         if value is not None and value < 1:
@@ -64,9 +63,9 @@ def run(args: argparse.Namespace) -> int:
     benchmark_dir = (args.benchmark_dir or project.root / "benchmarks").resolve()
     if not benchmark_dir.is_dir():
         raise UserError(f"{benchmark_dir}: no benchmark directory there (--benchmark-dir)")
-    ensure_writable(args.out)
+    session = open_session(project.root, args.out, name="instructions")
+    record = session.start_run()
     injected = os.environ.get(INJECT_ENV_VAR)
-    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     figures, problems = count_instructions(
         stacks, benchmark_dir=benchmark_dir,
         patterns=quick_patterns(project.root) if args.quick else (),
@@ -77,4 +76,4 @@ def run(args: argparse.Namespace) -> int:
     figures = select_figures(figures, args.patterns)
     if not figures and not problems:
         raise UserError(f"--bench {args.pattern}: no time_ benchmark matches (see benchmarks/)")
-    return finish(args.out, project, stacks, figures, problems, started, micro_inject=injected)
+    return finish(session.out, record, project, stacks, figures, problems, micro_inject=injected)

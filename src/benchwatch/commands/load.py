@@ -37,20 +37,22 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_UNMEASURED if record.problems else EXIT_OK
 
 
-def execute(args: argparse.Namespace, aa_variant: str | None, project=None, variants=None):
-    """Select (unless the caller already did), measure, print; returns (Run, results directory)."""
+def execute(args: argparse.Namespace, aa_variant: str | None, project=None, variants=None, session=None):
+    """Select (unless the caller already did), open the session (unless the caller did), measure,
+    print; returns (Run, results directory)."""
     from benchwatch.config import load_project
     from benchwatch.measure.load import load
     from benchwatch.measure.plan import shard
+    from benchwatch.session import open_session
 
     project = project or load_project()
     if variants is None:
         variants = shard(project.select(args.patterns, stack_names(args)), args.shard)
-    record, out = load(project, variants, quick=args.quick, out=args.out, aa_variant=aa_variant,
-                       shard=args.shard, quiet=args.quiet, command=["benchwatch", *sys.argv[1:]],
-                       counts=args.counts)  # fmt: skip
-    print_outcome(record, out, len(variants))
-    return record, out
+    session = session or open_session(project.root, args.out, load_tests=True)
+    record = load(project, variants, session, quick=args.quick, aa_variant=aa_variant,
+                  shard=args.shard, quiet=args.quiet, counts=args.counts)  # fmt: skip
+    print_outcome(record, session.out, len(variants))
+    return record, session.out
 
 
 def print_outcome(record, out: Path, variant_count: int) -> None:
