@@ -17,7 +17,6 @@ from pathlib import Path
 
 from benchwatch.results import Environment, Run, ensure_writable
 
-OUT_ENV = "BENCHWATCH_OUT"  # the default of --out in every command that writes
 RESULTS_DIR = "results"
 
 

@@ -1,17 +1,14 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from benchwatch.commands import add_selection, stack_names
+from benchwatch.commands import add_shared_options, stack_names
 
 HELP = "Count instructions and system calls per request of each variant's server"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_selection(parser)
-    parser.add_argument("--quick", action="store_true", help="only the quick endpoints of every variant")
-    parser.add_argument("--out", type=Path, metavar="DIR", help="results directory (default results/<timestamp>)")
+    add_shared_options(parser, stacks=True, quick="only the quick endpoints of every variant", out="<time>")
     parser.add_argument("--repeats", type=int, metavar="N", help="counted phases per endpoint (default 3)")
     parser.add_argument("--requests", type=int, metavar="N",
                         help="at most N requests per phase (default 1000; heavier endpoints get fewer)")  # fmt: skip

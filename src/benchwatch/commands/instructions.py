@@ -4,19 +4,16 @@ import argparse
 import os
 from pathlib import Path
 
-from benchwatch.commands import add_selection, stack_names
+from benchwatch.commands import EVERY_VARIANT, add_shared_options, stack_names
 
 HELP = "Count the micro-benchmarks' instructions per call under valgrind"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true",
-                        help="the cases of `micro --quick`, 2 repetitions")  # fmt: skip
-    add_selection(parser)  # -k: the variants whose scenario and stack to keep, as everywhere
+    add_shared_options(parser, variants=f"{EVERY_VARIANT}; their scenarios' figures are kept", stacks=True,
+                       quick="the cases of `micro --quick`, 2 repetitions", out="instructions-<time>")  # fmt: skip
     parser.add_argument("--bench", dest="pattern", metavar="REGEX",
                         help="regex over asv benchmark names, e.g. \"'users'\" or 'Validation.time_validate_json'")  # fmt: skip
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("BENCHWATCH_OUT", "results/instructions")),
-                        help="output directory for run.json and gab files (env BENCHWATCH_OUT)")  # fmt: skip
     parser.add_argument("--repeats", type=int, metavar="N",
                         help="counts per case (default 3, --quick 2)")  # fmt: skip
     parser.add_argument("--calls", type=int, metavar="N",

@@ -4,21 +4,18 @@ import argparse
 import os
 from pathlib import Path
 
-from benchwatch.commands import add_selection, stack_names
+from benchwatch.commands import EVERY_VARIANT, add_shared_options, stack_names
 
 HELP = "Run the micro-benchmarks"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true",
-                        help="a representative subset with few repeats (about 2 minutes, all stacks)")  # fmt: skip
-    add_selection(parser)  # -k: the variants whose scenario and stack to keep, as everywhere
+    add_shared_options(parser, variants=f"{EVERY_VARIANT}; their scenarios' figures are kept", stacks=True,
+                       quick="a representative subset with few repeats (about 2 minutes, all stacks)",
+                       rounds="asv passes interleaved across the stacks (default 2, --quick 1)",
+                       out="micro-<time>")  # fmt: skip
     parser.add_argument("--bench", metavar="REGEX",
                         help="asv --bench regex over benchmark names, e.g. 'Validation.time_validate_json'")  # fmt: skip
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("BENCHWATCH_OUT", "results/micro")),
-                        help="output directory for run.json, gab files and asv-html (env BENCHWATCH_OUT)")  # fmt: skip
-    parser.add_argument("--rounds", type=int, metavar="N",
-                        help="rounds interleaved across stacks (default 2, --quick 1)")  # fmt: skip
     parser.add_argument("--benchmark-dir", type=Path, metavar="DIR",
                         default=os.environ.get("BENCHWATCH_BENCHMARK_DIR"),
                         help="benchmark package to run instead of ./benchmarks (env BENCHWATCH_BENCHMARK_DIR)")  # fmt: skip
@@ -28,12 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from benchwatch.config import OWN_REQUIREMENTS_STACK, load_project, select_figures
-    from benchwatch.errors import UserError
     from benchwatch.measure.micro import run_micro
     from benchwatch.session import open_session
 
-    if args.rounds is not None and args.rounds < 1:
-        raise UserError("--rounds: give a whole number of at least 1")
     project = load_project()
     names = stack_names(args) or project.default_stacks
     if args.patterns:  # the stacks of the selected variants
