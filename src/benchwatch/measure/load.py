@@ -51,7 +51,8 @@ def load(
     request of every variant's endpoints, written to the session's folder."""
     from benchwatch.measure.rig import build_rig
 
-    assert session.oha is not None, "the load stage needs a session opened with load_tests=True"
+    if session.oha is None:
+        raise ValueError("the load stage needs a session opened with load_tests=True")
     out = session.out
     plan = load_plan(quick, rounds)
     record = session.start_run()
