@@ -344,13 +344,18 @@ def write_text_atomic(path: Path, text: str) -> None:
         raise
 
 
-def ensure_writable(directory: Path) -> None:
+def ensure_writable(directory: Path, chosen: bool = True) -> None:
+    """The folder exists and takes a file, or one `--out` error line (exit 3). `chosen`: the user
+    named it (else it is the command's default, and the way out is to name another)."""
     try:
+        if directory.exists() and not directory.is_dir():
+            raise NotADirectoryError(0, "a file, not a folder")
         directory.mkdir(parents=True, exist_ok=True)
         probe = tempfile.NamedTemporaryFile(dir=directory, prefix=".probe-", delete=True)
         probe.close()
     except OSError as exc:
-        raise UserError(f"--out {directory}: not writable ({exc.strerror or exc})") from None
+        hint = "" if chosen else " (the default; give --out DIR)"
+        raise UserError(f"--out {directory}: not writable ({exc.strerror or exc}){hint}") from None
 
 
 def write_run(directory: Path, run: Run) -> None:

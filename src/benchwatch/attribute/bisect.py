@@ -4,7 +4,6 @@ built or booted is skipped (as `git bisect skip`) and a neighbour is tried inste
 
 from __future__ import annotations
 
-import datetime as dt
 import subprocess
 import sys
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from benchwatch.compare.verdict import Comparison
 from benchwatch.config import Project
 from benchwatch.errors import EXIT_UNMEASURED, UserError
 from benchwatch.metrics import COUNTS, CPU, INSTRUCTIONS, Metric
+from benchwatch.session import open_session
 
 Outcome = Literal["bad", "good", "skip"]
 
@@ -138,7 +138,7 @@ def bisect(
     root = project.root
     good_commit, bad_commit = commit_of(root, good), commit_of(root, bad)
     commits = first_parent_range(root, good_commit, bad_commit)
-    out = out or root / "results" / f"bisect-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    session = open_session(root, out, name="bisect", load_tests=not counted)
 
     def judge(commit: str) -> Probe:
         title = subject(root, commit)
@@ -146,8 +146,8 @@ def bisect(
             print(f"bisect: compare {good_commit[:10]} (good) with {commit[:10]} {title}", file=sys.stderr, flush=True)
         try:
             comparison, _ = compare_fn(project, good_commit, commit, patterns=patterns, quick=quick, rounds=rounds,
-                                       out=out / commit[:10], micro=False, quiet=True, load=not counted,
-                                       counts=counted)  # fmt: skip
+                                       out=session.out / commit[:10], micro=False, quiet=True, load=not counted,
+                                       counts=counted, session=session)  # fmt: skip
         except UserError as exc:  # e.g. the commit's declarations do not load
             return Probe(commit, title, "skip", reason=str(exc)[:200])
         return judge_comparison(commit, title, comparison, metric)

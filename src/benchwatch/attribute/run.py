@@ -4,7 +4,6 @@ side against base with `compare`, and put the product of the steps next to the d
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,7 +25,8 @@ from benchwatch.config import Project
 from benchwatch.declarations import Stack
 from benchwatch.errors import UserError
 from benchwatch.progress import Progress
-from benchwatch.results import ensure_writable, write_json_atomic, write_text_atomic
+from benchwatch.results import write_json_atomic, write_text_atomic
+from benchwatch.session import open_session
 
 CompareFn = Callable[..., tuple[Comparison, Path]]
 Ensure = Callable[[Stack], envs.Env]
@@ -74,8 +74,8 @@ def attribute(
     scenarios = sorted(on[base] & on[head])
     if not scenarios:
         raise UserError(f"-k {patterns!r}: no scenario runs on both {base} and {head} (see `benchwatch list`)")
-    out = out or project.root / "results" / f"attribute-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    ensure_writable(out)
+    session = open_session(project.root, out, name="attribute", load_tests=timings)
+    out = session.out
     try:
         base_env, head_env = ensure(base_stack), ensure(head_stack)
     except envs.EnvError as exc:
@@ -94,7 +94,8 @@ def attribute(
 
     def measure(side: str, directory: Path) -> tuple[dict, str | None]:
         comparison, _ = compare_fn(both, base, side, patterns=selection, quick=quick, rounds=rounds, out=directory,
-                                   micro=False, quiet=True, load=timings, counts=True, confirm=False)  # fmt: skip
+                                   micro=False, quiet=True, load=timings, counts=True, confirm=False,
+                                   session=session)  # fmt: skip
         found = gating_ratios(comparison)
         scenario_of.update({label: scenario for label, (scenario, _) in found.items()})
         trouble = "; ".join(p.line() for p in comparison.problems) or None

@@ -3,7 +3,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from benchwatch.commands import add_variants
+from benchwatch.commands import add_shared_options
 
 HELP = "Split a change between two stacks into one-package steps, each compared side by side with base"
 
@@ -11,12 +11,9 @@ HELP = "Split a change between two stacks into one-package steps, each compared 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--base", required=True, metavar="STACK", help="the stack to start from (e.g. v2-pre-rust)")
     parser.add_argument("--head", required=True, metavar="STACK", help="the stack to arrive at (e.g. latest)")
-    add_variants(parser, "comma-separated glob patterns over variant ids, e.g. 'api@*' (default: every scenario on both)")
-    parser.add_argument("--quick", action="store_true", help="quick endpoints and short runs")
-    parser.add_argument("--rounds", type=int, metavar="N", help="side-by-side rounds per step (default: compare's)")
-    parser.add_argument("--out", type=Path, metavar="DIR",
-                        help="where attribution.json, attribution.md and each step's compare go "
-                             "(default results/attribute-<time>)")  # fmt: skip
+    add_shared_options(parser, variants="every scenario on both stacks", quick="the quick endpoints and short runs",
+                       rounds="the side-by-side rounds of each step (default: compare's)",
+                       out="attribute-<time>")  # fmt: skip
     parser.add_argument("--changed-in", type=Path, metavar="COMPARE_DIR",
                         help="only the scenarios whose gating figures changed significantly in that compare "
                              "(instead of -k); nothing to do when none did")  # fmt: skip

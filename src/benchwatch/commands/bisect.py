@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
+
+from benchwatch.commands import add_shared_options
 
 HELP = "Find the first commit between two git refs that made a variant slower (side-by-side compares)"
 
@@ -9,13 +10,13 @@ HELP = "Find the first commit between two git refs that made a variant slower (s
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--good", required=True, metavar="REF", help="a ref measured fast (an ancestor of --bad)")
     parser.add_argument("--bad", required=True, metavar="REF", help="a ref measured slower")
-    parser.add_argument("-k", dest="patterns", required=True, metavar="VARIANT", help="the variant to follow, e.g. 'api@latest'")
+    add_shared_options(parser, variants="the variant to follow, e.g. 'api@latest'", required=True,
+                       rounds="the side-by-side rounds of each probe (default: compare's)",
+                       out="bisect-<time>")  # fmt: skip
     parser.add_argument("--figure", default="instructions_per_request", metavar="METRIC",
                         help="the metric that decides (default instructions_per_request: counted once per side, "
                              "no timing rounds; syscalls_per_request likewise; cpu_us_per_request for timings)")  # fmt: skip
-    parser.add_argument("--rounds", type=int, metavar="N", help="side-by-side rounds per probe (default: compare's)")
     parser.add_argument("--full", action="store_true", help="every endpoint and the full plan (default: quick)")
-    parser.add_argument("--out", type=Path, metavar="DIR", help="where each probe's compare goes (default results/bisect-<time>)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,7 +4,7 @@ import argparse
 import os
 from pathlib import Path
 
-from benchwatch.commands import add_variants
+from benchwatch.commands import add_shared_options
 
 HELP = "Measure each metric's noise floor with A/A runs and store it in calibration.json"
 
@@ -12,10 +12,9 @@ HELP = "Measure each metric's noise floor with A/A runs and store it in calibrat
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from benchwatch.compare.aa import DEFAULT_ROUNDS, DEFAULT_STACK
 
-    add_variants(parser, f"variants to run against themselves (default '*@{DEFAULT_STACK}')")
-    parser.add_argument("--rounds", type=int, default=DEFAULT_ROUNDS, metavar="N",
-                        help=f"A/A rounds per variant (default {DEFAULT_ROUNDS})")  # fmt: skip
-    parser.add_argument("--out", type=Path, metavar="DIR", help="where the A/A runs go (default results/calibrate-<time>)")
+    add_shared_options(parser, variants=f"'*@{DEFAULT_STACK}', each run against itself",
+                       rounds=f"the A/A rounds of each variant (default {DEFAULT_ROUNDS})",
+                       out="calibrate-<time>")  # fmt: skip
     parser.add_argument("--no-micro", action="store_true", help="load-test floors only (no asv, no instruction counts)")
     parser.add_argument("--no-load", action="store_true",
                         help="micro floors only, merged into the existing calibration.json (its load floors are kept)")  # fmt: skip
@@ -33,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.compare.aa import calibrate, recompute
+    from benchwatch.compare.aa import DEFAULT_ROUNDS, calibrate, recompute
     from benchwatch.compare.calibrate import alert_threshold, floor_key, load_calibration
     from benchwatch.config import find_root, load_project
     from benchwatch.errors import UserError
@@ -58,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         project = load_project()
         root = project.root
-        calibration, pairs, problems = calibrate(project, patterns=args.patterns, rounds=args.rounds,
+        calibration, pairs, problems = calibrate(project, patterns=args.patterns, rounds=args.rounds or DEFAULT_ROUNDS,
                                                  out=args.out, quiet=args.quiet, micro=not args.no_micro,
                                                  load=not args.no_load)  # fmt: skip
         for line in problems:

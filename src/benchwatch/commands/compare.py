@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchwatch.commands import add_variants
+from benchwatch.commands import add_shared_options
 
 HELP = "Compare base and head (two stacks, git refs or variants) on this machine, side by side"
 
@@ -14,12 +14,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="stack name, git ref (e.g. origin/main) or variant, optionally one of its endpoints "
                              "(api@latest, api@latest:users; see `benchwatch list`)")  # fmt: skip
     parser.add_argument("--head", required=True, metavar="Y", help="the same kind as --base (e.g. HEAD)")
-    add_variants(parser, "comma-separated glob patterns over variant ids, e.g. 'api@*' (refs: default '*@latest')")
-    parser.add_argument("--quick", action="store_true", help="quick endpoints and short runs")
-    parser.add_argument("--rounds", type=int, metavar="N",
-                        help="load-test rounds, base and head side by side in each (default 8; 6 or more for an "
-                             "interval); micro timings take 12 paired rounds (20 without --quick)")
-    parser.add_argument("--out", type=Path, metavar="DIR", help="where compare.json and comment.md go (default results/compare-<time>)")
+    add_shared_options(parser, variants="every variant of both stacks; '*@latest' of two git refs",
+                       quick="the quick endpoints and short runs",
+                       rounds="the load rounds, base and head side by side in each (default 8; 6 or more for an "
+                              "interval); micro timings take 12 paired rounds (20 without --quick)",
+                       out="compare-<time>")  # fmt: skip
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
     parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")
     parser.add_argument("--no-counts", action="store_true",

@@ -1,17 +1,14 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from benchwatch.commands import add_selection, stack_names
+from benchwatch.commands import add_shared_options, stack_names
 
 HELP = "Count instructions and system calls per request of each variant's server"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_selection(parser)
-    parser.add_argument("--quick", action="store_true", help="only the quick endpoints of every variant")
-    parser.add_argument("--out", type=Path, metavar="DIR", help="results directory (default results/<timestamp>)")
+    add_shared_options(parser, stacks=True, quick="only the quick endpoints of every variant", out="<time>")
     parser.add_argument("--repeats", type=int, metavar="N", help="counted phases per endpoint (default 3)")
     parser.add_argument("--requests", type=int, metavar="N",
                         help="at most N requests per phase (default 1000; heavier endpoints get fewer)")  # fmt: skip
@@ -21,14 +18,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from benchwatch import fingerprint
     from benchwatch.config import load_project
     from benchwatch.counts import DEFAULT_REPEATS, DEFAULT_REQUESTS, count_requests, targets_for
     from benchwatch.envs import prepare
     from benchwatch.errors import UserError
-    from benchwatch.measure.load import default_out_dir, now, start_run
-    from benchwatch.measure.server import install_cleanup
-    from benchwatch.results import Problem, ensure_writable, write_run
+    from benchwatch.results import Problem, write_run
+    from benchwatch.session import now, open_session
 
     for option, value in (("--repeats", args.repeats), ("--requests", args.requests), ("--jobs", args.jobs)):
         if value is not None and value < 1:
@@ -37,10 +32,9 @@ def run(args: argparse.Namespace) -> int:
     variants = project.select(args.patterns, stack_names(args))
     if not variants:
         raise UserError(f"-k {args.patterns}: no variant matches (see `benchwatch list`)")
-    out = args.out or default_out_dir(project)
-    ensure_writable(out)
-    install_cleanup()
-    record = start_run(["benchwatch", *sys.argv[1:]], fingerprint.collect(project.root))
+    session = open_session(project.root, args.out)
+    out = session.out
+    record = session.start_run()
     record.extra.reference_stack = project.reference_stack
     record.extra.stack_order = list(project.stacks)
     environments, failed = prepare(variants)

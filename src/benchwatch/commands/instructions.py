@@ -4,19 +4,16 @@ import argparse
 import os
 from pathlib import Path
 
-from benchwatch.commands import add_selection, stack_names
+from benchwatch.commands import EVERY_VARIANT, add_shared_options, stack_names
 
 HELP = "Count the micro-benchmarks' instructions per call under valgrind"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true",
-                        help="the cases of `micro --quick`, 2 repetitions")  # fmt: skip
-    add_selection(parser)  # -k: the variants whose scenario and stack to keep, as everywhere
+    add_shared_options(parser, variants=f"{EVERY_VARIANT}; their scenarios' figures are kept", stacks=True,
+                       quick="the cases of `micro --quick`, 2 repetitions", out="instructions-<time>")  # fmt: skip
     parser.add_argument("--bench", dest="pattern", metavar="REGEX",
                         help="regex over asv benchmark names, e.g. \"'users'\" or 'Validation.time_validate_json'")  # fmt: skip
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("BENCHWATCH_OUT", "results/instructions")),
-                        help="output directory for run.json and gab files (env BENCHWATCH_OUT)")  # fmt: skip
     parser.add_argument("--repeats", type=int, metavar="N",
                         help="counts per case (default 3, --quick 2)")  # fmt: skip
     parser.add_argument("--calls", type=int, metavar="N",
@@ -27,7 +24,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import datetime as dt
     import re
 
     from benchwatch.commands.micro import finish
@@ -41,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         count_instructions,
         quick_patterns,
     )
-    from benchwatch.results import ensure_writable
+    from benchwatch.session import open_session
 
     for option, value in (("--repeats", args.repeats), ("--calls", args.calls)):
         if value is not None and value < 1:
@@ -64,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
     benchmark_dir = (args.benchmark_dir or project.root / "benchmarks").resolve()
     if not benchmark_dir.is_dir():
         raise UserError(f"{benchmark_dir}: no benchmark directory there (--benchmark-dir)")
-    ensure_writable(args.out)
+    session = open_session(project.root, args.out, name="instructions")
+    record = session.start_run()
     injected = os.environ.get(INJECT_ENV_VAR)
-    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     figures, problems = count_instructions(
         stacks, benchmark_dir=benchmark_dir,
         patterns=quick_patterns(project.root) if args.quick else (),
@@ -77,4 +73,4 @@ def run(args: argparse.Namespace) -> int:
     figures = select_figures(figures, args.patterns)
     if not figures and not problems:
         raise UserError(f"--bench {args.pattern}: no time_ benchmark matches (see benchmarks/)")
-    return finish(args.out, project, stacks, figures, problems, started, micro_inject=injected)
+    return finish(session.out, record, project, stacks, figures, problems, micro_inject=injected)

@@ -3,13 +3,13 @@ from __future__ import annotations
 import argparse
 import json
 
-from benchwatch.commands import add_selection, stack_names
+from benchwatch.commands import add_shared_options, stack_names
 
 HELP = "List scenarios, flavors, stacks, variants and endpoints"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_selection(parser)
+    add_shared_options(parser, stacks=True)
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
 

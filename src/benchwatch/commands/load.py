@@ -4,7 +4,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchwatch.commands import add_selection, stack_names
+from benchwatch.commands import add_shared_options, stack_names
 from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED
 
 HELP = "Run the oha load tests: throughput, latency at fixed rates, CPU per request, memory"
@@ -19,10 +19,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def add_load_options(parser: argparse.ArgumentParser) -> None:
-    add_selection(parser)
-    parser.add_argument("--quick", action="store_true",
-                        help="one short round over the quick endpoints of every variant")  # fmt: skip
-    parser.add_argument("--out", type=Path, metavar="DIR", help="results directory (default results/<timestamp>)")
+    add_shared_options(parser, stacks=True, quick="one short round over the quick endpoints of every variant",
+                       rounds="the load rounds, interleaved over the variants (default 3, --quick 1)",
+                       out="<time>")  # fmt: skip
     parser.add_argument(
         "--shard", metavar="I/N", help="measure only the I-th of N stable parts of the variants"
     )
@@ -37,20 +36,22 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_UNMEASURED if record.problems else EXIT_OK
 
 
-def execute(args: argparse.Namespace, aa_variant: str | None, project=None, variants=None):
-    """Select (unless the caller already did), measure, print; returns (Run, results directory)."""
+def execute(args: argparse.Namespace, aa_variant: str | None, project=None, variants=None, session=None):
+    """Select (unless the caller already did), open the session (unless the caller did), measure,
+    print; returns (Run, results directory)."""
     from benchwatch.config import load_project
     from benchwatch.measure.load import load
     from benchwatch.measure.plan import shard
+    from benchwatch.session import open_session
 
     project = project or load_project()
     if variants is None:
         variants = shard(project.select(args.patterns, stack_names(args)), args.shard)
-    record, out = load(project, variants, quick=args.quick, out=args.out, aa_variant=aa_variant,
-                       shard=args.shard, quiet=args.quiet, command=["benchwatch", *sys.argv[1:]],
-                       counts=args.counts)  # fmt: skip
-    print_outcome(record, out, len(variants))
-    return record, out
+    session = session or open_session(project.root, args.out, load_tests=True)
+    record = load(project, variants, session, quick=args.quick, rounds=args.rounds, aa_variant=aa_variant,
+                  shard=args.shard, quiet=args.quiet, counts=args.counts)  # fmt: skip
+    print_outcome(record, session.out, len(variants))
+    return record, session.out
 
 
 def print_outcome(record, out: Path, variant_count: int) -> None:

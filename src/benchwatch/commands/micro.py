@@ -4,21 +4,18 @@ import argparse
 import os
 from pathlib import Path
 
-from benchwatch.commands import add_selection, stack_names
+from benchwatch.commands import EVERY_VARIANT, add_shared_options, stack_names
 
 HELP = "Run the micro-benchmarks"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--quick", action="store_true",
-                        help="a representative subset with few repeats (about 2 minutes, all stacks)")  # fmt: skip
-    add_selection(parser)  # -k: the variants whose scenario and stack to keep, as everywhere
+    add_shared_options(parser, variants=f"{EVERY_VARIANT}; their scenarios' figures are kept", stacks=True,
+                       quick="a representative subset with few repeats (about 2 minutes, all stacks)",
+                       rounds="asv passes interleaved across the stacks (default 2, --quick 1)",
+                       out="micro-<time>")  # fmt: skip
     parser.add_argument("--bench", metavar="REGEX",
                         help="asv --bench regex over benchmark names, e.g. 'Validation.time_validate_json'")  # fmt: skip
-    parser.add_argument("--out", type=Path, default=Path(os.environ.get("BENCHWATCH_OUT", "results/micro")),
-                        help="output directory for run.json, gab files and asv-html (env BENCHWATCH_OUT)")  # fmt: skip
-    parser.add_argument("--rounds", type=int, metavar="N",
-                        help="rounds interleaved across stacks (default 2, --quick 1)")  # fmt: skip
     parser.add_argument("--benchmark-dir", type=Path, metavar="DIR",
                         default=os.environ.get("BENCHWATCH_BENCHMARK_DIR"),
                         help="benchmark package to run instead of ./benchmarks (env BENCHWATCH_BENCHMARK_DIR)")  # fmt: skip
@@ -27,53 +24,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import datetime as dt
-
     from benchwatch.config import OWN_REQUIREMENTS_STACK, load_project, select_figures
-    from benchwatch.errors import UserError
     from benchwatch.measure.micro import run_micro
-    from benchwatch.results import ensure_writable
+    from benchwatch.session import open_session
 
-    if args.rounds is not None and args.rounds < 1:
-        raise UserError("--rounds: give a whole number of at least 1")
     project = load_project()
     names = stack_names(args) or project.default_stacks
     if args.patterns:  # the stacks of the selected variants
         names = list(dict.fromkeys(v.stack.name for v in project.select(args.patterns, names)))
     stacks = [project.stack(name) for name in names if name != OWN_REQUIREMENTS_STACK]
-    ensure_writable(args.out)
-    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    session = open_session(project.root, args.out, name="micro")
+    record = session.start_run()
     figures, problems = run_micro(
-        stacks, args.bench, args.quick, args.out, root=project.root,
+        stacks, args.bench, args.quick, session.out, root=project.root,
         benchmark_dir=args.benchmark_dir, rounds=args.rounds, machine=args.machine,
     )  # fmt: skip
     figures = select_figures(figures, args.patterns)
-    return finish(args.out, project, stacks, figures, problems, started)
+    return finish(session.out, record, project, stacks, figures, problems)
 
 
-def finish(out: Path, project, stacks, figures, problems, started: str, **extra) -> int:
-    """Write the micro-benchmark run (run.json, gab files) and print its figures and problems;
-    exit 2 (not measured) when anything failed or nothing was measured. Shared with `instructions`."""
-    import datetime as dt
+def finish(out: Path, record, project, stacks, figures, problems, **extra) -> int:
+    """Complete the micro-benchmark run `record` (run.json, gab files) and print its figures and
+    problems; exit 2 (not measured) when anything failed or nothing was measured. Shared with
+    `instructions`."""
     import sys
 
-    from benchwatch import fingerprint
     from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED
-    from benchwatch.results import Run, RunExtra, write_run
+    from benchwatch.results import RunExtra, write_run
+    from benchwatch.session import now
 
-    environment = fingerprint.collect(project.root)
-    environment.stacks = {stack.name: stack.pinned_versions() for stack in stacks}
-    run_record = Run(
-        environment=environment,
-        extra=RunExtra(reference_stack=project.reference_stack, stack_order=list(project.stacks), **extra),
-        started_at=started,
-        finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-        complete=not problems,
-        command=["benchwatch", *sys.argv[1:]],
-        figures=figures,
-        problems=problems,
-    )
-    write_run(out, run_record)
+    record.environment.stacks = {stack.name: stack.pinned_versions() for stack in stacks}
+    record.extra = RunExtra(reference_stack=project.reference_stack, stack_order=list(project.stacks), **extra)
+    record.finished_at = now()
+    record.complete = not problems
+    record.figures, record.problems = figures, problems
+    write_run(out, record)
     for figure in figures:
         print(f"{figure.name:<66} {figure.value:14,.6g} {figure.unit:<12} ± {figure.spread:.3g}")
     for problem in problems:

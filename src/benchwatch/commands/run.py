@@ -32,6 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.report.tables import usable_reference
     from benchwatch.report.write import write_report
     from benchwatch.results import write_run
+    from benchwatch.session import open_session
     from benchwatch.trend import history
 
     project = load_project()
@@ -40,9 +41,10 @@ def run(args: argparse.Namespace) -> int:
     everything = project.select(args.patterns, stack_names(args))
     selected = shard(everything, args.shard)
     aa = aa_variant(args.aa, [v.id for v in selected], [v.id for v in everything])
-    record, out = load_command.execute(args, aa, project, selected)
+    session = open_session(project.root, args.out, load_tests=True)
+    record, out = load_command.execute(args, aa, project, selected, session)
     if project.questions and (args.shard is None or args.shard.startswith("1/")):
-        _questions(args, project.questions, everything, record)
+        _questions(args, project.questions, everything, record, session.oha)
         write_run(out, record)
     if not args.no_micro:
         _micro(args, project, selected, record, out)
@@ -72,10 +74,9 @@ def aa_variant(chosen: str | None, selected: list[str], everything: list[str]) -
     return chosen if chosen in selected else None
 
 
-def _questions(args: argparse.Namespace, questions, selected, record) -> None:
+def _questions(args: argparse.Namespace, questions, selected, record, oha: str) -> None:
     """benchwatch.toml's questions, each with its lanes side by side (shard 1 of N measures them all)."""
     from benchwatch.compare.findings_rounds import measure_questions
-    from benchwatch.measure import loadgen
     from benchwatch.measure.load import say
     from benchwatch.results import SideBySideInfo
 
@@ -84,7 +85,7 @@ def _questions(args: argparse.Namespace, questions, selected, record) -> None:
         record.extra.side_by_side = SideBySideInfo(questions=list(questions), not_run={q.name: reason for q in questions})
         return
     say(f"questions: {len(questions)} declared, each question's servers side by side", args.quiet)
-    info = measure_questions(questions, selected, oha=loadgen.ensure_oha(), quick=args.quick, quiet=args.quiet)
+    info = measure_questions(questions, selected, oha=oha, quick=args.quick, quiet=args.quiet)
     record.extra.side_by_side = info
     record.problems += [p.model_copy(update={"reason": f"questions side by side: {p.reason}"}) for p in info.problems]
     ran = len({r.group for r in info.ratios})

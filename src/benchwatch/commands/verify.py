@@ -3,14 +3,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from benchwatch.commands import add_selection, stack_names
+from benchwatch.commands import add_shared_options, stack_names
 from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED
 
 HELP = "Boot each variant and check every endpoint's answer"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_selection(parser)
+    add_shared_options(parser, stacks=True)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 

@@ -15,17 +15,16 @@ from benchwatch.compare.calibrate import (
 )
 from benchwatch.config import Project
 from benchwatch.errors import EXIT_UNMEASURED, UserError
-from benchwatch.measure.load import now
 from benchwatch.results import (
     RUN_FILE,
     Environment,
     Figure,
     Run,
-    ensure_writable,
     read_run,
     write_json_atomic,
     write_run,
 )
+from benchwatch.session import now, open_session
 
 DEFAULT_STACK = "latest"
 DEFAULT_ROUNDS = 16
@@ -40,36 +39,28 @@ def calibrate(
     """Measure, write calibration.json; (calibration, A/A pairs, problem lines). The load
     figures as a quick compare measures them; with `micro`, the micro-benchmarks of the selected
     scenarios as compare measures them too (paired rounds of alternating batches, instruction counts)."""
-    from benchwatch import fingerprint
     from benchwatch.compare.rounds import compare_plan, measure_load
     from benchwatch.compare.sides import Side
-    from benchwatch.measure import loadgen
     from benchwatch.measure.rig import build_rig
-    from benchwatch.measure.server import install_cleanup
 
     if rounds < MIN_ROUNDS:
         raise UserError(f"--rounds: an A/A calibration needs at least {MIN_ROUNDS} rounds")
     if not load and not micro:
         raise UserError("--no-load and --no-micro together leave nothing to calibrate")
     variants = project.select(patterns or f"*@{DEFAULT_STACK}")
-    out = out or project.root / "results" / f"calibrate-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-    ensure_writable(out)
+    session = open_session(project.root, out, name="calibrate", load_tests=load)
+    out, environment = session.out, session.environment
     pairs: list[tuple[Figure, Figure]] = []
     problems: list[str] = []
-    if load:
-        oha = loadgen.ensure_oha()
-        install_cleanup()
-        environment = fingerprint.collect(project.root, loadgen.oha_version(oha))
+    if session.oha is not None:
         plan = compare_plan(quick=True, rounds=rounds)
-        rig, failed = build_rig(oha, plan, variants)
+        rig, failed = build_rig(session.oha, plan, variants)
         for variant in variants:  # exactly what a quick compare measures, with both sides the same
             base, head = (Side(role, variant.stack.name, "stack", project, [variant]) for role in ("base", "head"))
             base_run, head_run = measure_load(rig, base, head, out / variant.id, environment,
                                               failed_stacks=failed, quiet=quiet)  # fmt: skip
             problems += [p.line() for p in base_run.problems + head_run.problems]
             pairs += aa_pairs(base_run, head_run)
-    else:
-        environment = fingerprint.collect(project.root)
     micro_pairs: list[tuple[Figure, Figure]] = []
     if micro:
         micro_pairs, trouble = _micro_aa(project, variants, micro_rounds, out, environment)

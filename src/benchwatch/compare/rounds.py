@@ -18,7 +18,7 @@ from benchwatch.config import OWN_REQUIREMENTS_STACK, select_figures
 from benchwatch.figure_key import SIDE_BY_SIDE as SIDE_BY_SIDE_TAG
 from benchwatch.figure_key import app_of, decode
 from benchwatch.measure.collect import Collector, half_iqr, slots_for
-from benchwatch.measure.load import fill_run, start_run
+from benchwatch.measure.load import fill_run
 from benchwatch.measure.micro import has_benchmarks
 from benchwatch.measure.micro_figures import TIME_UNIT
 from benchwatch.measure.micro_pairs import QUICK_ROUNDS
@@ -27,6 +27,7 @@ from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import run_rounds
 from benchwatch.progress import Progress
 from benchwatch.results import Environment, Figure, Problem, Run, write_run
+from benchwatch.session import start_run
 
 COMPARE_QUICK_ROUNDS = 8
 COMPARE_FULL_ROUNDS = 8

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import sys
 import time
 from pathlib import Path
@@ -30,11 +29,11 @@ from benchwatch.results import (
     Figure,
     Problem,
     Run,
-    ensure_writable,
     write_json_atomic,
     write_run,
     write_text_atomic,
 )
+from benchwatch.session import Session, now, open_session
 
 MICRO_PER_STACK = ("micro-benchmarks are per stack, not per variant: a compare of two variants "
                    "measures the load tests only")
@@ -46,14 +45,16 @@ def compare(
     rounds: int | None = None, out: Path | None = None, load: bool = True, micro: bool = True,
     quiet: bool = False, inject_head: Injection | None = None, inject_head_micro: float = 0.0,
     instructions: bool = True, profile: bool | str = False, confirm: bool = True, counts: bool = True,
+    session: Session | None = None,
 ) -> tuple[Comparison, Path]:  # fmt: skip
     """Measure base and head on this machine (load side by side, micro timings in alternating batches) and judge
     every figure. The sides are resolved and matched before anything is created or built.
     `profile`: True, or ON_REGRESSION (only when a gating figure regressed): one more round
     under py-spy after the verdicts are in (it never feeds them). `confirm`: measure every flagged
     timing regression once more before it counts (compare/gate.py). `counts`: instructions and
-    system calls per request of every selected endpoint (benchwatch.counts), which gate first."""
-    from benchwatch import fingerprint
+    system calls per request of every selected endpoint (benchwatch.counts), which gate first.
+    `session`: the one of the command this compare is a part of (attribute, bisect); `out` is
+    then this compare's folder in it."""
     from benchwatch.compare import sides as sides_module
     from benchwatch.compare.rounds import (
         compare_plan,
@@ -62,9 +63,7 @@ def compare(
         measure_micro,
         where_instructions_went,
     )
-    from benchwatch.measure import loadgen
     from benchwatch.measure.rig import build_rig
-    from benchwatch.measure.server import install_cleanup
 
     inject_head = inject_head or Injection()
     if not load and not micro and not counts:
@@ -73,7 +72,7 @@ def compare(
         raise UserError("--rounds: give a positive number of rounds")
     if inject_head.cpu_us < 0 or inject_head.loops < 0 or not 0 <= inject_head.slowdown < 10 or not 0 <= inject_head_micro < 1:
         raise UserError("--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)")
-    started = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+    started = now()
     plan = compare_plan(quick, rounds)
     with sides_module.resolve(project, base, head, patterns, inject_head) as (base_side, head_side):
         matched, alone = sides_module.pairs(base_side, head_side)
@@ -84,12 +83,9 @@ def compare(
             )
         base_side.variants = [b for b, _ in matched]
         head_side.variants = [h for _, h in matched]
-        out = out or project.root / "results" / f"compare-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}"
-        ensure_writable(out)
-        oha = loadgen.ensure_oha() if load else None
-        environment = fingerprint.collect(project.root, loadgen.oha_version(oha) if oha else None)
+        session = open_session(project.root, out, name="compare", load_tests=load, within=session)
+        out, oha, environment = session.out, session.oha if load else None, session.environment
         calibration = load_calibration(project.root)
-        install_cleanup()
         extra = CompareExtra(variants_on_one_side_only=alone)
         if base_side.kind == "variant":
             micro = False
@@ -211,7 +207,7 @@ def write_side_run(
 ) -> None:
     """One side as a run directory (run.json, gab-*.json): what the workflows hand to
     github-action-benchmark for the PR's compare-only check and the nightly trend."""
-    run = Run(started_at=started, finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    run = Run(started_at=started, finished_at=now(),
               complete=True, command=["benchwatch", "compare", side.role, side.spec],
               environment=info.environment, figures=figures, problems=problems)  # fmt: skip
     write_run(directory, run)

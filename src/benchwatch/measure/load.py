@@ -3,7 +3,7 @@ run.json written after every step."""
 
 from __future__ import annotations
 
-import datetime as dt
+import dataclasses
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,10 +11,12 @@ from pathlib import Path
 from benchwatch.config import Project, Variant
 from benchwatch.measure import loadgen
 from benchwatch.measure.collect import Collector, slots_for
+from benchwatch.measure.plan import FULL, QUICK, LoadPlan
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import run_rounds
 from benchwatch.progress import Progress
-from benchwatch.results import Environment, Run, ensure_writable, write_run
+from benchwatch.results import Run, write_run
+from benchwatch.session import Session, now
 
 
 def measure_load(
@@ -41,34 +43,36 @@ def measure_load(
 
 
 def load(
-    project: Project, variants: Sequence[Variant], *, quick: bool = False, out: Path | None = None,
-    aa_variant: str | None = None, shard: str | None = None, quiet: bool = False, command: Sequence[str] = (),
+    project: Project, variants: Sequence[Variant], session: Session, *, quick: bool = False,
+    rounds: int | None = None, aa_variant: str | None = None, shard: str | None = None, quiet: bool = False,
     counts: bool = False,
-) -> tuple[Run, Path]:  # fmt: skip
-    """The load stage from end to end: checks, environments, rounds, then (`counts`) the counts per
-    request of every variant's endpoints; (run, its directory)."""
-    from benchwatch import fingerprint
-    from benchwatch.measure.plan import FULL, QUICK
+) -> Run:  # fmt: skip
+    """The load stage from end to end: environments, rounds, then (`counts`) the counts per
+    request of every variant's endpoints, written to the session's folder."""
     from benchwatch.measure.rig import build_rig
-    from benchwatch.measure.server import install_cleanup
 
-    out = out or default_out_dir(project)
-    ensure_writable(out)
-    oha = loadgen.ensure_oha()
-    install_cleanup()
-    plan = QUICK if quick else FULL
-    record = start_run(list(command) or ["benchwatch", "load"], fingerprint.collect(project.root, loadgen.oha_version(oha)))
+    if session.oha is None:
+        raise ValueError("the load stage needs a session opened with load_tests=True")
+    out = session.out
+    plan = load_plan(quick, rounds)
+    record = session.start_run()
     record.extra.reference_stack = project.reference_stack
     record.extra.stack_order = list(project.stacks)
     record.extra.shard = shard
     track = load_track(variants, aa_variant)
     say(f"load: {len(track.slots)} variant slots x {plan.rounds} round(s), "
         f"about {plan.estimate([s.variant for s in track.slots]) / 60:.1f} min; results in {out}", quiet)  # fmt: skip
-    rig, failed = build_rig(oha, plan, variants)
+    rig, failed = build_rig(session.oha, plan, variants)
     record = measure_load(rig, track, record, out, failed_stacks=failed, quiet=quiet)
     if counts:
         count_variants(record, variants, rig.environments, quick, out, quiet)
-    return record, out
+    return record
+
+
+def load_plan(quick: bool, rounds: int | None = None) -> LoadPlan:
+    """The quick or the full plan, with `rounds` rounds when asked."""
+    plan = QUICK if quick else FULL
+    return dataclasses.replace(plan, rounds=rounds) if rounds else plan
 
 
 def count_variants(record: Run, variants: Sequence[Variant], environments: dict, quick: bool, out: Path,
@@ -109,18 +113,6 @@ def fill_run(run: Run, rig: Rig, track: Track, *, complete: bool, earlier: tuple
     copies = [s for s in track.slots if s.is_copy]
     if copies:
         run.extra.aa_noise = data.aa_noise(copies[0])
-
-
-def default_out_dir(project: Project) -> Path:
-    return project.root / "results" / dt.datetime.now().strftime("%Y%m%d-%H%M%S")
-
-
-def now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
-
-
-def start_run(command: Sequence[str], environment: Environment) -> Run:
-    return Run(started_at=now(), command=list(command), environment=environment.model_copy(deep=True))
 
 
 def say(line: str, quiet: bool = False) -> None:

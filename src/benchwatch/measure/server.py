@@ -355,7 +355,9 @@ def _on_sigterm(signum: int, frame: object) -> None:
 
 
 def install_cleanup() -> None:
-    """Stop every server at exit, and turn SIGTERM into an orderly exit (context managers run)."""
+    """Stop every server at exit, and turn SIGTERM into an orderly exit (context managers run).
+    Installed once however often it is called."""
+    atexit.unregister(stop_all)
     atexit.register(stop_all)
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _on_sigterm)
