@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+COUNT_KEYS = ("instructions_per_request", "syscalls_per_request")  # benchwatch.metrics.COUNT_KEYS
 MEASURED = ("apps", "benchmarks", "stacks.toml", "benchwatch.toml")
 
 
@@ -60,14 +61,19 @@ def main() -> int:
         confirmation = (data.get("extra") or {}).get("confirmation") or {}
         flagged, confirmed = confirmation.get("flagged", []), confirmation.get("confirmed", [])
         reds = [r["label"] for r in rows if r["gating"] and r["verdict"] == "regression"]
+        counted = [r for r in rows if r["metric"] in COUNT_KEYS]
+        moved = [r["label"] for r in counted if r["verdict"] in ("improvement", "regression")]
+        counts_s = (data.get("extra") or {}).get("counts_seconds")
         red += done.returncode == 1
         flagged_total += len(flagged)
         confirmed_total += len(confirmed)
         gating_total += len(gating)
         print(f"{index + 1:2d} {base}..{head}: exit {done.returncode}, {len(rows)} rows, {len(gating)} gating, "
-              f"{len(flagged)} timing flagged, {len(confirmed)} confirmed, {seconds / 60:.1f} min"
+              f"{len(flagged)} timing flagged, {len(confirmed)} confirmed; {len(counted)} count rows, "
+              f"{len(moved)} moved (counts {counts_s or 0:.0f} s); {seconds / 60:.1f} min"
               + (f"; red: {', '.join(reds)}" if reds else "")
-              + (f"; flagged: {', '.join(flagged)}" if flagged else ""), flush=True)  # fmt: skip
+              + (f"; flagged: {', '.join(flagged)}" if flagged else "")
+              + (f"; counts moved: {', '.join(moved)}" if moved else ""), flush=True)  # fmt: skip
     print(f"red PRs: {red} of {args.runs}; gating verdicts {gating_total}; timing figures flagged in the first "
           f"rounds {flagged_total}, confirmed {confirmed_total}")  # fmt: skip
     return 0
