@@ -239,6 +239,9 @@ def _micro_stacks(side: Side) -> list:
     return [side.project.stack(name) for name in names]
 
 
+COUNT_JOBS = 2  # servers counted at once per side
+
+
 @dataclass
 class CountResult:
     base: list[Figure] = field(default_factory=list)
@@ -264,10 +267,10 @@ def measure_counts(base: Side, head: Side, environments: dict, quick: bool, out_
         targets = counts.targets_for(side.variants, environments, quick, side.inject)
         where = out_dir / f"{side.role}-counts"
         result.dirs[side.role] = {t.variant.id: d for t, d in zip(targets, counts.target_dirs(where, targets), strict=True)}
-        return counts.count_requests(targets, out_dir=where, jobs=1, log=lambda line: None)
+        return counts.count_requests(targets, out_dir=where, jobs=COUNT_JOBS, log=lambda line: None)
 
-    # one valgrind at a time per side, both sides at once: the two cores stay busy even when a
-    # side has a single server to count
+    # both sides at once, two servers each: much of a count is waiting (think times, idle pauses,
+    # dumps), and a count does not depend on what else the machine runs
     with ThreadPoolExecutor(max_workers=2) as pool:
         done = list(pool.map(count, (base, head)))
     for side, (found, trouble) in zip((base, head), done, strict=True):

@@ -33,13 +33,13 @@ READY_S = 300.0  # a server's boot under valgrind (imports at ~1/50 speed)
 PROBE_TIMEOUT_S = 120.0  # its first answer under valgrind
 REQUEST_TIMEOUT_S = 300.0
 STOP_WAIT_S = 120.0  # SIGINT to exit: valgrind writes its last file
-IDLE_S = 2.0  # the pause whose cost (uvicorn's 0.1 s tick) is taken off every phase
-PAUSE_S = 0.3  # between strace phases: the server idles, so the cut between them is clean
+IDLE_S = 1.0  # the pause whose cost (uvicorn's 0.1 s tick: 10 wake-ups) is taken off every phase
+PAUSE_S = 0.2  # between strace phases: the server idles, so the cut between them is clean
 # between requests: the server finishes its work after an answer (a few more turns of its event
 # loop) before the next request comes, so each request takes the same turns and polls; without
 # it, whether the next request is already there at the loop's next poll is a race
 THINK_S = {"callgrind": 0.005, "strace": 0.002}
-STRACE_TIMES = 5  # strace runs near native speed: 5x callgrind's requests per phase (up to the cap)
+STRACE_TIMES = 2  # strace runs near native speed: 2x callgrind's requests per phase (up to the cap)
 
 
 class CountFailed(Exception):
