@@ -261,6 +261,25 @@ def test_real_command_reports_a_server_that_cannot_boot_and_writes_its_run(tmp_p
     assert uvicorn_processes(str(FIXTURE_APPS / "broken_import")) == []
 
 
+@pytest.mark.slow
+@needs_counters
+def test_real_app_with_a_pre_start_is_counted_its_migration_runs_without_the_harness(tmp_path):
+    """pre_start is a Python process of the app's environment: had it the counting harness's
+    variables, it would bind the harness's socket first and the server's harness could not."""
+    from benchwatch.envs import ensure
+
+    root = make_project(tmp_path / "project", [REPO / "examples" / "todo_api"])
+    variant = load_project(root).select("todo_api@own")[0]
+    assert variant.app.declaration.pre_start
+    target = CountTarget(variant, ensure(variant.stack), variant.selected_endpoints(True), Injection())
+    figures, problems = count_requests([target], out_dir=tmp_path / "out", requests=20, repeats=2,
+                                       log=lambda _: None)  # fmt: skip
+    assert problems == []
+    assert sorted(f.metric for f in figures) == sorted([INSTRUCTIONS.key, SYSCALLS.key])
+    assert all(f.value > 0 for f in figures)
+    assert uvicorn_processes(str(tmp_path)) == []
+
+
 def test_the_client_sends_every_request_on_one_connection_and_stops_at_a_non_2xx_answer():
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer

@@ -214,10 +214,10 @@ def running(
     with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name:
         scratch = Path(scratch_name)
         environ = server_environment(variant, env, scratch, inject)
-        environ.update(wrap_environ or {})
         root = variant.app.root
-        if variant.app.declaration.pre_start:
-            _pre_start(variant, environ, root)
+        if variant.app.declaration.pre_start:  # without the wrapper's variables: they are the server's
+            _pre_start(variant, environ, root)  # (a counting harness loaded here would hold its socket)
+        environ.update(wrap_environ or {})
         if port is not None and port_in_use(port):
             raise BootError(variant.id, f"port {HOST}:{port} is already in use")
         for attempt in range(3):

@@ -250,12 +250,23 @@ def _get(client, srv, path: str) -> Answer:  # type: ignore[no-untyped-def]
             return Answer(first.status_code, content_type)
         second = client.get(path)
     except httpx.HTTPError as exc:
-        died = "" if srv.alive() else f"the server exited (code {srv.process.wait()}); "
+        code = _exit_code(srv, wait=1.0)  # a server that dies drops its connection a moment before it exits
+        died = "" if code is None else f"the server exited (code {code}); "
         return Answer(0, error=died + (_server_error(srv, before) or f"{type(exc).__name__}: {exc}".strip(": ")))
     try:
         return Answer(first.status_code, content_type, first.json(), second.json())
     except ValueError:
         return Answer(first.status_code, content_type)
+
+
+def _exit_code(srv, wait: float) -> int | None:  # type: ignore[no-untyped-def]
+    """The server's exit code if it exits within `wait` seconds, else None (still serving)."""
+    import subprocess
+
+    try:
+        return srv.process.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
+        return None
 
 
 _EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*: \S")  # `sqlalchemy.exc.ProgrammingError: (...) ...`
