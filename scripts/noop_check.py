@@ -18,8 +18,9 @@ import sys
 import time
 from pathlib import Path
 
+from benchwatch.metrics import COUNT_KEYS
+
 ROOT = Path(__file__).resolve().parents[1]
-COUNT_KEYS = ("instructions_per_request", "syscalls_per_request")  # benchwatch.metrics.COUNT_KEYS
 MEASURED = ("apps", "benchmarks", "stacks.toml", "benchwatch.toml")
 
 
