@@ -155,3 +155,64 @@ def test_load_floors_alone_keep_the_micro_floors_measured_before(tmp_path, cli):
     assert stored["floors"]["micro_time"] == 0.021 and stored["floors"]["micro_instructions"] == 0.005
     assert stored["detail"]["micro_time"] == {"micro services dump_json": 0.0148}
     assert stored["micro"]["method"] == "A/A micro, 36 rounds"
+
+
+def _counts_compare(directory, head_a: float, spec: str = "latest", head_spec: str | None = None):
+    """An A/A compare.json with one instructions-per-request row: base 1000 twice, head `head_a` twice."""
+    from benchwatch.compare.verdict import Comparison, SideInfo, compare_figures
+    from benchwatch.figure_key import load_key
+    from benchwatch.metrics import INSTRUCTIONS, Counted
+    from benchwatch.results import write_json_atomic
+
+    def counted(samples):
+        return Figure(name=load_key("x@latest", "GET /a", Counted(), INSTRUCTIONS).name, kind="load",
+                      variant="x@latest", scenario="x", stack="latest", metric=INSTRUCTIONS.key, unit=INSTRUCTIONS.unit,
+                      bigger_is_better=False, samples=samples, value=samples[0], endpoint="GET /a",
+                      params=Counted().params())  # fmt: skip
+
+    rows, _ = compare_figures([counted([1000.0, 1000.0])], [counted([head_a, head_a])], None)
+    comparison = Comparison(base=SideInfo(role="base", spec=spec, kind="stack"),
+                            head=SideInfo(role="head", spec=head_spec or spec, kind="stack"),
+                            rounds=8, quick=True, rows=rows)  # fmt: skip
+    write_json_atomic(directory / "compare.json", comparison.model_dump(mode="json"))
+
+
+def test_count_floors_from_several_aa_compares_take_each_figures_largest(tmp_path, cli):
+    root = make_project(tmp_path / "project", [])
+    for name, head_a in (("aa1", 1001.0), ("aa2", 996.0), ("aa3", 1002.0)):
+        (tmp_path / name).mkdir()
+        _counts_compare(tmp_path / name, head_a)
+    done = cli("calibrate", "--counts-from", *(str(tmp_path / n) for n in ("aa1", "aa2", "aa3")), root=root)
+    assert done.returncode == 0, done.stderr
+    stored = json.loads((root / "calibration.json").read_text())
+    assert stored["detail"]["instructions_per_request"] == {"x GET /a seq instructions_per_request": 0.008}  # 2 x 0.4 %
+    assert stored["floors"]["instructions_per_request"] == 0.008
+    assert stored["counts"]["from"].startswith("3 A/A compare(s) of latest")
+    (tmp_path / "ab").mkdir()
+    _counts_compare(tmp_path / "ab", 1001.0, spec="v1", head_spec="v2")
+    refused = cli("calibrate", "--counts-from", str(tmp_path / "aa1"), str(tmp_path / "ab"), root=root)
+    assert refused.returncode == 3 and "not an A/A compare (v1 vs v2)" in refused.stderr
+    assert json.loads((root / "calibration.json").read_text()) == stored  # nothing written
+
+
+def test_load_floors_alone_keep_the_count_floors_measured_before(tmp_path, cli):
+    # a load A/A measures no counts: `calibrate --no-micro` must not drop the floors --counts-from set
+    root = make_project(tmp_path / "project", [])
+    before = {"floors": {"cpu_us_per_request": 0.5, "instructions_per_request": 0.036, "syscalls_per_request": 0.02},
+              "method": "earlier", "rounds": 16, "compare_rounds": 8, "date": "2026-11-01",
+              "detail": {"instructions_per_request": {"posts GET /posts seq instructions_per_request": 0.036}},
+              "counts": {"method": "counts A/A", "from": "A/A compare latest vs latest"}}  # fmt: skip
+    (root / "calibration.json").write_text(json.dumps(before))
+    rng = np.random.default_rng(6)
+    host = rng.normal(100, 10, 12)
+    for lane in ("base", "head"):
+        cpu = figure("cpu_us_per_request", host * rng.normal(1, 0.01, 12))
+        write_run(tmp_path / "cal" / "x@latest" / f"{lane}-load",
+                  Run(started_at="2026-01-01T00:00:00+00:00", figures=[cpu.model_copy(update={"name": "x@latest GET / c=10 cpu/req"})]))  # fmt: skip
+    done = cli("calibrate", "--from", str(tmp_path / "cal"), root=root)
+    assert done.returncode == 0, done.stderr
+    stored = json.loads((root / "calibration.json").read_text())
+    assert stored["floors"]["instructions_per_request"] == 0.036 and stored["floors"]["syscalls_per_request"] == 0.02
+    assert stored["detail"]["instructions_per_request"] == {"posts GET /posts seq instructions_per_request": 0.036}
+    assert stored["counts"]["from"] == "A/A compare latest vs latest"
+    assert stored["floors"]["cpu_us_per_request"] < 0.05  # measured anew

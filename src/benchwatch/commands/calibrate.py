@@ -21,10 +21,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument("--from", dest="from_dir", type=Path, metavar="DIR",
                         help="measure nothing: recompute the floors from the A/A runs an earlier calibrate wrote in DIR")  # fmt: skip
-    parser.add_argument("--counts-from", type=Path, metavar="COMPARE_DIR",
-                        help="measure nothing: the count floors (instructions, system calls per request) from an A/A "
-                             "compare's compare.json, e.g. of `compare --base latest --head latest --no-load --no-micro`, "
-                             "merged into calibration.json")  # fmt: skip
+    parser.add_argument("--counts-from", type=Path, nargs="+", metavar="COMPARE_DIR",
+                        help="measure nothing: the count floors (instructions, system calls per request) from A/A "
+                             "compares' compare.json, e.g. of `compare --base latest --head latest --no-load --no-micro` "
+                             "(several: per figure the largest), merged into calibration.json")  # fmt: skip
     parser.add_argument("--print-threshold", action="store_true",
                         help="measure nothing: print github-action-benchmark's alert-threshold from calibration.json")  # fmt: skip
     parser.add_argument("--github-output", action="store_true",
@@ -73,10 +73,38 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _counts_from(directory: Path) -> int:
+def _counts_from(directories: list[Path]) -> int:
+    """Count floors from one or more A/A compares: per figure, the largest any of them gives
+    (more A/A compares see more of the boot-to-boot spread)."""
     from benchwatch.compare.calibrate import count_floors, merge_count_floors
-    from benchwatch.compare.verdict import COMPARE_FILE, Comparison
     from benchwatch.config import find_root
+    from benchwatch.errors import UserError
+
+    floors: dict[str, dict[str, float]] = {}
+    rows = 0
+    comparisons = [_aa_compare(directory) for directory in directories]
+    for directory, comparison in zip(directories, comparisons, strict=True):
+        found = count_floors(comparison.rows)
+        if not found:
+            raise UserError(f"--counts-from {directory}: no counts per request in that compare")
+        for key, per_figure in found.items():
+            mine = floors.setdefault(key, {})
+            for label, floor in per_figure.items():
+                mine[label] = max(floor, mine.get(label, 0.0))
+            rows += len(per_figure)
+    root = find_root()
+    specs = sorted({comparison.base.spec for comparison in comparisons})
+    merge_count_floors(root, floors, f"{len(directories)} A/A compare(s) of {', '.join(specs)} ({rows} count rows)")
+    for key, per_figure in floors.items():
+        values = sorted(per_figure.values())
+        print(f"{key:<26} {values[0]:.2%} to {values[-1]:.2%} ({len(values)} figures)")
+    print(f"wrote {root / 'calibration.json'}")
+    return 0
+
+
+def _aa_compare(directory: Path):
+    """The compare.json in `directory`, which must be an A/A compare (one spec, nothing injected)."""
+    from benchwatch.compare.verdict import COMPARE_FILE, Comparison
     from benchwatch.errors import UserError
 
     path = directory / COMPARE_FILE
@@ -88,15 +116,4 @@ def _counts_from(directory: Path) -> int:
         raise UserError(f"--counts-from {directory}: not an A/A compare ({comparison.base.spec} vs {comparison.head.spec})")
     if comparison.extra.injected:
         raise UserError(f"--counts-from {directory}: head was injected; give an A/A compare")
-    floors = count_floors(comparison.rows)
-    if not floors:
-        raise UserError(f"--counts-from {directory}: no counts per request in that compare")
-    root = find_root()
-    counted = sum(len(v) for v in floors.values())
-    merge_count_floors(root, floors, f"A/A compare {comparison.base.spec} vs {comparison.head.spec} "
-                                     f"({counted} count rows{', quick' if comparison.quick else ''})")
-    for key, per_figure in floors.items():
-        values = sorted(per_figure.values())
-        print(f"{key:<26} {values[0]:.2%} to {values[-1]:.2%} ({len(values)} figures)")
-    print(f"wrote {root / 'calibration.json'}")
-    return 0
+    return comparison

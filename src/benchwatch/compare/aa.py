@@ -11,10 +11,12 @@ from benchwatch.compare.calibrate import (
     CALIBRATION_FILE,
     Calibration,
     floors_from_aa,
+    load_calibration,
     write_calibration,
 )
 from benchwatch.config import Project
 from benchwatch.errors import EXIT_UNMEASURED, UserError
+from benchwatch.metrics import COUNT_KEYS
 from benchwatch.results import (
     RUN_FILE,
     Environment,
@@ -137,7 +139,6 @@ def _micro_method(micro_pairs: list[tuple[Figure, Figure]], rounds: int | None, 
 
 def _write_micro_only(root: Path, micro_pairs: list[tuple[Figure, Figure]], rounds: int, variants: list[str]) -> Calibration:
     """New micro floors merged into the committed calibration.json; its load floors are kept."""
-    from benchwatch.compare.calibrate import load_calibration
     from benchwatch.compare.rounds import MICRO_ROUNDS
 
     existing = load_calibration(root)
@@ -170,21 +171,33 @@ def _write(root: Path, pairs: list[tuple[Figure, Figure]], rounds: int, variants
         micro_floors, micro_detail, micro = _kept_micro(root)
     floors.update(micro_floors)
     detail.update(micro_detail)
+    count_floors, count_detail, counts = _kept_counts(root)  # measured by calibrate --counts-from alone
+    floors.update(count_floors)
+    detail.update(count_detail)
     between_runs, _ = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS, paired=False)
     return write_calibration(
         root, floors, detail, rounds=rounds, compare_rounds=COMPARE_QUICK_ROUNDS,
-        variants=variants, environment=environment, between_runs=between_runs, micro=micro,
+        variants=variants, environment=environment, between_runs=between_runs, micro=micro, counts=counts,
     )  # fmt: skip
 
 
 def _kept_micro(root: Path) -> tuple[dict[str, float], dict[str, dict[str, float]], dict]:
     """The micro floors, per-figure floors and their method from the calibration.json there."""
-    from benchwatch.compare.calibrate import load_calibration
     from benchwatch.metrics import MICRO_INSTRUCTIONS, MICRO_PEAKMEM, MICRO_TIME
 
     existing = load_calibration(root)
+    return *_kept(existing, {MICRO_TIME.key, MICRO_PEAKMEM.key, MICRO_INSTRUCTIONS.key}), existing.micro if existing else {}
+
+
+def _kept_counts(root: Path) -> tuple[dict[str, float], dict[str, dict[str, float]], dict]:
+    """The floors of the counts per request and their method from the calibration.json there: a
+    load A/A measures none of them, so a new load calibration must not drop them."""
+    existing = load_calibration(root)
+    return *_kept(existing, set(COUNT_KEYS)), existing.counts if existing else {}
+
+
+def _kept(existing: Calibration | None, keys: set[str]) -> tuple[dict[str, float], dict[str, dict[str, float]]]:
     if existing is None:
-        return {}, {}, {}
-    keys = {MICRO_TIME.key, MICRO_PEAKMEM.key, MICRO_INSTRUCTIONS.key}
+        return {}, {}
     return ({k: v for k, v in existing.floors.items() if k in keys},
-            {k: v for k, v in existing.detail.items() if k in keys}, existing.micro)  # fmt: skip
+            {k: v for k, v in existing.detail.items() if k in keys})  # fmt: skip

@@ -150,6 +150,7 @@ def write_calibration(
     root: Path, floors: dict[str, float], detail: dict[str, dict[str, float]], *,
     rounds: int, compare_rounds: int, variants: list[str], environment: Environment,
     between_runs: dict[str, float] | None = None, micro: dict[str, Any] | None = None,
+    counts: dict[str, Any] | None = None,
 ) -> Calibration:  # fmt: skip
     calibration = Calibration(
         floors=dict(sorted(floors.items())),
@@ -169,6 +170,7 @@ def write_calibration(
         detail=detail,
         between_runs=dict(sorted((between_runs or {}).items())),
         micro=micro or {},
+        counts=counts or {},
     )
     write_json_atomic(root / CALIBRATION_FILE, json.loads(calibration.model_dump_json()))
     return calibration
