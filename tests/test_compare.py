@@ -148,10 +148,15 @@ def test_head_that_fails_to_boot_exits_2_and_names_the_side(tmp_path):
 @pytest.mark.slow
 def test_aa_compare_on_real_servers_writes_both_files(tmp_path):
     root = tiny_project(tmp_path)
+    (root / "calibration.json").write_text(json.dumps({"floors": {"cpu_us_per_request": 0.02}, "method": "A/A",
+                                                       "rounds": 16, "compare_rounds": 6, "date": "2026-11-24"}))
     out = tmp_path / "out"
     done = benchwatch("compare", "--base", "latest", "--head", "latest", "--no-micro", "--no-counts", "--quick",
                       "--rounds", "2", "--out", str(out), "-q", root=root)
     data = json.loads((out / "compare.json").read_text())
+    # fewer rounds than the floors were measured for: said in the files and the comment
+    assert any("measured for 6-round compares; this one ran 2" in n for n in data["extra"]["notes"])
+    assert "this one ran 2: its timing verdicts flag noise more often" in (out / "comment.md").read_text()
     metrics = {r["metric"] for r in data["rows"]}
     assert {"cpu_us_per_request", "rps", "latency_p99_ms"} <= metrics
     # two rounds cannot give a 95 % interval: every row says so, nothing is claimed

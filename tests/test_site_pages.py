@@ -211,7 +211,9 @@ def test_releases_list_each_watched_release_first_with_its_effect_per_scenario(d
     assert unchanged and all(c.tone == "" for c in unchanged)
     assert {row[2].text for row in table.rows} == {"github_user", "hello", "payloads", "posts", "services"}
     page = (demo / "releases.html").read_text()
-    assert "8 paired rounds (quick)" in page and "Do the steps add up?" in page
+    from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS
+
+    assert f"{COMPARE_QUICK_ROUNDS} paired rounds (quick)" in page and "Do the steps add up?" in page
 
 
 def test_a_broken_data_js_or_attribution_is_one_error_line_naming_the_file(tmp_path: Path, cli) -> None:

@@ -29,9 +29,12 @@ from benchwatch.progress import Progress
 from benchwatch.results import Environment, Figure, Problem, Run, write_run
 from benchwatch.session import start_run
 
-COMPARE_QUICK_ROUNDS = 8
+# the fewest paired rounds whose signed-rank interval can exclude 1 at 95 % (all six the same
+# way: p = 2/64); a PR's counts gate first, so its timings need not be sharper than that. A full
+# compare keeps 8. calibration.json's load floors are measured for COMPARE_QUICK_ROUNDS.
+COMPARE_QUICK_ROUNDS = 6
 COMPARE_FULL_ROUNDS = 8
-QUICK_DURATION = 2.0
+QUICK_DURATION = 1.5  # closed-loop seconds per endpoint and round (calibration.json measured with it)
 
 
 def compare_plan(quick: bool, rounds: int | None) -> LoadPlan:
@@ -239,7 +242,7 @@ def _micro_stacks(side: Side) -> list:
     return [side.project.stack(name) for name in names]
 
 
-COUNT_JOBS = 2  # servers counted at once per side
+COUNT_JOBS = 3  # servers counted at once per side: six at once in all, which keep both cores busy
 
 
 @dataclass

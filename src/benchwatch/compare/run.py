@@ -87,6 +87,10 @@ def compare(
         out, oha, environment = session.out, session.oha if load else None, session.environment
         calibration = load_calibration(project.root)
         extra = CompareExtra(variants_on_one_side_only=alone)
+        if load and calibration is not None and 0 < plan.rounds < calibration.compare_rounds:
+            extra.notes.append(f"the load floors in calibration.json were measured for {calibration.compare_rounds}-round "
+                               f"compares; this one ran {plan.rounds}: its timing verdicts flag noise more often "
+                               "than the floors assume (run `benchwatch calibrate` again)")  # fmt: skip
         if base_side.kind == "variant":
             micro = False
             extra.notes.append(MICRO_PER_STACK)

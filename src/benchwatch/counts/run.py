@@ -42,8 +42,12 @@ def count_requests(
             return Problem(variant=target.variant.id, phase="load", reason=f"count failed: {exc.reason}",
                            endpoint=exc.endpoint.label if exc.endpoint else None, detail=exc.stderr_tail)  # fmt: skip
 
+    # the targets with the most endpoints first, so the last one does not count alone
+    order = sorted(range(len(targets)), key=lambda i: -len(targets[i].endpoints))
+    dirs = target_dirs(out_dir, targets)
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(targets)))) as pool:
-        results = list(pool.map(one, targets, target_dirs(out_dir, targets)))
+        done = dict(zip(order, pool.map(one, [targets[i] for i in order], [dirs[i] for i in order]), strict=True))
+    results = [done[i] for i in range(len(targets))]
     figures: list[Figure] = []
     problems: list[Problem] = []
     for result in results:
