@@ -36,7 +36,8 @@ def main() -> None:
     latest = project.select(REF_DEFAULT_PATTERNS)
     setup, small = args.setup_min, args.small_job_min
 
-    relative = compare_plan(True, None).estimate(latest) / 60
+    relative_plan = compare_plan(True, None)
+    relative = relative_plan.estimate(latest) / 60
     quick = QUICK.estimate(everything) / 60
     full = [
         FULL.estimate(shard(everything, f"{i}/{args.shards_full}")) / 60
@@ -51,7 +52,8 @@ def main() -> None:
     print(
         f"variants: {len(everything)} in the quick run, {len(latest)} at latest in the relative compare"
     )
-    print(f"publish.yml per push: relative compare --quick (8 rounds, load) {relative:.1f} min, "
+    print(f"publish.yml per push: relative compare --quick ({relative_plan.rounds} rounds, load; its counts "
+          f"per request are not estimated) {relative:.1f} min, "
           f"quick run (load) {quick:.1f} min")  # fmt: skip
     print(f"  wall ~{push_wall:.0f} min; runner time ~{push_runner:.0f} min; "
           f"a month at one push a day ~{push_runner * DAYS:.0f} runner min")  # fmt: skip
