@@ -49,9 +49,12 @@ def run(wall: float, successes: int = 1000) -> OhaRun:
 
 @pytest.mark.parametrize(("walls", "kept"), [((2.01, 2.05), True), ((3.41, 2.03), False)])
 def test_a_pair_is_kept_only_when_both_ran_in_the_same_window(monkeypatch, walls, kept) -> None:
-    pair = shots([[1.0, 1.5], [2.0, 2.6]])
-    monkeypatch.setattr(rounds, "_together", lambda rig, s: [run(w) for w in walls])
+    tries = rounds.MISMATCH_RETRIES + 1
+    pair = shots([[1.0, 1.5] * tries, [2.0, 2.6] * tries])
+    fired = []
+    monkeypatch.setattr(rounds, "_together", lambda rig, s: fired.append(1) or [run(w) for w in walls])
     outcomes = rounds._measure(RIG, pair, round_index=7)
+    assert len(fired) == (1 if kept else tries)  # out of step: fired again before the pair is dropped
     assert all(o is not None and o.successes == 1000 for o in outcomes)  # rates still learn from them
     for aimed, cpu in zip(pair, (0.5, 0.6), strict=True):
         data = aimed.lane.data
@@ -62,7 +65,18 @@ def test_a_pair_is_kept_only_when_both_ran_in_the_same_window(monkeypatch, walls
         else:
             assert figures == {}
             assert data.dropped[0].round == 7
-            assert "not side by side: oha ran 3.41 s and 2.03 s" in data.dropped[0].reason
+            assert f"not side by side: oha ran 3.41 s and 2.03 s (in {tries} tries)" in data.dropped[0].reason
+
+
+def test_a_pair_out_of_step_once_is_fired_again_and_kept(monkeypatch) -> None:
+    pair = shots([[1.0, 1.5, 3.0, 3.5], [2.0, 2.6, 4.0, 4.7]])  # CPU before and after each try
+    walls = iter([(3.41, 2.03), (2.02, 2.04)])
+    monkeypatch.setattr(rounds, "_together", lambda rig, s: [run(w) for w in next(walls)])
+    rounds._measure(RIG, pair, round_index=3)
+    for aimed, cpu in zip(pair, (0.5, 0.7), strict=True):  # the second try's CPU, not the first's
+        data = aimed.lane.data
+        assert {f.metric: f for f in data.figures()}["cpu_us_per_request"].samples == [pytest.approx(cpu / 1000 * 1e6)]
+        assert data.dropped == []
 
 
 def test_one_lane_alone_is_always_recorded(monkeypatch) -> None:
