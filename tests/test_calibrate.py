@@ -133,14 +133,18 @@ def test_micro_aa_runs_give_timing_and_instruction_floors(tmp_path, cli):
     assert stored["floors"]["micro_time"] >= 0.01
 
 
-def test_load_floors_alone_keep_the_micro_floors_measured_before(tmp_path, cli):
-    # `calibrate --no-micro` (or --from a load-only directory) must not drop the micro floors
+def test_load_floors_alone_keep_the_micro_and_count_floors_measured_before(tmp_path, cli):
+    # `calibrate --no-micro` (or --from a load-only directory) must not drop the micro floors, nor
+    # the count floors `calibrate --counts-from` set (a load A/A measures no counts)
     root = make_project(tmp_path / "project", [])
-    before = {"floors": {"cpu_us_per_request": 0.5, "micro_time": 0.021, "micro_instructions": 0.005},
+    before = {"floors": {"cpu_us_per_request": 0.5, "micro_time": 0.021, "micro_instructions": 0.005,
+                         "instructions_per_request": 0.036, "syscalls_per_request": 0.02},
               "method": "earlier", "rounds": 16, "compare_rounds": 8, "date": "2026-11-01",
               "detail": {"cpu_us_per_request": {"x cpu_us_per_request": 0.5},
-                         "micro_time": {"micro services dump_json": 0.0148}},
-              "micro": {"method": "A/A micro, 36 rounds", "rounds": 36}}  # fmt: skip
+                         "micro_time": {"micro services dump_json": 0.0148},
+                         "instructions_per_request": {"posts GET /posts seq instructions_per_request": 0.036}},
+              "micro": {"method": "A/A micro, 36 rounds", "rounds": 36},
+              "counts": {"method": "counts A/A", "from": "A/A compare latest vs latest"}}  # fmt: skip
     (root / "calibration.json").write_text(json.dumps(before))
     rng = np.random.default_rng(5)
     host = rng.normal(100, 10, 12)
@@ -155,6 +159,9 @@ def test_load_floors_alone_keep_the_micro_floors_measured_before(tmp_path, cli):
     assert stored["floors"]["micro_time"] == 0.021 and stored["floors"]["micro_instructions"] == 0.005
     assert stored["detail"]["micro_time"] == {"micro services dump_json": 0.0148}
     assert stored["micro"]["method"] == "A/A micro, 36 rounds"
+    assert stored["floors"]["instructions_per_request"] == 0.036 and stored["floors"]["syscalls_per_request"] == 0.02
+    assert stored["detail"]["instructions_per_request"] == {"posts GET /posts seq instructions_per_request": 0.036}
+    assert stored["counts"]["from"] == "A/A compare latest vs latest"
 
 
 def _counts_compare(directory, head_a: float, spec: str = "latest", head_spec: str | None = None):
@@ -193,26 +200,3 @@ def test_count_floors_from_several_aa_compares_take_each_figures_largest(tmp_pat
     refused = cli("calibrate", "--counts-from", str(tmp_path / "aa1"), str(tmp_path / "ab"), root=root)
     assert refused.returncode == 3 and "not an A/A compare (v1 vs v2)" in refused.stderr
     assert json.loads((root / "calibration.json").read_text()) == stored  # nothing written
-
-
-def test_load_floors_alone_keep_the_count_floors_measured_before(tmp_path, cli):
-    # a load A/A measures no counts: `calibrate --no-micro` must not drop the floors --counts-from set
-    root = make_project(tmp_path / "project", [])
-    before = {"floors": {"cpu_us_per_request": 0.5, "instructions_per_request": 0.036, "syscalls_per_request": 0.02},
-              "method": "earlier", "rounds": 16, "compare_rounds": 8, "date": "2026-11-01",
-              "detail": {"instructions_per_request": {"posts GET /posts seq instructions_per_request": 0.036}},
-              "counts": {"method": "counts A/A", "from": "A/A compare latest vs latest"}}  # fmt: skip
-    (root / "calibration.json").write_text(json.dumps(before))
-    rng = np.random.default_rng(6)
-    host = rng.normal(100, 10, 12)
-    for lane in ("base", "head"):
-        cpu = figure("cpu_us_per_request", host * rng.normal(1, 0.01, 12))
-        write_run(tmp_path / "cal" / "x@latest" / f"{lane}-load",
-                  Run(started_at="2026-01-01T00:00:00+00:00", figures=[cpu.model_copy(update={"name": "x@latest GET / c=10 cpu/req"})]))  # fmt: skip
-    done = cli("calibrate", "--from", str(tmp_path / "cal"), root=root)
-    assert done.returncode == 0, done.stderr
-    stored = json.loads((root / "calibration.json").read_text())
-    assert stored["floors"]["instructions_per_request"] == 0.036 and stored["floors"]["syscalls_per_request"] == 0.02
-    assert stored["detail"]["instructions_per_request"] == {"posts GET /posts seq instructions_per_request": 0.036}
-    assert stored["counts"]["from"] == "A/A compare latest vs latest"
-    assert stored["floors"]["cpu_us_per_request"] < 0.05  # measured anew
