@@ -164,14 +164,15 @@ def _write(root: Path, pairs: list[tuple[Figure, Figure]], rounds: int, variants
     floors, detail = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS)
     if not floors:
         raise UserError("calibrate: no valid A/A measurement; see the failures above", EXIT_UNMEASURED)
+    existing = load_calibration(root)  # what this A/A does not measure is kept from it
     if micro_pairs:
         micro_floors, micro_detail = floors_from_aa(list(micro_pairs), MICRO_ROUNDS)
         micro = _micro_method(list(micro_pairs), micro_rounds, variants)
     else:  # no micro A/A (--no-micro, --from a load-only run, or every one failed, said): the micro floors stay
-        micro_floors, micro_detail, micro = _kept_micro(root)
+        micro_floors, micro_detail, micro = _kept_micro(existing)
     floors.update(micro_floors)
     detail.update(micro_detail)
-    count_floors, count_detail, counts = _kept_counts(root)  # measured by calibrate --counts-from alone
+    count_floors, count_detail, counts = _kept_counts(existing)  # measured by calibrate --counts-from alone
     floors.update(count_floors)
     detail.update(count_detail)
     between_runs, _ = floors_from_aa(pairs, COMPARE_QUICK_ROUNDS, paired=False)
@@ -181,18 +182,16 @@ def _write(root: Path, pairs: list[tuple[Figure, Figure]], rounds: int, variants
     )  # fmt: skip
 
 
-def _kept_micro(root: Path) -> tuple[dict[str, float], dict[str, dict[str, float]], dict]:
-    """The micro floors, per-figure floors and their method from the calibration.json there."""
+def _kept_micro(existing: Calibration | None) -> tuple[dict[str, float], dict[str, dict[str, float]], dict]:
+    """The micro floors, per-figure floors and their method of an existing calibration."""
     from benchwatch.metrics import MICRO_INSTRUCTIONS, MICRO_PEAKMEM, MICRO_TIME
 
-    existing = load_calibration(root)
     return *_kept(existing, {MICRO_TIME.key, MICRO_PEAKMEM.key, MICRO_INSTRUCTIONS.key}), existing.micro if existing else {}
 
 
-def _kept_counts(root: Path) -> tuple[dict[str, float], dict[str, dict[str, float]], dict]:
-    """The floors of the counts per request and their method from the calibration.json there: a
-    load A/A measures none of them, so a new load calibration must not drop them."""
-    existing = load_calibration(root)
+def _kept_counts(existing: Calibration | None) -> tuple[dict[str, float], dict[str, dict[str, float]], dict]:
+    """The floors of the counts per request and their method of an existing calibration: a load
+    A/A measures none of them, so a new load calibration must not drop them."""
     return *_kept(existing, set(COUNT_KEYS)), existing.counts if existing else {}
 
 

@@ -249,12 +249,10 @@ def _measure(rig: Rig, shots: list[Aimed], round_index: int) -> list[loadgen.Out
         before = [aimed.lane.srv.cpu_times() for aimed in shots]
         runs = _together(rig, shots)
         after = [aimed.lane.srv.cpu_times() for aimed in shots]
-        windows = [run.wall_seconds for run in runs]
-        mismatch = rig.window_mismatch
-        if not (len(shots) > 1 and mismatch is not None and all(run.outcome.valid for run in runs)
-                and max(windows) > (1 + mismatch) * min(windows)):  # fmt: skip
+        if not _out_of_step(rig, runs):
             break
         if attempt == MISMATCH_RETRIES or not all(aimed.lane.srv.alive() for aimed in shots):
+            windows = [run.wall_seconds for run in runs]
             reason = (f"not side by side: oha ran {' and '.join(f'{w:.2f} s' for w in windows)}"
                       f"{f' (in {attempt + 1} tries)' if attempt else ''}; this round's pair of samples is dropped")
             for aimed in shots:
@@ -265,6 +263,13 @@ def _measure(rig: Rig, shots: list[Aimed], round_index: int) -> list[loadgen.Out
                                aimed.lane.srv.alive())
         for aimed, run, cpu_before, cpu_after in zip(shots, runs, before, after, strict=True)
     ]  # fmt: skip
+
+
+def _out_of_step(rig: Rig, runs: list[loadgen.OhaRun]) -> bool:
+    """Side by side, valid runs whose oha windows differ by more than the rig allows."""
+    windows = [run.wall_seconds for run in runs]
+    return (len(runs) > 1 and rig.window_mismatch is not None and all(run.outcome.valid for run in runs)
+            and max(windows) > (1 + rig.window_mismatch) * min(windows))  # fmt: skip
 
 
 def _together(rig: Rig, shots: list[Aimed]) -> list[loadgen.OhaRun]:
