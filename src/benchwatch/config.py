@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from benchwatch.declarations import (
     AppDeclaration,
+    DeclarationError,
     Endpoint,
     Flavor,
     ProjectSettings,
@@ -85,10 +86,15 @@ class Variant:
 
     @property
     def ready_endpoint(self) -> str:
+        """The path polled until the server answers: `ready_path`, else the first GET endpoint
+        whose URL needs no value (no path parameter, no placeholder in its query), else `/`."""
         if self.app.declaration.ready_path:
             return self.app.declaration.ready_path
-        first_get = next((e for e in self.endpoints if e.method == "GET"), None)
-        return first_get.url_path if first_get else "/"
+        plain = next((e for e in self.endpoints if e.method == "GET" and not e.path_params), None)
+        if plain is None:
+            return "/"
+        query = plain.query if isinstance(plain.query, str) else ""
+        return f"{plain.path}?{query}" if query and "{" not in query and "$" not in query else plain.path
 
     def selected_endpoints(self, quick: bool) -> tuple[Endpoint, ...]:
         return self.quick_endpoints if quick else self.endpoints
@@ -247,6 +253,10 @@ def _explain(path: Path, exc: ValidationError, prefix: str = "") -> UserError:
     first = exc.errors()[0]
     where = ".".join(str(part) for part in (*([prefix] if prefix else []), *first["loc"]))
     message = first["msg"].removeprefix("Value error, ")
+    keyed = (first.get("ctx") or {}).get("error")
+    if isinstance(keyed, DeclarationError):  # a check over the whole file names its key itself
+        where = ".".join(part for part in (where, keyed.where) if part)
+        message = keyed.message
     return UserError(f"{path}: {where or 'top level'}: {message}")
 
 
@@ -290,6 +300,9 @@ def load_app(directory: Path) -> App:
         for relative in (endpoint.body_file, endpoint.expect.json_file):
             if relative and not app.file(relative).is_file():
                 raise UserError(f"{path}: endpoints.{endpoint.name}: file {relative!r} not found")
+    for request in declaration.setup.requests if declaration.setup else []:
+        if request.body_file and not app.file(request.body_file).is_file():
+            raise UserError(f"{path}: setup.requests.{request.name}: file {request.body_file!r} not found")
     if declaration.requirements and not app.file(declaration.requirements).is_file():
         raise UserError(f"{path}: requirements file {declaration.requirements!r} not found")
     return app

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from typing import Literal
+from collections.abc import Iterator
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from benchwatch import placeholders
 from benchwatch.metrics import CPU, P50, P99, RPS, RSS_IDLE, RSS_PEAK, RSS_WARM
 
 _NAME = r"^[a-z0-9][a-z0-9_]*$"
@@ -81,34 +83,219 @@ class Expect(_Strict):
     max_bytes: int | None = Field(default=None, ge=0, description="the largest acceptable body, in bytes")
 
 
-class Endpoint(_Strict):
+_METHOD = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
+PATH_PARAM = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_HEADER_NAME = r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$"
+QueryValue = str | int | float | bool | list[str | int | float | bool]
+FormValue = str | int | float | bool
+
+
+class DeclarationError(ValueError):
+    """A bad value found by a check over the whole file, with the key it is at
+    (`endpoints.item.headers.Authorization`): config's messages name it instead of `top level`."""
+
+    def __init__(self, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.where = where
+        self.message = message
+
+
+def _json_only(value: Any, where: str = "json") -> None:
+    """TOML values JSON has no form for (dates and times) are an error, not a silent string."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            _json_only(inner, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            _json_only(inner, f"{where}[{index}]")
+    elif not isinstance(value, str | int | float | bool):
+        raise ValueError(f"{where}: a {type(value).__name__} has no JSON form; write it as a string")
+
+
+class RequestParts(_Strict):
+    """What a request benchwatch sends is made of (an endpoint's, a set-up step's). String values
+    may hold placeholders (`${NAME}`, `{setup.NAME}`, `{tmp}`, `{database_*}`: docs/your-repository.md)."""
+
+    method: _METHOD = Field(default="GET", description="the HTTP method")
+    path: str = Field(pattern=r"^/", description=(
+        "the URL path as the OpenAPI schema writes it; each `{name}` in it is filled from `path_params` "
+        "(labels and figure names keep the template)"))  # fmt: skip
+    path_params: dict[str, str] = Field(default={}, description=(
+        "a value for every `{name}` of `path`, e.g. `{ id = \"{setup.item_id}\" }` (URL-encoded when sent)"))  # fmt: skip
+    query: str | dict[str, QueryValue] = Field(default="", description=(
+        "the query: a raw string without `?` (`limit=10&offset=0`), or a table (`{ limit = 10 }`, "
+        "an array repeats its key), URL-encoded when sent"))  # fmt: skip
+    headers: dict[str, str] = Field(default={}, description=(
+        "request headers, e.g. `{ Authorization = \"Bearer {setup.token}\" }` (the content type is `content_type`)"))  # fmt: skip
+    json_body: Any = Field(default=None, alias="json", description=(
+        "a JSON body written as TOML (a table or an array), sent as `application/json`; "
+        "one body kind at most (`json`, `form`, `body`, `body_file`)"))  # fmt: skip
+    form: dict[str, FormValue] | None = Field(default=None, description=(
+        "a form body (`application/x-www-form-urlencoded`), e.g. an OAuth2 password login's "
+        "`{ username = \"${BENCH_USER}\", password = \"${BENCH_PASSWORD}\" }`"))  # fmt: skip
+    body: str | None = Field(default=None, description="the request body as text")
+    body_file: str | None = Field(default=None, description=(
+        "a file holding the request body, relative to this file (sent as it is: no placeholders)"))  # fmt: skip
+    content_type: str | None = Field(default=None, description=(
+        "the request's content type (default: `application/json` for `json`, "
+        "`application/x-www-form-urlencoded` for `form`)"))  # fmt: skip
+
+    @field_validator("json_body")
+    @classmethod
+    def _json_value(cls, value: Any) -> Any:
+        _json_only(value)
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _header_names(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name, value in headers.items():
+            if not re.fullmatch(_HEADER_NAME, name):
+                raise ValueError(f"{name!r} is not a header name")
+            if name.lower() in ("content-type", "content-length", "host"):
+                raise ValueError(f"{name}: benchwatch sets this header (give the body's type as `content_type`)")
+            if "\n" in value or "\r" in value:
+                raise ValueError(f"{name}: a header value is one line")
+        return headers
+
+    @model_validator(mode="after")
+    def _one_body_and_every_parameter(self) -> RequestParts:
+        bodies = [key for key, given in (("json", "json_body" in self.model_fields_set),
+                                         ("form", self.form is not None), ("body", self.body is not None),
+                                         ("body_file", self.body_file is not None)) if given]  # fmt: skip
+        if len(bodies) > 1:
+            raise ValueError(f"give one body at most, not {' and '.join(f'`{b}`' for b in bodies)}")
+        in_path = PATH_PARAM.findall(self.path)
+        missing = [name for name in in_path if name not in self.path_params]
+        if missing:
+            raise ValueError(f"path {self.path}: give `path_params` a value for {', '.join(missing)}")
+        unused = [name for name in self.path_params if name not in in_path]
+        if unused:
+            raise ValueError(f"path_params: {', '.join(unused)} is in no `{{...}}` of path {self.path}")
+        if "${" in self.path or "{setup." in self.path or "{tmp}" in self.path or "{database_" in self.path:
+            raise ValueError(f"path {self.path}: give placeholders in `path_params`, not in the path")
+        return self
+
+    @property
+    def has_json(self) -> bool:
+        return "json_body" in self.model_fields_set
+
+    @property
+    def query_text(self) -> str:
+        """The query as declared (placeholders unresolved): a raw string as written, a table as
+        `key=value&…` in its order."""
+        if isinstance(self.query, str):
+            return self.query
+        parts = []
+        for key, value in self.query.items():
+            for one in value if isinstance(value, list) else [value]:
+                parts.append(f"{key}={_query_text(one)}")
+        return "&".join(parts)
+
+    @property
+    def url_path(self) -> str:
+        """The path template and the declared query: what labels are made of, never sent as it is."""
+        query = self.query_text
+        return f"{self.path}?{query}" if query else self.path
+
+    @property
+    def body_kind(self) -> str | None:
+        if self.has_json:
+            return "json"
+        if self.form is not None:
+            return "form"
+        if self.body is not None:
+            return "body"
+        return "body_file" if self.body_file is not None else None
+
+    @property
+    def media_type(self) -> str | None:
+        """The content type sent: the declared one, else the one of the body kind."""
+        if self.content_type:
+            return self.content_type
+        return {"json": "application/json", "form": "application/x-www-form-urlencoded"}.get(self.body_kind or "")
+
+
+def _query_text(value: str | int | float | bool) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+class _EndpointName(_Strict):
+    name: str = Field(pattern=_NAME, description="unique within the app; `quick`, flavors and `compare VARIANT:ENDPOINT` use it")
+
+
+class _StepName(_Strict):
+    name: str = Field(pattern=_NAME, description="names the step in problems")
+
+
+# the name first in each table of configuration.md: pydantic collects the fields of the last base first
+class Endpoint(RequestParts, _EndpointName):
     """One request the load tests send, and what its answer must be."""
 
-    name: str = Field(pattern=_NAME, description="unique within the app; `quick`, flavors and `compare VARIANT:ENDPOINT` use it")
-    method: Literal["GET", "POST", "PUT", "PATCH", "DELETE"] = Field(default="GET", description="the HTTP method")
-    path: str = Field(pattern=r"^/", description="the URL path")
-    query: str = Field(default="", description="the raw query string, without `?`")
-    body: str | None = Field(default=None, description="the request body text (give `body` or `body_file`, not both)")
-    body_file: str | None = Field(default=None, description="a file holding the request body, relative to this file")
-    content_type: str | None = Field(default=None, description="the request's content type, when it has a body")
     micro_case: str | None = Field(default=None, description=(
         "the `benchmarks/` case whose `response_model` micro-benchmark isolates this endpoint's work "
         "(the report sets the two side by side)"))  # fmt: skip
     expect: Expect = Field(default=Expect(), description="what the answer must be (below)")
 
-    @model_validator(mode="after")
-    def _one_body(self) -> Endpoint:
-        if self.body is not None and self.body_file is not None:
-            raise ValueError("give `body` or `body_file`, not both")
-        return self
-
-    @property
-    def url_path(self) -> str:
-        return f"{self.path}?{self.query}" if self.query else self.path
-
     @property
     def label(self) -> str:
         return f"{self.method} {self.url_path}"
+
+
+class SetupRequest(RequestParts, _StepName):
+    """One request of the set-up (a login, a record created), sent once per boot before anything
+    is measured; values of its JSON answer become `{setup.NAME}`."""
+
+    expect_status: int | None = Field(default=None, ge=100, le=599, description=(
+        "the status the answer must have (default: any 2xx)"))  # fmt: skip
+    save: dict[str, str] = Field(default={}, description=(
+        "set-up values from the JSON answer: `{ token = \"access_token\", item_id = \"id\" }`; a dotted path "
+        "(`data.0.id`) reaches into objects and arrays"))  # fmt: skip
+
+    @field_validator("save")
+    @classmethod
+    def _save_names(cls, save: dict[str, str]) -> dict[str, str]:
+        for name, where in save.items():
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+                raise ValueError(f"{name!r}: a set-up value's name is letters, digits and `_`")
+            if not where or any(not part for part in where.split(".")):
+                raise ValueError(f"{name} = {where!r}: give a dotted path into the answer, e.g. `access_token`")
+        return save
+
+
+class Setup(_Strict):
+    """What runs after every boot (after `pre_start`) and before anything is verified or measured,
+    the same on both sides of a compare: requests (a login), then a seed command (or first, with
+    `command_first`). Their values fill `{setup.NAME}` in the endpoints."""
+
+    requests: list[SetupRequest] = Field(default=[], description="requests sent in order (below)")
+    command: list[str] | None = Field(default=None, description=(
+        "a seed command (argv) run in the app's environment from `root`, with the server's variables plus "
+        "`BENCHWATCH_BASE_URL` and every set-up value so far as `BENCHWATCH_SETUP_<NAME>`; must exit 0; "
+        "its last line of output, if a JSON object of strings and numbers, adds set-up values"))  # fmt: skip
+    callable: str | None = Field(default=None, pattern=r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$", description=(
+        "instead of `command`: `module:function` imported in the app's environment and called with no "
+        "arguments (awaited if async), with the same variables; the dict it returns adds set-up values"))  # fmt: skip
+    command_first: bool = Field(default=False, description=(
+        "run the command (or callable) before the requests (e.g. it creates the user the login needs)"))  # fmt: skip
+    timeout: float = Field(default=120.0, gt=0, le=3600, description="seconds the whole set-up may take")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Setup:
+        if self.command is not None and self.callable is not None:
+            raise ValueError("give `command` or `callable`, not both")
+        if self.command is not None and not self.command:
+            raise ValueError("command: give the program and its arguments")
+        names = [r.name for r in self.requests]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise ValueError(f"requests: two are called {twice[0]!r}")
+        return self
+
+    @property
+    def seeds(self) -> bool:
+        """Whether a command or callable runs (its values are known only when it has run)."""
+        return self.command is not None or self.callable is not None
 
 
 class Flavor(_Strict):
@@ -140,10 +327,17 @@ class AppDeclaration(_Strict):
     python: str | None = Field(default=None, pattern=r"^3\.\d+$", description=(
         "the Python of the app's environments (uv finds or installs it); default: the stack's"))  # fmt: skip
     env: dict[str, str] = Field(default={}, description=(
-        "environment variables of the server (and `pre_start`); `{tmp}` becomes a fresh directory per boot"))  # fmt: skip
+        "environment variables of the server (and `pre_start`); `{tmp}` becomes a fresh directory per boot, "
+        "`${NAME}` the variable of benchwatch's own environment (a secret), `{database_url}` the boot's database"))  # fmt: skip
     pre_start: list[str] | None = Field(default=None, description=(
         "a command (argv) run before every boot, in the app's environment, from `root`, with `env`; "
         "must exit 0 (e.g. a migration)"))  # fmt: skip
+    database: Literal["postgresql"] | None = Field(default=None, description=(
+        "a fresh, empty PostgreSQL database for every boot (created before `pre_start`, dropped after the "
+        "server stops): `{database_url}` and its parts in `env`; the cluster is `BENCHWATCH_POSTGRES_URL`'s "
+        "or one benchwatch starts on 127.0.0.1"))  # fmt: skip
+    setup: Setup | None = Field(default=None, description=(
+        "what runs after every boot, before anything is verified or measured: a login, seed data (below)"))  # fmt: skip
     ready_path: str | None = Field(default=None, description="the path polled until the server answers (default: the first GET endpoint)")
     ready_timeout: float = Field(default=30.0, gt=0, le=600, description="seconds a boot may take before it fails")
     quick: list[str] | None = Field(default=None, description="the endpoint names `--quick` measures (default: the first endpoint)")
@@ -159,6 +353,12 @@ class AppDeclaration(_Strict):
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"endpoint names must be unique: {', '.join(duplicates)}")
+        labels = [e.label for e in self.endpoints]
+        same = sorted({label for label in labels if labels.count(label) > 1})
+        if same:
+            twins = [e.name for e in self.endpoints if e.label == same[0]]
+            raise ValueError(f"endpoints {' and '.join(twins)} are both {same[0]!r}: figures are named by method, "
+                             "path template and query, so give them different ones")  # fmt: skip
         for flavor_name, flavor in self.flavors.items():
             if not re.fullmatch(_NAME, flavor_name):
                 raise ValueError(f"flavor name {flavor_name!r} must match {_NAME}")
@@ -168,7 +368,88 @@ class AppDeclaration(_Strict):
         for listed in self.quick or []:
             if listed not in names:
                 raise ValueError(f"quick names unknown endpoint {listed!r}")
+        _check_placeholders(self)
         return self
+
+
+def declared_strings(decl: AppDeclaration, endpoints: list[Endpoint] | None = None,
+                     flavor: str | None = None) -> Iterator[tuple[str, str]]:  # fmt: skip
+    """(key path, text) of every string of an app declaration that may hold placeholders: `env.X`,
+    `pre_start[0]`, `setup.requests.login.form.password`, `endpoints.item.headers.Authorization`;
+    `endpoints` and `flavor` narrow it to one variant's (a flavor's `env` over the app's)."""
+    flavor_env = decl.flavors[flavor].env if flavor is not None else {}
+    for key, value in decl.env.items():
+        if key not in flavor_env:
+            yield f"env.{key}", value
+    for key, value in flavor_env.items():
+        yield f"flavors.{flavor}.env.{key}", value
+    for index, arg in enumerate(decl.pre_start or []):
+        yield f"pre_start[{index}]", arg
+    if decl.setup is not None:
+        for request in decl.setup.requests:
+            yield from request_strings(request, f"setup.requests.{request.name}")
+        for index, arg in enumerate(decl.setup.command or []):
+            yield f"setup.command[{index}]", arg
+    for endpoint in decl.endpoints if endpoints is None else endpoints:
+        yield from request_strings(endpoint, f"endpoints.{endpoint.name}")
+
+
+def request_strings(request: RequestParts, where: str) -> Iterator[tuple[str, str]]:
+    for key, value in request.path_params.items():
+        yield f"{where}.path_params.{key}", value
+    if isinstance(request.query, str):
+        if request.query:
+            yield f"{where}.query", request.query
+    else:
+        yield from placeholders.strings_in(request.query, f"{where}.query")
+    for key, value in request.headers.items():
+        yield f"{where}.headers.{key}", value
+    if request.has_json:
+        yield from placeholders.strings_in(request.json_body, f"{where}.json")
+    yield from placeholders.strings_in(request.form or {}, f"{where}.form")
+    if request.body is not None:
+        yield f"{where}.body", request.body
+
+
+def _check_placeholders(decl: AppDeclaration) -> None:
+    """Every placeholder well formed and able to have a value where it stands: no set-up value
+    before boot (env, pre_start), a database part only with `database`, and (when no command can
+    add values) every `{setup.NAME}` saved by an earlier set-up request."""
+    setup = decl.setup or Setup()
+    saved_before: dict[str, set[str]] = {}
+    saved: set[str] = set()
+    for request in setup.requests:
+        saved_before[f"setup.requests.{request.name}."] = set(saved)
+        saved |= set(request.save)
+    open_ended = setup.seeds
+    for where, text in declared_strings(decl, flavor=None):
+        try:
+            found = placeholders.refs(text)
+        except placeholders.PlaceholderError as exc:
+            raise DeclarationError(where, str(exc)) from None
+        before_boot = where.startswith(("env.", "pre_start["))
+        for ref in found:
+            if ref.kind == "setup" and before_boot:
+                raise DeclarationError(where, f"{ref.text}: set-up values exist only after the server booted")
+            if ref.kind == "database" and decl.database is None:
+                raise DeclarationError(where, f'{ref.text} needs `database = "postgresql"`')
+            if ref.kind == "setup" and not open_ended:
+                known = next((names for prefix, names in saved_before.items() if where.startswith(prefix)), saved)
+                if ref.name not in known:
+                    raise DeclarationError(where, f"{ref.text}: no set-up request before it saves {ref.name!r} "
+                                                  f"(`save = {{ {ref.name} = \"...\" }}`)")  # fmt: skip
+    for name, flavor in decl.flavors.items():
+        for key, value in flavor.env.items():
+            where = f"flavors.{name}.env.{key}"
+            try:
+                found = placeholders.refs(value)
+            except placeholders.PlaceholderError as exc:
+                raise DeclarationError(where, str(exc)) from None
+            for ref in found:
+                if ref.kind == "setup":
+                    raise DeclarationError(where, f"{ref.text}: set-up values exist only after the server booted")
+                if ref.kind == "database" and decl.database is None:
+                    raise DeclarationError(where, f'{ref.text} needs `database = "postgresql"`')
 
 
 class ProjectSettings(_Strict):

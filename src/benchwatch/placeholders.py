@@ -1,0 +1,221 @@
+"""Placeholders in a declaration's strings, and the secrets they bring in.
+
+The forms (nothing else is one: a JSON body's own braces are text):
+
+    ${NAME}             an environment variable of the process running benchwatch, read at run
+                        time; secrets live only there (the shell; on GitHub, BENCHWATCH_ENV)
+    {tmp}               a fresh directory per server boot
+    {setup.NAME}        a value the app's set-up produced for this boot
+    {database_url}, {database_host}, {database_port}, {database_name}, {database_user},
+    {database_password}  the boot's own PostgreSQL database (`database = "postgresql"`)
+
+Escapes: `$${` is the text `${`; a brace form written with doubled braces (`{{tmp}}`,
+`{{setup.token}}`, `{{database_url}}`) is that text with single braces.
+
+Every value read from `${NAME}` is remembered for the rest of the process, and `redact` turns it
+(and its URL- and JSON-escaped forms) back into `${NAME}` where text benchwatch did not write
+itself enters what it keeps: a server's answer, its last lines, an exception's message, oha's and
+psql's errors. (Not over whole files: a user name `items` would rename the figures of an app
+called `items`.) Only whole words are replaced (a user name `bench` stays inside `benchwatch`),
+and values shorter than MIN_SECRET characters not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+from urllib.parse import quote, quote_plus
+
+DATABASE_PARTS = ("url", "host", "port", "name", "user", "password")
+ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+SETUP_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+MIN_SECRET = 4
+
+_TOKEN = re.compile(
+    r"(?P<dollar>\$\$\{)"
+    r"|\{\{(?P<escaped>tmp|setup\.[^{}]*|database_[a-z_]*)\}\}"
+    r"|\$\{(?P<env>[^{}]*)\}"
+    r"|\{(?P<brace>tmp|setup\.[^{}]*|database_[a-z_]*)\}"
+    r"|(?P<open>\$\{)"
+)
+
+Kind = Literal["env", "tmp", "setup", "database"]
+
+
+class PlaceholderError(ValueError):
+    """A string that holds something shaped like a placeholder that is none."""
+
+
+@dataclass(frozen=True)
+class Ref:
+    kind: Kind
+    name: str = ""
+
+    @property
+    def text(self) -> str:
+        if self.kind == "env":
+            return "${" + self.name + "}"
+        if self.kind == "tmp":
+            return "{tmp}"
+        return "{" + (f"setup.{self.name}" if self.kind == "setup" else f"database_{self.name}") + "}"
+
+
+def _ref(match: re.Match[str]) -> Ref | None:
+    """The placeholder a token is, None for an escape; PlaceholderError for a malformed one."""
+    if match.group("dollar") is not None or match.group("escaped") is not None:
+        return None
+    if match.group("open") is not None:
+        raise PlaceholderError("`${` without its closing `}` (write `$${` for the text `${`)")
+    env = match.group("env")
+    if env is not None:
+        if not re.fullmatch(ENV_NAME, env):
+            raise PlaceholderError(f"`${{{env}}}` is not a placeholder: an environment variable's name is "
+                                   "letters, digits and `_` (write `$${` for the text `${`)")  # fmt: skip
+        return Ref("env", env)
+    brace = match.group("brace")
+    if brace == "tmp":
+        return Ref("tmp")
+    if brace.startswith("setup."):
+        name = brace.removeprefix("setup.")
+        if not re.fullmatch(SETUP_NAME, name):
+            raise PlaceholderError(f"`{{{brace}}}` is not a placeholder: a set-up value's name is letters, digits and `_`")
+        return Ref("setup", name)
+    part = brace.removeprefix("database_")
+    if part not in DATABASE_PARTS:
+        known = ", ".join(f"{{database_{p}}}" for p in DATABASE_PARTS)
+        raise PlaceholderError(f"`{{{brace}}}` is not a placeholder; the database's are {known}")
+    return Ref("database", part)
+
+
+def refs(text: str) -> list[Ref]:
+    """The placeholders in `text`, in order; PlaceholderError names a malformed one."""
+    found = []
+    for match in _TOKEN.finditer(text):
+        ref = _ref(match)
+        if ref is not None:
+            found.append(ref)
+    return found
+
+
+@dataclass(frozen=True)
+class Context:
+    """What placeholders resolve to at one moment of one boot."""
+
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    tmp: str | None = None
+    setup: Mapping[str, str] = field(default_factory=dict)
+    database: Mapping[str, str] | None = None  # DATABASE_PARTS -> value
+
+    def with_setup(self, values: Mapping[str, str]) -> Context:
+        return replace(self, setup={**self.setup, **values})
+
+
+class Unresolved(Exception):
+    """A placeholder with no value here: a variable not set, a set-up value not given."""
+
+    def __init__(self, ref: Ref, why: str) -> None:
+        super().__init__(f"{ref.text} {why}")
+        self.ref = ref
+        self.why = why
+
+
+def value_of(ref: Ref, context: Context) -> str:
+    if ref.kind == "env":
+        value = context.environ.get(ref.name)
+        if value is None:
+            raise Unresolved(ref, "is not set in the environment")
+        remember(ref.name, value)
+        return value
+    if ref.kind == "tmp":
+        if context.tmp is None:
+            raise Unresolved(ref, "has no value here (only a server's boot has a fresh directory)")
+        return context.tmp
+    if ref.kind == "setup":
+        if ref.name not in context.setup:
+            given = ", ".join(sorted(context.setup)) or "none"
+            raise Unresolved(ref, f"was not given by the set-up (it gave: {given})")
+        return context.setup[ref.name]
+    if context.database is None:
+        raise Unresolved(ref, 'has no value: the app declares no `database = "postgresql"`')
+    return context.database[ref.name]
+
+
+def resolve(text: str, context: Context, encode: Callable[[str], str] | None = None) -> str:
+    """`text` with every placeholder replaced by its value (passed through `encode`, e.g. URL
+    quoting, when given) and every escape by its text; Unresolved when a value is missing."""
+
+    def one(match: re.Match[str]) -> str:
+        if match.group("dollar") is not None:
+            return "${"
+        if match.group("escaped") is not None:
+            return "{" + match.group("escaped") + "}"
+        ref = _ref(match)
+        assert ref is not None
+        value = value_of(ref, context)
+        return encode(value) if encode else value
+
+    return _TOKEN.sub(one, text)
+
+
+def resolve_tree(value: Any, context: Context) -> Any:
+    """A JSON value with every string in it resolved (keys are left as written)."""
+    if isinstance(value, str):
+        return resolve(value, context)
+    if isinstance(value, dict):
+        return {k: resolve_tree(v, context) for k, v in value.items()}
+    if isinstance(value, list):
+        return [resolve_tree(v, context) for v in value]
+    return value
+
+
+def strings_in(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    """(where, text) of every string in a JSON/TOML value: `where.key`, `where[0]`."""
+    if isinstance(value, str):
+        yield where, value
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            yield from strings_in(inner, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            yield from strings_in(inner, f"{where}[{index}]")
+
+
+# the secrets read from the environment in this process: value (and its escaped forms) -> its name
+_secrets: dict[str, str] = {}
+_pattern: re.Pattern[str] | None = None
+_lock = threading.Lock()
+_WORD = "A-Za-z0-9_"
+
+
+def remember(name: str, value: str) -> None:
+    """A value to keep out of every file and line benchwatch writes (see `redact`)."""
+    global _pattern
+    if len(value) < MIN_SECRET:
+        return
+    with _lock:
+        for form in {value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1]}:
+            _secrets.setdefault(form, name)
+        # whole words only: a user name `bench` stays inside `benchwatch`
+        alternatives = "|".join(re.escape(v) for v in sorted(_secrets, key=len, reverse=True))
+        _pattern = re.compile(f"(?<![{_WORD}])(?:{alternatives})(?![{_WORD}])")
+
+
+def forget_all() -> None:
+    """Tests only: start again with no remembered secrets."""
+    global _pattern
+    with _lock:
+        _secrets.clear()
+        _pattern = None
+
+
+def redact(text: str) -> str:
+    """`text` with every remembered secret (standing as a word of its own) replaced by `${NAME}`."""
+    pattern = _pattern
+    if pattern is None or not text:
+        return text
+    return pattern.sub(lambda m: "${" + _secrets.get(m.group(0), "SECRET") + "}", text)
