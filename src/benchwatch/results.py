@@ -25,7 +25,7 @@ GAB_SMALLER = "gab-smaller.json"
 # so an alert threshold near 100 % instead of the timings' (benchwatch calibrate --print-threshold)
 GAB_COUNTS = "gab-counts.json"
 
-Phase = Literal["config", "env", "boot", "verify", "load", "micro", "compare"]
+Phase = Literal["config", "env", "boot", "setup", "verify", "load", "micro", "compare"]
 
 
 class Problem(BaseModel):

@@ -20,7 +20,7 @@ from benchwatch.config import Variant
 from benchwatch.envs import Env
 from benchwatch.measure import loadgen, server
 from benchwatch.measure.inject import Injection
-from benchwatch.measure.verify import request_body
+from benchwatch.measure.request import prepare
 from benchwatch.results import write_json_atomic
 
 RATE = 200  # samples per second
@@ -77,9 +77,11 @@ def _profile_pair(
                 variant, environments[variant.env_key], cpu=server_cores, inject=inject, wrap=wrap))))  # fmt: skip
         for endpoint in base.selected_endpoints(quick):
             for seconds in (WARMUP, max(duration, MIN_SECONDS)):
+                sent = {role: prepare(variant.app, endpoint, srv.context) for role, variant, srv in servers}
                 specs = [(role, loadgen.LoadSpec(
-                    url=srv.base_url + endpoint.url_path, duration=seconds, concurrency=CONCURRENCY,
-                    method=endpoint.method, body=request_body(variant, endpoint), content_type=endpoint.content_type,
+                    url=srv.base_url + sent[role].target, duration=seconds, concurrency=CONCURRENCY,
+                    method=sent[role].method, body=sent[role].body, content_type=sent[role].content_type,
+                    headers=sent[role].headers,
                 )) for role, variant, srv in servers]  # fmt: skip
                 before = {role: _served_cpu(srv) for role, _, srv in servers}
                 with ThreadPoolExecutor(max_workers=len(specs)) as pool:

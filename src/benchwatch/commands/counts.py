@@ -22,6 +22,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.counts import DEFAULT_REPEATS, DEFAULT_REQUESTS, count_requests, targets_for
     from benchwatch.envs import prepare
     from benchwatch.errors import UserError
+    from benchwatch.measure import preflight
     from benchwatch.results import Problem, write_run
     from benchwatch.session import now, open_session
 
@@ -32,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     variants = project.select(args.patterns, stack_names(args))
     if not variants:
         raise UserError(f"-k {args.patterns}: no variant matches (see `benchwatch list`)")
+    preflight.check(variants)
     session = open_session(project.root, args.out)
     out = session.out
     record = session.start_run()

@@ -40,6 +40,7 @@ def execute(args: argparse.Namespace, aa_variant: str | None, project=None, vari
     """Select (unless the caller already did), open the session (unless the caller did), measure,
     print; returns (Run, results directory)."""
     from benchwatch.config import load_project
+    from benchwatch.measure import preflight
     from benchwatch.measure.load import load
     from benchwatch.measure.plan import shard
     from benchwatch.session import open_session
@@ -47,6 +48,7 @@ def execute(args: argparse.Namespace, aa_variant: str | None, project=None, vari
     project = project or load_project()
     if variants is None:
         variants = shard(project.select(args.patterns, stack_names(args)), args.shard)
+    preflight.check(variants)
     session = session or open_session(project.root, args.out, load_tests=True)
     record = load(project, variants, session, quick=args.quick, rounds=args.rounds, aa_variant=aa_variant,
                   shard=args.shard, quiet=args.quiet, counts=args.counts)  # fmt: skip
@@ -66,7 +68,7 @@ def print_outcome(record, out: Path, variant_count: int) -> None:
         tail = f"  {partner.value:9.0f} req/s" if partner else ""
         where = f"{figure.variant} {figure.endpoint} {figure.setting.tag}"
         print(f"{where:<70} {figure.value:8.1f} us/req{tail}")
-    failed = {p.variant for p in record.problems if p.phase in ("env", "boot", "verify", "load")}
+    failed = {p.variant for p in record.problems if p.phase in ("env", "boot", "setup", "verify", "load")}
     print(f"{variant_count - len(failed)} of {variant_count} variants measured cleanly"
           f"{f'; {len(failed)} with problems' if failed else ''}; results in {out}")  # fmt: skip
     bottlenecked = record.extra.loadgen.bottlenecked_runs if record.extra.loadgen else 0

@@ -27,6 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.commands import load as load_command
     from benchwatch.commands import stack_names
     from benchwatch.config import load_project
+    from benchwatch.measure import preflight
     from benchwatch.measure.load import say
     from benchwatch.measure.plan import shard
     from benchwatch.report.tables import usable_reference
@@ -41,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     everything = project.select(args.patterns, stack_names(args))
     selected = shard(everything, args.shard)
     aa = aa_variant(args.aa, [v.id for v in selected], [v.id for v in everything])
+    preflight.check(everything)
     session = open_session(project.root, args.out, load_tests=True)
     record, out = load_command.execute(args, aa, project, selected, session)
     if project.questions and (args.shard is None or args.shard.startswith("1/")):

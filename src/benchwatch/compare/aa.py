@@ -43,6 +43,7 @@ def calibrate(
     scenarios as compare measures them too (paired rounds of alternating batches, instruction counts)."""
     from benchwatch.compare.rounds import compare_plan, measure_load
     from benchwatch.compare.sides import Side
+    from benchwatch.measure import preflight
     from benchwatch.measure.rig import build_rig
 
     if rounds < MIN_ROUNDS:
@@ -50,6 +51,7 @@ def calibrate(
     if not load and not micro:
         raise UserError("--no-load and --no-micro together leave nothing to calibrate")
     variants = project.select(patterns or f"*@{DEFAULT_STACK}")
+    preflight.check(variants)
     session = open_session(project.root, out, name="calibrate", load_tests=load)
     out, environment = session.out, session.environment
     pairs: list[tuple[Figure, Figure]] = []

@@ -10,9 +10,10 @@ import http.client
 import time
 from dataclasses import dataclass
 
-from benchwatch.config import Endpoint, Variant
-from benchwatch.measure.server import HOST
-from benchwatch.measure.verify import request_body, request_headers
+from benchwatch.config import Endpoint
+from benchwatch.measure.request import prepare
+from benchwatch.measure.server import HOST, Server
+from benchwatch.placeholders import redact
 
 
 class RequestFailed(Exception):
@@ -22,15 +23,18 @@ class RequestFailed(Exception):
 @dataclass(frozen=True)
 class Request:
     method: str
-    url_path: str
+    url_path: str  # as sent: path parameters and query filled in
     body: bytes | None
     headers: dict[str, str]
+    label: str = ""  # the endpoint's label (the template), what errors name
 
     @classmethod
-    def of(cls, variant: Variant, endpoint: Endpoint) -> Request:
+    def of(cls, srv: Server, endpoint: Endpoint) -> Request:
+        """The endpoint's request on this boot of its server (its set-up's values filled in)."""
+        sent = prepare(srv.variant.app, endpoint, srv.context)
         # a fixed Host (http.client would send the port, which differs from boot to boot)
-        headers = {"Host": HOST, **request_headers(endpoint)}
-        return cls(endpoint.method, endpoint.url_path, request_body(variant, endpoint), headers)
+        headers = {"Host": HOST, **sent.header_dict()}
+        return cls(sent.method, sent.target, sent.body, headers, endpoint.label)
 
 
 class Client:
@@ -55,10 +59,10 @@ class Client:
                 response = self._connection.getresponse()
                 body = response.read()
             except (OSError, http.client.HTTPException) as exc:
-                raise RequestFailed(f"{request.method} {request.url_path}: {type(exc).__name__}: {exc}") from None
+                raise RequestFailed(f"{request.label or request.url_path}: {type(exc).__name__}: {redact(str(exc))}") from None
             if not 200 <= response.status < 300:
-                snippet = body[:120].decode(errors="replace").replace("\n", " ")
-                raise RequestFailed(f"{request.method} {request.url_path}: status {response.status} ({snippet})")
+                snippet = redact(body[:120].decode(errors="replace").replace("\n", " "))
+                raise RequestFailed(f"{request.label or request.url_path}: status {response.status} ({snippet})")
         return time.monotonic() - started
 
     def close(self) -> None:

@@ -33,6 +33,10 @@ READY_S = 300.0  # a server's boot under valgrind (imports at ~1/50 speed)
 PROBE_TIMEOUT_S = 120.0  # its first answer under valgrind
 REQUEST_TIMEOUT_S = 300.0
 STOP_WAIT_S = 120.0  # SIGINT to exit: valgrind writes its last file
+# the one connection stays open through every pause (a dump, a collection, the idle second): with
+# uvicorn's default of 5 s a busy machine's pause closed it and the next request was refused
+# ("connection reset by peer", 7 of 18 targets of one compare at a load average of 11)
+KEEP_ALIVE_S = 3600.0
 IDLE_S = 1.0  # the pause whose cost (uvicorn's 0.1 s tick: 10 wake-ups) is taken off every phase
 PAUSE_S = 0.2  # between strace phases: the server idles, so the cut between them is clean
 # between requests: the server finishes its work after an answer (a few more turns of its event
@@ -127,12 +131,11 @@ def count_target(
     """Both boots of one target; raises CountFailed (server stopped) at the first failure."""
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    requests = [Request.of(target.variant, e) for e in target.endpoints]
     say(f"counts: {target.variant.id}: instructions under callgrind")
-    cg = _callgrind(target, out_dir / "callgrind.out", requests, cap, repeats)
+    cg = _callgrind(target, out_dir / "callgrind.out", cap, repeats)
     say(f"counts: {target.variant.id}: system calls under strace")
     traced = [min(cap, STRACE_TIMES * n) for n in cg.requests]
-    st = _strace(target, out_dir / "strace.trace", requests, cg.warmups, traced, repeats)
+    st = _strace(target, out_dir / "strace.trace", cg.warmups, traced, repeats)
     counted = TargetCounts(target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls)
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
     say(f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s")
@@ -159,13 +162,18 @@ class _Run:
 
 @dataclass
 class _Serving:
-    """A server booted under a counter, one client connection to it, and its harness."""
+    """A server booted under a counter, one client connection to it, and its harness; the
+    endpoints' requests as this boot sends them (its set-up's values filled in)."""
 
     target: CountTarget
     srv: server.Server
     client: Client
     gc: GcControl
     tail: list[str] = field(default_factory=list)  # its stderr tail once stopped, for later errors
+
+    @property
+    def requests(self) -> list[Request]:
+        return [Request.of(self.srv, e) for e in self.target.endpoints]
 
     def send(self, index: int, request: Request, times: int, think: float = 0.0) -> float:
         try:
@@ -190,7 +198,7 @@ def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[_Se
     try:
         with server.running(
             target.variant, target.env, inject=target.inject, wrap=wrap, wrap_environ={**HASH_SEED, **gc.environ()},
-            ready_timeout=READY_S, probe_timeout=PROBE_TIMEOUT_S, interrupt_wait=STOP_WAIT_S,
+            ready_timeout=READY_S, probe_timeout=PROBE_TIMEOUT_S, interrupt_wait=STOP_WAIT_S, keep_alive=KEEP_ALIVE_S,
         ) as srv:  # fmt: skip
             client = Client(server.HOST, srv.port, REQUEST_TIMEOUT_S)
             serving = _Serving(target, srv, client, gc)
@@ -213,7 +221,7 @@ def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[_Se
         gc.close()
 
 
-def _callgrind(target: CountTarget, out_file: Path, requests: Sequence[Request], cap: int, repeats: int) -> _Run:
+def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int) -> _Run:
     """Boot (uninstrumented), probe, warm-up, settle (uninstrumented), an idle pause, then the
     counted phases, each after a full collection; a dump after each stage, its label checked
     against its file."""
@@ -241,6 +249,7 @@ def _callgrind(target: CountTarget, out_file: Path, requests: Sequence[Request],
     phases: list[Phase] = []
     try:
         with _serving(target, callgrind.wrap(out_file), "callgrind") as s:
+            requests = s.requests
             control(lambda: callgrind.instrument(s.srv.pid, True))  # booted uninstrumented (callgrind.wrap)
             dump("boot")
             for i, request in enumerate(requests):
@@ -288,13 +297,13 @@ def _number(dumps: list[tuple[str, float]], label: str) -> int:
     return 1 + [name for name, _ in dumps].index(label)
 
 
-def _strace(target: CountTarget, trace: Path, requests: Sequence[Request], warmups: Sequence[int],
-            counts: Sequence[int], repeats: int) -> _Run:  # fmt: skip
+def _strace(target: CountTarget, trace: Path, warmups: Sequence[int], counts: Sequence[int], repeats: int) -> _Run:
     trace.unlink(missing_ok=True)
     endpoints = target.endpoints
     phases: list[Phase] = []
     windows: list[tuple[float, float]] = []
     with _serving(target, strace.wrap(trace), "strace") as s:
+        requests = s.requests
         for i, request in enumerate(requests):
             s.send(i, request, plan.PROBE + warmups[i])
         time.sleep(PAUSE_S)

@@ -34,7 +34,7 @@ class Boot:
         try:
             self.srv = self.context.__enter__()
         except server.BootError as exc:
-            self.track.data.fail(self.slot, Problem(variant=self.slot.variant.id, phase="boot", reason=exc.reason,
+            self.track.data.fail(self.slot, Problem(variant=self.slot.variant.id, phase=exc.phase, reason=exc.reason,
                                                     detail=exc.stderr_tail))  # fmt: skip
             return None
         except BaseException as exc:

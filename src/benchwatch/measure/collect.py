@@ -130,11 +130,13 @@ class Collector:
         return {m: server_key(slot.label, m, self.name_tag).name for m in MEMORY}
 
     def record(
-        self, slot: Slot, shot: Shot, round_index: int, run: OhaRun, server_cpu: CpuTimes | float, server_alive: bool
+        self, slot: Slot, shot: Shot, round_index: int, run: OhaRun, server_cpu: CpuTimes | float, server_alive: bool,
+        server_error: str = "",
     ) -> Outcome | None:
         """One measured oha run's figures, or why they (and the slot's memory) are invalid;
         the outcome when valid. `server_cpu`: the server tree's CPU over the window (a bare total
-        gives no user/system split)."""
+        gives no user/system split). `server_error`: the server's own last error (a 5xx's
+        traceback): its last line joins the reason, all of it the problem's detail."""
         split = server_cpu.split() if isinstance(server_cpu, CpuTimes) else None
         server_cpu = server_cpu.total if isinstance(server_cpu, CpuTimes) else server_cpu
         assert shot.setting is not None, "a warm-up is never recorded"
@@ -150,10 +152,13 @@ class Collector:
         names = self.names(slot, shot.endpoint, shot.setting)
         if not outcome.valid or not server_alive:
             reason = "; ".join(outcome.problems) or "server died during the measurement"
+            said = server_error.strip().splitlines()
+            if said:
+                reason += f"; the server said: {said[-1].strip()[:200]}"
             for name in [*names.values(), *self.rss_names(slot).values()]:
                 self.invalid.setdefault(name, f"round {round_index + 1}: {shot.endpoint.label} {shot.tag}: {reason}")
             self.report(slot, Problem(variant=slot.variant.id, phase="load", endpoint=shot.endpoint.label,
-                                      reason=f"{shot.tag}: {reason}"))  # fmt: skip
+                                      reason=f"{shot.tag}: {reason}", detail=server_error))  # fmt: skip
             return None
         values = {
             CPU: server_cpu / outcome.successes * 1e6,

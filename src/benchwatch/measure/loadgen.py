@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchwatch.errors import UserError
+from benchwatch.placeholders import redact
 
 OHA_ENV = "BENCHWATCH_OHA"
 DEADLINE_ABORT = "aborted due to deadline"
@@ -83,6 +84,7 @@ class LoadSpec:
     method: str = "GET"
     body: bytes | None = None
     content_type: str | None = None
+    headers: tuple[tuple[str, str], ...] = ()  # on oha's command line while it runs; never recorded
 
 
 def build_argv(oha: str, spec: LoadSpec, body_path: Path | None = None) -> list[str]:
@@ -99,6 +101,8 @@ def build_argv(oha: str, spec: LoadSpec, body_path: Path | None = None) -> list[
         argv += ["-D", str(body_path)]
     if spec.content_type:
         argv += ["-T", spec.content_type]
+    for name, value in spec.headers:
+        argv += ["-H", f"{name}: {value}"]
     argv.append(spec.url)
     return argv
 
@@ -194,7 +198,7 @@ def run_oha(oha: str, spec: LoadSpec, cores: list[int] | None = None) -> OhaRun:
             wall = time.monotonic() - started
         used_cores = len(cores) if taskset and cores else (os.cpu_count() or 1)
         if status != 0:
-            tail = err_path.read_text(errors="replace").strip()[-300:]
+            tail = redact(err_path.read_text(errors="replace").strip()[-300:])
             reason = "killed after its time limit" if status is None else f"exited with {status}"
             return OhaRun(argv, Outcome(problems=[f"oha {reason}: {tail}"]), wall, cpu, used_cores)
         try:

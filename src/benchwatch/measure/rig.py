@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from benchwatch import envs
 from benchwatch.config import Endpoint, Variant
-from benchwatch.measure import server
+from benchwatch.measure import preflight, server
 from benchwatch.measure.collect import Collector, Slot
 from benchwatch.measure.inject import NO_INJECTION, Injection
 from benchwatch.measure.plan import LoadPlan
@@ -34,7 +34,9 @@ class Rig:
 
 
 def build_rig(oha: str, plan: LoadPlan, variants: Sequence[Variant]) -> tuple[Rig, dict[str, str]]:
-    """Build every environment the variants need (once); ({stack: why}) for those that failed."""
+    """Build every environment the variants need (once); ({stack: why}) for those that failed.
+    Before anything: the variants' variables and database (measure/preflight.py)."""
+    preflight.check(variants)
     ready, failed = envs.prepare(variants)
     server_cores, oha_cores = server.cpu_plan()
     return Rig(oha, plan, ready, server_cores, oha_cores), failed

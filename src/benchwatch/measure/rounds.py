@@ -23,8 +23,9 @@ from benchwatch.measure import loadgen, server
 from benchwatch.measure.boot import Boot
 from benchwatch.measure.collect import Collector, Shot, Slot
 from benchwatch.measure.plan import LoadPlan
+from benchwatch.measure.request import prepare
 from benchwatch.measure.rig import Rig, Track
-from benchwatch.measure.verify import check_server, request_body
+from benchwatch.measure.verify import check_server
 from benchwatch.metrics import Closed, Open
 from benchwatch.progress import Progress
 from benchwatch.results import Problem
@@ -176,7 +177,7 @@ def _checked(lane: Lane) -> bool:
     """Idle memory taken, then every answer verified; a wrong answer fails the slot."""
     variant = lane.slot.variant
     lane.idle_rss = lane.srv.rss_bytes()
-    checked = check_server(lane.srv.base_url, variant, variant.endpoints if not lane.quick else lane.endpoints())
+    checked = check_server(lane.srv, variant.endpoints if not lane.quick else lane.endpoints())
     if lane.slot.label not in lane.data.checks and not lane.slot.is_copy:
         lane.data.checks[lane.slot.label] = checked
     for problem in checked.problems:
@@ -260,9 +261,16 @@ def _measure(rig: Rig, shots: list[Aimed], round_index: int) -> list[loadgen.Out
             return [run.outcome for run in runs]
     return [
         aimed.lane.data.record(aimed.lane.slot, aimed.shot, round_index, run, cpu_after - cpu_before,
-                               aimed.lane.srv.alive())
+                               aimed.lane.srv.alive(), server_error=_server_error(aimed.lane, run))
         for aimed, run, cpu_before, cpu_after in zip(shots, runs, before, after, strict=True)
     ]  # fmt: skip
+
+
+def _server_error(lane: Lane, run: loadgen.OhaRun) -> str:
+    """The server's own last error (its traceback) when it answered 5xx or died: what the
+    problem shows beside the counts of statuses."""
+    failed = any(code.startswith("5") for code in run.outcome.non_2xx) or not lane.srv.alive()
+    return lane.srv.last_error() if failed else ""
 
 
 def _out_of_step(rig: Rig, runs: list[loadgen.OhaRun]) -> bool:
@@ -279,11 +287,11 @@ def _together(rig: Rig, shots: list[Aimed]) -> list[loadgen.OhaRun]:
 
     def fire(aimed: Aimed) -> loadgen.OhaRun:
         lane, shot = aimed.lane, aimed.shot
+        sent = prepare(lane.slot.variant.app, shot.endpoint, lane.srv.context)
         spec = loadgen.LoadSpec(
-            url=lane.srv.base_url + shot.endpoint.url_path, duration=shot.duration,
+            url=lane.srv.base_url + sent.target, duration=shot.duration,
             concurrency=shot.connections, rate=shot.rate, requests=shot.requests,
-            method=shot.endpoint.method, body=request_body(lane.slot.variant, shot.endpoint),
-            content_type=shot.endpoint.content_type,
+            method=sent.method, body=sent.body, content_type=sent.content_type, headers=sent.headers,
         )  # fmt: skip
         return loadgen.run_oha(rig.oha, spec, rig.oha_cores)
 

@@ -14,26 +14,35 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import httpx
 import psutil
 
-from benchwatch.config import Variant
+from benchwatch.config import APP_FILE, Variant
 from benchwatch.envs import Env
+from benchwatch.errors import UserError
+from benchwatch.measure import database
 from benchwatch.measure.inject import INJECT_ENVS, NO_INJECTION, Injection
+from benchwatch.measure.setup import SetupError, run_setup
+from benchwatch.placeholders import Context, Unresolved, redact, resolve
 
 HOST = "127.0.0.1"
+# where the last failure's lines begin in uvicorn's log ("ERROR:    Exception in ASGI application",
+# then the traceback), or a plain Python traceback
+TRACEBACK_STARTS = ("ERROR:", "Traceback (most recent call last)")
 _live: dict[int, subprocess.Popen] = {}
 
 
 class BootError(Exception):
-    """The server could not be started or did not become ready."""
+    """The server could not be started, did not become ready, or its set-up failed (`phase`)."""
 
-    def __init__(self, variant_id: str, reason: str, stderr_tail: str = "") -> None:
+    def __init__(self, variant_id: str, reason: str, stderr_tail: str = "", phase: Literal["boot", "setup"] = "boot") -> None:
         super().__init__(f"{variant_id}: {reason}")
         self.variant_id = variant_id
-        self.reason = reason
-        self.stderr_tail = stderr_tail
+        self.reason = redact(reason)
+        self.stderr_tail = redact(stderr_tail)
+        self.phase = phase
 
 
 
@@ -44,6 +53,8 @@ class Server:
     port: int
     process: subprocess.Popen
     log_path: Path
+    # what this boot's placeholders resolve to: {tmp}, {database_*}, then the set-up's values
+    context: Context = field(default_factory=Context)
     _ps: psutil.Process = field(init=False)
 
     def __post_init__(self) -> None:
@@ -105,7 +116,20 @@ class Server:
             text = self.log_path.read_text(errors="replace")
         except OSError:
             return ""
-        return "\n".join(text.strip().splitlines()[-lines:])
+        return redact("\n".join(text.strip().splitlines()[-lines:]))
+
+    def last_error(self, lines: int = 30) -> str:
+        """The server's last traceback (uvicorn logs one per failed request), at most its last
+        `lines` lines; else its last lines."""
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        found = text.strip().splitlines()
+        starts = [i for i, line in enumerate(found) if line.startswith(TRACEBACK_STARTS)]
+        if starts:
+            found = found[starts[-1]:]
+        return redact("\n".join(found[-lines:]))
 
     @contextmanager
     def rss_peak(self, interval: float = 0.05) -> Iterator[list[int]]:
@@ -182,9 +206,10 @@ def cpu_plan() -> tuple[list[int] | None, list[int] | None]:
     return [cores[-1]], cores[:-1]
 
 
-def server_environment(variant: Variant, env: Env, scratch: Path, inject: Injection) -> dict:
+def server_environment(variant: Variant, env: Env, context: Context, inject: Injection) -> dict:
+    """Ours, then the declared `env` with its placeholders resolved, the environment's bin first on PATH."""
     environ = {k: v for k, v in os.environ.items() if k not in INJECT_ENVS}
-    environ.update({k: v.replace("{tmp}", str(scratch)) for k, v in variant.env.items()})
+    environ.update({k: _resolved(variant, f"env.{k}", v, context) for k, v in variant.env.items()})
     environ["PATH"] = f"{env.path / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
     environ["VIRTUAL_ENV"] = str(env.path)
     environ.pop("PYTHONPATH", None)
@@ -205,28 +230,37 @@ def running(
     wrap_environ: Mapping[str, str] | None = None,
     interrupt_wait: float = 15.0,
     probe_timeout: float = 2.0,
+    keep_alive: float | None = None,
 ) -> Iterator[Server]:
     """`wrap`: a command that launches the server as its child (`py-spy record … --`) or runs it
     (`valgrind …`); it is stopped with SIGINT first and given `interrupt_wait` seconds, so it can
     write what it recorded. `wrap_environ`: variables the wrapped server needs on top of its own
     (PYTHONHASHSEED=0 for a counter). `probe_timeout`: how long one readiness request may take
-    (a server under valgrind answers its first request slowly)."""
-    with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name:
+    (a server under valgrind answers its first request slowly); the set-up's requests get as long
+    at least. `keep_alive`: seconds uvicorn keeps an idle connection open (its default, 5 s, is
+    shorter than a counter's pause between two phases on a busy machine). Every boot has a fresh `{tmp}` directory and, when the app declares one, a fresh
+    database; the app's set-up runs once the server answers (`Server.context` holds its values)."""
+    with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name, _boot_database(variant) as database:
         scratch = Path(scratch_name)
-        environ = server_environment(variant, env, scratch, inject)
+        context = Context(tmp=str(scratch), database=database.parts if database else None)
+        environ = server_environment(variant, env, context, inject)
         root = variant.app.root
         if variant.app.declaration.pre_start:  # without the wrapper's variables: they are the server's
-            _pre_start(variant, environ, root)  # (a counting harness loaded here would hold its socket)
+            _pre_start(variant, environ, root, context)  # (a counting harness loaded here would hold its socket)
+        setup_environ = dict(environ)
         environ.update(wrap_environ or {})
         if port is not None and port_in_use(port):
             raise BootError(variant.id, f"port {HOST}:{port} is already in use")
         for attempt in range(3):
             chosen = port if port is not None else free_port()
-            server = _spawn(variant, env, environ, root, chosen, scratch / f"server-{attempt}.log", wrap)
+            server = _spawn(variant, env, environ, root, chosen, scratch / f"server-{attempt}.log", wrap, keep_alive)
             try:
                 if cpu:
                     pin(server, cpu)
                 _wait_ready(server, ready_timeout or variant.app.declaration.ready_timeout, probe_timeout)
+                server.context = context
+                if variant.app.declaration.setup is not None:
+                    server.context = _set_up(server, env, setup_environ, probe_timeout)
             except BootError as exc:
                 _stop(server.process, grace=1.0)
                 if port is None and "already in use" in exc.reason and attempt < 2:
@@ -244,26 +278,68 @@ def running(
             return
 
 
-def _pre_start(variant: Variant, environ: dict, root: Path) -> None:
-    argv = variant.app.declaration.pre_start or []
+def _resolved(variant: Variant, where: str, text: str, context: Context) -> str:
+    """A declared string with its placeholders resolved; a missing variable is bad input (the
+    command's check before any boot names it first: measure/preflight.py)."""
+    try:
+        return resolve(text, context)
+    except Unresolved as exc:
+        raise UserError(f"{variant.app.directory / APP_FILE}: {where}: {exc}") from None
+
+
+@contextmanager
+def _boot_database(variant: Variant) -> Iterator[database.BootDatabase | None]:
+    """A fresh database for this boot when the app declares one (dropped after the server stopped)."""
+    if variant.app.declaration.database is None:
+        yield None
+        return
+    try:
+        boot_database = database.fresh()
+        opened = boot_database.__enter__()
+    except database.DatabaseError as exc:
+        raise BootError(variant.id, f"database: {exc}") from None
+    try:
+        yield opened
+    finally:
+        boot_database.__exit__(None, None, None)
+
+
+def _set_up(server: Server, env: Env, environ: dict, probe_timeout: float) -> Context:
+    """The app's set-up against the ready server; a failure is the boot's, said by its step."""
+    declared = server.variant.app.declaration.setup
+    assert declared is not None
+    timeout = max(declared.timeout, probe_timeout)
+    try:
+        values = run_setup(server.variant, server.base_url, server.context, environ, env.python, timeout)
+    except SetupError as exc:
+        tail = "\n".join(part for part in (exc.tail, server.stderr_tail()) if part)
+        raise BootError(server.variant.id, str(exc), tail, phase="setup") from None
+    return server.context.with_setup(values)
+
+
+def _pre_start(variant: Variant, environ: dict, root: Path, context: Context) -> None:
+    declared = variant.app.declaration.pre_start or []
+    argv = [_resolved(variant, f"pre_start[{i}]", arg, context) for i, arg in enumerate(declared)]
     try:
         done = subprocess.run(
             argv, cwd=root, env=environ, capture_output=True, text=True, timeout=300
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise BootError(variant.id, f"pre_start {argv[0]!r} failed: {exc}") from None
+        raise BootError(variant.id, f"pre_start {declared[0]!r} failed: {exc}") from None
     if done.returncode != 0:
         tail = "\n".join(done.stderr.strip().splitlines()[-12:])
         raise BootError(variant.id, f"pre_start exited with {done.returncode}", tail)
 
 
 def _spawn(
-    variant: Variant, env: Env, environ: dict, root: Path, port: int, log_path: Path, wrap: Sequence[str] = ()
+    variant: Variant, env: Env, environ: dict, root: Path, port: int, log_path: Path, wrap: Sequence[str] = (),
+    keep_alive: float | None = None,
 ) -> Server:
     argv = [*wrap,
         str(env.python), "-m", "uvicorn", variant.import_string,
         "--host", HOST, "--port", str(port),
         "--no-access-log", "--log-level", "warning",
+        *(["--timeout-keep-alive", f"{keep_alive:.0f}"] if keep_alive else []),
     ]  # fmt: skip
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
@@ -282,8 +358,12 @@ def pin(server: Server, cores: list[int]) -> None:
 
 
 def _wait_ready(server: Server, timeout: float, probe_timeout: float = 2.0) -> None:
+    """Poll until an answer comes from *our* server: an answer on the port counts only when the
+    listening socket belongs to the process tree we started (ports are picked, released and then
+    bound, so a neighbour's server can take ours in between and answer for it)."""
     deadline = time.monotonic() + timeout
     url = server.base_url + server.variant.ready_endpoint
+    neighbour: str | None = None
     with httpx.Client(timeout=probe_timeout) as client:
         while True:
             code = server.process.poll()
@@ -296,16 +376,49 @@ def _wait_ready(server: Server, timeout: float, probe_timeout: float = 2.0) -> N
                 raise BootError(server.variant.id, f"server exited with code {code} at boot", tail)
             try:
                 client.get(url)
-                return
             except httpx.HTTPError:
                 pass
+            else:
+                if listens(server):
+                    return
+                neighbour = holder_of(server.port)
             if time.monotonic() > deadline:
+                if neighbour is not None:
+                    raise BootError(server.variant.id, f"another server ({neighbour}) answered on {HOST}:{server.port}, "
+                                                       "not the one benchwatch started", server.stderr_tail())  # fmt: skip
                 raise BootError(
                     server.variant.id,
                     f"not ready after {timeout:g}s (no answer on {server.variant.ready_endpoint})",
                     server.stderr_tail(),
                 )
             time.sleep(0.1)
+
+
+def listens(server: Server) -> bool:
+    """Whether a process of the server's tree holds the listening socket of its port."""
+    for proc in server._tree():
+        try:
+            connections = proc.net_connections(kind="tcp")
+        except psutil.Error:
+            continue
+        if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == server.port for c in connections):
+            return True
+    return False
+
+
+def holder_of(port: int) -> str:
+    """Who listens on a loopback port, as far as this user may see (`pid 123 python3`)."""
+    try:
+        connections = psutil.net_connections(kind="tcp")
+    except (psutil.Error, OSError):
+        connections = []
+    for conn in connections:
+        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+            try:
+                return f"pid {conn.pid} {psutil.Process(conn.pid).name()}"
+            except psutil.Error:
+                return f"pid {conn.pid}"
+    return "a process of another user"
 
 
 def _interrupt(process: subprocess.Popen, wait: float = 15.0) -> None:
@@ -346,8 +459,10 @@ def _stop(process: subprocess.Popen, grace: float = 5.0) -> None:
 
 
 def stop_all() -> None:
+    """Every server this process started, then the database cluster it started (if any)."""
     for process in list(_live.values()):
         _stop(process, grace=2.0)
+    database.stop()
 
 
 def _on_sigterm(signum: int, frame: object) -> None:

@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from benchwatch.config import Endpoint, Variant
+from benchwatch.measure.request import prepare
+from benchwatch.placeholders import redact
 from benchwatch.results import Problem
+
+if TYPE_CHECKING:
+    from benchwatch.measure.server import Server
 
 MISSING = object()
 
@@ -26,16 +31,6 @@ class Checked:
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-def request_body(variant: Variant, endpoint: Endpoint) -> bytes | None:
-    if endpoint.body_file:
-        return variant.app.file(endpoint.body_file).read_bytes()
-    return endpoint.body.encode() if endpoint.body is not None else None
-
-
-def request_headers(endpoint: Endpoint) -> dict[str, str]:
-    return {"content-type": endpoint.content_type} if endpoint.content_type else {}
 
 
 def mask(value: Any, volatile: set[str]) -> Any:
@@ -81,20 +76,17 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def check_endpoint(client: httpx.Client, variant: Variant, endpoint: Endpoint) -> tuple[str | None, Any]:
-    """(reason it is wrong or None, masked body)."""
+def check_endpoint(client: httpx.Client, srv: Server, endpoint: Endpoint) -> tuple[str | None, Any]:
+    """(reason it is wrong or None, masked body), the request made in the boot's context."""
     expect = endpoint.expect
+    variant = srv.variant
+    sent = prepare(variant.app, endpoint, srv.context)
     try:
-        response = client.request(
-            endpoint.method,
-            endpoint.url_path,
-            content=request_body(variant, endpoint),
-            headers=request_headers(endpoint),
-        )
+        response = client.request(sent.method, sent.target, content=sent.body, headers=sent.header_dict())
     except httpx.HTTPError as exc:
-        return f"request failed: {type(exc).__name__}: {exc}", MISSING
+        return f"request failed: {type(exc).__name__}: {redact(str(exc))}", MISSING
     if response.status_code != expect.status:
-        snippet = response.text[:120].replace("\n", " ")
+        snippet = redact(response.text[:120].replace("\n", " "))
         return f"status {response.status_code}, want {expect.status} ({snippet})", MISSING
     media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != expect.content_type.lower():
@@ -119,14 +111,19 @@ def check_endpoint(client: httpx.Client, variant: Variant, endpoint: Endpoint) -
     return None, masked
 
 
-def check_server(base_url: str, variant: Variant, endpoints: tuple[Endpoint, ...] | None = None) -> Checked:
+def check_server(srv: Server, endpoints: tuple[Endpoint, ...] | None = None) -> Checked:
+    """Every endpoint's answer (the variant's, or `endpoints`); a wrong one is a problem that
+    carries the server's last error (its traceback after a 5xx)."""
+    variant = srv.variant
     checked = Checked(variant.id)
-    with httpx.Client(base_url=base_url, timeout=60.0) as client:
+    with httpx.Client(base_url=srv.base_url, timeout=60.0) as client:
         for endpoint in endpoints or variant.endpoints:
-            reason, body = check_endpoint(client, variant, endpoint)
+            reason, body = check_endpoint(client, srv, endpoint)
+            reason = redact(reason) if reason else None  # a body's difference quotes the server
             if reason:
                 checked.problems.append(
-                    Problem(variant=variant.id, phase="verify", endpoint=endpoint.label, reason=reason)
+                    Problem(variant=variant.id, phase="verify", endpoint=endpoint.label, reason=reason,
+                            detail=srv.last_error() if reason.startswith("status 5") else "")
                 )
             if body is not MISSING:
                 checked.bodies[endpoint.name] = body
@@ -164,9 +161,10 @@ def cross_check(variants: list[Variant], checks: dict[str, Checked]) -> list[Pro
 def verify_variants(variants: list[Variant], quiet: bool = False) -> tuple[dict[str, Checked], list[Problem]]:
     """Boot each variant in turn, check every endpoint, stop it; then cross-check the bodies."""
     from benchwatch import envs
-    from benchwatch.measure import server
+    from benchwatch.measure import preflight, server
     from benchwatch.progress import Progress
 
+    preflight.check(variants)
     progress = Progress(len(variants), quiet=quiet)
     ready, failed = envs.prepare(variants)
     server_cores, _ = server.cpu_plan()
@@ -179,7 +177,7 @@ def verify_variants(variants: list[Variant], quiet: bool = False) -> tuple[dict[
         else:
             try:
                 with server.running(variant, ready[variant.env_key], cpu=server_cores) as srv:
-                    checked = check_server(srv.base_url, variant)
+                    checked = check_server(srv)
                     if not srv.alive():
                         checked.problems.append(
                             Problem(variant=variant.id, phase="verify", reason="server died during verify",
@@ -189,7 +187,7 @@ def verify_variants(variants: list[Variant], quiet: bool = False) -> tuple[dict[
                 problems.extend(checked.problems)
             except server.BootError as exc:
                 problems.append(
-                    Problem(variant=variant.id, phase="boot", reason=exc.reason, detail=exc.stderr_tail)
+                    Problem(variant=variant.id, phase=exc.phase, reason=exc.reason, detail=exc.stderr_tail)
                 )
         progress.advance()
     problems.extend(cross_check(variants, checks))

@@ -1,0 +1,38 @@
+"""What every command that boots servers checks before the first boot (and before it writes
+anything): each `${NAME}` its variants use is set, and a database cluster can be had for the apps
+that declare one. One `ERROR:` line naming the file and key, exit 3."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+
+from benchwatch.config import APP_FILE, Variant
+from benchwatch.declarations import declared_strings
+from benchwatch.errors import UserError
+from benchwatch.placeholders import refs, remember
+
+
+def check(variants: Iterable[Variant]) -> None:
+    seen: set[tuple] = set()
+    databases: list[Variant] = []
+    for variant in variants:
+        key = (variant.app.directory, variant.flavor, tuple(e.name for e in variant.endpoints))
+        if key in seen:
+            continue
+        seen.add(key)
+        path = variant.app.directory / APP_FILE
+        for where, text in declared_strings(variant.app.declaration, list(variant.endpoints), variant.flavor):
+            for ref in refs(text):
+                if ref.kind != "env":
+                    continue
+                value = os.environ.get(ref.name)
+                if value is None:
+                    raise UserError(f"{path}: {where}: {ref.text} is not set in the environment")
+                remember(ref.name, value)
+        if variant.app.declaration.database is not None:
+            databases.append(variant)
+    if databases:
+        from benchwatch.measure import database
+
+        database.require(f'{databases[0].app.directory / APP_FILE}: database = "postgresql"')
