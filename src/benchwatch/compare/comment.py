@@ -95,6 +95,7 @@ def render(comparison: Comparison) -> str:
         f"{comparison.rounds} rounds{' (quick)' if comparison.quick else ''}, both servers loaded side by side "
         f"in each{'' if base.kind == 'variant' else '; micro-benchmarks in alternating batches'}.",
         "",
+        *_watched(comparison),
         *(f"Note: {note}." for note in comparison.extra.notes),
         *([""] if comparison.extra.notes else []),
     ]
@@ -114,6 +115,7 @@ def render(comparison: Comparison) -> str:
     if unchanged:
         out += [f"<details><summary>{len(unchanged)} unchanged</summary>", ""]
         out += _table(unchanged) + ["", "</details>", ""]
+    out += _not_measured(comparison)
     if comparison.extra.counts_unavailable:
         out += [f"Counts per request (instructions, system calls): not measured ({comparison.extra.counts_unavailable}); "
                 "only timings decided.", ""]
@@ -121,7 +123,9 @@ def render(comparison: Comparison) -> str:
         out += [f"Micro-benchmark instruction counts: not measured ({comparison.extra.instructions_unavailable}).", ""]
     if comparison.problems:
         out += ["**Problems**", ""]
-        out += [f"- {p.line()}" for p in comparison.problems] + [""]
+        for problem in comparison.problems:
+            out += [f"- {problem.line()}", *_detail(problem.detail)]
+        out += [""]
     if comparison.unpaired:
         out += [f"<details><summary>{len(comparison.unpaired)} measured on one side only</summary>", ""]
         out += [f"- {u}" for u in comparison.unpaired] + ["", "</details>", ""]
@@ -130,6 +134,41 @@ def render(comparison: Comparison) -> str:
     out += _method(comparison)
     out += _fingerprints(base, head)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _watched(comparison: Comparison) -> list[str]:
+    """One line: how many declared endpoints the compare watched, and how many it timed and counted."""
+    found = comparison.extra.coverage
+    if found is None or not found.endpoints:
+        return []
+    return [f"Watched {_plural(found.endpoints, 'declared endpoint')}: {found.timed} timed, {found.counted} counted "
+            f"per request{f'; {len(found.not_measured)} not measured in full (below)' if found.not_measured else ''}.",
+            ""]  # fmt: skip
+
+
+def _not_measured(comparison: Comparison, shown: int = 8) -> list[str]:
+    """Every endpoint lacking timings or counts, grouped by why: nothing is dropped silently."""
+    found = comparison.extra.coverage
+    if found is None or not found.not_measured:
+        return []
+    out = ["**What was not measured, and why**", ""]
+    for (missing, why), items in found.groups().items():
+        names = [f"`{item.variant}` `{item.endpoint}`" for item in items]
+        listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+        out.append(f"- no {missing}: {why}: {listed}")
+        if len(names) > shown:
+            out += ["  <details><summary>all of them</summary>", "", *(f"  - {n}" for n in names), "", "  </details>"]
+    return out + [""]
+
+
+def _detail(text: str, lines: int = 20) -> list[str]:
+    """A problem's detail (the server's last error: its traceback) folded under it."""
+    kept = text.strip().splitlines()[-lines:]
+    if not kept:
+        return []
+    fence = "~~~~" if any("```" in line for line in kept) else "```"
+    return ["  <details><summary>the server's last lines</summary>", "", f"  {fence}text",
+            *(f"  {line}" for line in kept), f"  {fence}", "", "  </details>"]  # fmt: skip
 
 
 def _method(comparison: Comparison) -> list[str]:

@@ -255,10 +255,11 @@ class CountResult:
     dirs: dict[str, dict[str, Path]] = field(default_factory=dict)  # role -> variant id -> its files
 
 
-def measure_counts(base: Side, head: Side, environments: dict, quick: bool, out_dir: Path) -> CountResult:
-    """Instructions and system calls per request of every selected endpoint, each side counted
-    alone, one after the other (a count does not depend on what else the machine does):
-    benchwatch.counts. Their names carry no side-by-side mark: they are the absolute counts."""
+def measure_counts(base: Side, head: Side, environments: dict, out_dir: Path) -> CountResult:
+    """Instructions and system calls per request of every declared endpoint of the sides' variants
+    (a --quick compare too: counts are cheap and deterministic, so a PR watches every endpoint while
+    timing the quick ones), both sides at once (a count does not depend on what else the machine
+    does): benchwatch.counts. Their names carry no side-by-side mark: they are the absolute counts."""
     from benchwatch import counts
 
     result = CountResult(unavailable=counts.unavailable_reason())
@@ -267,7 +268,7 @@ def measure_counts(base: Side, head: Side, environments: dict, quick: bool, out_
     began = time.monotonic()
 
     def count(side: Side) -> tuple[list[Figure], list[Problem]]:
-        targets = counts.targets_for(side.variants, environments, quick, side.inject)
+        targets = counts.targets_for(side.variants, environments, False, side.inject)
         where = out_dir / f"{side.role}-counts"
         result.dirs[side.role] = {t.variant.id: d for t, d in zip(targets, counts.target_dirs(where, targets), strict=True)}
         return counts.count_requests(targets, out_dir=where, jobs=COUNT_JOBS, log=lambda line: None)

@@ -10,6 +10,7 @@ from benchwatch.attribute.speedscope import ProfileReport
 from benchwatch.compare import gate
 from benchwatch.compare.calibrate import load_calibration
 from benchwatch.compare.confirm import measure_again
+from benchwatch.compare.coverage import coverage
 from benchwatch.compare.sides import Side
 from benchwatch.compare.verdict import (
     COMMENT_FILE,
@@ -63,6 +64,7 @@ def compare(
         measure_micro,
         where_instructions_went,
     )
+    from benchwatch.measure import preflight
     from benchwatch.measure.rig import build_rig
 
     inject_head = inject_head or Injection()
@@ -83,6 +85,7 @@ def compare(
             )
         base_side.variants = [b for b, _ in matched]
         head_side.variants = [h for _, h in matched]
+        preflight.check(base_side.variants + head_side.variants)
         session = open_session(project.root, out, name="compare", load_tests=load, within=session)
         out, oha, environment = session.out, session.oha if load else None, session.environment
         calibration = load_calibration(project.root)
@@ -122,7 +125,7 @@ def compare(
             }
         if counts:
             environments = rig.environments if rig is not None else _environments(matched, extra)
-            counted = measure_counts(base_side, head_side, environments, quick, out)
+            counted = measure_counts(base_side, head_side, environments, out)
             figures["base"] += counted.base
             figures["head"] += counted.head
             micro_problems += counted.problems
@@ -135,7 +138,7 @@ def compare(
                                   inject_head=inject_head_micro, instructions=instructions)  # fmt: skip
             figures["base"] += found.base
             figures["head"] += found.head
-            micro_problems = found.problems
+            micro_problems += found.problems
             extra.instructions_unavailable = found.instructions_unavailable if instructions else "--no-instructions"
             extra.notes += found.notes
         key = sides_module.pair_key(base_side, head_side)
@@ -161,6 +164,8 @@ def compare(
             extra.instructions_went = where_instructions_went(rows, figures, counted.dirs)
         if profile is True or (profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)):
             extra.profile = _profile(oha, rig, matched, base_side, head_side, out, quick, plan.duration)
+        extra.coverage = coverage(matched, figures, side_problems["base"] + side_problems["head"] + micro_problems,
+                                  quick=quick, load=load, counts=counts, counts_unavailable=extra.counts_unavailable)
         infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}
         for side in (base_side, head_side):
             write_side_run(out / side.role, side, infos[side.role], figures[side.role], side_problems[side.role], started)

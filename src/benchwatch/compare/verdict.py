@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from benchwatch.attribute.speedscope import ProfileReport
 from benchwatch.compare.calibrate import Calibration, floor_for, floor_key
+from benchwatch.compare.coverage import Coverage
 from benchwatch.compare.stats import (
     TooFewSamples,
     describe,
@@ -116,6 +117,7 @@ class CompareExtra(BaseModel):
     profile: ProfileReport | None = None  # compare --profile: an extra round, never judged
     # compare/gate.py: the flagged timing figures measured once more (None: nothing was flagged)
     confirmation: ConfirmationInfo | None = None
+    coverage: Coverage | None = None  # every declared endpoint compared, and what was not measured (compare/coverage.py)
 
 
 class Comparison(BaseModel):
