@@ -106,7 +106,7 @@ def refs(text: str) -> list[Ref]:
 class Context:
     """What placeholders resolve to at one moment of one boot."""
 
-    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)  # secrets: never printed
     tmp: str | None = None
     setup: Mapping[str, str] = field(default_factory=dict)
     database: Mapping[str, str] | None = None  # DATABASE_PARTS -> value

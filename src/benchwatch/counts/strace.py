@@ -69,8 +69,10 @@ def unavailable_reason() -> str | None:
 
 
 def wrap(trace_file: Path) -> list[str]:
+    """`-s 0`: no string an argument holds is written to the trace (the server reads requests whose
+    headers and bodies may carry secrets: a password in a login form); only names and times count."""
     strace = shutil.which("strace") or "strace"
-    return [strace, "-f", "-ttt", "-qq", "-o", str(trace_file)]
+    return [strace, "-f", "-ttt", "-qq", "-s", "0", "-o", str(trace_file)]
 
 
 def calls(trace_file: Path) -> list[Call]:

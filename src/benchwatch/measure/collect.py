@@ -28,6 +28,7 @@ from benchwatch.metrics import (
     Open,
     load_metrics,
 )
+from benchwatch.placeholders import redact
 from benchwatch.results import (
     AAFigure,
     AANoise,
@@ -151,7 +152,7 @@ class Collector:
         ))  # fmt: skip
         names = self.names(slot, shot.endpoint, shot.setting)
         if not outcome.valid or not server_alive:
-            reason = "; ".join(outcome.problems) or "server died during the measurement"
+            reason = redact("; ".join(outcome.problems)) or "server died during the measurement"
             said = server_error.strip().splitlines()
             if said:
                 reason += f"; the server said: {said[-1].strip()[:200]}"

@@ -163,7 +163,8 @@ class _Throwaway:
         if self.bin is None:
             raise DatabaseError(f"PostgreSQL's server (initdb, pg_ctl) not found: {INSTALL}")
         self.as_root = os.geteuid() == 0
-        self.directory = Path(tempfile.mkdtemp(prefix="benchwatch-pg-"))
+        # as root, somewhere the postgres user can reach (not a TMPDIR only root may enter)
+        self.directory = Path(tempfile.mkdtemp(prefix="benchwatch-pg-", dir="/tmp" if self.as_root else None))
         if self.as_root:
             shutil.chown(self.directory, "postgres")
         self.started = False

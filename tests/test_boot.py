@@ -1,0 +1,120 @@
+"""A boot on real servers: our server answers (not a neighbour on a port we picked), a 5xx under
+load shows the server's own error, and a counted server keeps its one connection through a pause."""
+
+from __future__ import annotations
+
+import http.server
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from conftest import REPO, benchwatch, make_project
+
+from benchwatch import envs
+from benchwatch.config import load_project
+from benchwatch.counts.client import Client, Request, RequestFailed
+from benchwatch.counts.session import KEEP_ALIVE_S
+from benchwatch.measure import server
+from benchwatch.results import read_run
+
+pytestmark = pytest.mark.slow
+
+GOOD = REPO / "tests" / "fixtures" / "apps" / "good"
+RAISES = REPO / "tests" / "fixtures" / "load_apps" / "raises"
+
+
+class _Neighbour(http.server.BaseHTTPRequestHandler):
+    """Someone else's server: answers every request, with a 404."""
+
+    seen: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        _Neighbour.seen.append(self.path)
+        self.send_response(404)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def neighbour():
+    httpd = http.server.ThreadingHTTPServer((server.HOST, 0), _Neighbour)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    _Neighbour.seen.clear()
+    yield httpd.server_address[1]
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture
+def good(tmp_path: Path):
+    project = load_project(make_project(tmp_path / "project", [GOOD]))
+    (variant,) = project.select("good@latest")
+    ready, failed = envs.prepare([variant])
+    assert not failed, failed
+    return variant, ready[variant.env_key]
+
+
+def test_a_neighbour_that_took_the_port_we_picked_is_not_taken_for_our_server(good, neighbour, monkeypatch):
+    """The port is picked free, released, then bound by uvicorn: a neighbour bound it in between.
+    Before: its answer counted as ready, and its 404s were measured (`status 404, want 200`)."""
+    variant, env = good
+    picks = iter([neighbour])
+    real_free_port = server.free_port
+    monkeypatch.setattr(server, "free_port", lambda: next(picks, None) or real_free_port())
+    with server.running(variant, env) as srv:
+        assert _Neighbour.seen, "the neighbour answered the readiness probe"
+        assert srv.port != neighbour  # ours could not bind it, and was started again on another port
+        assert server.listens(srv)
+        with __import__("httpx").Client(base_url=srv.base_url) as client:
+            assert client.get("/items").status_code == 200
+
+
+def test_a_neighbour_answering_while_ours_never_listens_is_a_boot_failure_said_as_such(good, neighbour,
+                                                                                     monkeypatch):  # fmt: skip
+    variant, env = good
+    monkeypatch.setattr(server, "free_port", lambda: neighbour)
+    # a "server" that lives but never listens: the wrapper runs a sleep instead of uvicorn
+    wrap = [sys.executable, "-c", "import time; time.sleep(60)"]
+    with pytest.raises(server.BootError) as caught, server.running(variant, env, wrap=wrap, ready_timeout=3) as srv:
+        pytest.fail(f"booted {srv}")
+    assert "not the one benchwatch started" in caught.value.reason
+    assert f"pid {__import__('os').getpid()}" in caught.value.reason  # the neighbour is named: this test
+
+
+def test_a_5xx_under_load_shows_the_servers_own_error(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "project", [RAISES])
+    out = tmp_path / "out"
+    done = benchwatch("load", "--quick", "-k", "raises@latest", "--out", str(out), root=project,
+                      env={"FAIL_AFTER": "50"})  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    (problem, *_) = [p for p in read_run(out).problems if p.phase == "load"]
+    assert "x 500" in problem.reason
+    assert "the server said: app.PoolExhausted: no connection left in the pool after 50 requests" in problem.reason
+    trace = problem.detail.splitlines()
+    assert trace[-1] == "app.PoolExhausted: no connection left in the pool after 50 requests"
+    assert any('app.py", line' in line for line in trace)  # the app's own frame
+    assert "no connection left in the pool" in done.stderr  # the command prints the server's lines too
+
+
+def test_a_counted_server_keeps_its_connection_through_a_pause_longer_than_uvicorns_keep_alive(good):
+    """Before: uvicorn closed the counting client's idle connection after 5 s, and the next
+    request of the count failed ('connection reset by peer') on a busy machine."""
+    variant, env = good
+    with server.running(variant, env) as short, server.running(variant, env, keep_alive=KEEP_ALIVE_S) as kept:
+        clients = {name: Client(server.HOST, srv.port, 30) for name, srv in (("short", short), ("kept", kept))}
+        requests = {"short": Request.of(short, variant.endpoints[0]), "kept": Request.of(kept, variant.endpoints[0])}
+        for name, client in clients.items():
+            client.send(requests[name], 1)
+        time.sleep(6.5)  # uvicorn's default keep-alive is 5 s
+        clients["kept"].send(requests["kept"], 1)
+        with pytest.raises(RequestFailed):
+            clients["short"].send(requests["short"], 1)
+        for client in clients.values():
+            client.close()
