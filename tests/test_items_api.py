@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -112,7 +111,7 @@ def test_a_per_boot_postgresql_database_is_created_migrated_seeded_and_dropped(t
         pytest.skip("no TEST_DATABASE_URL and no PostgreSQL server binaries")
     env = {**SECRETS, **({database.URL_ENV: configured} if configured else {})}
     project = make_project(tmp_path / "project", [ITEMS / "postgres"])
-    clusters = set(Path(tempfile.gettempdir()).glob("benchwatch-pg-*"))
+    clusters = set(database.cluster_parent().glob(database.CLUSTER_PREFIX + "*"))
     out = tmp_path / "run"
     done = benchwatch("run", "--quick", "--no-micro", "-k", "items_pg@*", "--aa", "none", "--out", str(out),
                       root=project, env=env)  # fmt: skip
@@ -127,4 +126,4 @@ def test_a_per_boot_postgresql_database_is_created_migrated_seeded_and_dropped(t
                               capture_output=True, text=True, env={**os.environ, "PGPASSWORD": cluster.password})  # fmt: skip
         assert left.returncode == 0 and left.stdout.strip() == "", left.stdout + left.stderr
     else:  # the throwaway cluster was stopped and its directory removed
-        assert set(Path(tempfile.gettempdir()).glob("benchwatch-pg-*")) <= clusters
+        assert set(database.cluster_parent().glob(database.CLUSTER_PREFIX + "*")) <= clusters

@@ -32,6 +32,7 @@ INSTALL = "install it with `sudo apt-get install postgresql`"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 SERVER_BINARIES = ("initdb", "pg_ctl")
 CLUSTER_USER = "bench"
+CLUSTER_PREFIX = "benchwatch-cluster-"  # the throwaway cluster's directory
 _TIMEOUT_S = 60
 
 
@@ -163,8 +164,7 @@ class _Throwaway:
         if self.bin is None:
             raise DatabaseError(f"PostgreSQL's server (initdb, pg_ctl) not found: {INSTALL}")
         self.as_root = os.geteuid() == 0
-        # as root, somewhere the postgres user can reach (not a TMPDIR only root may enter)
-        self.directory = Path(tempfile.mkdtemp(prefix="benchwatch-pg-", dir="/tmp" if self.as_root else None))
+        self.directory = Path(tempfile.mkdtemp(prefix=CLUSTER_PREFIX, dir=cluster_parent()))
         if self.as_root:
             shutil.chown(self.directory, "postgres")
         self.started = False
@@ -198,6 +198,12 @@ class _Throwaway:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+def cluster_parent() -> Path:
+    """Where a throwaway cluster's directory goes: as root, /tmp, which the postgres user can reach
+    (a TMPDIR only root may enter would not do); else the usual temporary directory."""
+    return Path("/tmp") if os.geteuid() == 0 else Path(tempfile.gettempdir())
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -207,14 +213,17 @@ def _free_port() -> int:
 _lock = threading.Lock()
 _cluster: Cluster | None = None
 _own: _Throwaway | None = None
+_failed: str | None = None  # why the throwaway cluster did not start: every later boot says the same
 
 
 def cluster() -> Cluster:
     """The command's cluster: BENCHWATCH_POSTGRES_URL's, or a throwaway one started now (once)."""
-    global _cluster, _own
+    global _cluster, _own, _failed
     with _lock:
         if _cluster is not None:
             return _cluster
+        if _failed is not None:
+            raise DatabaseError(_failed)
         configured = os.environ.get(URL_ENV)
         if configured:
             _cluster = parse_url(configured)
@@ -224,9 +233,11 @@ def cluster() -> Cluster:
         _own = own
         try:
             _cluster = own.start()
-        except BaseException:
+        except BaseException as exc:
             own.stop()
             _own = None
+            if isinstance(exc, DatabaseError):
+                _failed = str(exc)
             raise
         return _cluster
 

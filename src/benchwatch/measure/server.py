@@ -11,7 +11,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -238,11 +238,13 @@ def running(
     (PYTHONHASHSEED=0 for a counter). `probe_timeout`: how long one readiness request may take
     (a server under valgrind answers its first request slowly); the set-up's requests get as long
     at least. `keep_alive`: seconds uvicorn keeps an idle connection open (its default, 5 s, is
-    shorter than a counter's pause between two phases on a busy machine). Every boot has a fresh `{tmp}` directory and, when the app declares one, a fresh
-    database; the app's set-up runs once the server answers (`Server.context` holds its values)."""
-    with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name, _boot_database(variant) as database:
+    shorter than a counter's pause between two phases on a busy machine).
+
+    Every boot has a fresh `{tmp}` directory and, when the app declares one, a fresh database;
+    the app's set-up runs once the server answers (`Server.context` holds its values)."""
+    with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name, _boot_database(variant) as boot_db:
         scratch = Path(scratch_name)
-        context = Context(tmp=str(scratch), database=database.parts if database else None)
+        context = Context(tmp=str(scratch), database=boot_db.parts if boot_db else None)
         environ = server_environment(variant, env, context, inject)
         root = variant.app.root
         if variant.app.declaration.pre_start:  # without the wrapper's variables: they are the server's
@@ -293,15 +295,12 @@ def _boot_database(variant: Variant) -> Iterator[database.BootDatabase | None]:
     if variant.app.declaration.database is None:
         yield None
         return
-    try:
-        boot_database = database.fresh()
-        opened = boot_database.__enter__()
-    except database.DatabaseError as exc:
-        raise BootError(variant.id, f"database: {exc}") from None
-    try:
+    with ExitStack() as stack:
+        try:
+            opened = stack.enter_context(database.fresh())
+        except database.DatabaseError as exc:
+            raise BootError(variant.id, f"database: {exc}") from None
         yield opened
-    finally:
-        boot_database.__exit__(None, None, None)
 
 
 def _set_up(server: Server, env: Env, environ: dict, probe_timeout: float) -> Context:

@@ -54,28 +54,31 @@ def run_setup(variant: Variant, base_url: str, context: Context, environ: Mappin
     deadline = time.monotonic() + timeout
     seed = [None] if setup.seeds else []
     steps: list[SetupRequest | None] = [*seed, *setup.requests] if setup.command_first else [*setup.requests, *seed]
-    for step in steps:
-        left = max(1.0, deadline - time.monotonic())
-        here = context.with_setup(values)
-        if step is None:
-            values.update(_seed(variant, base_url, here, environ, python, left))
-        else:
-            values.update(_request(variant, step, base_url, here, left))
-        if time.monotonic() > deadline:
-            raise SetupError("timeout", f"took over {timeout:g} s (setup.timeout)")
+    # plain HTTP on loopback: no proxy from the environment, no certificates to load
+    with httpx.Client(base_url=base_url, trust_env=False, verify=False) as client:
+        for step in steps:
+            left = max(1.0, deadline - time.monotonic())
+            here = context.with_setup(values)
+            if step is None:
+                values.update(_seed(variant, base_url, here, environ, python, left))
+            else:
+                values.update(_request(client, variant, step, here, left))
+            if time.monotonic() > deadline:
+                raise SetupError("timeout", f"took over {timeout:g} s (setup.timeout)")
     _check_endpoints(variant, context.with_setup(values))
     return values
 
 
-def _request(variant: Variant, step: SetupRequest, base_url: str, context: Context, timeout: float) -> dict[str, str]:
+def _request(client: httpx.Client, variant: Variant, step: SetupRequest, context: Context,
+             timeout: float) -> dict[str, str]:  # fmt: skip
     name = f"request {step.name!r}"
     try:
         prepared = prepare(variant.app, step, context)
     except Unresolved as exc:
         raise SetupError(name, str(exc)) from None
     try:
-        response = httpx.request(prepared.method, base_url + prepared.target, content=prepared.body,
-                                 headers=prepared.header_dict(), timeout=timeout)  # fmt: skip
+        response = client.request(prepared.method, prepared.target, content=prepared.body,
+                                  headers=prepared.header_dict(), timeout=timeout)  # fmt: skip
     except httpx.HTTPError as exc:
         raise SetupError(name, f"{step.method} {step.path}: no answer ({type(exc).__name__})") from None
     wanted = step.expect_status
