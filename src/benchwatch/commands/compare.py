@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(api@latest, api@latest:users; see `benchwatch list`)")  # fmt: skip
     parser.add_argument("--head", required=True, metavar="Y", help="the same kind as --base (e.g. HEAD)")
     add_shared_options(parser, variants="every variant of both stacks; '*@latest' of two git refs",
-                       quick="the quick endpoints and short runs",
+                       quick="short runs timing the quick endpoints (every declared endpoint is still counted)",
                        rounds="the load rounds, base and head side by side in each (default 8; 6 or more for an "
                               "interval); micro timings take 12 paired rounds (20 without --quick)",
                        out="compare-<time>")  # fmt: skip
