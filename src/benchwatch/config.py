@@ -6,7 +6,6 @@ import fnmatch
 import hashlib
 import json
 import os
-import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from benchwatch import own_requirements
 from benchwatch.declarations import (
     AppDeclaration,
     Endpoint,
@@ -46,6 +46,17 @@ class App:
 
     def file(self, relative: str) -> Path:
         return self.directory / relative
+
+    @property
+    def requirements_file(self) -> Path | None:
+        """The app's own pins as a requirements file: the declared one, or what uv exports of the
+        declared `uv.lock` / `pyproject.toml` (own_requirements.export)."""
+        own = self.declaration.requirements
+        if not own:
+            return None
+        from benchwatch.envs import cache_dir
+
+        return own_requirements.export(self.file(own), cache_dir().parent / "exports")
 
 
 @dataclass(frozen=True)
@@ -80,8 +91,7 @@ class Variant:
 
     @property
     def requirements_file(self) -> Path | None:
-        own = self.app.declaration.requirements
-        return self.app.file(own) if own else None
+        return self.app.requirements_file
 
     @property
     def ready_endpoint(self) -> str:
@@ -116,7 +126,7 @@ class Project:
         allowed = list(stacks) if stacks is not None else self.default_stacks
         for name in allowed:
             self.stack(name)
-        return [v for app in self.apps for v in _variants_of(app, self.stacks, allowed)]
+        return [v for app in self.apps for v in _variants_of(app, self.stacks, allowed, self.root)]
 
     def stack(self, name: str) -> Stack:
         try:
@@ -129,7 +139,7 @@ class Project:
         return select_variants(self.variants(stacks), patterns)
 
 
-def _variants_of(app: App, stacks: dict[str, Stack], allowed: Sequence[str]) -> Iterable[Variant]:
+def _variants_of(app: App, stacks: dict[str, Stack], allowed: Sequence[str], root: Path) -> Iterable[Variant]:
     decl = app.declaration
     by_name = {e.name: e for e in decl.endpoints}
     flavors: list[tuple[str | None, Flavor]] = [(None, Flavor())] + list(decl.flavors.items())
@@ -138,7 +148,7 @@ def _variants_of(app: App, stacks: dict[str, Stack], allowed: Sequence[str]) -> 
         quick_names = flavor.quick or decl.quick or [endpoints[0].name]
         quick = tuple(e for e in endpoints if e.name in quick_names) or endpoints[:1]
         if decl.requirements is not None:
-            stack_list: list[Stack] = [_own_stack(app)]
+            stack_list: list[Stack] = [_own_stack(app, root)]
         else:
             declared = flavor.stacks if flavor.stacks is not None else decl.stacks
             names = [s for s in allowed if declared is None or s in declared]
@@ -159,21 +169,18 @@ def _with_python(stack: Stack, python: str | None) -> Stack:
     return stack if python is None else stack.model_copy(update={"python": python})
 
 
-def _own_stack(app: App) -> Stack:
-    path = app.file(app.declaration.requirements or "")
-    pins: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line or line.startswith("-"):
-            continue
-        match = re.fullmatch(r"([A-Za-z0-9._-]+)(\[[^\]]*\])?\s*==\s*([0-9][0-9A-Za-z.+!-]*)", line)
-        if not match:
-            raise UserError(f"{path}: {line!r} is not an exact pin (name==version)")
-        pins[match.group(1)] = match.group(3)
-    if not pins:
-        raise UserError(f"{path}: no exact pins (name==version) in it")
-    python = {"python": app.declaration.python} if app.declaration.python else {}
-    return Stack(name=OWN_REQUIREMENTS_STACK, description=f"pinned by {path.name}", pins=pins, **python)
+def _own_stack(app: App, stop: Path | None = None) -> Stack:
+    """The stack of an app's own requirements: its pins that hold everywhere (the ones behind an
+    environment marker are checked against the interpreter once it is chosen, envs._check_pins),
+    on the Python the app asks for (its declaration, `.python-version` or `requires-python`, looked
+    up from its root to `stop`, the repository root)."""
+    declared = app.file(app.declaration.requirements or "")
+    path = app.requirements_file or declared
+    pins = {p.name: p.version for p in own_requirements.parse(path.read_text(), declared) if p.marker is None}
+    python = app.declaration.python or own_requirements.python_of(
+        app.root, stop or app.root, declared if declared.name in own_requirements.LOCK_FILES else None)
+    return Stack(name=OWN_REQUIREMENTS_STACK, description=f"pinned by {declared.name}", pins=pins,
+                 **({"python": python} if python else {}))  # fmt: skip
 
 
 def split_patterns(patterns: str) -> list[str]:
