@@ -41,6 +41,9 @@ class Stack(_Strict):
         "resolved when its environment is built (pre-releases included), from `requires` instead of `pins`"))  # fmt: skip
     requires: list[str] = Field(default=[], description=(
         "requirement strings of a stack resolved at run time, e.g. `\"psycopg[binary]\"`"))  # fmt: skip
+    extends: str | None = Field(default=None, pattern=_STACK_NAME, description=(
+        "another stack whose `pins`, `exclude_newer`, `python` (and run-time resolution) this one takes, "
+        "saying only what differs: `extends = \"latest\"` with `python = \"3.13\"` is `latest` on CPython 3.13"))  # fmt: skip
 
     @field_validator("pins")
     @classmethod
@@ -182,7 +185,8 @@ class ProjectSettings(_Strict):
     apps: list[str] = Field(min_length=1, description=(
         "the app directories, relative to this file; each holds a `benchwatch-app.toml`"))  # fmt: skip
     default_stacks: list[str] | None = Field(default=None, description=(
-        "the stacks a command uses when `--stacks` names none (default: every stack but `next`)"))  # fmt: skip
+        "the stacks a command uses when `--stacks` names none (default: every stack but `next` and the stacks "
+        "that `extend` another, which are asked for by name)"))  # fmt: skip
     reference_stack: str | None = Field(
         default=None, description="the stack report ratios are taken against; none: no ratios (docs/questions.md)")
     micro_quick: list[str] = Field(default=[], description=(
