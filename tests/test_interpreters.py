@@ -37,7 +37,7 @@ def fake_python(folder: Path, version: str, *, symbols: bool, name: str | None =
     library = elf(folder / f"libpython-{version}.so", symtab=symbols)
     minor = ".".join(version.split(".")[:2])
     facts = {"version": version, "implementation": "cpython", "executable": "", "sys_version": version,
-             "libpython": str(library), "free_threaded": False,
+             "libpython": str(library), "free_threaded": False, "config_args": "'--enable-optimizations' '--with-lto'",
              "markers": {"python_version": minor, "python_full_version": version, "sys_platform": "linux"}}  # fmt: skip
     path = folder / (name or f"python{minor}")
     path.write_text(f"#!/bin/sh\ncat <<'EOF'\n{json.dumps(facts)}\nEOF\n")
@@ -70,7 +70,7 @@ def test_the_newest_patch_wins_then_the_build_with_symbols_and_the_choice_holds_
     found = interpreters.find_installed("3.11")
     assert [i.path for i in found] == [pyenv, stripped_twin, debian]
     chosen = interpreters.choose("3.11")
-    assert chosen.path == pyenv and chosen.version == "3.11.7" and chosen.symbols
+    assert chosen.path == pyenv and chosen.version == "3.11.7" and chosen.symbols and chosen.optimizations == "PGO+LTO"
     said = capsys.readouterr().err
     assert said.count("python 3.11: CPython 3.11.7") == 1 and str(debian) in said  # the others are named
     # later asks in the same command get the same build, even if the machine changed meanwhile
@@ -113,7 +113,7 @@ def test_the_fingerprint_holds_each_stacks_interpreter(tmp_path):
     assert environment.stacks == {"latest": {"fastapi": "0.1"}}
     recorded = environment.interpreters["latest"]
     assert recorded.python == "CPython 3.11.7" and recorded.build == python.build and not recorded.symbols
-    assert recorded.line() == f"CPython 3.11.7 ({python.build}, stripped)"
+    assert recorded.line() == f"CPython 3.11.7 ({python.build}, PGO+LTO, stripped)"
     assert "interpreters" not in [key for key, _, _ in environment.facts()]
 
 

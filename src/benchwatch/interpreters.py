@@ -47,6 +47,7 @@ print(json.dumps({
     "sys_version": sys.version,
     "libpython": maps[0] if maps else None,
     "free_threaded": bool(sysconfig.get_config_var("Py_GIL_DISABLED")),
+    "config_args": sysconfig.get_config_var("CONFIG_ARGS") or "",
     "markers": {
         "implementation_name": sys.implementation.name,
         "implementation_version": platform.python_version(),
@@ -74,6 +75,7 @@ class Interpreter:
     libpython: Path | None = None  # the shared library the executable loads, if any
     free_threaded: bool = False
     markers: tuple[tuple[str, str], ...] = ()  # PEP 508 marker values of this interpreter
+    optimizations: str = ""  # "PGO+LTO", "PGO", "LTO" or "" from its ./configure flags (pyenv builds have none)
 
     @property
     def minor(self) -> str:
@@ -90,7 +92,8 @@ class Interpreter:
                 "path": str(self.path)}  # fmt: skip
 
     def describe(self) -> str:
-        return f"{self.label} at {self.path} (build {self.build}{'' if self.symbols else ', no symbol table'})"
+        facts = [f"build {self.build}", self.optimizations or "no PGO/LTO"] + ([] if self.symbols else ["no symbol table"])
+        return f"{self.label} at {self.path} ({', '.join(facts)})"
 
     def marker_environment(self) -> dict[str, str]:
         return dict(self.markers)
@@ -163,10 +166,17 @@ def _inspect(executable: Path) -> Interpreter | None:
             path=executable, version=facts["version"], implementation=facts["implementation"],
             build=_digest([executable, *([library] if library else [])]), symbols=has_symbol_table(code),
             libpython=library, free_threaded=facts["free_threaded"],
-            markers=tuple(sorted(facts["markers"].items())),
+            markers=tuple(sorted(facts["markers"].items())), optimizations=_optimizations(facts.get("config_args", "")),
         )  # fmt: skip
     _known[executable] = found
     return found
+
+
+def _optimizations(config_args: str) -> str:
+    """What ./configure was asked to optimize: profile-guided and link-time optimization change a
+    build's instructions per request by several percent, so the fingerprint says which it has."""
+    flags = [name for flag, name in (("--enable-optimizations", "PGO"), ("--with-lto", "LTO")) if flag in config_args]
+    return "+".join(flags)
 
 
 def _digest(files: list[Path]) -> str:

@@ -113,9 +113,11 @@ class ServerPython(BaseModel):
     build: str  # a digest of the executable and its libpython
     path: str
     symbols: bool  # the interpreter keeps its symbol table (its static functions have names)
+    optimizations: str = ""  # "PGO+LTO", … from ./configure; "" none (or not said)
 
     def line(self) -> str:
-        return f"{self.python} ({self.build}{'' if self.symbols else ', stripped'})"
+        facts = [self.build, self.optimizations or "no PGO/LTO"] + ([] if self.symbols else ["stripped"])
+        return f"{self.python} ({', '.join(facts)})"
 
 
 class Environment(BaseModel):
@@ -147,8 +149,9 @@ class Environment(BaseModel):
             self.stacks[name] = dict(env.versions)
             interpreter = getattr(env, "interpreter", None)
             if interpreter is not None:
-                self.interpreters[name] = ServerPython(python=interpreter.label, build=interpreter.build,
-                                                       path=str(interpreter.path), symbols=interpreter.symbols)  # fmt: skip
+                self.interpreters[name] = ServerPython(
+                    python=interpreter.label, build=interpreter.build, path=str(interpreter.path),
+                    symbols=interpreter.symbols, optimizations=interpreter.optimizations)  # fmt: skip
 
 
 PER_STACK_FACTS = ("stacks", "interpreters")
