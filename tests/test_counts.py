@@ -393,3 +393,34 @@ def test_the_harness_collects_on_request_and_then_loads_the_environments_own_sit
     with pytest.raises(GcControlError, match="collect"):
         control.collect()
     assert not control.path.exists()
+
+
+@pytest.mark.slow
+def test_real_counted_server_keeps_its_one_connection_while_the_counter_dumps():
+    """The count's one connection idles while callgrind dumps, which on a busy machine takes longer
+    than uvicorn's 5 s keep-alive: the server then closed it and the next phase failed with
+    'Connection reset by peer'. A counted server is booted with a keep-alive longer than any dump."""
+    import time
+
+    from benchwatch import envs
+    from benchwatch.counts.client import Client, Request, RequestFailed
+    from benchwatch.counts.session import KEEP_ALIVE_S
+    from benchwatch.measure import server
+
+    (hello,) = load_project(REPO).select("hello@latest")
+    env = envs.ensure(hello.stack)
+    request = Request.of(hello, hello.endpoints[0])
+    outcomes = {}
+    for keep_alive in (None, KEEP_ALIVE_S):
+        with server.running(hello, env, keep_alive=keep_alive) as srv:
+            client = Client(server.HOST, srv.port, 30)
+            client.send(request, 1)
+            time.sleep(6.5)  # longer than uvicorn's default keep-alive
+            try:
+                client.send(request, 1)
+                outcomes[keep_alive] = "answered"
+            except RequestFailed as exc:
+                outcomes[keep_alive] = str(exc)
+            client.close()
+    assert outcomes[KEEP_ALIVE_S] == "answered"
+    assert outcomes[None] != "answered"  # the fault, as uvicorn's default planted it

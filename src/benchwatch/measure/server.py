@@ -205,12 +205,15 @@ def running(
     wrap_environ: Mapping[str, str] | None = None,
     interrupt_wait: float = 15.0,
     probe_timeout: float = 2.0,
+    keep_alive: float | None = None,
 ) -> Iterator[Server]:
     """`wrap`: a command that launches the server as its child (`py-spy record … --`) or runs it
     (`valgrind …`); it is stopped with SIGINT first and given `interrupt_wait` seconds, so it can
     write what it recorded. `wrap_environ`: variables the wrapped server needs on top of its own
     (PYTHONHASHSEED=0 for a counter). `probe_timeout`: how long one readiness request may take
-    (a server under valgrind answers its first request slowly)."""
+    (a server under valgrind answers its first request slowly). `keep_alive`: seconds uvicorn keeps an
+    idle connection open (its default is 5 s; a counted server's one connection idles while the
+    counter dumps, which takes longer than that on a busy machine)."""
     with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name:
         scratch = Path(scratch_name)
         environ = server_environment(variant, env, scratch, inject)
@@ -222,7 +225,7 @@ def running(
             raise BootError(variant.id, f"port {HOST}:{port} is already in use")
         for attempt in range(3):
             chosen = port if port is not None else free_port()
-            server = _spawn(variant, env, environ, root, chosen, scratch / f"server-{attempt}.log", wrap)
+            server = _spawn(variant, env, environ, root, chosen, scratch / f"server-{attempt}.log", wrap, keep_alive)
             try:
                 if cpu:
                     pin(server, cpu)
@@ -258,12 +261,14 @@ def _pre_start(variant: Variant, environ: dict, root: Path) -> None:
 
 
 def _spawn(
-    variant: Variant, env: Env, environ: dict, root: Path, port: int, log_path: Path, wrap: Sequence[str] = ()
+    variant: Variant, env: Env, environ: dict, root: Path, port: int, log_path: Path, wrap: Sequence[str] = (),
+    keep_alive: float | None = None,
 ) -> Server:
     argv = [*wrap,
         str(env.python), "-m", "uvicorn", variant.import_string,
         "--host", HOST, "--port", str(port),
         "--no-access-log", "--log-level", "warning",
+        *(["--timeout-keep-alive", str(int(keep_alive))] if keep_alive else []),
     ]  # fmt: skip
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
