@@ -75,7 +75,9 @@ class Interpreter:
     libpython: Path | None = None  # the shared library the executable loads, if any
     free_threaded: bool = False
     markers: tuple[tuple[str, str], ...] = ()  # PEP 508 marker values of this interpreter
-    optimizations: str = ""  # "PGO+LTO", "PGO", "LTO" or "" from its ./configure flags (pyenv builds have none)
+    # "PGO+LTO", "PGO", "LTO" when its ./configure asked for them; "" says nothing (a distribution
+    # may optimize through its own build rules: Debian's CONFIG_ARGS do not show it)
+    optimizations: str = ""
 
     @property
     def minor(self) -> str:
@@ -92,7 +94,8 @@ class Interpreter:
                 "path": str(self.path)}  # fmt: skip
 
     def describe(self) -> str:
-        facts = [f"build {self.build}", self.optimizations or "no PGO/LTO"] + ([] if self.symbols else ["no symbol table"])
+        facts = [f"build {self.build}"] + ([f"configured with {self.optimizations}"] if self.optimizations else []) + (
+            [] if self.symbols else ["no symbol table"])
         return f"{self.label} at {self.path} ({', '.join(facts)})"
 
     def marker_environment(self) -> dict[str, str]:

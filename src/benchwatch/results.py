@@ -113,10 +113,10 @@ class ServerPython(BaseModel):
     build: str  # a digest of the executable and its libpython
     path: str
     symbols: bool  # the interpreter keeps its symbol table (its static functions have names)
-    optimizations: str = ""  # "PGO+LTO", … from ./configure; "" none (or not said)
+    optimizations: str = ""  # "PGO+LTO", … when its ./configure asked for them; "": not said
 
     def line(self) -> str:
-        facts = [self.build, self.optimizations or "no PGO/LTO"] + ([] if self.symbols else ["stripped"])
+        facts = [self.build, *([self.optimizations] if self.optimizations else []), *([] if self.symbols else ["stripped"])]
         return f"{self.python} ({', '.join(facts)})"
 
 
