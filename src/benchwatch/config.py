@@ -274,7 +274,7 @@ def load_stacks(root: Path) -> dict[str, Stack]:
     if own.is_file() and own.resolve() != default_stacks_file().resolve():
         tables.update(_stack_tables(own))
     stacks: dict[str, Stack] = {}
-    for name, (path, body) in tables.items():
+    for name, (path, _) in tables.items():
         merged = _extended(name, tables)
         try:
             stacks[name] = Stack(name=name, **merged)
