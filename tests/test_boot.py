@@ -1,12 +1,11 @@
-"""A boot on real servers: our server answers (not a neighbour on a port we picked), a 5xx under
-load shows the server's own error, and a counted server keeps its one connection through a pause."""
+"""A boot on real servers: our server answers (not a neighbour on a port we picked), and a 5xx under
+load shows the server's own error."""
 
 from __future__ import annotations
 
 import http.server
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import ClassVar
 
@@ -15,8 +14,6 @@ from conftest import REPO, benchwatch, make_project
 
 from benchwatch import envs
 from benchwatch.config import load_project
-from benchwatch.counts.client import Client, Request, RequestFailed
-from benchwatch.counts.session import KEEP_ALIVE_S
 from benchwatch.measure import server
 from benchwatch.results import read_run
 
@@ -101,20 +98,3 @@ def test_a_5xx_under_load_shows_the_servers_own_error(tmp_path: Path) -> None:
     assert trace[-1] == "app.PoolExhausted: no connection left in the pool after 50 requests"
     assert any('app.py", line' in line for line in trace)  # the app's own frame
     assert "no connection left in the pool" in done.stderr  # the command prints the server's lines too
-
-
-def test_a_counted_server_keeps_its_connection_through_a_pause_longer_than_uvicorns_keep_alive(good):
-    """Before: uvicorn closed the counting client's idle connection after 5 s, and the next
-    request of the count failed ('connection reset by peer') on a busy machine."""
-    variant, env = good
-    with server.running(variant, env) as short, server.running(variant, env, keep_alive=KEEP_ALIVE_S) as kept:
-        clients = {name: Client(server.HOST, srv.port, 30) for name, srv in (("short", short), ("kept", kept))}
-        requests = {"short": Request.of(short, variant.endpoints[0]), "kept": Request.of(kept, variant.endpoints[0])}
-        for name, client in clients.items():
-            client.send(requests[name], 1)
-        time.sleep(6.5)  # uvicorn's default keep-alive is 5 s
-        clients["kept"].send(requests["kept"], 1)
-        with pytest.raises(RequestFailed):
-            clients["short"].send(requests["short"], 1)
-        for client in clients.values():
-            client.close()

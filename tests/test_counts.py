@@ -106,6 +106,29 @@ def test_the_breakdown_puts_an_injected_python_loop_in_the_interpreter(tmp_path)
     assert table.count("\n|") >= 6
 
 
+def test_functions_without_a_name_are_never_paired_across_sides_and_the_table_says_so(tmp_path):
+    """A stripped interpreter (Debian's python3.11) has no names for its static functions: base's
+    `_PyObject_Free` and head's `0x…4fee40` are the same function, so neither side's row may read as
+    a function going to 0 and another appearing; the part's own total still compares."""
+    def dump(name: str, functions: dict[str, int]) -> Path:
+        path = tmp_path / name
+        body = "".join(f"fn=({i}) {fn}\n1 {cost}\n" for i, (fn, cost) in enumerate(functions.items(), 1))
+        total = sum(functions.values())
+        path.write_text(f"version: 1\npositions: line\nevents: Ir\nsummary: {total}\n\n"
+                        f"ob=(1) /usr/lib/libpython3.11.so.1.0\n{body}")
+        return path
+
+    base = dump("base.out", {"_PyObject_Free": 1200, "_PyEval_EvalFrameDefault": 8800})
+    head = dump("head.out", {"0x00000000004fee40": 1300, "_PyEval_EvalFrameDefault": 8800})
+    found = breakdown([base], [head], 1)
+    assert [p.name for p in found.functions] == ["_PyEval_EvalFrameDefault (libpython)"]
+    assert found.objects[0].change == 100
+    assert found.unnamed == {INTERPRETER: (0.0, pytest.approx(1300 / 10100))}
+    table = render(found)
+    assert "0x" not in table and "→ 0" not in table
+    assert "libpython: 0% of base's and 13% of head's instructions are in functions without a name" in table
+
+
 def test_the_breakdown_needs_files():
     with pytest.raises(ValueError):
         breakdown([], [], 10)
@@ -370,3 +393,34 @@ def test_the_harness_collects_on_request_and_then_loads_the_environments_own_sit
     with pytest.raises(GcControlError, match="collect"):
         control.collect()
     assert not control.path.exists()
+
+
+@pytest.mark.slow
+def test_real_counted_server_keeps_its_one_connection_while_the_counter_dumps():
+    """The count's one connection idles while callgrind dumps, which on a busy machine takes longer
+    than uvicorn's 5 s keep-alive: the server then closed it and the next phase failed with
+    'Connection reset by peer'. A counted server is booted with a keep-alive longer than any dump."""
+    import time
+
+    from benchwatch import envs
+    from benchwatch.counts.client import Client, Request, RequestFailed
+    from benchwatch.counts.session import KEEP_ALIVE_S
+    from benchwatch.measure import server
+
+    (hello,) = load_project(REPO).select("hello@latest")
+    env = envs.ensure(hello.stack)
+    outcomes = {}
+    for keep_alive in (None, KEEP_ALIVE_S):
+        with server.running(hello, env, keep_alive=keep_alive) as srv:
+            request = Request.of(srv, hello.endpoints[0])
+            client = Client(server.HOST, srv.port, 30)
+            client.send(request, 1)
+            time.sleep(6.5)  # longer than uvicorn's default keep-alive
+            try:
+                client.send(request, 1)
+                outcomes[keep_alive] = "answered"
+            except RequestFailed as exc:
+                outcomes[keep_alive] = str(exc)
+            client.close()
+    assert outcomes[KEEP_ALIVE_S] == "answered"
+    assert outcomes[None] != "answered"  # the fault, as uvicorn's default planted it

@@ -259,13 +259,15 @@ def answered_run() -> Run:
 def test_every_published_figure_has_an_interval_or_says_why_not() -> None:
     run = Run.model_validate_json(answered_run().model_dump_json())  # run.json round trip, questions included
     rows = {(r.published.who[:8], r.published.what): r.ours for r in study_rows(run)}
-    assert len(rows) == sum(len(q.published) for q in QUESTIONS) == 10
+    assert len(rows) == sum(len(q.published) for q in QUESTIONS) == 11  # the five seeds' and pyperformance's
     assert rows[("seed 000", "latency percentiles, Pydantic v1 → v2")] == [
         "seed-v2 / seed-v1 list: cpu/req 0.4x [0.38, 0.42] (400 µs → 160 µs)"]
     assert rows[("seed 004", "hello-world saturation: FastAPI vs Falcon")] == [
         "Falcon / FastAPI hello: cpu/req 0.99x [0.95, 1.03] no significant difference"]
     assert rows[("seed 003", "server memory, v1 → v2")] == ["not run: not selected (posts@seed-v1 is not in this run)"]
     assert rows[("seed 001", "ORJSONResponse vs default response (Pydantic v2)")] == ["not measured in this run"]
+    cpython = next(lines for (who, _), lines in rows.items() if who == "pyperfor")
+    assert cpython == ["not measured in this run"]  # an axis is asked for by name: not in this run
     assert all(lines for lines in rows.values())
     skipped = answered_run()
     skipped.extra.side_by_side = SideBySideInfo(questions=list(QUESTIONS))  # run --no-questions

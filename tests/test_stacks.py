@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from asv.config import Config
 from asv.environment import iter_matrix
 from conftest import REPO
 
 from benchwatch import asv_conf
 from benchwatch.config import load_stacks
+from benchwatch.errors import UserError
 
 
 def test_committed_asv_conf_is_generated_from_stacks_toml() -> None:
@@ -24,7 +26,9 @@ def test_asv_reads_one_exact_environment_per_pinned_stack() -> None:
     ]
     pinned = [dict(s.pins) for s in stacks.values() if not s.resolved_at_run_time]
     assert found == pinned
-    assert all(env[("python", None)] == "3.11" for env in environments)
+    pythons = [s.python for s in stacks.values() if not s.resolved_at_run_time]
+    assert [env[("python", None)] for env in environments] == pythons
+    assert {"3.11", "3.12", "3.13"} <= set(pythons)  # CPython as an axis: latest-py312, latest-py313
     assert conf.build_command == [] and conf.install_command == [] and conf.uninstall_command == []
     assert conf.results_dir.startswith(".asv/") and conf.html_dir.startswith(".asv/")
 
@@ -50,3 +54,31 @@ def test_stacks_lists_every_stack(cli) -> None:
     assert done.returncode == 0, done.stderr
     for name in load_stacks(REPO):
         assert name in done.stdout
+
+
+def test_a_stack_that_extends_another_takes_its_pins_and_says_only_what_differs(tmp_path) -> None:
+    (tmp_path / "stacks.toml").write_text(
+        '[stacks.latest]\npython = "3.11"\nexclude_newer = "2026-11-20"\npins = { fastapi = "1.0.0" }\n'
+        '[stacks.latest-py313]\nextends = "latest"\npython = "3.13"\n')  # fmt: skip
+    stacks = load_stacks(tmp_path)
+    extended = stacks["latest-py313"]
+    assert extended.pins == {"fastapi": "1.0.0"} and extended.python == "3.13" and extended.extends == "latest"
+    assert str(extended.exclude_newer) == "2026-11-20"
+    (tmp_path / "benchwatch.toml").write_text('[benchwatch]\napps = ["app"]\n')
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "benchwatch-app.toml").write_text('name = "a"\napp = "m:app"\n[[endpoints]]\nname = "x"\npath = "/"\n')
+    from benchwatch.config import load_project
+
+    project = load_project(tmp_path)
+    assert "latest-py313" not in project.default_stacks and "latest" in project.default_stacks  # an axis is asked for
+    assert [v.id for v in project.variants(["latest-py313"])] == ["a@latest-py313"]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ('[stacks.x]\nextends = "nope"\n', "stacks.x: extends unknown stack 'nope'"),
+    ('[stacks.x]\nextends = "y"\n[stacks.y]\nextends = "latest"\n', "extends 'y', which extends another stack"),
+])  # fmt: skip
+def test_a_stack_that_extends_nothing_known_is_named(tmp_path, extra, message) -> None:
+    (tmp_path / "stacks.toml").write_text(extra)
+    with pytest.raises(UserError, match=message):
+        load_stacks(tmp_path)

@@ -6,7 +6,6 @@ import fnmatch
 import hashlib
 import json
 import os
-import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from benchwatch import own_requirements
 from benchwatch.declarations import (
     AppDeclaration,
     DeclarationError,
@@ -47,6 +47,17 @@ class App:
 
     def file(self, relative: str) -> Path:
         return self.directory / relative
+
+    @property
+    def requirements_file(self) -> Path | None:
+        """The app's own pins as a requirements file: the declared one, or what uv exports of the
+        declared `uv.lock` / `pyproject.toml` (own_requirements.export)."""
+        own = self.declaration.requirements
+        if not own:
+            return None
+        from benchwatch.envs import cache_dir
+
+        return own_requirements.export(self.file(own), cache_dir().parent / "exports")
 
 
 @dataclass(frozen=True)
@@ -81,8 +92,7 @@ class Variant:
 
     @property
     def requirements_file(self) -> Path | None:
-        own = self.app.declaration.requirements
-        return self.app.file(own) if own else None
+        return self.app.requirements_file
 
     @property
     def ready_endpoint(self) -> str:
@@ -111,7 +121,8 @@ class Project:
     @property
     def default_stacks(self) -> list[str]:
         chosen = self.settings.default_stacks
-        return chosen if chosen is not None else [s for s in self.stacks if s != "next"]
+        return chosen if chosen is not None else [
+            name for name, stack in self.stacks.items() if name != "next" and stack.extends is None]
 
     @property
     def reference_stack(self) -> str | None:
@@ -122,7 +133,7 @@ class Project:
         allowed = list(stacks) if stacks is not None else self.default_stacks
         for name in allowed:
             self.stack(name)
-        return [v for app in self.apps for v in _variants_of(app, self.stacks, allowed)]
+        return [v for app in self.apps for v in _variants_of(app, self.stacks, allowed, self.root)]
 
     def stack(self, name: str) -> Stack:
         try:
@@ -135,7 +146,7 @@ class Project:
         return select_variants(self.variants(stacks), patterns)
 
 
-def _variants_of(app: App, stacks: dict[str, Stack], allowed: Sequence[str]) -> Iterable[Variant]:
+def _variants_of(app: App, stacks: dict[str, Stack], allowed: Sequence[str], root: Path) -> Iterable[Variant]:
     decl = app.declaration
     by_name = {e.name: e for e in decl.endpoints}
     flavors: list[tuple[str | None, Flavor]] = [(None, Flavor())] + list(decl.flavors.items())
@@ -144,7 +155,7 @@ def _variants_of(app: App, stacks: dict[str, Stack], allowed: Sequence[str]) -> 
         quick_names = flavor.quick or decl.quick or [endpoints[0].name]
         quick = tuple(e for e in endpoints if e.name in quick_names) or endpoints[:1]
         if decl.requirements is not None:
-            stack_list: list[Stack] = [_own_stack(app)]
+            stack_list: list[Stack] = [_own_stack(app, root)]
         else:
             declared = flavor.stacks if flavor.stacks is not None else decl.stacks
             names = [s for s in allowed if declared is None or s in declared]
@@ -165,21 +176,18 @@ def _with_python(stack: Stack, python: str | None) -> Stack:
     return stack if python is None else stack.model_copy(update={"python": python})
 
 
-def _own_stack(app: App) -> Stack:
-    path = app.file(app.declaration.requirements or "")
-    pins: dict[str, str] = {}
-    for line in path.read_text().splitlines():
-        line = line.split("#", 1)[0].strip()
-        if not line or line.startswith("-"):
-            continue
-        match = re.fullmatch(r"([A-Za-z0-9._-]+)(\[[^\]]*\])?\s*==\s*([0-9][0-9A-Za-z.+!-]*)", line)
-        if not match:
-            raise UserError(f"{path}: {line!r} is not an exact pin (name==version)")
-        pins[match.group(1)] = match.group(3)
-    if not pins:
-        raise UserError(f"{path}: no exact pins (name==version) in it")
-    python = {"python": app.declaration.python} if app.declaration.python else {}
-    return Stack(name=OWN_REQUIREMENTS_STACK, description=f"pinned by {path.name}", pins=pins, **python)
+def _own_stack(app: App, stop: Path | None = None) -> Stack:
+    """The stack of an app's own requirements: its pins that hold everywhere (the ones behind an
+    environment marker are checked against the interpreter once it is chosen, envs._check_pins),
+    on the Python the app asks for (its declaration, `.python-version` or `requires-python`, looked
+    up from its root to `stop`, the repository root)."""
+    declared = app.file(app.declaration.requirements or "")
+    path = app.requirements_file or declared
+    pins = {p.name: p.version for p in own_requirements.parse(path.read_text(), declared) if p.marker is None}
+    python = app.declaration.python or own_requirements.python_of(
+        app.root, stop or app.root, declared if declared.name in own_requirements.LOCK_FILES else None)
+    return Stack(name=OWN_REQUIREMENTS_STACK, description=f"pinned by {declared.name}", pins=pins,
+                 **({"python": python} if python else {}))  # fmt: skip
 
 
 def split_patterns(patterns: str) -> list[str]:
@@ -268,25 +276,48 @@ def default_stacks_file() -> Path:
 
 
 def load_stacks(root: Path) -> dict[str, Stack]:
-    """The default stacks, then the repository's optional stacks.toml: it adds or overrides stacks."""
-    stacks = _stacks_in(default_stacks_file())
+    """The default stacks, then the repository's optional stacks.toml: it adds or overrides stacks.
+    A stack that `extends` another takes its pins (and dates) and says only what differs, its
+    Python most often: `[stacks.latest-py313]` follows every bump of `latest`."""
+    tables = _stack_tables(default_stacks_file())
     own = root / STACKS_FILE
     if own.is_file() and own.resolve() != default_stacks_file().resolve():
-        stacks.update(_stacks_in(own))
-    return stacks
-
-
-def _stacks_in(path: Path) -> dict[str, Stack]:
-    table = _read_toml(path).get("stacks")
-    if not isinstance(table, dict) or not table:
-        raise UserError(f"{path}: needs at least one [stacks.<name>] table")
+        tables.update(_stack_tables(own))
     stacks: dict[str, Stack] = {}
-    for name, body in table.items():
+    for name, (path, _) in tables.items():
+        merged = _extended(name, tables)
         try:
-            stacks[name] = Stack(name=name, **body)
+            stacks[name] = Stack(name=name, **merged)
         except ValidationError as exc:
             raise _explain(path, exc, f"stacks.{name}") from None
     return stacks
+
+
+def _stack_tables(path: Path) -> dict[str, tuple[Path, dict[str, Any]]]:
+    table = _read_toml(path).get("stacks")
+    if not isinstance(table, dict) or not table:
+        raise UserError(f"{path}: needs at least one [stacks.<name>] table")
+    for name, body in table.items():
+        if not isinstance(body, dict):
+            raise UserError(f"{path}: stacks.{name}: write it as a [stacks.{name}] table")
+    return {name: (path, body) for name, body in table.items()}
+
+
+_INHERITED = ("pins", "exclude_newer", "resolved_at_run_time", "requires", "python")
+
+
+def _extended(name: str, tables: dict[str, tuple[Path, dict[str, Any]]]) -> dict[str, Any]:
+    """A stack's table with what it `extends` filled in (one level: the base is a plain stack)."""
+    path, body = tables[name]
+    base_name = body.get("extends")
+    if base_name is None:
+        return body
+    if base_name not in tables:
+        raise UserError(f"{path}: stacks.{name}: extends unknown stack {base_name!r}; known: {', '.join(tables)}")
+    base = tables[base_name][1]
+    if "extends" in base:
+        raise UserError(f"{path}: stacks.{name}: extends {base_name!r}, which extends another stack: name a plain one")
+    return {**{key: base[key] for key in _INHERITED if key in base}, **body}
 
 
 def load_app(directory: Path) -> App:

@@ -29,8 +29,10 @@ class Stack(_Strict):
 
     name: str = Field(pattern=_STACK_NAME, description="the stack's name: the key of its `[stacks.<name>]` table")
     description: str = Field(default="", description="what the stack is for (`benchwatch stacks` prints it)")
-    python: str = Field(default="3.11", pattern=r"^3\.\d+$",
-                        description="the Python of the stack's environments (uv finds or installs it)")  # fmt: skip
+    python: str = Field(default="3.11", pattern=r"^3\.\d+(\.\d+)?$", description=(
+        "the CPython of the stack's environments, `3.12` or an exact `3.12.1`: found where it is installed "
+        "(uv's Python installs, pyenv's versions, PATH); one build per version for a whole command, the newest "
+        "patch release first (docs/methodology.md#one-interpreter-per-command)"))  # fmt: skip
     exclude_newer: dt.date | None = Field(default=None, description=(
         "uv resolves the dependencies nobody pins as they were on this date, so an environment "
         "built next year is the same as one built today"))  # fmt: skip
@@ -41,6 +43,9 @@ class Stack(_Strict):
         "resolved when its environment is built (pre-releases included), from `requires` instead of `pins`"))  # fmt: skip
     requires: list[str] = Field(default=[], description=(
         "requirement strings of a stack resolved at run time, e.g. `\"psycopg[binary]\"`"))  # fmt: skip
+    extends: str | None = Field(default=None, pattern=_STACK_NAME, description=(
+        "another stack whose `pins`, `exclude_newer`, `python` (and run-time resolution) this one takes, "
+        "saying only what differs: `extends = \"latest\"` with `python = \"3.13\"` is `latest` on CPython 3.13"))  # fmt: skip
 
     @field_validator("pins")
     @classmethod
@@ -322,10 +327,13 @@ class AppDeclaration(_Strict):
     stacks: list[str] | None = Field(default=None, description=(
         "the stacks it runs on (default: every stack the command selects); give `stacks` or `requirements`, not both"))  # fmt: skip
     requirements: str | None = Field(default=None, description=(
-        "the app's own requirements file of exact pins (`name==version`), relative to this file: "
-        "one variant, `<name>@own`, instead of one per stack"))  # fmt: skip
-    python: str | None = Field(default=None, pattern=r"^3\.\d+$", description=(
-        "the Python of the app's environments (uv finds or installs it); default: the stack's"))  # fmt: skip
+        "the app's own pins, relative to this file: a requirements file of exact pins (`name==version`, "
+        "environment markers allowed after `;`), or the app's `uv.lock` / `pyproject.toml` (installed as "
+        "`uv export --frozen` gives it: no dev groups, not the project itself). One variant, `<name>@own`, "
+        "instead of one per stack"))  # fmt: skip
+    python: str | None = Field(default=None, pattern=r"^3\.\d+(\.\d+)?$", description=(
+        "the CPython of the app's environments, `3.12` or `3.12.1`; default: the stack's, or for an app's own "
+        "requirements its `.python-version`, else the lowest installed version its `requires-python` allows"))  # fmt: skip
     env: dict[str, str] = Field(default={}, description=(
         "environment variables of the server (and `pre_start`); `{tmp}` becomes a fresh directory per boot, "
         "`${NAME}` the variable of benchwatch's own environment (a secret), `{database_url}` the boot's database"))  # fmt: skip
@@ -458,7 +466,8 @@ class ProjectSettings(_Strict):
     apps: list[str] = Field(min_length=1, description=(
         "the app directories, relative to this file; each holds a `benchwatch-app.toml`"))  # fmt: skip
     default_stacks: list[str] | None = Field(default=None, description=(
-        "the stacks a command uses when `--stacks` names none (default: every stack but `next`)"))  # fmt: skip
+        "the stacks a command uses when `--stacks` names none (default: every stack but `next` and the stacks "
+        "that `extend` another, which are asked for by name)"))  # fmt: skip
     reference_stack: str | None = Field(
         default=None, description="the stack report ratios are taken against; none: no ratios (docs/questions.md)")
     micro_quick: list[str] = Field(default=[], description=(

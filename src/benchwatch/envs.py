@@ -1,4 +1,5 @@
-"""uv environments per stack, cached by a hash of what goes in, checked after install."""
+"""uv environments per stack, cached by a hash of what goes in (the pins and the interpreter's
+build), checked after install."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchwatch import interpreters, own_requirements
 from benchwatch.config import digest
 from benchwatch.declarations import Stack, normalize_package
 from benchwatch.errors import UserError
+from benchwatch.interpreters import Interpreter
 
 READY_MARKER = "benchwatch-env.json"
 _LIST_VERSIONS = (
@@ -34,6 +37,7 @@ class Env:
     stack_name: str
     path: Path
     versions: dict[str, str]
+    interpreter: Interpreter | None = None  # the build it was made on (None: built by a test's stand-in)
 
     @property
     def python(self) -> Path:
@@ -59,9 +63,9 @@ def uv_executable() -> str:
     return found
 
 
-def _recipe(stack: Stack, extras: Sequence[str], requirements_text: str | None) -> dict:
+def _recipe(stack: Stack, extras: Sequence[str], requirements_text: str | None, interpreter: Interpreter) -> dict:
     recipe: dict = {
-        "python": stack.python,
+        "python": interpreter.identity(),
         "requirements": stack.requirements(),
         "extras": sorted(extras),
         "exclude_newer": str(stack.exclude_newer) if stack.exclude_newer else None,
@@ -75,8 +79,11 @@ def _recipe(stack: Stack, extras: Sequence[str], requirements_text: str | None) 
 def ensure(
     stack: Stack, extras: Sequence[str] = (), *, requirements_file: Path | None = None
 ) -> Env:
+    """The stack's environment on the interpreter this command chose for its Python
+    (`interpreters.choose`): built once per distinct recipe, reused after."""
     requirements_text = requirements_file.read_text() if requirements_file else None
-    recipe = _recipe(stack, extras, requirements_text)
+    interpreter = interpreters.choose(stack.python)
+    recipe = _recipe(stack, extras, requirements_text, interpreter)
     path = cache_dir() / f"{stack.name}-{digest(recipe)}"
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path.with_suffix(".lock")):
@@ -84,16 +91,16 @@ def ensure(
         if marker.is_file():
             try:
                 versions = json.loads(marker.read_text())["versions"]
-                return Env(stack.name, path, versions)
+                return Env(stack.name, path, versions, interpreter)
             except (ValueError, KeyError):
                 pass  # a damaged marker: rebuild below
-        _build(path, stack, recipe, requirements_file)
+        _build(path, stack, recipe, requirements_file, interpreter)
         versions = _installed_versions(path)
-        _check_pins(stack, versions, path)
+        _check_pins(stack, versions, path, _marked_pins(requirements_file, interpreter))
         tmp = marker.with_suffix(".tmp")
         tmp.write_text(json.dumps({"recipe": recipe, "versions": versions}, indent=1))
         tmp.replace(marker)
-        return Env(stack.name, path, versions)
+        return Env(stack.name, path, versions, interpreter)
 
 
 @contextmanager
@@ -118,10 +125,10 @@ def resolution_flags(stack: Stack) -> list[str]:
     return ["--exclude-newer", cutoff] if cutoff else []
 
 
-def _build(path: Path, stack: Stack, recipe: dict, requirements_file: Path | None) -> None:
+def _build(path: Path, stack: Stack, recipe: dict, requirements_file: Path | None, interpreter: Interpreter) -> None:
     shutil.rmtree(path, ignore_errors=True)
     uv = uv_executable()
-    _uv([uv, "venv", "--quiet", "--python", stack.python, str(path)], stack)
+    _uv([uv, "venv", "--quiet", "--python", str(interpreter.path), str(path)], stack)
     install = [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(path / "bin" / "python")]
     install += resolution_flags(stack)
     if requirements_file is not None:
@@ -137,7 +144,7 @@ def _build(path: Path, stack: Stack, recipe: dict, requirements_file: Path | Non
 
 
 def _uv(argv: list[str], stack: Stack) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=900)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=interpreters.uv_environment())
     if done.returncode != 0:
         tail = " | ".join(done.stderr.strip().splitlines()[-3:])
         raise EnvError(f"stack {stack.name}: `{' '.join(argv[1:3])}` failed: {tail}")
@@ -152,10 +159,19 @@ def _installed_versions(path: Path) -> dict[str, str]:
     return {normalize_package(k): v for k, v in sorted(json.loads(done.stdout).items())}
 
 
-def _check_pins(stack: Stack, versions: dict[str, str], path: Path) -> None:
+def _marked_pins(requirements_file: Path | None, interpreter: Interpreter) -> dict[str, str]:
+    """An own requirements file's pins behind environment markers that hold on this interpreter."""
+    if requirements_file is None:
+        return {}
+    pins = own_requirements.parse(requirements_file.read_text(), requirements_file)
+    return own_requirements.applying([p for p in pins if p.marker], interpreter.marker_environment())
+
+
+def _check_pins(stack: Stack, versions: dict[str, str], path: Path, marked: dict[str, str] | None = None) -> None:
+    wanted_pins = {**stack.pinned_versions(), **{normalize_package(p): v for p, v in (marked or {}).items()}}
     wrong = [
         f"{package}=={wanted} (installed: {versions.get(package, 'nothing')})"
-        for package, wanted in stack.pinned_versions().items()
+        for package, wanted in wanted_pins.items()
         if versions.get(package) != wanted
     ]
     if wrong:

@@ -23,9 +23,10 @@ def merge_runs(runs: list[tuple[Path, Run]]) -> Run:
                                 f"{directory}; shards must not overlap")  # fmt: skip
             seen[figure.name] = directory
     environment = runs[0][1].environment.model_copy(deep=True)
-    environment.stacks = {}
+    environment.stacks, environment.interpreters = {}, {}
     for _, run in runs:
         environment.stacks.update(run.environment.stacks)
+        environment.interpreters.update(run.environment.interpreters)
     return Run(
         started_at=min(r.started_at for _, r in runs),
         finished_at=max((r.finished_at for _, r in runs if r.finished_at), default=None),

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -102,6 +103,23 @@ def figure_label(figure: Figure) -> str:
     return " ".join(p for p in (figure.scenario, figure.endpoint or "", tag, figure.metric) if p)
 
 
+class ServerPython(BaseModel):
+    """The interpreter a stack's servers ran on (benchwatch.interpreters): two builds of one
+    version are two different servers."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    python: str  # "CPython 3.11.7"
+    build: str  # a digest of the executable and its libpython
+    path: str
+    symbols: bool  # the interpreter keeps its symbol table (its static functions have names)
+    optimizations: str = ""  # "PGO+LTO", … when its ./configure asked for them; "": not said
+
+    def line(self) -> str:
+        facts = [self.build, *([self.optimizations] if self.optimizations else []), *([] if self.symbols else ["stripped"])]
+        return f"{self.python} ({', '.join(facts)})"
+
+
 class Environment(BaseModel):
     """The fingerprint of where a run was measured (benchwatch.fingerprint.collect)."""
 
@@ -110,7 +128,7 @@ class Environment(BaseModel):
     cpu_model: str | None = Field(None, title="CPU")
     cores: int | None = Field(None, title="cores")
     os: str | None = Field(None, title="OS")
-    python: str | None = Field(None, title="Python")
+    python: str | None = Field(None, title="benchwatch's Python")
     git_commit: str | None = Field(None, title="git commit")
     git_dirty: bool | None = Field(None, title="uncommitted changes")
     oha_version: str | None = Field(None, title="oha")
@@ -118,11 +136,25 @@ class Environment(BaseModel):
     benchwatch_version: str | None = Field(None, title="benchwatch")
     stacks: dict[str, dict[str, str]] = {}  # stack -> package -> installed version
     hostname: str | None = Field(None, title="host")
+    interpreters: dict[str, ServerPython] = {}  # stack (env key) -> the interpreter its servers ran on
 
     def facts(self) -> list[tuple[str, str, object]]:
-        """(key, title, value) of every fingerprint fact but the stacks, in a fixed order."""
+        """(key, title, value) of every fingerprint fact but the stacks and their interpreters, in a fixed order."""
         return [(key, field.title or key, getattr(self, key)) for key, field in type(self).model_fields.items()
-                if key != "stacks"]  # fmt: skip
+                if key not in PER_STACK_FACTS]  # fmt: skip
+
+    def record_environments(self, environments: Mapping[str, Any]) -> None:
+        """The installed versions and the interpreter of every environment (`envs.Env`, by env key)."""
+        for name, env in environments.items():
+            self.stacks[name] = dict(env.versions)
+            interpreter = getattr(env, "interpreter", None)
+            if interpreter is not None:
+                self.interpreters[name] = ServerPython(
+                    python=interpreter.label, build=interpreter.build, path=str(interpreter.path),
+                    symbols=interpreter.symbols, optimizations=interpreter.optimizations)  # fmt: skip
+
+
+PER_STACK_FACTS = ("stacks", "interpreters")
 
 
 class OhaRecord(BaseModel):

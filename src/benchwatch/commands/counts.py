@@ -40,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     record.extra.reference_stack = project.reference_stack
     record.extra.stack_order = list(project.stacks)
     environments, failed = prepare(variants)
+    record.environment.record_environments(environments)
     problems = [Problem(variant=v.id, phase="env", reason=failed[v.env_key]) for v in variants if v.env_key in failed]
     targets = targets_for(variants, environments, args.quick)
     figures, trouble = count_requests(

@@ -37,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
              "`next` is built from exactly what was resolved",
     )  # fmt: skip
     parser.add_argument(
+        "--python", action="store_true",
+        help="no package lookup: for each CPython version the stacks ask for, the build this machine "
+             "runs and the newest release uv can install here (with --markdown FILE, --json; "
+             "`python_new=true|false` to $GITHUB_OUTPUT)",
+    )  # fmt: skip
+    parser.add_argument(
         "--record-measured", metavar="RUN_DIR",
         help="no lookup: add every package of the `next` environment measured in RUN_DIR/run.json "
              "to --state (as `measured`)",
@@ -51,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch import releases
     from benchwatch.errors import UserError
 
+    if args.python:
+        return _python(args)
     if args.write_state and not args.state:
         raise UserError("--write-state needs --state FILE")
     if args.record_measured and not args.state:
@@ -114,4 +122,38 @@ def run(args: argparse.Namespace) -> int:
         print("changed: nothing")
     for name, texts in resolution.rejected.items():
         print(f"ignored {len(texts)} invalid version string(s) of {name}")
+    return 0
+
+
+def _python(args: argparse.Namespace) -> int:
+    import json
+    import os
+    from pathlib import Path
+
+    from benchwatch import python_releases
+    from benchwatch.config import default_stacks_file, find_root, load_stacks
+    from benchwatch.errors import UserError
+
+    if args.state or args.write_state or args.pin_next or args.record_measured:
+        raise UserError("--python reports CPython releases only: give it without --state, --pin-next or --record-measured")
+    try:
+        stacks = load_stacks(find_root())
+    except UserError:  # outside a project: the stacks every installation carries
+        stacks = load_stacks(default_stacks_file().parent)
+    minors = sorted({".".join(s.python.split(".")[:2]) for s in stacks.values()}, key=lambda m: int(m.split(".")[1]))
+    found = python_releases.status(minors)
+    new = [r for r in found if r.new]
+    if args.markdown:
+        lines = [f"- {r.line()}" for r in found]
+        Path(args.markdown).write_text("CPython releases uv can install here:\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    github_output = os.environ.get("GITHUB_OUTPUT")
+    if github_output:
+        with open(github_output, "a", encoding="utf-8") as handle:
+            handle.write(f"python_new={'true' if new else 'false'}\n")
+    if args.json:
+        print(json.dumps({"python": [{"minor": r.minor, "installed": r.installed, "newest": r.newest, "new": r.new}
+                                     for r in found]}, indent=2))  # fmt: skip
+        return 0
+    for release in found:
+        print(release.line())
     return 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from benchwatch.attribute.speedscope import markdown as profile_markdown
 from benchwatch.compare.verdict import Comparison, Row, SideInfo
 from benchwatch.measure.inject import Injection
-from benchwatch.results import Environment
+from benchwatch.results import PER_STACK_FACTS, Environment
 
 MARKER = "<!-- benchwatch-compare -->"
 HEADLINE_PACKAGES = ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn")
@@ -208,7 +208,7 @@ def _fingerprints(base: SideInfo, head: SideInfo) -> list[str]:
     """The machine once per side, then each side's own stacks (a stack compare has one per side)."""
     out = ["<details><summary>Environment</summary>", "", "| | base | head |", "|---|---|---|"]
     for key in Environment.model_fields:
-        if key == "stacks":
+        if key in PER_STACK_FACTS:
             continue
         b, h = getattr(base.environment, key), getattr(head.environment, key)
         if b is None and h is None:
@@ -220,5 +220,8 @@ def _fingerprints(base: SideInfo, head: SideInfo) -> list[str]:
             pins = side.environment.stacks.get(stack, {})
             cells.append(", ".join(f"{p} {v}" for p, v in sorted(pins.items()) if p in HEADLINE_PACKAGES))
         out.append(f"| stack {stack} | {cells[0]} | {cells[1]} |")
+        pythons = [side.environment.interpreters.get(stack) for side in (base, head)]
+        if any(pythons):
+            out.append(f"| server Python ({stack}) | {' | '.join(p.line() if p else '—' for p in pythons)} |")
     out += ["", "</details>"]
     return out

@@ -61,7 +61,7 @@ def measure_load(
     runs = [start_run(["compare", side.role], environment) for side in sides]
     for track, run in zip(tracks, runs, strict=True):
         track.fail_stacks(failed_stacks)
-        run.environment.stacks.update({name: env.versions for name, env in rig.environments.items()})
+        run.environment.record_environments(rig.environments)
 
     def checkpoint(complete: bool) -> None:
         for side, track, run in zip(sides, tracks, runs, strict=True):

@@ -123,8 +123,9 @@ def compare(
                 side.role: run.extra.loadgen.bottlenecked_runs if run.extra.loadgen else 0
                 for side, run in zip((base_side, head_side), runs, strict=True)
             }
+        environments = rig.environments if rig is not None else (_environments(matched, extra) if counts else {})
+        extra.notes[:0] = interpreter_notes(matched, environments)
         if counts:
-            environments = rig.environments if rig is not None else _environments(matched, extra)
             counted = measure_counts(base_side, head_side, environments, out)
             figures["base"] += counted.base
             figures["head"] += counted.head
@@ -187,6 +188,24 @@ def _environments(matched: list, extra: CompareExtra) -> dict:
     return ready
 
 
+def interpreter_notes(matched: list, environments: dict) -> list[str]:
+    """A pair whose servers run on two interpreters: said first. Unasked it cannot happen (one
+    build per Python version for the whole command, `interpreters.choose`); asked, the sides'
+    stacks declare two Pythons (a Python-version compare, or a change that moves the Python)."""
+    notes = []
+    for base, head in matched:
+        pair = [environments.get(v.env_key) for v in (base, head)]
+        pythons = [env.interpreter if env is not None else None for env in pair]
+        if None in pythons or pythons[0].build == pythons[1].build:
+            continue
+        note = (f"base and head run on different interpreters: base {pythons[0].describe()}, head "
+                f"{pythons[1].describe()} (the sides ask for Python {base.stack.python} and {head.stack.python}), "
+                "so every ratio of this pair includes the interpreter's difference")  # fmt: skip
+        if note not in notes:
+            notes.append(note)
+    return notes
+
+
 def _profile(oha: str | None, rig: object, matched: list, base: Side, head: Side, out: Path, quick: bool,
              duration: float) -> ProfileReport:  # fmt: skip
     from benchwatch.attribute.profile import profile_pairs
@@ -204,6 +223,7 @@ def side_info(side: Side, environment: Environment) -> SideInfo:
         env.git_commit, env.git_dirty = side.commit, False
     own = {v.env_key for v in side.variants}
     env.stacks = {name: pins for name, pins in env.stacks.items() if name in own}
+    env.interpreters = {name: python for name, python in env.interpreters.items() if name in own}
     return SideInfo(role=side.role, spec=side.spec, kind=side.kind, commit=side.commit,
                     variants=[v.id for v in side.variants], environment=env,
                     endpoint=side.endpoint.label if side.endpoint is not None else None,

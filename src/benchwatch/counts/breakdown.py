@@ -11,13 +11,16 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from benchwatch.counts.callgrind import read
 
 INTERPRETER = "libpython"
 _RECURSION = re.compile(r"'\d+$")
+# callgrind's name for a function it found no symbol of (a stripped object: Debian's python3.11)
+_ADDRESS = re.compile(r"^0x[0-9a-fA-F]+$")
+UNNAMED_SHARE = 0.01  # a part whose unnamed functions hold this share of its instructions is said
 # the top folder under site-packages → the name a reader knows
 PACKAGES = {"uvloop": "uvloop/libuv", "pydantic_core": "pydantic_core", "httptools": "httptools"}
 
@@ -61,7 +64,11 @@ class Breakdown:
     base: float  # all instructions per request
     head: float
     objects: list[Part]  # by the size of their change, largest first
-    functions: list[Part]  # the `top` functions by the size of their change
+    functions: list[Part]  # the `top` named functions by the size of their change
+    # parts whose functions are partly without a name (no symbol table): part -> share of its
+    # instructions in unnamed functions, per side. Addresses differ between two builds, so an
+    # unnamed function is never paired across sides (it would seem to go to 0 and another to appear)
+    unnamed: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def change(self) -> float:
@@ -94,9 +101,24 @@ def breakdown(base_files: Sequence, head_files: Sequence, requests: int | tuple[
         objects[group][0] += base.get((group, function), 0.0)
         objects[group][1] += head.get((group, function), 0.0)
     by_change = sorted((Part(g, b, h) for g, (b, h) in objects.items()), key=lambda p: (-abs(p.change), p.name))
+    unnamed = _unnamed(base, head, objects)
+    # in a part with unnamed functions, a function named on one side only may be unnamed on the other
+    named = [key for key in keys if not _ADDRESS.match(key[1]) and (key[0] not in unnamed or (key in base and key in head))]
     functions = sorted((Part(f"{function} ({group})", base.get((group, function), 0.0), head.get((group, function), 0.0))
-                        for group, function in keys), key=lambda p: (-abs(p.change), p.name))  # fmt: skip
-    return Breakdown(base_total, head_total, by_change, functions[:top])
+                        for group, function in named), key=lambda p: (-abs(p.change), p.name))  # fmt: skip
+    return Breakdown(base_total, head_total, by_change, functions[:top], unnamed)
+
+
+def _unnamed(base: dict, head: dict, objects: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
+    shares: dict[str, tuple[float, float]] = {}
+    for group, totals in objects.items():
+        side_shares = []
+        for side, total in zip((base, head), totals, strict=True):
+            unnamed = sum(cost for (g, function), cost in side.items() if g == group and _ADDRESS.match(function))
+            side_shares.append(unnamed / total if total else 0.0)
+        if max(side_shares) >= UNNAMED_SHARE:
+            shares[group] = (side_shares[0], side_shares[1])
+    return shares
 
 
 def render(found: Breakdown, *, objects: int = 8) -> str:
@@ -111,6 +133,9 @@ def render(found: Breakdown, *, objects: int = 8) -> str:
         "|---|---:|---:|---:|",
         *(_row(p, found.base) for p in found.functions),
     ]
+    for group, (base, head) in sorted(found.unnamed.items()):
+        lines += ["", f"{group}: {base:.0%} of base's and {head:.0%} of head's instructions are in functions "
+                      "without a name (its build has no symbol table), left out of the function table"]  # fmt: skip
     return "\n".join(lines) + "\n"
 
 

@@ -33,10 +33,7 @@ READY_S = 300.0  # a server's boot under valgrind (imports at ~1/50 speed)
 PROBE_TIMEOUT_S = 120.0  # its first answer under valgrind
 REQUEST_TIMEOUT_S = 300.0
 STOP_WAIT_S = 120.0  # SIGINT to exit: valgrind writes its last file
-# the one connection stays open through every pause (a dump, a collection, the idle second): with
-# uvicorn's default of 5 s a busy machine's pause closed it and the next request was refused
-# ("connection reset by peer", 7 of 18 targets of one compare at a load average of 11)
-KEEP_ALIVE_S = 3600.0
+KEEP_ALIVE_S = 3600.0  # the one connection idles while the counter dumps: uvicorn must not close it (its default: 5 s)
 IDLE_S = 1.0  # the pause whose cost (uvicorn's 0.1 s tick: 10 wake-ups) is taken off every phase
 PAUSE_S = 0.2  # between strace phases: the server idles, so the cut between them is clean
 # between requests: the server finishes its work after an answer (a few more turns of its event
@@ -198,7 +195,8 @@ def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[_Se
     try:
         with server.running(
             target.variant, target.env, inject=target.inject, wrap=wrap, wrap_environ={**HASH_SEED, **gc.environ()},
-            ready_timeout=READY_S, probe_timeout=PROBE_TIMEOUT_S, interrupt_wait=STOP_WAIT_S, keep_alive=KEEP_ALIVE_S,
+            ready_timeout=READY_S, probe_timeout=PROBE_TIMEOUT_S, interrupt_wait=STOP_WAIT_S,
+            keep_alive=KEEP_ALIVE_S,
         ) as srv:  # fmt: skip
             client = Client(server.HOST, srv.port, REQUEST_TIMEOUT_S)
             serving = _Serving(target, srv, client, gc)

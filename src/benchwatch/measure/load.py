@@ -26,7 +26,7 @@ def measure_load(
     what was measured is written, marked incomplete."""
     earlier = (list(run.figures), list(run.problems))
     track.fail_stacks(failed_stacks)
-    run.environment.stacks.update({name: env.versions for name, env in rig.environments.items()})
+    run.environment.record_environments(rig.environments)
 
     def checkpoint(complete: bool) -> Run:
         fill_run(run, rig, track, complete=complete, earlier=earlier)

@@ -237,8 +237,9 @@ def running(
     write what it recorded. `wrap_environ`: variables the wrapped server needs on top of its own
     (PYTHONHASHSEED=0 for a counter). `probe_timeout`: how long one readiness request may take
     (a server under valgrind answers its first request slowly); the set-up's requests get as long
-    at least. `keep_alive`: seconds uvicorn keeps an idle connection open (its default, 5 s, is
-    shorter than a counter's pause between two phases on a busy machine).
+    at least. `keep_alive`: seconds uvicorn keeps an idle connection open (its default is 5 s; a
+    counted server's one connection idles while the counter dumps, which takes longer than that on
+    a busy machine).
 
     Every boot has a fresh `{tmp}` directory and, when the app declares one, a fresh database;
     the app's set-up runs once the server answers (`Server.context` holds its values)."""
@@ -338,7 +339,7 @@ def _spawn(
         str(env.python), "-m", "uvicorn", variant.import_string,
         "--host", HOST, "--port", str(port),
         "--no-access-log", "--log-level", "warning",
-        *(["--timeout-keep-alive", f"{keep_alive:.0f}"] if keep_alive else []),
+        *(["--timeout-keep-alive", str(int(keep_alive))] if keep_alive else []),
     ]  # fmt: skip
     with open(log_path, "wb") as log:
         process = subprocess.Popen(

@@ -116,10 +116,12 @@ def _environment(run: Run) -> list[tuple[str, str]]:
 def _versions(run: Run, order: Sequence[str]) -> Table:
     stacks = run.environment.stacks
     names = [s for s in order if s in stacks] + [s for s in stacks if s not in order]
-    table = Table("installed versions per stack", ["stack", *HEADLINE_PACKAGES])
+    table = Table("installed versions per stack", ["stack", "server Python", *HEADLINE_PACKAGES])
     for name in names:
         versions = stacks[name] or {}
-        table.rows.append([Cell(name), *(Cell(str(versions.get(p, "—"))) for p in HEADLINE_PACKAGES)])
+        python = run.environment.interpreters.get(name)
+        table.rows.append([Cell(name), Cell(python.line() if python else "—"),
+                           *(Cell(str(versions.get(p, "—"))) for p in HEADLINE_PACKAGES)])  # fmt: skip
     return table
 
 

@@ -1,0 +1,109 @@
+"""An app's own dependencies and Python: requirements with environment markers, a uv.lock exported
+through uv, `.python-version` and `requires-python` matched against the interpreters installed."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+from conftest import REPO, benchwatch
+from test_interpreters import fake_python
+
+from benchwatch import interpreters, own_requirements
+from benchwatch.config import load_project
+from benchwatch.errors import UserError
+
+LOCKED = REPO / "tests" / "fixtures" / "locked_app"
+LINUX = {"sys_platform": "linux", "platform_python_implementation": "CPython", "python_version": "3.12"}
+
+
+@pytest.fixture(autouse=True)
+def fresh():
+    interpreters.reset()
+    yield
+    interpreters.reset()
+
+
+def test_pins_behind_markers_hold_only_where_their_marker_is_true(tmp_path):
+    text = ("# exported\nfastapi==0.121.0\nuvicorn[standard]==0.38.0  # the server\n"
+            "colorama==0.4.6 ; sys_platform == 'win32'\n"
+            "uvloop==0.23.0 ; platform_python_implementation != 'PyPy' and sys_platform != 'win32'\n-e .\n")  # fmt: skip
+    pins = own_requirements.parse(text, tmp_path / "requirements.txt")
+    assert [(p.name, p.version) for p in pins][:2] == [("fastapi", "0.121.0"), ("uvicorn", "0.38.0")]
+    assert own_requirements.applying(pins, LINUX) == {"fastapi": "0.121.0", "uvicorn": "0.38.0", "uvloop": "0.23.0"}
+    assert "colorama" in own_requirements.applying(pins, {**LINUX, "sys_platform": "win32"})
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("fastapi>=0.100", "'fastapi>=0.100' is not an exact pin"),
+    ("fastapi==0.1 ; sys_platform ==", "not a valid environment marker"),
+])  # fmt: skip
+def test_a_line_that_is_not_an_exact_pin_is_named(tmp_path, line, message):
+    with pytest.raises(UserError, match=message):
+        own_requirements.parse(f"uvicorn==0.38.0\n{line}\n", tmp_path / "requirements.txt")
+
+
+def test_a_lock_file_without_its_lock_says_how_to_make_one(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\nversion = "0"\n')
+    with pytest.raises(UserError, match=r"no uv.lock beside it: run `uv lock`"):
+        own_requirements.export(tmp_path / "pyproject.toml", tmp_path / "cache")
+    plain = tmp_path / "requirements.txt"
+    assert own_requirements.export(plain, tmp_path / "cache") == plain  # a requirements file is itself
+
+
+def test_the_nearest_python_version_file_wins_up_to_the_repository_root(tmp_path):
+    app = tmp_path / "repo" / "backend" / "app"
+    app.mkdir(parents=True)
+    (tmp_path / ".python-version").write_text("3.9\n")  # above the repository: never read
+    assert own_requirements.python_of(app, tmp_path / "repo", None) is None
+    (tmp_path / "repo" / ".python-version").write_text("3.13\n")
+    assert own_requirements.python_of(app, tmp_path / "repo", None) == "3.13"
+    (tmp_path / "repo" / "backend" / ".python-version").write_text("cpython-3.12.1-linux-x86_64-gnu\n")
+    assert own_requirements.python_of(app, tmp_path / "repo", None) == "3.12.1"
+    (tmp_path / "repo" / "backend" / ".python-version").write_text("pypy\n")
+    with pytest.raises(UserError, match="is not a CPython version like 3.12"):
+        own_requirements.python_of(app, tmp_path / "repo", None)
+
+
+def test_requires_python_takes_the_lowest_installed_version_it_allows(tmp_path, monkeypatch):
+    pythons = [fake_python(tmp_path / v, v, symbols=True) for v in ("3.11.7", "3.12.1", "3.13.0")]
+    monkeypatch.setenv("BENCHWATCH_PYTHONS", ":".join(map(str, pythons)))
+    project = tmp_path / "backend"
+    project.mkdir()
+
+    def wanting(spec: str) -> str | None:
+        (project / "pyproject.toml").write_text(f'[project]\nname = "app"\nrequires-python = "{spec}"\n')
+        return own_requirements.python_of(project, project, None)
+
+    assert wanting(">=3.12,<4.0") == "3.12"
+    assert wanting(">=3.10") == "3.11"
+    assert wanting("~=3.13.0") == "3.13"
+    with pytest.raises(UserError, match=r"no such Python is installed here: install one with `uv python install 3\.14`"):
+        wanting(">=3.14")
+    with pytest.raises(UserError, match="is not a version specifier"):
+        wanting("3.12+")
+
+
+@pytest.mark.slow
+def test_real_locked_app_installs_its_lock_on_the_python_it_asks_for(tmp_path):
+    """The shape most teams start from: pyproject.toml + uv.lock, requires-python >= 3.12, a pin for
+    Windows only: verified on CPython 3.12 with exactly the lock's versions."""
+    if not interpreters.find_installed("3.12"):
+        pytest.skip("no CPython 3.12 here (`uv python install 3.12`)")
+    project = load_project(LOCKED)
+    (variant,) = project.variants()
+    assert variant.id == "locked@own" and variant.stack.python == "3.12"
+    done = benchwatch("verify", root=LOCKED)
+    assert done.returncode == 0, done.stderr
+    assert "python 3.12: CPython 3.12" in done.stderr
+    exported = own_requirements.parse(variant.requirements_file.read_text(), variant.requirements_file)
+    from benchwatch import envs
+
+    env = envs.ensure(variant.stack, requirements_file=variant.requirements_file)
+    assert env.interpreter is not None and env.interpreter.minor == "3.12"
+    assert env.version("fastapi") == "0.121.0" and env.version("pydantic-settings") == "2.11.0"
+    assert env.version("colorama") is None  # `; sys_platform == 'win32'`
+    assert {p.name for p in exported} >= {"fastapi", "uvicorn", "uvloop", "colorama"}
+    answered = subprocess.run([str(env.python), "-c", "import sys; print(*sys.version_info[:2])"],
+                              capture_output=True, text=True, check=True)  # fmt: skip
+    assert answered.stdout.split() == ["3", "12"]
