@@ -124,6 +124,8 @@ def compare(
                 for side, run in zip((base_side, head_side), runs, strict=True)
             }
         environments = rig.environments if rig is not None else (_environments(matched, extra) if counts else {})
+        if rig is None:  # no load run recorded them: the counts' environments, the servers' interpreters
+            environment.record_environments(environments)
         extra.notes[:0] = interpreter_notes(matched, environments)
         if counts:
             counted = measure_counts(base_side, head_side, environments, out)
