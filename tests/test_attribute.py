@@ -132,10 +132,10 @@ def markdown_of(steps, lines) -> str:
 
 # --- the whole command with a fake compare: which sides it asks for, what it writes ---
 
-def _comparison(r: float) -> Comparison:
+def _comparison(r: float, width: float = 0.01) -> Comparison:
     row = Row(label="hello GET / c=10 cpu_us_per_request", kind="load", scenario="hello", endpoint="GET /",
               metric="cpu_us_per_request", floor_key="x", unit="us", bigger_is_better=False, base_figure="a",
-              head_figure="b", ratio=r, low=r - 0.01, high=r + 0.01, verdict="regression" if r > 1.05 else "unchanged",
+              head_figure="b", ratio=r, low=r - width, high=r + width, verdict="regression" if r > 1.05 else "unchanged",
               text=f"{r:.2f}x", floor=0.02, floor_source="test", gating=True)  # fmt: skip
     side = lambda role: SideInfo(role=role, spec="x", kind="stack")  # noqa: E731
     return Comparison(base=side("base"), head=side("head"), rounds=6, quick=True, rows=[row])
@@ -238,3 +238,90 @@ def test_real_attribute_of_one_moved_package(tmp_path):
     assert all(line["product"]["ratio"] == line["steps"]["latest+uvloop"]["ratio"] for line in counted)
     assert all(line["agrees"] is not None for line in counted)
     assert "latest+uvloop" in (out / "attribution.md").read_text()
+
+
+# --- why the product and the direct ratio disagree: the sides, then the largest movers in pairs ---
+
+
+def test_the_direct_side_is_checked_against_the_union_of_the_steps():
+    from benchwatch.attribute.interactions import consistency
+
+    steps = [StepOutcome(step="old+pydantic", kind="group", requested="pydantic", group=["pydantic", "typing-extensions"],
+                         moved={"pydantic": ("1", "2"), "typing-extensions": ("4.15", "4.16")}),
+             StepOutcome(step="old+transitive", kind="transitive", requested="transitive", group=["typing-extensions"],
+                         moved={"typing-extensions": ("4.15", "4.16")})]  # fmt: skip
+    direct = StepOutcome(step="direct", kind="direct", requested="new", group=[],
+                         moved={"pydantic": ("1", "2"), "typing-extensions": ("4.15", "4.16"), "uvloop": ("0.22", "0.23")})
+    found = consistency(steps, direct, {"old": "CPython 3.11.7 (aaa)", "new": "CPython 3.11.7 (aaa)"})
+    assert found.unmoved == {"uvloop": ("0.22", "0.23")}
+    assert found.moved_twice == {"typing-extensions": ["old+pydantic", "old+transitive"]}
+    assert found.interpreters == {}  # one interpreter: nothing to say
+    text = " ".join(found.lines())
+    assert "uvloop 0.22→0.23" in text and "typing-extensions (old+pydantic, old+transitive)" in text
+    two = consistency(steps, direct, {"old": "CPython 3.11.2 (bbb)", "new": "CPython 3.11.7 (aaa)"})
+    assert two.interpreters == {"old": "CPython 3.11.2 (bbb)", "new": "CPython 3.11.7 (aaa)"}
+
+
+def test_a_pair_interacts_when_together_differs_from_apart_beyond_the_floor():
+    from benchwatch.attribute.interactions import judge
+
+    label = "hello GET / seq instructions_per_request"  # a count: its floor is 0.5 %
+    alone = [ratio(1.117, 1.116, 1.118), ratio(0.933, 0.932, 0.934)]  # apart: 1.042
+    together = judge(label, ("a", "b"), "old+a+b", ratio(1.066, 1.065, 1.067), alone)
+    assert together.apart.ratio == pytest.approx(1.117 * 0.933)
+    assert together.interaction.ratio == pytest.approx(1.066 / (1.117 * 0.933))
+    assert together.interacts is True
+    assert judge(label, ("a", "b"), "old+a+b", ratio(1.0435, 1.0425, 1.0445), alone).interacts is False  # 0.1 %: below
+    wide = judge("hello GET / c=10 cpu_us_per_request", ("a", "b"), "s", ratio(1.07, 0.95, 1.2), alone)
+    assert wide.interacts is False  # its interval holds 1
+
+
+def test_the_largest_movers_are_paired_and_the_transitive_step_never_is():
+    from benchwatch.attribute.interactions import pairs_to_try
+    from benchwatch.attribute.steps import Step
+    from benchwatch.attribute.table import Line
+
+    stack = Stack(name="s", pins={"x": "1"})
+    steps = [Step(name, kind, name, (name,), stack) for name, kind in
+             (("a", "package"), ("b", "package"), ("c", "group"), ("d", "package"), ("t", "transitive"))]  # fmt: skip
+    line = Line(scenario="hello", label="x instructions_per_request", product=Ratio(), direct=Ratio(), agrees=False,
+                steps={"a": ratio(1.12, 1.1, 1.13), "b": ratio(0.93, 0.92, 0.94), "c": ratio(1.001, 1.0, 1.002),
+                       "d": ratio(0.99, 0.98, 1.0), "t": ratio(1.5, 1.4, 1.6)})  # fmt: skip
+    assert [(p.name, q.name) for p, q in pairs_to_try(line, steps)] == [("a", "b"), ("a", "d"), ("b", "d")]
+
+
+def test_a_disagreement_measures_the_pairs_and_names_the_one_that_interacts(tmp_path):
+    """fastapi alone 1.20, orjson alone 0.90, directly 1.00: moved together they give 1.00, so the
+    two interact (the product 1.08 was not the direct ratio), and the table says so."""
+    app = tmp_path / "apps" / "hello"
+    app.mkdir(parents=True)
+    (app / "benchwatch-app.toml").write_text('name = "hello"\napp = "app:app"\n[[endpoints]]\nname = "hi"\npath = "/"\n')
+    root = tmp_path / "p"
+    root.mkdir()
+    (root / "stacks.toml").write_text('[stacks.old]\nexclude_newer = "2026-01-01"\npins = { fastapi = "1.0", orjson = "1.0" }\n'
+                                      '[stacks.new]\nexclude_newer = "2026-01-01"\npins = { fastapi = "2.0", orjson = "2.0" }\n')
+    (root / "benchwatch.toml").write_text(f'[benchwatch]\napps = ["{app}"]\n')
+    project = load_project(root)
+    ratios = {"new": 1.0, "old+fastapi": 1.2, "old+orjson": 0.9, "old+fastapi+orjson": 1.0}
+    asked: list[str] = []
+
+    def compare_fn(proj, base, head, *, patterns, out, **kw):
+        assert head in proj.stacks
+        asked.append(head)
+        return _comparison(ratios[head], width=0.002), out
+
+    def ensure(stack: Stack) -> Env:
+        versions = {"old": {"fastapi": "1.0", "orjson": "1.0"}, "new": {"fastapi": "2.0", "orjson": "2.0"}}
+        return Env(stack.name, tmp_path, versions.get(stack.name, stack.pinned_versions()))
+
+    result, out = attribute(project, "old", "new", patterns="hello@*", quick=True, out=tmp_path / "out", quiet=True,
+                            compare_fn=compare_fn, resolve=lambda s: None, ensure=ensure)  # fmt: skip
+    assert asked == ["new", "old+fastapi", "old+orjson", "old+fastapi+orjson"]  # one pair: the two movers
+    assert result.lines[0].agrees is False
+    (pair,) = result.interactions
+    assert pair.pair == ("old+fastapi", "old+orjson") and pair.interacts is True
+    assert pair.interaction.ratio == pytest.approx(1.0 / (1.2 * 0.9))
+    assert result.consistency is not None and result.consistency.lines() == []  # the sides were not the cause
+    text = (out / "attribution.md").read_text()
+    assert "old+fastapi × old+orjson: together 1.000" in text and "**they interact**" in text
+    assert json.loads((out / "attribution.json").read_text())["interactions"][0]["interacts"] is True

@@ -387,25 +387,21 @@ def test_real_variant_vs_variant_compare_loads_both_at_once_and_says_what_was_co
 
 @pytest.mark.slow
 def test_real_micro_compare_times_pairs_counts_instructions_and_catches_an_injected_slowdown(tmp_path):
-    """services on latest against itself, then with head's benchmarks repeating 5 % of their calls."""
-    runs = {}
-    for name, extra in (("aa", []), ("injected", ["--inject-head-micro", "0.05"])):
-        out = tmp_path / name
-        done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "services@latest", "--quick", "--no-counts",
-                          "--no-load", "--out", str(out), "-q", *extra)  # fmt: skip
-        runs[name] = (done, json.loads((out / "compare.json").read_text()))
-    done, data = runs["aa"]
+    """services on latest against itself with head's benchmarks repeating 5 % of their calls: every
+    case is timed in paired rounds and counted, and the counts call the injected 5 % a regression.
+    (That counts agree A/A is tests/test_instructions.py's; one compare here keeps CI short.)"""
+    out = tmp_path / "injected"
+    done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "services@latest", "--quick", "--no-counts",
+                      "--no-load", "--out", str(out), "-q", "--inject-head-micro", "0.05")  # fmt: skip
+    data = json.loads((out / "compare.json").read_text())
     times = [r for r in data["rows"] if r["unit"] == "us"]
     counts = [r for r in data["rows"] if r["unit"] == "instructions"]
     assert {r["metric"] for r in times} == {"validate_json", "dump_json", "response_model"} == {r["metric"] for r in counts}
     assert all(len(r["base_samples"]) == len(r["head_samples"]) == QUICK_ROUNDS and r["low"] <= r["ratio"] <= r["high"]
                for r in times)  # fmt: skip
-    assert all(r["verdict"] == "unchanged" for r in counts), done.stdout
-    done, data = runs["injected"]
-    counts = [r for r in data["rows"] if r["unit"] == "instructions"]
     assert counts and all(r["verdict"] == "regression" and 1.04 < r["ratio"] < 1.06 for r in counts)
     assert done.returncode == 1
-    assert "micro services dump_json (gate)" in (tmp_path / "injected" / "comment.md").read_text()
+    assert "micro services dump_json (gate)" in (out / "comment.md").read_text()
 
 
 @pytest.mark.slow

@@ -9,16 +9,19 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from benchwatch import envs
+from benchwatch.attribute import interactions
 from benchwatch.attribute.resolver import try_resolve
-from benchwatch.attribute.steps import Resolve, Step, differing, plan_steps
+from benchwatch.attribute.steps import Resolve, Step, differing, plan_steps, step_stack
 from benchwatch.attribute.table import (
     ATTRIBUTION_JSON,
     ATTRIBUTION_MD,
     Attribution,
+    Line,
     StepOutcome,
     build_lines,
     gating_ratios,
     markdown,
+    open_loop,
 )
 from benchwatch.compare.verdict import Comparison
 from benchwatch.config import Project
@@ -84,9 +87,10 @@ def attribute(
     if not steps:
         raise UserError(f"{base} and {head} install the same versions: nothing to attribute")
     progress = Progress(len(steps) + 1, quiet=quiet)
+    pythons = {base: _python(base_env), head: _python(head_env)}
     for step in steps:
         if step.stack is not None:
-            _build(step, base_env.versions, ensure)
+            pythons[step.name] = _python(_build(step, base_env.versions, ensure))
     measured = [s.stack for s in steps if s.stack is not None and s.error is None]
     both = with_stacks(project, measured, like=base)
     selection = ",".join(f"{s}@*" for s in scenarios)
@@ -120,23 +124,78 @@ def attribute(
                 outcome.note = "; ".join(filter(None, [outcome.note, trouble]))
         outcomes.append(outcome)
         progress.advance()
+    lines = build_lines(outcomes, direct, scenario_of)
     result = Attribution(base=base, head=head, scenarios=scenarios, quick=quick, rounds=rounds, steps=outcomes,
-                         direct=direct, lines=build_lines(outcomes, direct, scenario_of),
-                         seconds=round(time.monotonic() - started, 1))  # fmt: skip
+                         direct=direct, lines=lines)  # fmt: skip
+    disagreeing = [line for line in lines if line.agrees is False and not open_loop(line.label)]
+    if disagreeing:
+        result.consistency = interactions.consistency(outcomes, direct, {k: v for k, v in pythons.items() if v})
+        pairs = _pairs(disagreeing, steps)
+        progress.total += len(pairs)
+        pair_stacks = {}
+        for a, b in pairs:
+            name = f"{a.name}+{'+'.join(b.group)}"
+            pair_stacks[(a.name, b.name)] = step_stack(base_stack, head_stack, base_env.versions,
+                                                       differing(base_env.versions, head_env.versions),
+                                                       [*a.group, *b.group], name)  # fmt: skip
+        both = with_stacks(both, list(pair_stacks.values()), like=base)
+        for (a, b), stack in pair_stacks.items():
+            progress.step(stack.name, f"second order: {a} × {b}")
+            result.interactions += _second_order(stack, (a, b), disagreeing, measure, ensure, out / "pairs")
+            progress.advance()
+    result.seconds = round(time.monotonic() - started, 1)
     write_json_atomic(out / ATTRIBUTION_JSON, result.model_dump(mode="json"))
     write_text_atomic(out / ATTRIBUTION_MD, markdown(result))
     return result, out
 
 
-def _build(step: Step, base_versions: dict[str, str], ensure: Ensure) -> None:
+def _build(step: Step, base_versions: dict[str, str], ensure: Ensure) -> envs.Env | None:
     """The step's environment, verified like any other (pins read back); what really moved."""
     assert step.stack is not None
     try:
         env = ensure(step.stack)
     except envs.EnvError as exc:
         step.error = str(exc)
-        return
+        return None
     step.moved = differing(base_versions, env.versions)
+    return env
+
+
+def _python(env: envs.Env | None) -> str:
+    """The interpreter an environment was built on, as the fingerprint names it ("" unknown)."""
+    interpreter = getattr(env, "interpreter", None)
+    return f"{interpreter.label} ({interpreter.build})" if interpreter is not None else ""
+
+
+def _pairs(disagreeing: list[Line], steps: list[Step]) -> list[tuple[Step, Step]]:
+    """The second-order steps of every disagreeing figure, each pair once."""
+    seen: dict[tuple[str, str], tuple[Step, Step]] = {}
+    for line in disagreeing:
+        for a, b in interactions.pairs_to_try(line, steps):
+            seen.setdefault((a.name, b.name), (a, b))
+    return list(seen.values())
+
+
+def _second_order(
+    stack: Stack, pair: tuple[str, str], disagreeing: list[Line], measure: Callable, ensure: Ensure, out: Path
+) -> list[interactions.Interaction]:  # fmt: skip
+    """One pair moved together, measured against base; judged on every disagreeing figure
+    whose largest movers it joins."""
+    mine = [line for line in disagreeing if all(name in line.steps for name in pair)]
+    try:
+        ensure(stack)
+    except envs.EnvError as exc:
+        return [interactions.Interaction(label=line.label, pair=pair, stack=stack.name, error=str(exc)) for line in mine]
+    ratios, trouble = measure(stack.name, out / stack.name)
+    found = []
+    for line in mine:
+        together = ratios.get(line.label)
+        if together is None:
+            found.append(interactions.Interaction(label=line.label, pair=pair, stack=stack.name,
+                                                  error=trouble or "the figure was not measured"))  # fmt: skip
+            continue
+        found.append(interactions.judge(line.label, pair, stack.name, together, [line.steps[n] for n in pair]))
+    return found
 
 
 def changed_scenarios(compare_dir: Path) -> list[str]:

@@ -3,35 +3,18 @@ product of the steps, and the ratio measured directly from base to head."""
 
 from __future__ import annotations
 
-import math
 import re
 
 from pydantic import BaseModel
 
+from benchwatch.attribute.interactions import Consistency, Interaction
+from benchwatch.attribute.ratios import Ratio, overlap, product
 from benchwatch.compare.stats import CONFIDENCE
-from benchwatch.compare.verdict import Comparison, Row
+from benchwatch.compare.verdict import Comparison
 from benchwatch.metrics import COUNTS, CPU, CPU_SYS, CPU_USER
 
 ATTRIBUTION_JSON = "attribution.json"
 ATTRIBUTION_MD = "attribution.md"
-_Z = 1.959963984540054  # the normal quantile of a 95 % two-sided interval
-
-
-class Ratio(BaseModel):
-    ratio: float | None = None
-    low: float | None = None
-    high: float | None = None
-    verdict: str = "no verdict"
-    text: str = ""
-
-    @classmethod
-    def of(cls, row: Row) -> Ratio:
-        return cls(ratio=row.ratio, low=row.low, high=row.high, verdict=row.verdict, text=row.text)
-
-    def shown(self) -> str:
-        if self.ratio is None or self.low is None or self.high is None:
-            return "—"
-        return f"{self.ratio:.3f} [{self.low:.3f}, {self.high:.3f}]"
 
 
 class StepOutcome(BaseModel):
@@ -66,6 +49,8 @@ class Attribution(BaseModel):
     steps: list[StepOutcome]
     direct: StepOutcome
     lines: list[Line] = []
+    consistency: Consistency | None = None  # said when a line disagrees
+    interactions: list[Interaction] = []  # the second-order steps of the disagreeing lines
     seconds: float | None = None
 
     def responsible(self) -> list[tuple[StepOutcome, str, Ratio]]:
@@ -85,23 +70,6 @@ def gating_ratios(comparison: Comparison) -> dict[str, tuple[str, Ratio]]:
             if row.kind == "load" and row.metric in ATTRIBUTED}  # fmt: skip
 
 
-def product(ratios: list[Ratio]) -> Ratio:
-    """The product of independent ratios; its interval adds the log half-widths in quadrature
-    (each interval read as a normal one in log space: an approximation, said in the output)."""
-    if not ratios or any(r.ratio is None or r.low is None or r.high is None for r in ratios):
-        return Ratio(text="missing a step")
-    log_ratio = sum(math.log(r.ratio) for r in ratios)  # type: ignore[arg-type]
-    spread = math.sqrt(sum(((math.log(r.high) - math.log(r.low)) / (2 * _Z)) ** 2 for r in ratios))  # type: ignore[arg-type]
-    return Ratio(ratio=math.exp(log_ratio), low=math.exp(log_ratio - _Z * spread), high=math.exp(log_ratio + _Z * spread),
-                 verdict="product")  # fmt: skip
-
-
-def overlap(a: Ratio, b: Ratio) -> bool | None:
-    if None in (a.low, a.high, b.low, b.high):
-        return None
-    return max(a.low, b.low) <= min(a.high, b.high)  # type: ignore[type-var]
-
-
 def build_lines(steps: list[StepOutcome], direct: StepOutcome, scenario_of: dict[str, str]) -> list[Line]:
     labels = list(dict.fromkeys([*direct.ratios, *(label for s in steps for label in s.ratios)]))
     lines = []
@@ -115,7 +83,7 @@ def build_lines(steps: list[StepOutcome], direct: StepOutcome, scenario_of: dict
     return lines
 
 
-def _open_loop(label: str) -> bool:
+def open_loop(label: str) -> bool:
     """A figure label of an open-loop setting (metrics.Open's tag: `rate=50%`)."""
     return re.search(r" rate=\d+%", label) is not None
 
@@ -124,6 +92,27 @@ def _moved(step: StepOutcome) -> str:
     pairs = step.moved or {p: (None, None) for p in step.group}
     shown = [f"{p} {a or '—'}→{b or '—'}" if (a or b) else p for p, (a, b) in pairs.items()]
     return ", ".join(shown) or "nothing"
+
+
+def _pair(pair: Interaction) -> str:
+    if pair.error is not None:
+        return f"{' × '.join(pair.pair)}: not measured: {pair.error}"
+    verdict = {True: "**they interact**", False: "they do not interact", None: "no verdict (a ratio is missing)"}
+    return f"{pair.sentence()}: {verdict[pair.interacts]}"
+
+
+def _why(result: Attribution, label: str) -> list[str]:
+    """Why a line's product and direct ratio disagree: the sides first, then the pairs."""
+    facts = result.consistency.lines() if result.consistency else []
+    pairs = [i for i in result.interactions if i.label == label]
+    said = [f"- {fact}" for fact in facts] + [f"- {_pair(p)}" for p in pairs]
+    if pairs and not facts and not any(p.interacts for p in pairs):
+        said.append("- no pair of the largest movers interacts and the direct compare moves what the steps move, on "
+                    "one interpreter: the difference is of a higher order (three or more packages together)")  # fmt: skip
+    if not said:
+        return []
+    return ["Why they disagree (the direct compare against the steps, then the largest movers two at a time, each "
+            "pair measured side by side against base):", "", *said, ""]  # fmt: skip
 
 
 def markdown(result: Attribution) -> str:
@@ -147,11 +136,13 @@ def markdown(result: Attribution) -> str:
         out.append(f"| **{result.base} → {result.head} measured** | | {line.direct.shown()} | {line.direct.verdict} |")
         disagree = ("the product and the direct ratio disagree: an open loop offers each side half its own "
                     "capacity, so a step that moves the capacity moves the offered rate too and open-loop ratios "
-                    "need not multiply (the closed loop's do)" if _open_loop(line.label)
+                    "need not multiply (the closed loop's do)" if open_loop(line.label)
                     else "the product and the direct ratio disagree: the steps interact")  # fmt: skip
         agree = {True: "the product agrees with the direct ratio (intervals overlap)", False: disagree,
                  None: "no comparison (a ratio is missing)"}[line.agrees]  # fmt: skip
         out += ["", agree, ""]
+        if line.agrees is False and not open_loop(line.label):
+            out += _why(result, line.label)
     culprits = result.responsible()
     if culprits:
         out += ["**Responsible:** " + "; ".join(f"{s.step} ({', '.join(s.group)}) {r.text or r.shown()} on {label}"
