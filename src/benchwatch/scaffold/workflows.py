@@ -50,6 +50,12 @@ on:
 
 permissions: {{}}
 
+concurrency:
+  # one commenter at a time per pull request (its head repository and branch), so two runs never
+  # both create the sticky comment
+  group: benchwatch-comment-${{{{ github.event.workflow_run.head_repository.id }}}}-${{{{ github.event.workflow_run.head_branch }}}}
+  cancel-in-progress: false
+
 jobs:
   comment:
     if: github.event.workflow_run.event == 'pull_request' && github.event.workflow_run.conclusion != 'cancelled'
@@ -96,7 +102,7 @@ name: benchwatch-nightly
 on:
   schedule:
     - cron: "17 3 * * *"
-  workflow_dispatch:
+  workflow_dispatch: # runs only on main: another branch's numbers would enter main's nightly trend
 
 permissions: {{}}
 
@@ -106,6 +112,7 @@ concurrency:
 
 jobs:
   nightly:
+    if: github.ref == 'refs/heads/main'
     permissions:
       contents: write
     uses: {repo}/.github/workflows/reusable-nightly.yml@{sha} # {label}
