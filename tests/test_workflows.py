@@ -675,9 +675,12 @@ def test_pr_comment_header_is_built_from_the_run_and_mentions_are_neutralised(tm
     assert kind == "createComment" and args["issue_number"] == 12
     body = args["body"]
     head, _, rest = body.partition("\n\n---\n\n")
-    assert head.startswith(MARKER + "\n\n**benchwatch** [run 42](https://github.com/o/r/actions/runs/42) on `aaaaaaaaaaaa`")
+    # N4: the disclaimer first, then what the PR's own run (which ran the PR's code) reported
+    disclaimer, said = head.split("\n\n")[1:3]
+    assert disclaimer.startswith("_Not verified by this repository: the pull request's own benchmark run ran the pull request's code")
+    assert said.startswith("**benchwatch** [run 42](https://github.com/o/r/actions/runs/42) on `aaaaaaaaaaaa` reported: ")
     assert "**a regression, or benchwatch could not measure**" in head  # from the run's conclusion
-    assert "not verified" in head and "WARNING" not in head
+    assert "WARNING" not in head
     assert "@\u200bacme/security" in rest and "@acme" not in body
     assert body.count(MARKER) == 1
 
