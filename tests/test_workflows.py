@@ -822,6 +822,25 @@ def test_change_point_issues_one_per_alerting_series_and_the_summary(tmp_path):
     assert [(k, a["issue_number"]) for k, a in calls[2:]] == [("update", 4), ("createComment", 4)]
 
 
+@pytest.mark.parametrize("url, linked", [
+    ("https://github.com/o/r/commit/" + "b" * 40, True),
+    ("https://evil.example/o/r/commit/" + "b" * 40, False),  # any https host ending in /commit/<hex>
+    ("https://github.com/other/r/commit/" + "b" * 40, False),
+    ("https://github.com/o/r/commit/" + "b" * 40 + "#x", False),
+    ("https://github.com/o/r/commit/../../../evil/" + "b" * 40, False),
+    ("https://github.com.evil.example/o/r/commit/" + "b" * 40, False),
+])  # fmt: skip
+def test_change_point_links_go_only_to_a_commit_of_this_repository(tmp_path, url, linked):
+    """N5: the link of each point must start with ${server}/${owner}/${repo}/commit/."""
+    series = _series("svc cpu/req", True)
+    series["changes"][0]["after"]["url"] = url
+    calls = _change_points(tmp_path, [series], [])
+    created = calls[-1][1]["body"]
+    assert (f"[`bbbbbbbb`]({url})" in created) is linked
+    assert "evil" not in created and ("[`bbbbbbbb`]" in created) is linked and "`bbbbbbbb`" in created
+    assert "[`aaaaaaaa`](https://github.com/o/r/commit/" + "a" * 40 + ")" in created  # the other point, ours
+
+
 def test_change_point_script_reads_only_regular_files(tmp_path):
     secret = tmp_path / "secret.json"
     secret.write_text(json.dumps({"series": [_series("x cpu/req", True)]}))
