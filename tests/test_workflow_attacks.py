@@ -630,3 +630,37 @@ def test_a_cut_comment_leaves_no_block_open(tmp_path):
     rest = body.partition("\n\n---\n\n")[2]
     assert "(truncated; full report in the run)" in rest
     assert "<details>" not in rest and "&lt;details>" in rest
+
+
+def test_a_benchwatch_installed_inside_a_users_repository_does_not_take_its_head(tmp_path):
+    """N6: without build_commit.txt, `git rev-parse HEAD` in the installed package's folder found
+    the user's repository around their .venv, and the callers pinned the user's own HEAD."""
+    from test_record_push import git
+
+    from benchwatch.errors import UserError
+    from benchwatch.scaffold import workflows
+
+    user = tmp_path / "user-repo"
+    package = user / ".venv" / "lib" / "python3.12" / "site-packages" / "benchwatch"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    git(user, "init", "-q", "-b", "main")
+    (user / "pyproject.toml").write_text('[project]\nname = "their-app"\n')
+    git(user, "add", "pyproject.toml")
+    git(user, "commit", "-q", "-m", "the user's own commit")
+    assert workflows.release_commit(package) is None
+    (user / "pyproject.toml").write_text('[project]\nname = "benchwatch"\n')  # named so, but not its src/benchwatch
+    assert workflows.release_commit(package) is None
+    (package / "build_commit.txt").write_text(RELEASE + "\n")  # a wheel says which commit it is
+    assert workflows.release_commit(package) == RELEASE
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    assert workflows.release_commit(ROOT / "src" / "benchwatch") == head.stdout.strip()  # benchwatch's own checkout
+
+
+def test_init_without_a_known_commit_says_how_to_name_one(monkeypatch):
+    from benchwatch.scaffold import workflows
+
+    monkeypatch.setattr(workflows, "release_commit", lambda package=None: None)
+    with pytest.raises(workflows.UserError) as caught:
+        workflows.default_source()
+    assert "give --workflows-from benchwatch/benchwatch@<40-hex commit>" in str(caught.value)
