@@ -637,7 +637,6 @@ def test_a_benchwatch_installed_inside_a_users_repository_does_not_take_its_head
     the user's repository around their .venv, and the callers pinned the user's own HEAD."""
     from test_record_push import git
 
-    from benchwatch.errors import UserError
     from benchwatch.scaffold import workflows
 
     user = tmp_path / "user-repo"
