@@ -98,3 +98,22 @@ def test_a_5xx_under_load_shows_the_servers_own_error(tmp_path: Path) -> None:
     assert trace[-1] == "app.PoolExhausted: no connection left in the pool after 50 requests"
     assert any('app.py", line' in line for line in trace)  # the app's own frame
     assert "no connection left in the pool" in done.stderr  # the command prints the server's lines too
+
+
+def test_the_server_gets_no_runner_variables(good, tmp_path, monkeypatch):
+    """N4: a pull request's app code must not find GITHUB_OUTPUT, GITHUB_ENV or the runtime token
+    in its environment (it could rewrite the job's outputs and the verdict); its own stay."""
+    variant, env = good
+    for name, value in {"GITHUB_OUTPUT": str(tmp_path / "output"), "GITHUB_ENV": str(tmp_path / "env"),
+                        "ACTIONS_RUNTIME_TOKEN": "runtime-token", "RUNNER_TEMP": str(tmp_path),
+                        "BENCH_USER": "alice"}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    dump = tmp_path / "server-environ.json"
+    # the wrapper records the environment the server is started with, then becomes the server
+    wrap = [sys.executable, "-c", "import json, os, sys; json.dump(dict(os.environ), open(sys.argv[1], 'w')); "
+            "os.execv(sys.argv[2], sys.argv[2:])", str(dump)]  # fmt: skip
+    with server.running(variant, env, wrap=wrap) as srv:
+        assert server.listens(srv)
+    seen = __import__("json").loads(dump.read_text())
+    assert seen["BENCH_USER"] == "alice" and seen["VIRTUAL_ENV"] == str(env.path)
+    assert [k for k in seen if k.startswith(("GITHUB_", "ACTIONS_", "RUNNER_"))] == []

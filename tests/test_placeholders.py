@@ -246,3 +246,22 @@ def test_the_database_url_is_checked_and_its_password_is_a_secret(monkeypatch):
     with pytest.raises(UserError, match=r"^app.toml: database = \"postgresql\" needs PostgreSQL's server \(initdb, "
                                         r"pg_ctl\): install it with `sudo apt-get install postgresql`"):
         database.require('app.toml: database = "postgresql"')
+
+
+def test_an_app_never_gets_the_runners_variables_not_even_by_name(tmp_path, cli, monkeypatch):
+    """N4: a pull request's app runs as benchwatch's server. GITHUB_OUTPUT / GITHUB_ENV would let
+    it rewrite the job's outputs; `${GITHUB_OUTPUT}` in its declaration is as unset as it is absent."""
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "output"))
+    monkeypatch.setenv("ACTIONS_RUNTIME_TOKEN", "runtime-token")
+    monkeypatch.setenv("RUNNER_TEMP", str(tmp_path))
+    monkeypatch.setenv("BENCH_USER", "alice")
+    environ = Context().environ
+    assert "BENCH_USER" in environ and not [k for k in environ if k.startswith(("GITHUB_", "ACTIONS_", "RUNNER_"))]
+    app = tmp_path / "secret"
+    app.mkdir()
+    (app / "benchwatch-app.toml").write_text(SECRET_APP.format().replace("${SIGNING_KEY}", "${GITHUB_OUTPUT}"))
+    project = make_project(tmp_path / "project", [app])
+    done = cli("verify", "-k", "secret@*", root=project, env={"API_TOKEN": "t0ken-value", "GITHUB_OUTPUT": str(tmp_path / "o")})
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"ERROR: {app / 'benchwatch-app.toml'}: env.KEY: ${{GITHUB_OUTPUT}} is not set in the environment")

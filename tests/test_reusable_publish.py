@@ -41,7 +41,8 @@ def workspace(tmp: Path, published: bool) -> tuple[Path, dict[str, str]]:
                          text=True).stdout.strip()  # fmt: skip
     tool = work / "tool" / "bw"
     tool.parent.mkdir(parents=True)
-    tool.write_text(f'#!/bin/sh\nexec "{sys.executable}" -m benchwatch "$@"\n')
+    # like ./bw, it runs in its own folder: a relative path given to it would resolve under tool/
+    tool.write_text(f'#!/bin/sh\ncd "$(dirname "$0")"\nexec "{sys.executable}" -m benchwatch "$@"\n')
     tool.chmod(0o755)
     run = real_run(temp / "run")
     write_run(run, read_run(run))  # the gab files `bw run` writes beside run.json

@@ -266,3 +266,24 @@ def test_a_long_history_draws_its_lines_without_a_marker_per_point(tmp_path: Pat
     path = _write(tmp_path / "data.js", {"s": ("customSmallerIsBetter", names)})
     html = trend_section(read_trend(path, "main", nightly=False), {})
     assert html.count('<path d="M') == 2 and html.count('<circle cx=') == 2 + 2  # the legend's and the last points
+
+
+def test_a_published_attribution_that_is_not_ours_is_skipped_with_a_warning(tmp_path: Path, cli) -> None:
+    """N2: the nightly publishes attribution files into gh-pages nightly/attribution; one planted
+    `{"x": 1}` must not stop every later publish (exit 3): it is skipped, said on stderr."""
+    folder = tmp_path / "attribution"
+    folder.mkdir()
+    real = Path(__file__).parent / "fixtures" / "site" / "attribution-hello.json"
+    (folder / "2026-11-20-0123456789ab.json").write_text(real.read_text())
+    assert cli("site", "--out", str(tmp_path / "before"), "--attributions", str(folder)).returncode == 0
+    (folder / "2026-11-21-aaaaaaaaaaaa.json").write_text('{"x": 1}')
+    (folder / "2026-11-22-bbbbbbbbbbbb.json").write_text("not json")
+    done = cli("site", "--out", str(tmp_path / "after"), "--attributions", str(folder))
+    assert done.returncode == 0, done.stderr
+    warned = done.stderr.splitlines()
+    assert len(warned) == 2 and all(line.startswith("warning: skipped: --attribution ") for line in warned)
+    assert "2026-11-21-aaaaaaaaaaaa.json: not a benchwatch attribution.json" in warned[0]
+    assert (tmp_path / "after" / "releases.html").read_text() == (tmp_path / "before" / "releases.html").read_text()
+    assert "hello" in (tmp_path / "after" / "releases.html").read_text()
+    missing = cli("site", "--out", str(tmp_path / "x"), "--attributions", str(tmp_path / "nowhere"))
+    assert missing.returncode == 3 and "not a directory" in missing.stderr

@@ -40,7 +40,7 @@ def run_step(found: dict, env: dict[str, str], cwd: Path | None = None) -> subpr
 def inputs(**over: str) -> dict[str, str]:
     good = {"EVENT": "pull_request", "BW_REPOSITORY": "benchwatch/benchwatch", "BW_REF": RELEASE,
             "SCENARIOS": "", "RELATIVE_SCENARIOS": "", "STACKS": "latest", "ALERT_THRESHOLD": "150%",
-            "COUNTS_THRESHOLD": "105%", "COUNTS": "true"}  # fmt: skip
+            "COUNTS_THRESHOLD": "105%", "COUNTS": "true", "DATABASE": "", "RELEASES": "false"}  # fmt: skip
     return {**good, **over}
 
 
@@ -228,8 +228,8 @@ const github = { rest: { issues: { listForRepo: 'listForRepo', update: record('u
                                    createComment: record('createComment') } },
                  paginate: async () => JSON.parse(process.env.LISTED || '[]') };
 const context = { repo: { owner: 'o', repo: 'r' }, serverUrl: 'https://github.com', runId: 99 };
-const onIndex = JSON.parse(process.env.ON_INDEX || '[]');
-const fetchJson = async (url) => { calls.push(['fetch', url]); return onIndex.includes(url); };
+const onIndex = JSON.parse(process.env.ON_INDEX || '{}');
+const fetchJson = async (url) => { calls.push(['fetch', url]); return onIndex[url] || null; };
 const m = require(process.env.MODULE);
 const dir = process.env.RECORD_DIR, out = process.env.OUT_DIR;
 ({
@@ -255,7 +255,9 @@ def node_call(tmp_path: Path, module: str, call: str, **env: str) -> list:
 GOOD_STATE = {"schema": 1, "index_url": "https://pypi.org", "pre": True,
               "versions": {"fastapi": "0.130.0", "pydantic": "2.13.0b1", "starlette": "0.50.0", "uvicorn": "0.38.0"},
               "measured": {"fastapi": "0.130.0", "pydantic": "2.13.0b1", "orjson": "3.11.4"}}  # fmt: skip
-ON_INDEX = [f"https://pypi.org/pypi/{n}/{v}/json" for n, v in GOOD_STATE["versions"].items()]
+# the index as a mirror serves it: the project's JSON (its `releases`), no per-version document
+ON_INDEX = {f"https://pypi.org/pypi/{n}/json": {"info": {"name": n}, "releases": {"0.1.0": [], v: []}}
+            for n, v in GOOD_STATE["versions"].items()}
 TONIGHT = "2026-11-24-0123456789ab.json"
 
 
@@ -267,7 +269,7 @@ def nightly_artifact(tmp_path: Path, state: object = GOOD_STATE) -> Path:
     return record
 
 
-def check_artifact(tmp_path: Path, record: Path, on_index: list[str] = ON_INDEX) -> tuple[list, Path]:
+def check_artifact(tmp_path: Path, record: Path, on_index: dict = ON_INDEX) -> tuple[list, Path]:
     out = tmp_path / "nightly-checked"
     calls = node_call(tmp_path, "nightly-record.js", "check", RECORD_DIR=str(record), OUT_DIR=str(out),
                       ON_INDEX=json.dumps(on_index))  # fmt: skip
@@ -321,6 +323,96 @@ def test_what_the_check_accepts_is_added_to_gh_pages_and_nothing_else_is_touched
     assert sorted(listed) == ["nightly/attribution/2026-11-01-eeeeeeeeeeee.json", f"nightly/attribution/{TONIGHT}",
                               "nightly/state.json"]  # fmt: skip
     assert json.loads(pages(bare, "nightly/state.json"))["versions"]["fastapi"] == "0.130.0"
+
+
+def test_the_state_versions_are_checked_against_the_projects_release_list(tmp_path):
+    """Issue 30, 5: a mirror or proxy serves /pypi/<name>/json, often no /pypi/<name>/<version>/json;
+    the check asks only the project's JSON, and a version its `releases` lists is on the index."""
+    calls, out = check_artifact(tmp_path, nightly_artifact(tmp_path))
+    fetched = [url for kind, url in calls if kind == "fetch"]
+    assert fetched == [f"https://pypi.org/pypi/{name}/json" for name in GOOD_STATE["versions"]]
+    assert "setFailed" not in [kind for kind, _ in calls] and (out / "state.json").exists()
+    delisted = {**ON_INDEX, "https://pypi.org/pypi/pydantic/json": {"releases": {"2.12.0": []}}}
+    calls, _ = check_artifact(tmp_path / "again", nightly_artifact(tmp_path / "again"), delisted)
+    assert calls[-1] == ["setFailed", "state.json in the artifact: versions.pydantic 2.13.0b1 is not on https://pypi.org; nothing recorded"]
+
+
+# N3: the nightly's gab files reach github-action-benchmark (and a commit comment) only as checked.
+
+GAB_HARNESS = """
+const calls = [];
+const core = { warning: (m) => calls.push(['warning', m]), setFailed: (m) => calls.push(['setFailed', m]) };
+require(process.env.MODULE).gab({ core, dir: process.env.RECORD_DIR, out: process.env.OUT_DIR })
+  .then((ok) => console.log(JSON.stringify([ok, calls])), (e) => { console.error(e); process.exit(1); });
+"""
+
+
+def check_gab(tmp_path: Path, files: dict[str, object]) -> tuple[bool, list, Path]:
+    from test_workflows import _tool
+
+    record, out = tmp_path / "record", tmp_path / "checked"
+    record.mkdir(parents=True)
+    for name, content in files.items():
+        (record / name).write_text(content if isinstance(content, str) else json.dumps(content))
+    (tmp_path / "gab-harness.js").write_text(GAB_HARNESS)
+    done = subprocess.run([_tool("node"), str(tmp_path / "gab-harness.js")], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "MODULE": str(SCRIPTS / "nightly-record.js"),
+                               "RECORD_DIR": str(record), "OUT_DIR": str(out)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ok, calls = json.loads(done.stdout)
+    return ok, calls, out
+
+
+def test_the_gab_files_benchwatch_writes_pass_the_nightly_check_unchanged(tmp_path):
+    from test_workflow_wiring import run_with_counts
+
+    from benchwatch.results import write_run
+
+    write_run(tmp_path / "run", run_with_counts())
+    files = {name: (tmp_path / "run" / name).read_text() for name in ("gab-smaller.json", "gab-bigger.json", "gab-counts.json")}
+    assert all(json.loads(text) for text in files.values())
+    ok, calls, out = check_gab(tmp_path / "check", files)
+    assert ok and calls == []
+    for name, text in files.items():
+        assert json.loads((out / name).read_text()) == json.loads(text)
+
+
+@pytest.mark.parametrize("entry, problem", [
+    ({"name": "svc @acme/security cpu/req", "unit": "us", "value": 1}, "name is not plain text"),
+    ({"name": "see [here](https://evil.example)", "unit": "us", "value": 1}, "name is not plain text"),
+    ({"name": "<img src=x onerror=alert(1)>", "unit": "us", "value": 1}, "name is not plain text"),
+    ({"name": "fixes #1", "unit": "us", "value": 1}, "name is not plain text"),
+    ({"name": "a\nb", "unit": "us", "value": 1}, "name is not plain text"),
+    ({"name": "x", "unit": "@team", "value": 1}, "unit is not plain text"),
+    ({"name": "x", "unit": "us", "value": "1"}, "value is not a finite number"),
+    ({"name": "x", "unit": "us", "value": 1, "biggerIsBetter": True}, 'unexpected key "biggerIsBetter"'),
+    ("x", "not an object"),
+])  # fmt: skip
+def test_a_hostile_gab_entry_is_dropped_and_said(tmp_path, entry, problem):
+    good = {"name": "svc@latest GET / c=10 cpu/req", "unit": "us", "value": 12.5, "range": "± 0.1", "extra": "9 samples"}
+    ok, calls, out = check_gab(tmp_path, {"gab-smaller.json": [good, entry]})
+    [(kind, said)] = calls
+    assert ok and kind == "warning" and said.startswith(f"gab-smaller.json[1]: {problem}") and said.endswith("; not recorded")
+    assert json.loads((out / "gab-smaller.json").read_text()) == [good]
+
+
+def test_gab_extras_are_flattened_and_a_gab_file_that_is_not_a_list_records_nothing(tmp_path):
+    entry = {"name": "x", "unit": "us", "value": 1, "extra": "ping @team, see [x](https://e.example) <b>", "range": "± `1`"}
+    ok, calls, out = check_gab(tmp_path, {"gab-bigger.json": [entry]})
+    [kept] = json.loads((out / "gab-bigger.json").read_text())
+    assert ok and calls == [] and "@team" not in kept["extra"] and "](" not in kept["extra"] and "<" not in kept["extra"]
+    assert "`" not in kept["range"]
+    ok, calls, _ = check_gab(tmp_path / "object", {"gab-smaller.json": {"name": "x"}})
+    assert not ok and calls[0][0] == "setFailed" and "gab-smaller.json in the artifact: not a JSON list" in calls[0][1]
+
+
+def test_the_nightly_record_job_feeds_github_action_benchmark_only_checked_gab_files():
+    steps = yaml.safe_load((WORKFLOWS / "reusable-nightly.yml").read_text())["jobs"]["record"]["steps"]
+    check = next(i for i, s in enumerate(steps) if "nightly-record.js" in s.get("with", {}).get("script", ""))
+    assert "if" not in steps[check] and "tool.gab(" in steps[check]["with"]["script"]
+    for i, s in enumerate(steps):
+        if "github-action-benchmark@" in s.get("uses", ""):
+            assert i > check and s["with"]["output-file-path"].startswith("${{ runner.temp }}/checked/gab-")
 
 
 @pytest.mark.parametrize("state, problem", [
@@ -445,80 +537,6 @@ def test_the_comment_says_which_failure(tmp_path, code, said):
         assert "regression" not in head
 
 
-# M1: an oha restored from the cache runs only when its sha256 is the one the repository records.
-
-KEY = "oha-1.16.0-Linux-X64"
-
-
-def oha_workspace(tmp_path: Path, recorded: str | None, binary: bytes = b"\x7fELF real oha") -> tuple[Path, Path]:
-    """The runner: HOME with ~/.cargo/bin/oha as restored, a checkout with the script and hash file."""
-    home, checkout = tmp_path / "home", tmp_path / "checkout"
-    (home / ".cargo" / "bin").mkdir(parents=True)
-    (home / ".cargo" / "bin" / "oha").write_bytes(binary)
-    (checkout / "scripts").mkdir(parents=True)
-    (checkout / ".github").mkdir()
-    shutil.copy(ROOT / "scripts" / "oha_trust.sh", checkout / "scripts")
-    lines = (ROOT / ".github" / "oha.sha256").read_text()  # the repository's comment header
-    if recorded is not None:
-        lines += f"{recorded} {KEY}\n"
-    (checkout / ".github" / "oha.sha256").write_text(lines)
-    return home, checkout
-
-
-def sha256(data: bytes) -> str:
-    import hashlib
-
-    return hashlib.sha256(data).hexdigest()
-
-
-def setup_trust_step() -> dict:
-    steps = yaml.safe_load((ROOT / ".github" / "actions" / "setup" / "action.yml").read_text())["runs"]["steps"]
-    return next(s for s in steps if s.get("id") == "oha-trust")
-
-
-@pytest.mark.parametrize("planted, recorded, trusted", [
-    (b"\x7fELF real oha", sha256(b"\x7fELF real oha"), True),
-    (b"\x7fELF poisoned oha", sha256(b"\x7fELF real oha"), False),  # a future key written by a nightly
-    (b"\x7fELF real oha", None, False),  # nothing recorded yet: nothing restored is run
-])  # fmt: skip
-def test_the_setup_action_runs_a_restored_oha_only_when_its_hash_is_recorded(tmp_path, planted, recorded, trusted):
-    home, checkout = oha_workspace(tmp_path, recorded, planted)
-    output = tmp_path / "github-output"
-    output.write_text("")
-    done = run_step(setup_trust_step(), {"KEY": KEY, "HOME": str(home), "GITHUB_OUTPUT": str(output)}, cwd=checkout)
-    assert done.returncode == 0, done.stderr
-    assert ("trusted=true" in output.read_text()) is trusted
-    assert (home / ".cargo" / "bin" / "oha").exists() is trusted  # an untrusted one is gone: the next step builds
-    if not trusted:
-        assert "::warning::oha restored from the cache is not used" in done.stdout
-
-
-@pytest.mark.parametrize("workflow, job", [("reusable-pr.yml", "compare"), ("reusable-publish.yml", "measure"),
-                                           ("reusable-nightly.yml", "measure")])  # fmt: skip
-def test_the_reusable_workflows_drop_a_restored_oha_whose_hash_benchwatch_does_not_record(tmp_path, workflow, job):
-    home, checkout = oha_workspace(tmp_path, sha256(b"\x7fELF real oha"), b"\x7fELF poisoned oha")
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "tool").symlink_to(checkout)  # benchwatch checked out at the pinned commit
-    check = step(workflow, job, "Run a restored oha only when benchwatch records its sha256")
-    done = run_step(check, {"KEY": KEY, "HOME": str(home)}, cwd=work)
-    assert done.returncode == 0 and not (home / ".cargo" / "bin" / "oha").exists()
-    (home / ".cargo" / "bin" / "oha").write_bytes(b"\x7fELF real oha")
-    assert run_step(check, {"KEY": KEY, "HOME": str(home)}, cwd=work).returncode == 0
-    assert (home / ".cargo" / "bin" / "oha").exists()
-
-
-def test_a_symlinked_oha_is_never_trusted(tmp_path):
-    home, checkout = oha_workspace(tmp_path, sha256(b"\x7fELF real oha"))
-    real = tmp_path / "real-oha"
-    real.write_bytes(b"\x7fELF real oha")
-    (home / ".cargo" / "bin" / "oha").unlink()
-    (home / ".cargo" / "bin" / "oha").symlink_to(real)
-    done = subprocess.run(["bash", str(checkout / "scripts" / "oha_trust.sh"), "check", str(home / ".cargo" / "bin" / "oha"),
-                           str(checkout / ".github" / "oha.sha256"), KEY], capture_output=True, text=True)  # fmt: skip
-    assert done.returncode == 1 and not (home / ".cargo" / "bin" / "oha").is_symlink() and real.exists()
-
-
 # The PR job's scope: the merge base, and the scenarios a change under apps/<name>/ alone touches.
 
 
@@ -573,13 +591,14 @@ def test_a_run_that_refused_its_input_publishes_nothing(tmp_path, workflow, code
     work, temp = tmp_path / "work", tmp_path / "temp"
     (work / "tool" / "scripts").mkdir(parents=True)
     shutil.copy(ROOT / "scripts" / "verdict.sh", work / "tool" / "scripts")
+    shutil.copy(ROOT / "scripts" / "app_env.sh", work / "tool" / "scripts")
     (work / "tool" / "bw").write_text(  # a stand-in for benchwatch: writes its gab files, exits with the code
         '#!/bin/sh\necho "$@" > "$PWD/bw-args"\nwhile [ "$1" != --out ]; do shift; done\nmkdir -p "$2"\n'
         f'echo [] > "$2/gab-smaller.json"; echo [] > "$2/gab-bigger.json"\nexit {code}\n')
     (work / "tool" / "bw").chmod(0o755)
     temp.mkdir()
     done = run_step(step(workflow, "measure", "Run the apps"), {"SCENARIOS": "", "STACKS": "latest", "QUICK": "false",
-                    "COUNTS": "true", "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work)}, cwd=work)  # fmt: skip
+                    "COUNTS": "true", "APP_ENV": "", "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work)}, cwd=work)  # fmt: skip
     assert done.returncode == job_code, done.stderr
     assert "--counts" in (work / "bw-args").read_text().split()  # instruction-counts on: the run counts
     assert (temp / "record" / "gab-smaller.json").exists() is recorded
@@ -611,3 +630,36 @@ def test_a_cut_comment_leaves_no_block_open(tmp_path):
     rest = body.partition("\n\n---\n\n")[2]
     assert "(truncated; full report in the run)" in rest
     assert "<details>" not in rest and "&lt;details>" in rest
+
+
+def test_a_benchwatch_installed_inside_a_users_repository_does_not_take_its_head(tmp_path):
+    """N6: without build_commit.txt, `git rev-parse HEAD` in the installed package's folder found
+    the user's repository around their .venv, and the callers pinned the user's own HEAD."""
+    from test_record_push import git
+
+    from benchwatch.scaffold import workflows
+
+    user = tmp_path / "user-repo"
+    package = user / ".venv" / "lib" / "python3.12" / "site-packages" / "benchwatch"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    git(user, "init", "-q", "-b", "main")
+    (user / "pyproject.toml").write_text('[project]\nname = "their-app"\n')
+    git(user, "add", "pyproject.toml")
+    git(user, "commit", "-q", "-m", "the user's own commit")
+    assert workflows.release_commit(package) is None
+    (user / "pyproject.toml").write_text('[project]\nname = "benchwatch"\n')  # named so, but not its src/benchwatch
+    assert workflows.release_commit(package) is None
+    (package / "build_commit.txt").write_text(RELEASE + "\n")  # a wheel says which commit it is
+    assert workflows.release_commit(package) == RELEASE
+    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    assert workflows.release_commit(ROOT / "src" / "benchwatch") == head.stdout.strip()  # benchwatch's own checkout
+
+
+def test_init_without_a_known_commit_says_how_to_name_one(monkeypatch):
+    from benchwatch.scaffold import workflows
+
+    monkeypatch.setattr(workflows, "release_commit", lambda package=None: None)
+    with pytest.raises(workflows.UserError) as caught:
+        workflows.default_source()
+    assert "give --workflows-from benchwatch/benchwatch@<40-hex commit>" in str(caught.value)

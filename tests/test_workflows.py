@@ -219,7 +219,8 @@ def test_the_counts_per_request_are_their_own_suite_with_a_tight_threshold(name)
     doc = _load(GITHUB / "workflows" / name)
     [step] = [s for s in _benchmark_steps(GITHUB / "workflows" / name) if "counts" in s["with"]["name"]]
     assert step["with"]["name"] == (COUNTS if name == "reusable-publish.yml" else COUNTS.replace("benchwatch ", "benchwatch nightly "))
-    assert step["with"]["output-file-path"] == "${{ runner.temp }}/record/gab-counts.json"
+    folder = "record" if name == "reusable-publish.yml" else "checked"  # the nightly's artifact is checked first
+    assert step["with"]["output-file-path"] == f"${{{{ runner.temp }}}}/{folder}/gab-counts.json"
     assert step["with"]["alert-threshold"] == "${{ inputs.counts-alert-threshold }}"
     assert doc[True]["workflow_call"]["inputs"]["counts-alert-threshold"]["default"] == "105%"
     assert step["if"] == "needs.measure.outputs.counts == 'true'"
@@ -361,19 +362,22 @@ esac
 """
 
 
-def _nightly_step(tmp_path: Path, name: str, code: int = 0) -> tuple[subprocess.CompletedProcess, Path, Path]:
+def _nightly_step(tmp_path: Path, name: str, code: int = 0, env: dict[str, str] | None = None,
+                  ) -> tuple[subprocess.CompletedProcess, Path, Path]:
     """One step of reusable-nightly.yml's measure job, its own shell, with a stand-in tool/bw."""
     from test_workflow_attacks import step as named_step
 
     work, temp = tmp_path / "work", tmp_path / "temp"
     (work / "tool" / "scripts").mkdir(parents=True, exist_ok=True)
     shutil.copy(ROOT / "scripts" / "verdict.sh", work / "tool" / "scripts")
+    shutil.copy(ROOT / "scripts" / "app_env.sh", work / "tool" / "scripts")
     (work / "tool" / "bw").write_text(STAND_IN)
     (work / "tool" / "bw").chmod(0o755)
     (temp / "record").mkdir(parents=True, exist_ok=True)
     found = named_step("reusable-nightly.yml", "measure", name)
     env = {"PATH": "/usr/bin:/bin", "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work), "GITHUB_SHA": "0123456789ab" + "c" * 28,
-           "GITHUB_OUTPUT": str(tmp_path / "output"), "LOG": str(tmp_path / "log"), "CODE": str(code)}  # fmt: skip
+           "GITHUB_OUTPUT": str(tmp_path / "output"), "LOG": str(tmp_path / "log"), "CODE": str(code),
+           "SCENARIOS": "", "APP_ENV": "", **(env or {})}  # fmt: skip
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", found["run"]], cwd=work, env=env, capture_output=True,
                           text=True, timeout=30)  # fmt: skip
     return done, temp / "record", tmp_path / "output"
@@ -523,20 +527,8 @@ def test_the_third_party_code_check_catches_each_forbidden_command():
 def test_measure_jobs_read_only_without_tokens(workflow, name, job):
     assert job["permissions"] == {"contents": "read"}
     text = yaml.safe_dump(job["steps"])
-    assert "token" not in text.lower() and "secrets." not in text
-    for step in job["steps"]:
-        if str(step.get("uses", "")).startswith("./.github/actions/setup"):
-            assert "save-oha" not in step.get("with", {})  # restore-only cache
-
-
-def test_setup_action_restores_and_saves_only_when_asked():
-    steps = _steps(GITHUB / "actions" / "setup" / "action.yml")
-    caches = [s for s in steps if str(s.get("uses", "")).startswith("actions/cache")]
-    assert [s["uses"].split("@")[0] for s in caches] == ["actions/cache/restore", "actions/cache/save"]
-    assert "inputs.save-oha == 'true'" in caches[1]["if"]
-    assert _load(GITHUB / "actions" / "setup" / "action.yml")["inputs"]["save-oha"]["default"] == "false"
-    savers = {workflow for workflow, _, job in _jobs() for s in job.get("steps", []) if "save-oha" in s.get("with", {})}
-    assert savers == {"ci.yml"}
+    # the one secret, the apps' app-env, only where they boot (tests/test_workflow_wiring.py)
+    assert "token" not in text.lower() and "secrets." not in text.replace("${{ secrets.app-env }}", "")
 
 
 @pytest.mark.parametrize("name", ["publish.yml", "nightly.yml", "weekly.yml"])
@@ -683,9 +675,12 @@ def test_pr_comment_header_is_built_from_the_run_and_mentions_are_neutralised(tm
     assert kind == "createComment" and args["issue_number"] == 12
     body = args["body"]
     head, _, rest = body.partition("\n\n---\n\n")
-    assert head.startswith(MARKER + "\n\n**benchwatch** [run 42](https://github.com/o/r/actions/runs/42) on `aaaaaaaaaaaa`")
+    # N4: the disclaimer first, then what the PR's own run (which ran the PR's code) reported
+    disclaimer, said = head.split("\n\n")[1:3]
+    assert disclaimer.startswith("_Not verified by this repository: the pull request's own benchmark run ran the pull request's code")
+    assert said.startswith("**benchwatch** [run 42](https://github.com/o/r/actions/runs/42) on `aaaaaaaaaaaa` reported: ")
     assert "**a regression, or benchwatch could not measure**" in head  # from the run's conclusion
-    assert "not verified" in head and "WARNING" not in head
+    assert "WARNING" not in head
     assert "@\u200bacme/security" in rest and "@acme" not in body
     assert body.count(MARKER) == 1
 
@@ -827,6 +822,25 @@ def test_change_point_issues_one_per_alerting_series_and_the_summary(tmp_path):
     assert [(k, a["issue_number"]) for k, a in calls[2:]] == [("update", 4), ("createComment", 4)]
 
 
+@pytest.mark.parametrize("url, linked", [
+    ("https://github.com/o/r/commit/" + "b" * 40, True),
+    ("https://evil.example/o/r/commit/" + "b" * 40, False),  # any https host ending in /commit/<hex>
+    ("https://github.com/other/r/commit/" + "b" * 40, False),
+    ("https://github.com/o/r/commit/" + "b" * 40 + "#x", False),
+    ("https://github.com/o/r/commit/../../../evil/" + "b" * 40, False),
+    ("https://github.com.evil.example/o/r/commit/" + "b" * 40, False),
+])  # fmt: skip
+def test_change_point_links_go_only_to_a_commit_of_this_repository(tmp_path, url, linked):
+    """N5: the link of each point must start with ${server}/${owner}/${repo}/commit/."""
+    series = _series("svc cpu/req", True)
+    series["changes"][0]["after"]["url"] = url
+    calls = _change_points(tmp_path, [series], [])
+    created = calls[-1][1]["body"]
+    assert (f"[`bbbbbbbb`]({url})" in created) is linked
+    assert "evil" not in created and ("[`bbbbbbbb`]" in created) is linked and "`bbbbbbbb`" in created
+    assert "[`aaaaaaaa`](https://github.com/o/r/commit/" + "a" * 40 + ")" in created  # the other point, ours
+
+
 def test_change_point_script_reads_only_regular_files(tmp_path):
     secret = tmp_path / "secret.json"
     secret.write_text(json.dumps({"series": [_series("x cpu/req", True)]}))
@@ -855,8 +869,9 @@ def test_reusable_workflows_are_only_called(name):
 def test_reusable_pr_is_read_only_and_the_commenter_runs_no_code():
     pr = _load(GITHUB / "workflows" / "reusable-pr.yml")
     assert [job["permissions"] for job in pr["jobs"].values()] == [{"contents": "read"}]
-    assert "secrets." not in (GITHUB / "workflows" / "reusable-pr.yml").read_text()
-    assert "secrets" not in pr[True]["workflow_call"]
+    # its one secret is the apps' own app-env, given to the compare step alone (test_workflow_wiring.py);
+    # GitHub gives a fork's pull request none
+    assert set(pr[True]["workflow_call"]["secrets"]) == {"app-env"}
     comment = GITHUB / "workflows" / "reusable-comment.yml"
     assert not any("checkout" in line for line in _uses_lines(comment))
     assert "tool/bw" not in comment.read_text()

@@ -33,11 +33,19 @@ function title(series) {
   return `Change point: ${clean(series.name)} [${clean(series.suite)}]`.slice(0, 250);
 }
 
-function body(series, source, runUrl) {
+// a point links only to a commit of this repository, on this server: the artifact says the url
+const commitLink = (commits, p) => {
+  const url = String(p.url || '');
+  const sha = url.startsWith(commits) ? url.slice(commits.length) : '';
+  const shown = `\`${clean(p.commit).slice(0, 8)}\``;
+  return /^[0-9a-f]{7,40}$/.test(sha) ? `[${shown}](${commits}${sha})` : shown;
+};
+
+function body(series, source, runUrl, commits) {
   const alerted = series.changes.filter((c) => c.kind === 'regression' && !c.acknowledged);
   const key = alerted.map((c) => String(c.after.commit).replace(/[^0-9a-f]/gi, '').slice(0, 40)).join(',');
   const rows = alerted.map((c) => {
-    const link = (p) => (/^https:\/\/[^\s()<>]+\/commit\/[0-9a-f]{7,40}$/.test(p.url || '') ? `[\`${clean(p.commit).slice(0, 8)}\`](${p.url})` : `\`${clean(p.commit).slice(0, 8)}\``);
+    const link = (p) => commitLink(commits, p);
     return `| ${link(c.before)} → ${link(c.after)} | ${num(c.ratio)} | [${num(c.low)}, ${num(c.high)}] | ${num(c.p_value) === 'n/a' ? 'n/a' : Number(c.p_value).toExponential(1)} | ${count(c.n_before)} / ${count(c.n_after)} |`;
   });
   const text = [
@@ -57,6 +65,7 @@ function body(series, source, runUrl) {
 
 module.exports = async function changePoints({ github, context, core, dir, source }) {
   const runUrl = `${context.serverUrl}/${context.repo.owner}/${context.repo.repo}/actions/runs/${context.runId}`;
+  const commits = `${context.serverUrl}/${context.repo.owner}/${context.repo.repo}/commit/`;
   const markdown = readArtifact(core, dir, 'changes.md', MAX_MD);
   if (markdown !== null) await core.summary.addRaw(neutralise(markdown)).write();
   const raw = readArtifact(core, dir, 'changes.json', MAX_JSON);
@@ -72,7 +81,7 @@ module.exports = async function changePoints({ github, context, core, dir, sourc
   let opened = 0;
   for (const series of alerting) {
     const name = title(series);
-    const { key, text } = body(series, source, runUrl);
+    const { key, text } = body(series, source, runUrl, commits);
     const open = issues.find((issue) => issue.title === name);
     if (!open && opened >= MAX_NEW_ISSUES) {
       core.warning(`${name}: not opened, this run already opened ${MAX_NEW_ISSUES} issues (the job summary lists every series)`);

@@ -4,11 +4,13 @@
 //   check: state.json must match the schema benchwatch writes (releases.py) or nothing is
 //          recorded; an attribution file is published only when its name is
 //          YYYY-MM-DD-<12 hex>.json and its content parses as a JSON object
+//   gab:   each gab-*.json github-action-benchmark reads must be a list of {name, unit, value,
+//          range?, extra?}; an entry whose text would mention, link or tag is dropped (said)
 //   issue: the nightly-regression issue, its artifact text neutralised
 // tests/test_workflow_attacks.py plants each attack and runs this under node.
 const fs = require('fs');
 const path = require('path');
-const { neutralise, plainTags } = require('./neutralise.js');
+const { neutralise, plainTags, quiet } = require('./neutralise.js');
 
 const MAX_STATE = 100000;
 const MAX_ATTRIBUTION = 2000000;
@@ -56,22 +58,28 @@ function stateProblem(state) {
 }
 
 // A version the index does not list yet (a future one) would hide that release on the night it
-// appears: every recorded version of a watched package must be on the index now.
+// appears: every recorded version of a watched package must be on the index now. Asked of the
+// project's JSON (`/pypi/<name>/json`, its `releases`), which every index serving the JSON API
+// has; mirrors and proxies often serve no per-version document.
 async function unlisted(state, fetchJson) {
   for (const [name, version] of Object.entries(state.versions)) {
-    const url = `${INDEX}/pypi/${name}/${version}/json`;
-    let found = false;
-    try { found = await fetchJson(url); } catch { found = false; }
-    if (!found) return `versions.${name} ${version} is not on ${INDEX}`;
+    const url = `${INDEX}/pypi/${name}/json`;
+    let project = null;
+    try { project = await fetchJson(url); } catch { project = null; }
+    const releases = isObject(project) && isObject(project.releases) ? Object.keys(project.releases) : [];
+    if (!releases.some((listed) => listed.toLowerCase() === version)) return `versions.${name} ${version} is not on ${INDEX}`;
   }
   return null;
 }
 
-const indexHas = async (url) => (await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(20000) })).ok;
+const indexJson = async (url) => {
+  const answer = await fetch(url, { redirect: 'error', signal: AbortSignal.timeout(30000) });
+  return answer.ok ? answer.json() : null;
+};
 
 // check({core, dir, out, fetchJson}): accepted files copied under `out`; returns what was
 // accepted. A bad state.json fails the step (nothing recorded, the next night tries again).
-async function check({ core, dir, out, fetchJson = indexHas }) {
+async function check({ core, dir, out, fetchJson = indexJson }) {
   fs.mkdirSync(path.join(out, 'attribution'), { recursive: true });
   const text = regularFile(path.join(dir, 'state.json'), MAX_STATE);
   let problem = typeof text === 'string' ? null : `not a regular file under ${MAX_STATE} bytes`;
@@ -101,6 +109,56 @@ async function check({ core, dir, out, fetchJson = indexHas }) {
     accepted.push(name);
   }
   return { state, attribution: accepted };
+}
+
+const MAX_GAB = 5000000;
+const GAB_FILES = ['gab-smaller.json', 'gab-bigger.json', 'gab-counts.json'];
+const GAB_KEYS = ['name', 'unit', 'value', 'range', 'extra'];
+// text a commit comment or a chart would show: printable, short, and quiet() leaves it as it is
+// (no mention, no issue link); no tag, no markdown link or code span
+const plainText = (x, limit) => typeof x === 'string' && x.length > 0 && x.length <= limit
+  && !/[\u0000-\u001f\u007f<>[\]`]/.test(x) && quiet(x) === x;
+
+// the problem with one entry of a gab file, or null when it is what benchwatch writes (results.gab_entries)
+function gabEntryProblem(entry) {
+  if (!isObject(entry)) return 'not an object';
+  const extra = Object.keys(entry).filter((k) => !GAB_KEYS.includes(k));
+  if (extra.length) return `unexpected key ${JSON.stringify(extra[0].slice(0, 40))}`;
+  if (!plainText(entry.name, 300)) return 'name is not plain text (a mention, link, tag or control character, or too long)';
+  if (!plainText(entry.unit, 40)) return 'unit is not plain text';
+  if (typeof entry.value !== 'number' || !Number.isFinite(entry.value)) return 'value is not a finite number';
+  for (const key of ['range', 'extra']) {
+    if (entry[key] !== undefined && !(typeof entry[key] === 'string' && entry[key].length <= 2000)) return `${key} is not text of at most 2000 characters`;
+  }
+  return null;
+}
+
+// range and extra (a note, the samples) are shown as they are: tags, links and code spans flattened
+const flatten = (text) => quiet(text.replace(/[\u0000-\u001f\u007f<>[\]`]/g, ' '));
+
+// gab({core, dir, out}): every gab-*.json of the artifact, checked, written under `out` (only the
+// entries that pass; a file that is not a list fails the step: nothing recorded)
+async function gab({ core, dir, out }) {
+  fs.mkdirSync(out, { recursive: true });
+  for (const name of GAB_FILES) {
+    const text = regularFile(path.join(dir, name), MAX_GAB);
+    if (text === null) continue; // not written tonight (no counts)
+    let entries;
+    try { entries = typeof text === 'string' ? JSON.parse(text) : undefined; } catch { entries = undefined; }
+    if (!Array.isArray(entries)) {
+      core.setFailed(`${name} in the artifact: not a JSON list in a regular file under ${MAX_GAB} bytes; nothing recorded`);
+      return false;
+    }
+    const kept = [];
+    entries.forEach((entry, i) => {
+      const problem = gabEntryProblem(entry);
+      if (problem) core.warning(`${name}[${i}]: ${problem}; not recorded`);
+      else kept.push(Object.fromEntries(GAB_KEYS.filter((k) => entry[k] !== undefined)
+        .map((k) => [k, ['range', 'extra'].includes(k) ? flatten(entry[k]) : entry[k]])));
+    });
+    fs.writeFileSync(path.join(out, name), JSON.stringify(kept, null, 2) + '\n');
+  }
+  return true;
 }
 
 // issue({github, context, core, dir}): open or update the one nightly-regression issue
@@ -137,4 +195,4 @@ async function issue({ github, context, core, dir }) {
   }
 }
 
-module.exports = { check, issue, stateProblem };
+module.exports = { check, gab, issue, stateProblem };

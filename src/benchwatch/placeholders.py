@@ -102,11 +102,28 @@ def refs(text: str) -> list[Ref]:
     return found
 
 
+# what a CI runner gives benchwatch's own process and an app must never get, neither in its
+# environment nor through a `${NAME}`: on GitHub, GITHUB_OUTPUT / GITHUB_ENV (files that set the
+# job's outputs and later steps' environment), ACTIONS_RUNTIME_TOKEN (artifacts, caches),
+# RUNNER_TEMP. A pull request's app code runs as our server; scripts/app_env.sh refuses these
+# names in the workflows' app-env secret for the same reason.
+RUNNER_PREFIXES = ("GITHUB_", "ACTIONS_", "RUNNER_")
+
+
+def without_runner(environ: Mapping[str, str]) -> dict[str, str]:
+    return {k: v for k, v in environ.items() if not k.startswith(RUNNER_PREFIXES)}
+
+
+def app_environ() -> dict[str, str]:
+    """The environment `${NAME}` is resolved from, and a server inherits: ours, the runner's apart."""
+    return without_runner(os.environ)
+
+
 @dataclass(frozen=True)
 class Context:
     """What placeholders resolve to at one moment of one boot."""
 
-    environ: Mapping[str, str] = field(default_factory=lambda: os.environ, repr=False)  # secrets: never printed
+    environ: Mapping[str, str] = field(default_factory=app_environ, repr=False)  # secrets: never printed
     tmp: str | None = None
     setup: Mapping[str, str] = field(default_factory=dict)
     database: Mapping[str, str] | None = None  # DATABASE_PARTS -> value

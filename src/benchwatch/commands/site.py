@@ -21,6 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--attribution", type=Path, action="extend", nargs="+", metavar="FILE",
                         help="attribution.json files from `benchwatch attribute` (the nightly's): releases.html "
                              "lists each release's effect")  # fmt: skip
+    parser.add_argument("--attributions", type=Path, metavar="DIR",
+                        help="a folder of published attribution files (gh-pages nightly/attribution): every "
+                             "*.json in it; one that is not a benchwatch attribution is skipped with a warning")  # fmt: skip
     parser.add_argument("--no-copy", action="store_true",
                         help="read the --data files for the trends but do not copy them into the site "
                              "(on gh-pages, github-action-benchmark owns dev/bench and nightly)")  # fmt: skip
@@ -34,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.commands.changes import changes as find_changes
     from benchwatch.config import project_defaults
     from benchwatch.errors import UserError
-    from benchwatch.report.releases_page import read_attribution
+    from benchwatch.report.releases_page import read_attribution, read_published_attributions
     from benchwatch.report.site import build_site, find_trend_files
     from benchwatch.report.site_changes import marks, read_changes
     from benchwatch.report.tables import require_reference
@@ -53,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
         require_reference(record, args.reference)
     attributions = [(path.name if path.name != "attribution.json" else path.parent.name or path.name,
                      read_attribution(path)) for path in args.attribution or []]  # fmt: skip
+    if args.attributions is not None:
+        attributions += read_published_attributions(args.attributions)
     if args.changes:
         changes = marks(read_changes(args.changes))
     elif files:

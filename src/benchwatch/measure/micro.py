@@ -208,7 +208,9 @@ def _asv_environment(work: Path) -> dict[str, str]:
                         ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
     home = work / "home"
     home.mkdir(exist_ok=True)
-    env = dict(os.environ)
+    from benchwatch.placeholders import app_environ
+
+    env = app_environ()  # asv runs the benchmarks/ a pull request may have changed
     env.update(PYTHONPATH=str(runner), HOME=str(home), PYTHONHASHSEED="0")
     return env
 

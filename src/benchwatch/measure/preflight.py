@@ -4,18 +4,18 @@ that declare one. One `ERROR:` line naming the file and key, exit 3."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 
 from benchwatch.config import APP_FILE, Variant
 from benchwatch.declarations import declared_strings
 from benchwatch.errors import UserError
-from benchwatch.placeholders import refs, remember
+from benchwatch.placeholders import app_environ, refs, remember
 
 
 def check(variants: Iterable[Variant]) -> None:
     seen: set[tuple] = set()
     databases: list[Variant] = []
+    environ = app_environ()  # a runner's GITHUB_*, ACTIONS_*, RUNNER_* are never an app's
     for variant in variants:
         key = (variant.app.directory, variant.flavor, tuple(e.name for e in variant.endpoints))
         if key in seen:
@@ -26,7 +26,7 @@ def check(variants: Iterable[Variant]) -> None:
             for ref in refs(text):
                 if ref.kind != "env":
                     continue
-                value = os.environ.get(ref.name)
+                value = environ.get(ref.name)
                 if value is None:
                     raise UserError(f"{path}: {where}: {ref.text} is not set in the environment")
                 remember(ref.name, value)

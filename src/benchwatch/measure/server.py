@@ -25,7 +25,7 @@ from benchwatch.errors import UserError
 from benchwatch.measure import database
 from benchwatch.measure.inject import INJECT_ENVS, NO_INJECTION, Injection
 from benchwatch.measure.setup import SetupError, run_setup
-from benchwatch.placeholders import Context, Unresolved, redact, resolve
+from benchwatch.placeholders import Context, Unresolved, app_environ, redact, resolve
 
 HOST = "127.0.0.1"
 # where the last failure's lines begin in uvicorn's log ("ERROR:    Exception in ASGI application",
@@ -207,8 +207,10 @@ def cpu_plan() -> tuple[list[int] | None, list[int] | None]:
 
 
 def server_environment(variant: Variant, env: Env, context: Context, inject: Injection) -> dict:
-    """Ours, then the declared `env` with its placeholders resolved, the environment's bin first on PATH."""
-    environ = {k: v for k, v in os.environ.items() if k not in INJECT_ENVS}
+    """Ours, the runner's apart, then the declared `env` with its placeholders resolved, the
+    environment's bin first on PATH. The pre-start command, the set-up and the counting wrapper
+    get it too."""
+    environ = {k: v for k, v in app_environ().items() if k not in INJECT_ENVS}
     environ.update({k: _resolved(variant, f"env.{k}", v, context) for k, v in variant.env.items()})
     environ["PATH"] = f"{env.path / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
     environ["VIRTUAL_ENV"] = str(env.path)

@@ -30,6 +30,23 @@ def read_attribution(path: Path) -> Attribution:
         raise UserError(f"--attribution {path}: not JSON ({str(exc).splitlines()[0]})") from None
 
 
+def read_published_attributions(folder: Path) -> list[tuple[str, Attribution]]:
+    """(file name, attribution) of every *.json in a published folder, by name. Anyone who could
+    write to it once must not break every later build: a file that is not a benchwatch attribution
+    is skipped with a warning line on stderr."""
+    import sys
+
+    if not folder.is_dir():
+        raise UserError(f"--attributions {folder}: not a directory")
+    found = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            found.append((path.name, read_attribution(path)))
+        except UserError as exc:
+            print(f"warning: skipped: {exc}", file=sys.stderr)
+    return found
+
+
 def figure_label(label: str, scenario: str) -> str:
     """`hello GET / c=10 cpu_us_per_request` -> `GET / c=10 cpu/req` (the scenario has its column)."""
     text = label.removeprefix(scenario).strip() if scenario and label.startswith(scenario) else label

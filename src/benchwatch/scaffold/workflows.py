@@ -4,6 +4,7 @@ benchwatch's reusable workflows at a pinned tag (see docs/github.md, "In your re
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from benchwatch import __version__
 from benchwatch.errors import UserError
@@ -49,6 +50,12 @@ on:
     types: [completed]
 
 permissions: {{}}
+
+concurrency:
+  # one commenter at a time per pull request (its head repository and branch), so two runs never
+  # both create the sticky comment
+  group: benchwatch-comment-${{{{ github.event.workflow_run.head_repository.id }}}}-${{{{ github.event.workflow_run.head_branch }}}}
+  cancel-in-progress: false
 
 jobs:
   comment:
@@ -96,7 +103,7 @@ name: benchwatch-nightly
 on:
   schedule:
     - cron: "17 3 * * *"
-  workflow_dispatch:
+  workflow_dispatch: # runs only on main: another branch's numbers would enter main's nightly trend
 
 permissions: {{}}
 
@@ -106,6 +113,7 @@ concurrency:
 
 jobs:
   nightly:
+    if: github.ref == 'refs/heads/main'
     permissions:
       contents: write
     uses: {repo}/.github/workflows/reusable-nightly.yml@{sha} # {label}
@@ -126,29 +134,56 @@ TEMPLATES = {
 
 
 
-def release_commit() -> str | None:
+def release_commit(package: Path | None = None) -> str | None:
     """The commit this benchwatch was built from: the wheel's build_commit.txt (hatch_build.py), or
-    HEAD of the git checkout it runs from; None when neither says (init then resolves the tag)."""
-    import subprocess
+    HEAD of benchwatch's own git checkout when it runs from one; None when neither says. Only its
+    own: a package installed in a user's .venv inside their repository is in *their* work tree,
+    whose HEAD is no benchwatch commit."""
     from importlib.resources import files
 
+    here = Path(str(files("benchwatch"))) if package is None else package
     try:
-        text = files("benchwatch").joinpath("build_commit.txt").read_text().strip()
-    except (FileNotFoundError, OSError):
-        here = str(files("benchwatch"))
-        try:
-            done = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True,
-                                  timeout=30, env=_git_env())  # fmt: skip
-        except (OSError, subprocess.TimeoutExpired):
+        text = (here / "build_commit.txt").read_text().strip()
+    except OSError:
+        top = _git(here, "rev-parse", "--show-toplevel")
+        if top is None or not _is_benchwatch_checkout(Path(top), here):
             return None
-        text = done.stdout.strip() if done.returncode == 0 else ""
+        text = _git(here, "rev-parse", "HEAD") or ""
     return text if _COMMIT.fullmatch(text) else None
 
 
+def _git(where: Path, *argv: str) -> str | None:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", str(where), *argv], capture_output=True, text=True, timeout=30,
+                              env=_git_env())  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _is_benchwatch_checkout(top: Path, package: Path) -> bool:
+    """The work tree is benchwatch's own: its pyproject.toml names the project benchwatch and the
+    package is its src/benchwatch."""
+    import tomllib
+
+    try:
+        name = tomllib.loads((top / "pyproject.toml").read_text()).get("project", {}).get("name")
+        return name == "benchwatch" and package.resolve() == (top / "src" / "benchwatch").resolve()
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+
+
 def default_source() -> str:
-    """This benchwatch's own workflows: its build commit when known, else its release tag."""
+    """This benchwatch's own workflows at its build commit; UserError (exit 3) saying how to name
+    one when that commit is unknown."""
     commit = release_commit()
-    return f"{DEFAULT_SOURCE.split('@')[0]}@{commit}#v{__version__}" if commit else DEFAULT_SOURCE
+    if commit is None:
+        raise UserError("cannot tell which benchwatch commit the workflows should call (this installed benchwatch "
+                        "has no build_commit.txt and is not a benchwatch git checkout): give --workflows-from "
+                        f"{DEFAULT_SOURCE.split('@')[0]}@<40-hex commit> (or @v{__version__}, resolved with git ls-remote)")
+    return f"{DEFAULT_SOURCE.split('@')[0]}@{commit}#v{__version__}"
 
 
 def caller_workflows(source: str = DEFAULT_SOURCE, git_url: str | None = None) -> dict[str, str]:

@@ -1,0 +1,318 @@
+"""The wiring between a workflow's YAML and its shell steps, the faults a real runner found
+(issue 30) that running each step's script alone had missed: the env each step reads, the working
+directory tool/bw runs in, the inputs the steps pass on, and who a workflow may notify."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+from test_workflow_attacks import inputs, run_step, step
+
+from benchwatch.errors import EXIT_BAD_INPUT as BAD_INPUT
+
+ROOT = Path(__file__).resolve().parents[1]
+GITHUB = ROOT / ".github"
+FILES = sorted((GITHUB / "workflows").glob("*.yml")) + sorted((GITHUB / "actions").glob("*/action.yml"))
+REUSABLE_MEASURING = {"reusable-pr.yml": "compare", "reusable-publish.yml": "measure", "reusable-nightly.yml": "measure"}
+
+# --- every step gets the env it reads ----------------------------------------------------------
+
+READ = re.compile(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)")
+ASSIGNED = re.compile(r"(?:^|[\s;&|(])(?:local\s+|export\s+)?([A-Za-z_][A-Za-z0-9_]*)\+?=(?!=)", re.M)
+LOOPED = re.compile(r"\b(?:for|read(?:\s+-\w+)*)\s+([A-Za-z_][A-Za-z0-9_]*)")
+RUNNER_PROVIDED = re.compile(r"^(GITHUB_\w+|RUNNER_\w+|HOME|PATH|CI)$")
+
+
+def unset_reads(script: str, given: set[str]) -> set[str]:
+    """The shell variables a `run:` script reads that nothing sets: neither the script itself, nor
+    the env given to it, nor the runner (GITHUB_*, RUNNER_*, HOME, PATH, CI)."""
+    assigned = set(ASSIGNED.findall(script)) | set(LOOPED.findall(script))
+    return {name for name in set(READ.findall(script)) - assigned - given if not RUNNER_PROVIDED.match(name)}
+
+
+def run_steps(path: Path) -> list[tuple[str, str, set[str], str]]:
+    """(job, step name, the env it is given (step, job and workflow), its script) of every run step."""
+    doc = yaml.safe_load(path.read_text())
+    jobs = doc.get("jobs") or {"action": {"steps": doc.get("runs", {}).get("steps", [])}}
+    found = []
+    for job_name, job in jobs.items():
+        outer = set(doc.get("env") or {}) | set(job.get("env") or {})
+        for s in job.get("steps", []):
+            if "run" in s:
+                found.append((job_name, s.get("name") or s.get("id") or "?", outer | set(s.get("env") or {}), s["run"]))
+    return found
+
+
+def test_the_reads_finder_sees_a_variable_only_another_step_sets():
+    """The fault issue 30 found: COUNTS set in "Check the inputs", tested in "Run the apps"."""
+    script = 'selection=()\n[[ "$COUNTS" == true ]] && selection+=(--counts)\nfor f in "${selection[@]}"; do echo "$f $HOME"; done'
+    assert unset_reads(script, {"SCENARIOS"}) == {"COUNTS"}
+    assert unset_reads(script, {"COUNTS"}) == set()
+    assert unset_reads('x=1 y=""\necho "$x${y:-}${#x} ${RUNNER_TEMP}/$GITHUB_SHA"', set()) == set()
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.parent.name + "/" + p.name)
+def test_every_run_step_is_given_every_variable_it_reads(path):
+    problems = [f"{job} / {name}: {sorted(missing)}" for job, name, given, script in run_steps(path)
+                if (missing := unset_reads(script, given))]  # fmt: skip
+    assert problems == []
+
+
+# --- paths that cross into tool/bw are absolute (bw runs in its own folder) ---------------------
+
+BW_IN_ITS_FOLDER = r"""#!/bin/bash
+# benchwatch as far as paths go: like ./bw it changes into its own folder first, then every path
+# it is given must name something there (an output: its folder); writes the outputs it is asked for
+cd "$(dirname "${BASH_SOURCE[0]}")"
+echo "$*" >> "$LOG"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --data|--attribution|--attributions|--gab|--run|--changes)
+      [[ -e "$2" ]] || { echo "ERROR: $1 $2: not found from $PWD" >&2; exit 3; }; shift ;;
+    --out|--json-file)
+      [[ -d "$(dirname "$2")" ]] || { echo "ERROR: $1 $2: no such folder from $PWD" >&2; exit 3; }
+      if [[ "$1" == --json-file ]]; then echo '{"series": []}' > "$2"; else mkdir -p "$2"; fi; shift ;;
+    trend-add) [[ -d "$(dirname "$2")" ]] || { echo "ERROR: trend-add $2: no such folder from $PWD" >&2; exit 3; }
+      echo "window.BENCHMARK_DATA = {}" > "$2"; shift ;;
+  esac
+  shift
+done
+"""
+
+
+def workspace_with_pages(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """$GITHUB_WORKSPACE with repo/ (one commit), tool/bw (the stand-in) and a gh-pages checkout
+    holding both trends and one attribution, and $RUNNER_TEMP with the measure job's record."""
+    from test_record_push import git
+
+    work, temp = tmp_path / "work", tmp_path / "temp"
+    (work / "tool").mkdir(parents=True)
+    (work / "tool" / "bw").write_text(BW_IN_ITS_FOLDER)
+    (work / "tool" / "bw").chmod(0o755)
+    (work / "repo").mkdir()
+    git(work / "repo", "init", "-q", "-b", "main")
+    git(work / "repo", "commit", "-q", "--allow-empty", "-m", "a commit")
+    for name in ("dev/bench/data.js", "nightly/data.js", "nightly/attribution/2026-11-20-0123456789ab.json"):
+        (work / "gh-pages" / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / "gh-pages" / name).write_text("{}")
+    (temp / "record").mkdir(parents=True)
+    for name in ("gab-smaller.json", "gab-bigger.json", "gab-counts.json"):
+        (temp / "record" / name).write_text('[{"name": "x", "unit": "us", "value": 1}]')
+    (temp / "run").mkdir()
+    return work, temp, tmp_path / "log"
+
+
+@pytest.mark.parametrize("workflow, name", [
+    ("reusable-publish.yml", "Change points and the site (overview and trends), this push's points included"),
+    ("reusable-nightly.yml", "Change points over the nightly trend, tonight's points included"),
+])  # fmt: skip
+def test_the_paths_given_to_tool_bw_hold_from_its_own_folder(tmp_path, workflow, name):
+    """Issue 30's first fault: `--data gh-pages` resolved under tool/ and every publish stopped."""
+    work, temp, log = workspace_with_pages(tmp_path)
+    output, summary = tmp_path / "output", tmp_path / "summary"
+    found = step(workflow, "measure", name)
+    env = {"NIGHTLY": "true", "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work), "GITHUB_SHA": "c" * 40,
+           "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r", "GITHUB_OUTPUT": str(output),
+           "GITHUB_STEP_SUMMARY": str(summary), "LOG": str(log)}  # fmt: skip
+    done = run_step(found, {k: v for k, v in env.items() if k != "NIGHTLY" or "NIGHTLY" in found.get("env", {})}, cwd=work)
+    assert done.returncode == 0, done.stderr
+    said = log.read_text()
+    if workflow == "reusable-publish.yml":  # the published trends and attributions were read, not skipped
+        assert f"--data {work}/gh-pages/nightly/data.js" in said and f"--attributions {work}/gh-pages/nightly/attribution" in said
+        assert f"--data {work}/gh-pages " in said
+    assert "counts=true" in output.read_text()
+
+
+# --- the nightly's releases compare honours scenarios; another stack is refused ----------------
+
+
+def test_the_releases_compare_gets_the_scenarios(tmp_path):
+    from test_workflows import _nightly_step
+
+    name = "Compare latest (pinned baseline) with next on this runner"
+    found = step("reusable-nightly.yml", "measure", name)
+    assert found["env"]["SCENARIOS"] == "${{ inputs.scenarios }}"
+    done, record, _ = _nightly_step(tmp_path, name, env={"SCENARIOS": "hello*@*", "APP_ENV": ""})
+    assert done.returncode == 0, done.stderr
+    compare = (tmp_path / "log").read_text().splitlines()[0].split()
+    assert compare[:5] == ["compare", "--base", "latest", "--head", "next"] and compare[5:7] == ["-k", "hello*@*"]
+    done, _, _ = _nightly_step(tmp_path / "all", name, env={"SCENARIOS": "", "APP_ENV": ""})
+    assert "-k" not in (tmp_path / "all" / "log").read_text().split()
+
+
+@pytest.mark.parametrize("stacks, code", [("latest", 0), ("", 0), ("v1-last", BAD_INPUT), ("latest,next", BAD_INPUT)])
+def test_releases_with_another_stack_is_refused_not_ignored(stacks, code):
+    check = step("reusable-nightly.yml", "measure", "Check the inputs")
+    done = run_step(check, {k: v for k, v in inputs(STACKS=stacks, RELEASES="true").items() if k in check["env"]})
+    assert done.returncode == code, done.stdout + done.stderr
+    if code:
+        assert "::error::stacks: releases compares latest with next" in done.stdout
+    assert run_step(check, {k: v for k, v in inputs(STACKS=stacks, RELEASES="false").items() if k in check["env"]}).returncode == 0
+
+
+# --- only gating figures notify people ----------------------------------------------------------
+
+
+def benchmark_steps() -> list[tuple[str, dict]]:
+    return [(path.name, s) for path in FILES for job in (yaml.safe_load(path.read_text()).get("jobs") or {}).values()
+            for s in job.get("steps", []) if "github-action-benchmark@" in s.get("uses", "")]  # fmt: skip
+
+
+@pytest.mark.parametrize("name, found", benchmark_steps(), ids=lambda x: x if isinstance(x, str) else x["with"]["name"])
+def test_only_the_counts_per_request_may_comment_on_a_commit(name, found):
+    """A commit comment notifies people; two no-op pushes each got one from one-round p99 and
+    requests/s. Only the gab file of the counts per request (gating) may raise one."""
+    comment = found["with"].get("comment-on-alert", False)
+    if comment is not False:
+        assert found["with"]["output-file-path"].endswith("/gab-counts.json"), found["with"]["name"]
+
+
+def run_with_counts():
+    """A run holding every kind of figure: test_report's synthetic run and counts per request."""
+    from test_report import synthetic_run
+
+    from benchwatch.figure_key import load_key
+    from benchwatch.metrics import INSTRUCTIONS, SYSCALLS, Counted
+    from benchwatch.results import Figure
+
+    run = synthetic_run()
+    for metric, value in ((INSTRUCTIONS, 412_000.0), (SYSCALLS, 31.0)):
+        run.figures.append(Figure(
+            name=load_key("x@latest", "GET /a", Counted(), metric).name, kind="load", variant="x@latest", scenario="x",
+            stack="latest", metric=metric.key, unit=metric.unit, bigger_is_better=False, samples=[value, value],
+            value=value, endpoint="GET /a", params=Counted().params()))  # fmt: skip
+    return run
+
+
+def test_the_counts_gab_file_holds_only_gating_figures():
+    """What the one commenting suite reads: results.gab_entries(counts=True) of a run holding every
+    kind of figure keeps only the counts per request, which gate (metrics.gating)."""
+    from benchwatch import metrics
+    from benchwatch.results import gab_entries
+
+    run = run_with_counts()
+    kinds = {f.metric for f in run.figures if f.valid}
+    assert {metrics.P99.key, metrics.RPS.key} <= kinds and kinds & metrics.COUNT_KEYS  # the test has all kinds
+    counted = {e["name"] for e in gab_entries(run.figures, bigger_is_better=False, counts=True)}
+    assert counted and all(metrics.metric(f.kind, f.metric, f.unit).gating for f in run.figures if f.name in counted)
+
+
+# --- the agreed inputs: database and the app-env secret -----------------------------------------
+
+
+@pytest.mark.parametrize("workflow, job", REUSABLE_MEASURING.items())
+@pytest.mark.parametrize("value, code", [("", 0), ("postgresql", 0), ("mysql", BAD_INPUT), ("postgresql; id", BAD_INPUT)])
+def test_the_database_input_is_postgresql_or_nothing(workflow, job, value, code):
+    check = step(workflow, job, "Check the inputs")
+    assert check["env"]["DATABASE"] == "${{ inputs.database }}"
+    done = run_step(check, {k: v for k, v in inputs(DATABASE=value).items() if k in check["env"]})
+    assert done.returncode == code
+    if code:
+        assert "::error::database: give postgresql or nothing" in done.stdout
+    declared = yaml.safe_load((GITHUB / "workflows" / workflow).read_text())[True]["workflow_call"]
+    assert declared["inputs"]["database"] == {**declared["inputs"]["database"], "type": "string", "default": ""}
+    postgres = step(workflow, job, "PostgreSQL's server binaries, for apps that declare a database")
+    assert postgres["if"] == "inputs.database == 'postgresql'" and "apt-get install -y -qq postgresql" in postgres["run"]
+
+
+BENCHWATCH_BOOTS = re.compile(r"tool/bw (run|compare|attribute)\b")
+
+
+@pytest.mark.parametrize("workflow, job", REUSABLE_MEASURING.items())
+def test_the_app_env_secret_reaches_only_the_steps_that_boot_the_apps(workflow, job):
+    """Declared optional; given as APP_ENV to exactly the steps that run the apps (and sourced
+    there), to no other step, no job or workflow env, no write job, no action's inputs."""
+    text = (GITHUB / "workflows" / workflow).read_text()
+    doc = yaml.safe_load(text)
+    assert doc[True]["workflow_call"]["secrets"] == {"app-env": {**doc[True]["workflow_call"]["secrets"]["app-env"], "required": False}}
+    given = []
+    for job_name, each in doc["jobs"].items():
+        assert "secrets." not in yaml.safe_dump(each.get("env", {})), job_name
+        for s in each["steps"]:
+            rest = {k: v for k, v in s.items() if k != "env"}
+            assert "secrets." not in yaml.safe_dump(rest), s.get("name")
+            env = s.get("env", {})
+            if "secrets." in yaml.safe_dump(env):
+                assert env["APP_ENV"] == "${{ secrets.app-env }}" and [v for v in env.values() if "secrets." in str(v)] == [env["APP_ENV"]]
+                assert s["run"].lstrip().startswith("source tool/scripts/app_env.sh\n"), s["name"]
+                given.append((job_name, s["name"]))
+            else:
+                assert not BENCHWATCH_BOOTS.search(s.get("run", "")), f"{s.get('name')} boots the apps without app-env"
+    assert given and {j for j, _ in given} == {job}
+    assert text.count("secrets.") == len(given)
+
+
+def source_app_env(tmp_path: Path, app_env: str) -> subprocess.CompletedProcess:
+    script = 'source scripts/app_env.sh\necho "APP_ENV=${APP_ENV-unset}"\nenv | grep -E "^(BENCH|TOKEN|QUOTED|EMPTY)" | sort'
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=ROOT, capture_output=True, text=True,
+                          timeout=30, env={"PATH": os.environ["PATH"], "APP_ENV": app_env})  # fmt: skip
+
+
+def test_app_env_lines_become_masked_variables(tmp_path):
+    done = source_app_env(tmp_path, '# the apps\' logins\nBENCH_USER=alice\n\nBENCH_PASSWORD=s3cr=t x\r\n'
+                                    'export TOKEN="quoted value"\nQUOTED=\'single\'\nEMPTY=\n')
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    masks = [line for line in lines if line.startswith("::add-mask::")]
+    assert masks == ["::add-mask::alice", "::add-mask::s3cr=t x", "::add-mask::quoted value", "::add-mask::single"]
+    assert "APP_ENV=unset" in lines  # the whole secret is gone from the environment bw and the servers get
+    assert lines[-5:] == ["BENCH_PASSWORD=s3cr=t x", "BENCH_USER=alice", "EMPTY=", "QUOTED=single", "TOKEN=quoted value"]
+
+
+@pytest.mark.parametrize("line, why", [
+    ("GITHUB_TOKEN=x", "GITHUB_TOKEN belongs to the runner"), ("RUNNER_TEMP=/tmp/x", "RUNNER_TEMP belongs"),
+    ("ACTIONS_RUNTIME_TOKEN=x", "ACTIONS_RUNTIME_TOKEN belongs"), ("PATH=/evil", "PATH belongs"), ("HOME=/evil", "HOME belongs"),
+    ("LD_PRELOAD=/evil.so", "LD_PRELOAD belongs"), ("BASH_ENV=/evil", "BASH_ENV belongs"),
+    ("lower=x", "the name is not"), ("1ST=x", "the name is not"), ("A-B=x", "the name is not"), ("NOEQUALS", "no '='"),
+])  # fmt: skip
+def test_app_env_refuses_a_name_the_runner_or_shell_owns_without_showing_the_value(tmp_path, line, why):
+    done = source_app_env(tmp_path, f"BENCH_USER=alice\n{line}\n")
+    assert done.returncode == BAD_INPUT
+    assert f"::error::app-env secret, line 2: {why}" in done.stdout
+    value = line.partition("=")[2]
+    assert not value or value not in done.stdout.replace("::add-mask::alice", "")
+    assert "BENCH_USER=alice" not in done.stdout.splitlines()  # nothing ran after the refusal
+
+
+# --- N1: no Actions cache is unpacked where anything runs ---------------------------------------
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.parent.name + "/" + p.name)
+def test_no_job_restores_an_actions_cache(path):
+    """actions/cache unpacks with tar -P: an entry written by any job of the repository (the
+    nightly's, which runs brand-new releases with the runtime token) can replace tool/bw, a script
+    or ~/.cargo/bin/cargo before a check could run. No job restores one; oha is built."""
+    assert "actions/cache" not in path.read_text()
+
+
+# --- callers: the nightly only on main, one commenter per pull request --------------------------
+
+
+def test_the_nightly_caller_init_writes_runs_only_on_main():
+    from benchwatch.scaffold.workflows import caller_workflows
+
+    nightly = yaml.safe_load(caller_workflows("someone/benchwatch@" + "0" * 40)["benchwatch-nightly.yml"])
+    assert "workflow_dispatch" in nightly[True]
+    for job in nightly["jobs"].values():
+        assert job["if"] == "github.ref == 'refs/heads/main'"
+
+
+def test_the_comment_caller_init_writes_posts_one_at_a_time_per_pull_request():
+    from benchwatch.scaffold.workflows import caller_workflows
+
+    comment = yaml.safe_load(caller_workflows("someone/benchwatch@" + "0" * 40)["benchwatch-comment.yml"])
+    group = comment["concurrency"]["group"]
+    assert "github.event.workflow_run.head_repository.id" in group and "github.event.workflow_run.head_branch" in group
+    assert comment["concurrency"]["cancel-in-progress"] is False
+
+
+def test_our_nightly_and_comment_callers_have_the_same_guards():
+    ours = yaml.safe_load((GITHUB / "workflows" / "nightly.yml").read_text())
+    assert all(job["if"].startswith("github.ref == 'refs/heads/main'") for job in ours["jobs"].values())
+    assert yaml.safe_load((GITHUB / "workflows" / "pr-comment.yml").read_text())["concurrency"]["cancel-in-progress"] is False
+
