@@ -5,7 +5,7 @@ package once, on one interpreter; a package that no step moved, or that two step
 makes the product and the direct ratio measure different things. Then the second order: the
 largest movers of a disagreeing figure are moved two at a time, each pair measured side by side
 against base like a step; a pair interacts when what it does together differs from the product
-of what each does alone, beyond the figure's floor."""
+of what each does alone, beyond the scatter of the three compares involved."""
 
 from __future__ import annotations
 
@@ -85,12 +85,14 @@ def floor_of(label: str) -> float:
 
 
 def interacts(together_over_apart: Ratio, floor: float) -> bool | None:
-    """Beyond the floor and with an interval that excludes 1, like a compare's verdict."""
+    """Beyond the noise of three compares and with an interval that excludes 1. together/apart
+    is made of three ratios (the pair, each step alone), each from its own boots: a figure's floor
+    holds the scatter between the boots of one ratio, so three of them in quadrature, √3 × floor."""
     r = together_over_apart
     if None in (r.ratio, r.low, r.high):
         return None
     excludes_one = r.low > 1 or r.high < 1  # type: ignore[operator]
-    return excludes_one and abs(math.log(r.ratio)) > math.log1p(floor)  # type: ignore[arg-type]
+    return excludes_one and abs(math.log(r.ratio)) > math.log1p(floor * math.sqrt(3))  # type: ignore[arg-type]
 
 
 def pairs_to_try(line: Line, steps: Sequence[Step]) -> list[tuple[Step, Step]]:
