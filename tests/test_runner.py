@@ -1,0 +1,401 @@
+"""Our workflows as a real Actions runner runs them: nektos/act, jobs on this host.
+
+Each test copies this working tree into a local bare remote (main, and an empty gh-pages as
+docs/github.md's set-up makes it), narrows the callers to one small variant, and runs the
+callers under act with our stand-ins for every pinned action (tests/runner/actions/) and a stub
+GitHub API on 127.0.0.1 (tests/runner/stub_api.py). What is asserted is what lands where GitHub
+would keep it: the artifacts, the stub's requests (comments, issues) and the remote's gh-pages.
+The step scripts have their own tests; these check the wiring between the YAML, each step's
+env, the inputs, the working directory and the jobs. docs/contributing.md says how to run them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from runner.harness import ZERO, Sandbox, act_binary, tail
+from runner.stub_api import StubAPI
+
+pytestmark = [
+    pytest.mark.slow,
+    # each workflow run sets up benchwatch and measures: 7-8 min per run measured on a loaded 2-core host
+    pytest.mark.timeout(2700),
+    # in CI (ci.yml, .ci/run) act is installed, and a missing act fails there instead of skipping
+    pytest.mark.skipif(
+        act_binary() is None and not os.environ.get("CI"),
+        reason="act is not installed (.ci/run installs it)",
+    ),
+]
+
+REPOSITORY = "bench/benchwatch"
+VARIANT = "hello@latest"  # one small app: the whole set stays within a few minutes
+MARKER = "<!-- benchwatch-compare -->"
+PYTHON = '      python-version: "3.11"\n'  # the line after which a caller gets its narrowing inputs
+SCENARIOS = f'      scenarios: "{VARIANT}"\n'
+
+
+def narrowed(workflow: str, after: str, lines: str) -> tuple[str, str, str]:
+    """An edit adding `lines` to a caller's `with:` after the line `after`."""
+    return (f".github/workflows/{workflow}", after, after + lines)
+
+
+def check_ran(done, what: str) -> None:
+    assert done.returncode == 0, f"{what} failed under act:\n{tail(done.stdout)}"
+
+
+def pr_payload(sandbox: Sandbox, number: int, base: str, head: str) -> dict:
+    return {
+        "action": "synchronize",
+        "number": number,
+        "pull_request": {
+            "number": number,
+            "title": "A no-op change to hello",
+            "state": "open",
+            "html_url": f"{sandbox.api.url}/{sandbox.repository}/pull/{number}",
+            "user": {"login": "contributor"},
+            "head": {
+                "sha": head,
+                "ref": "feature",
+                "repo": {"id": 2, "full_name": sandbox.repository},
+            },
+            "base": {
+                "sha": base,
+                "ref": "main",
+                "repo": {"id": 1, "full_name": sandbox.repository},
+            },
+        },
+        "repository": sandbox.repository_payload(),
+    }
+
+
+def test_a_pull_request_is_compared_and_its_comment_posted(tmp_path: Path) -> None:
+    with StubAPI(REPOSITORY) as api:
+        sandbox = Sandbox(tmp_path, api, REPOSITORY)
+        main = sandbox.start(REPO, [narrowed("benchmark-pr.yml", PYTHON, SCENARIOS)])
+        head = sandbox.commit(
+            "feature", "apps/hello/NOTES.md", "A note, no code.\n", "A no-op change to hello"
+        )
+        api.state.pulls[1] = {
+            "number": 1,
+            "state": "open",
+            "changed_files": 1,
+            "head": {"sha": head, "ref": "feature", "repo": {"id": 2}},
+            "base": {"sha": main, "ref": "main"},
+        }
+        api.state.pull_files[1] = [{"filename": "apps/hello/NOTES.md"}]
+
+        compared = sandbox.act(
+            "pull_request", "benchmark-pr.yml", pr_payload(sandbox, 1, main, head), head, 101
+        )
+
+        artifact = sandbox.artifacts / "101" / "benchwatch-compare"
+        assert artifact.is_dir(), f"no artifact uploaded:\n{tail(compared.stdout)}"
+        assert sorted(p.name for p in artifact.iterdir()) == [
+            "comment.md",
+            "compare.json",
+            "exit-code.txt",
+            "pr-number.txt",
+        ]
+        assert (artifact / "pr-number.txt").read_text() == "1\n"
+        code = (artifact / "exit-code.txt").read_text().strip()
+        # measured: 0 (no regression) or 1 (a regression; noise on a no-op is possible); the
+        # job's own conclusion follows compare's exit code
+        assert code in ("0", "1"), f"compare exited {code}:\n{tail(compared.stdout)}"
+        assert (compared.returncode == 0) == (code == "0"), tail(compared.stdout)
+        report = json.loads((artifact / "compare.json").read_text())
+        assert VARIANT in json.dumps(report), "the compare did not measure the narrowed variant"
+        assert api.requests == [], "the pull request's job must not call the API"
+
+        conclusion = "success" if code == "0" else "failure"
+        run = {
+            "id": 101,
+            "event": "pull_request",
+            "conclusion": conclusion,
+            "head_sha": head,
+            "head_branch": "feature",
+            "head_repository": {"id": 2},
+            "html_url": f"{api.url}/{REPOSITORY}/actions/runs/101",
+        }
+        payload = {
+            "action": "completed",
+            "workflow_run": run,
+            "repository": sandbox.repository_payload(),
+        }
+        check_ran(
+            sandbox.act("workflow_run", "pr-comment.yml", payload, main, 102), "pr-comment.yml"
+        )
+
+        posted = api.calls("POST", rf"/repos/{REPOSITORY}/issues/1/comments")
+        assert len(posted) == 1
+        body = posted[0].body["body"]
+        assert body.startswith(MARKER)
+        verdict = "no regression found" if code == "0" else "a regression (exit 1)"
+        assert f"[run 101]({run['html_url']}) on `{head[:12]}` reported: **{verdict}**" in body
+        # below the header, compare's own report (its @ neutralised: no mention)
+        heading = next(
+            line
+            for line in (artifact / "comment.md").read_text().splitlines()
+            if line.startswith("## ")
+        )
+        assert heading in body.split("---", 1)[1]
+        assert "changes the benchmark tooling" not in body
+        assert posted[0].authorization == "token runner-test-token"
+
+        # the next run of the same pull request updates that one comment
+        run["id"], run["html_url"] = 103, f"{api.url}/{REPOSITORY}/actions/runs/103"
+        shutil.copytree(sandbox.artifacts / "101", sandbox.artifacts / "103")
+        check_ran(
+            sandbox.act("workflow_run", "pr-comment.yml", payload, main, 104),
+            "pr-comment.yml again",
+        )
+        assert len(api.calls("POST", rf"/repos/{REPOSITORY}/issues/1/comments")) == 1
+        updated = api.calls("PATCH", rf"/repos/{REPOSITORY}/issues/comments/\d+")
+        assert len(updated) == 1 and "[run 103]" in updated[0].body["body"]
+        assert [c["body"] for c in api.state.comments] == [updated[0].body["body"]]
+
+
+def data_js(sandbox: Sandbox, path: str) -> dict:
+    text = sandbox.gh_pages(path)
+    assert text is not None, f"gh-pages has no {path}: {sandbox.gh_pages_files()}"
+    prefix = "window.BENCHMARK_DATA = "
+    assert text.startswith(prefix)
+    return json.loads(text[len(prefix) :])
+
+
+def push_payload(sandbox: Sandbox, before: str, after: str) -> dict:
+    return {
+        "ref": "refs/heads/main",
+        "before": before,
+        "after": after,
+        "deleted": False,
+        "forced": False,
+        "head_commit": sandbox.head_commit(after),
+        "repository": sandbox.repository_payload(),
+    }
+
+
+PUBLISH_SUITES = [
+    "benchwatch (smaller is better)",
+    "benchwatch (bigger is better)",
+    "benchwatch counts (per request)",
+]
+SITE = ["index.html", "trends.html", "releases.html"]
+
+
+def test_two_pushes_to_main_publish_the_trends_the_site_and_the_counts(tmp_path: Path) -> None:
+    with StubAPI(REPOSITORY) as api:
+        sandbox = Sandbox(tmp_path, api, REPOSITORY)
+        first = sandbox.start(
+            REPO,
+            [
+                narrowed("publish.yml", PYTHON, SCENARIOS),
+                (
+                    ".github/workflows/publish.yml",
+                    'relative-scenarios: "*@latest"',
+                    f'relative-scenarios: "{VARIANT}"',
+                ),
+            ],
+        )
+        check_ran(
+            sandbox.act("push", "publish.yml", push_payload(sandbox, ZERO, first), first, 201),
+            "first push",
+        )
+
+        data = data_js(sandbox, "dev/bench/data.js")
+        assert sorted(data["entries"]) == sorted(PUBLISH_SUITES)
+        for suite in PUBLISH_SUITES:
+            assert [e["commit"]["id"] for e in data["entries"][suite]] == [first], suite
+            assert all(VARIANT in b["name"] for b in data["entries"][suite][0]["benches"]), suite
+        assert all(name in sandbox.gh_pages_files() for name in SITE)
+        state = json.loads(sandbox.gh_pages("dev/bench/published.json"))
+        assert state["commit"] == first and state["previous"] is None
+        after_first = set(sandbox.gh_pages_files())
+
+        # planted: the first push's counts per request were half of what they are, so the second
+        # push doubles them; a deterministic regression the record job and the issues job must report
+        counts = data["entries"]["benchwatch counts (per request)"][0]
+        for bench in counts["benches"]:
+            bench["value"] /= 2
+        sandbox.put_gh_pages(
+            "dev/bench/data.js",
+            "window.BENCHMARK_DATA = " + json.dumps(data, indent=2),
+            "A cheaper first point (planted by the test)",
+        )
+        counted = {bench["name"] for bench in counts["benches"]}
+
+        second = sandbox.commit("main", "docs/NOTE.md", "A no-op push.\n", "A second push, no code")
+        check_ran(
+            sandbox.act("push", "publish.yml", push_payload(sandbox, first, second), second, 202),
+            "second push",
+        )
+
+        data = data_js(sandbox, "dev/bench/data.js")
+        assert sorted(data["entries"]) == sorted([*PUBLISH_SUITES, "benchwatch (vs parent)"])
+        for suite in PUBLISH_SUITES:
+            assert [e["commit"]["id"] for e in data["entries"][suite]] == [first, second], suite
+        relative = data["entries"]["benchwatch (vs parent)"]
+        assert [e["commit"]["id"] for e in relative] == [second]
+        assert all(
+            b["name"].endswith("(vs parent)") and b["unit"] == "x" for b in relative[0]["benches"]
+        )
+        assert after_first <= set(sandbox.gh_pages_files()), (
+            "the second push lost files of the first"
+        )
+        state = json.loads(sandbox.gh_pages("dev/bench/published.json"))
+        assert (
+            state["commit"] == second and state["previous"] == first and state["covers"] == [second]
+        )
+        trends = sandbox.gh_pages("trends.html")
+        assert VARIANT in trends and second[:7] in trends
+
+        # the doubled counts: github-action-benchmark's alert as a commit comment on the second
+        # push, and one change-point issue per series from the issues job
+        assert {c["commit_id"] for c in api.state.commit_comments} == {second}
+        alerted = [
+            c for c in api.state.commit_comments if "benchwatch counts (per request)" in c["body"]
+        ]
+        assert len(alerted) == 1 and all(name in alerted[0]["body"] for name in counted)
+        issues = {i["title"]: i for i in api.state.issues}
+        assert issues and all(i["labels"] == [{"name": "change-point"}] for i in issues.values())
+        assert any("benchwatch counts (per request)" in title for title in issues), sorted(issues)
+
+
+# the packages the nightly watches (releases.PACKAGES); resolved on the real index: the record
+# job's check (.github/scripts/nightly-record.js) accepts a state from https://pypi.org only,
+# so the workflow cannot be pointed at a stub index
+WATCHED = {"fastapi", "pydantic", "starlette", "uvicorn"}
+NIGHTLY_SUITES = [
+    "benchwatch nightly (smaller is better)",
+    "benchwatch nightly (bigger is better)",
+    "benchwatch nightly counts (per request)",
+]
+
+
+@pytest.mark.skip(
+    reason="written, not yet run green under act (issue 30; out of time on 2026-11-26)"
+)
+def test_two_nights_resolve_next_from_pypi_record_it_and_open_the_issues(
+    tmp_path: Path,
+) -> None:
+    with StubAPI(REPOSITORY) as api:
+        sandbox = Sandbox(tmp_path, api, REPOSITORY)
+        main = sandbox.start(REPO, [narrowed("nightly.yml", PYTHON, SCENARIOS)])
+        night = {"schedule": "23 3 * * *", "repository": sandbox.repository_payload()}
+
+        check_ran(sandbox.act("schedule", "nightly.yml", night, main, 301), "first night")
+        state = json.loads(sandbox.gh_pages("nightly/state.json"))
+        assert state["index_url"] == "https://pypi.org" and set(state["versions"]) == WATCHED
+        tonight = dict(state["versions"])
+        data = data_js(sandbox, "nightly/data.js")
+        assert sorted(data["entries"]) == sorted(NIGHTLY_SUITES)
+        for suite in NIGHTLY_SUITES:
+            assert [e["commit"]["id"] for e in data["entries"][suite]] == [main], suite
+        assert json.loads(sandbox.gh_pages("nightly/published.json"))["commit"] == main
+        after_first = set(sandbox.gh_pages_files())
+
+        # planted: last night's counts were half of tonight's, and its fastapi much older
+        counts = data["entries"]["benchwatch nightly counts (per request)"][0]
+        for bench in counts["benches"]:
+            bench["value"] /= 2
+        sandbox.put_gh_pages(
+            "nightly/data.js",
+            "window.BENCHMARK_DATA = " + json.dumps(data, indent=2),
+            "Cheaper counts last night (planted by the test)",
+        )
+        state["versions"]["fastapi"] = "0.1.0"
+        sandbox.put_gh_pages(
+            "nightly/state.json",
+            json.dumps(state, indent=2) + "\n",
+            "A much older fastapi last night (planted)",
+        )
+
+        check_ran(sandbox.act("schedule", "nightly.yml", night, main, 302), "second night")
+        state = json.loads(sandbox.gh_pages("nightly/state.json"))
+        assert state["versions"]["fastapi"] == tonight["fastapi"]
+        data = data_js(sandbox, "nightly/data.js")
+        for suite in NIGHTLY_SUITES:
+            assert [e["commit"]["id"] for e in data["entries"][suite]] == [main, main], suite
+        assert after_first <= set(sandbox.gh_pages_files()), (
+            "the second night lost files of the first"
+        )
+        issues = {i["title"]: i for i in api.state.issues}
+        assert any("benchwatch nightly counts (per request)" in title for title in issues), sorted(
+            issues
+        )
+        assert api.state.commit_comments == []  # nightly.yml: comment-on-alert false
+
+
+SHOP = REPO / "tests" / "fixtures" / "shop"  # a user's app, as test_foreign_repo.py uses it
+
+
+@pytest.mark.skip(
+    reason="written, not yet run green under act (issue 30; out of time on 2026-11-26)"
+)
+def test_the_callers_init_writes_compare_a_users_pull_request_and_comment(tmp_path: Path) -> None:
+    user = "user/shop"
+    with StubAPI(user) as api:
+        sandbox = Sandbox(tmp_path, api, user)
+        tool = sandbox.add_repository(REPOSITORY, REPO)  # benchwatch, where the callers point
+        shop = tmp_path / "shop"
+        (shop / "shop").mkdir(parents=True)
+        (shop / "shop" / "__init__.py").write_text("")
+        shutil.copy(SHOP / "main.py", shop / "shop" / "main.py")
+        shutil.copy(SHOP / "requirements.txt", shop / "requirements.txt")
+        environ = {k: v for k, v in os.environ.items() if k != "BENCHWATCH_ROOT"}
+        done = subprocess.run(
+            [sys.executable, "-m", "benchwatch", "init", "--workflows-from", f"{REPOSITORY}@{tool}"],
+            cwd=shop, env=environ, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        caller = (shop / ".github" / "workflows" / "benchwatch-pr.yml").read_text()
+        assert f"uses: {REPOSITORY}/.github/workflows/reusable-pr.yml@{tool}" in caller
+        main = sandbox.start(shop, [])
+        head = sandbox.commit(
+            "feature",
+            "shop/main.py",
+            (SHOP / "main.py").read_text() + "\n# a comment\n",
+            "A comment",
+        )
+        api.state.pulls[1] = {
+            "number": 1,
+            "state": "open",
+            "changed_files": 1,
+            "head": {"sha": head, "ref": "feature", "repo": {"id": 2}},
+            "base": {"sha": main, "ref": "main"},
+        }
+        api.state.pull_files[1] = [{"filename": "shop/main.py"}]
+
+        payload = pr_payload(sandbox, 1, main, head)
+        compared = sandbox.act("pull_request", "benchwatch-pr.yml", payload, head, 401)
+        artifact = sandbox.artifacts / "401" / "benchwatch-compare"
+        assert artifact.is_dir(), f"no artifact uploaded:\n{tail(compared.stdout)}"
+        code = (artifact / "exit-code.txt").read_text().strip()
+        assert code in ("0", "1"), f"compare exited {code}:\n{tail(compared.stdout)}"
+        assert (compared.returncode == 0) == (code == "0"), tail(compared.stdout)
+        assert "shop@own" in (artifact / "comment.md").read_text()
+
+        run = {
+            "id": 401,
+            "event": "pull_request",
+            "conclusion": "success" if code == "0" else "failure",
+            "head_sha": head,
+            "head_branch": "feature",
+            "head_repository": {"id": 2},
+            "html_url": f"{api.url}/{user}/actions/runs/401",
+        }
+        payload = {
+            "action": "completed",
+            "workflow_run": run,
+            "repository": sandbox.repository_payload(),
+        }
+        commented = sandbox.act("workflow_run", "benchwatch-comment.yml", payload, main, 402)
+        check_ran(commented, "benchwatch-comment.yml")
+        (posted,) = api.calls("POST", rf"/repos/{user}/issues/1/comments")
+        assert posted.body["body"].startswith(MARKER) and "shop@own" in posted.body["body"]
