@@ -289,7 +289,7 @@ def test_init_from_an_app_folder_and_from_the_root_writes_the_shared_files_at_th
 
 
 def test_the_servers_error_is_the_exception_line_of_its_traceback() -> None:
-    from benchwatch.scaffold.init import _server_error
+    from benchwatch.scaffold.probe import server_error as _server_error
 
     class Logged:
         def __init__(self, text: str) -> None:
