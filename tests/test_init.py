@@ -443,3 +443,48 @@ def test_an_app_found_from_the_root_is_imported_from_the_folder_its_imports_reso
         "from fastapi import FastAPI\n\nfrom app.api.main import api_router\n\napp = FastAPI()\n")
     (found,) = discover.candidates(tmp_path)
     assert (found.import_string, found.import_root) == ("app.main:app", Path("backend"))
+
+
+BROKEN = '''from fastapi import FastAPI
+
+app = FastAPI()
+
+
+@app.get("/posts")
+def posts() -> list:
+    raise RuntimeError('relation "posts" does not exist')
+
+
+@app.get("/authors")
+def authors() -> list:
+    raise RuntimeError('relation "authors" does not exist')
+'''
+
+
+@pytest.mark.slow
+def test_when_every_endpoint_fails_init_shows_the_servers_error_and_writes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "blog").mkdir(parents=True)
+    (root / "blog" / "main.py").write_text(BROKEN)
+    git(root, "init", "-q")
+    pinned = "--workflows-from=someone/benchwatch@0123456789abcdef0123456789abcdef01234567"
+    done = subprocess.run([sys.executable, "-m", "benchwatch", "init", pinned], cwd=root / "blog", capture_output=True,
+                          text=True, env={k: v for k, v in os.environ.items() if k != "BENCHWATCH_ROOT"}, timeout=600)  # fmt: skip
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "    | RuntimeError: relation" in done.stderr  # the server's own lines
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "ERROR: every request init sent failed (2: RuntimeError: relation \"authors\" does not exist and 1 other "
+        "errors): the app or its settings are broken, so nothing is written")  # fmt: skip
+    assert sorted(p.name for p in root.iterdir()) == [".git", "blog"]
+    assert sorted(p.name for p in (root / "blog").iterdir()) == ["main.py"]
+
+
+def test_goldens_of_endpoints_no_longer_declared_are_removed(tmp_path: Path) -> None:
+    from benchwatch.scaffold.init import _remove_stale_goldens
+
+    where = Layout(tmp_path, tmp_path)
+    (where.app_dir / "expected").mkdir(parents=True)
+    for name in ("posts.json", "authors.json"):
+        (where.app_dir / "expected" / name).write_text("[]\n")
+    _remove_stale_goldens(where, {where.app_dir / "expected" / "authors.json"})
+    assert [p.name for p in (where.app_dir / "expected").iterdir()] == ["authors.json"]
