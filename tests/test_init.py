@@ -321,6 +321,8 @@ TEMPLATE_SCHEMA = {
         "/api/v1/items/{id}": {
             "get": {"security": [{"OAuth2PasswordBearer": []}], "parameters": [{"name": "id", "in": "path", "required": True}]},
             "delete": {"security": [{"OAuth2PasswordBearer": []}], "parameters": [{"name": "id", "in": "path", "required": True}]},
+            "put": {"security": [{"OAuth2PasswordBearer": []}], "parameters": [{"name": "id", "in": "path", "required": True}],
+                    "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object"}}}}},
         },
         "/api/v1/users/": {"post": {"requestBody": {"required": True, "content": {
             "application/json": {"schema": {"$ref": "#/components/schemas/UserCreate"}}}}}},
@@ -351,7 +353,7 @@ def test_a_template_schema_gives_a_login_path_parameters_from_a_created_record_a
     found = plan.plan(TEMPLATE_SCHEMA, can_login=True)
     by_name = {c.name: c for c in found.candidates}
     assert sorted(by_name) == ["delete_items_id", "items", "items_id", "post_items", "post_login_access_token",
-                               "post_users", "utils_health_check"]  # the shared /api/v1 is not in the names
+                               "post_users", "put_items_id", "utils_health_check"]  # no shared /api/v1 in names
     assert by_name["post_items"].endpoint.json_body == {"title": "Groceries", "size": 3}
     assert by_name["post_items"].endpoint.headers == plan.BEARER
     assert by_name["post_users"].why == "needs a application/json body (email: no example or default in the schema)"
@@ -362,7 +364,10 @@ def test_a_template_schema_gives_a_login_path_parameters_from_a_created_record_a
     item = by_name["items_id"]
     assert item.declared and item.endpoint.path_params == {"id": "{setup.items_id}"}
     assert item.steps == ("login", "new_items")
-    assert [r.name for r in found.setup_requests] == ["login", "new_items"]
+    put = by_name["put_items_id"]  # a record of its own: what it writes is not what items_id reads
+    assert put.declared and put.endpoint.path_params == {"id": "{setup.items_for_put_items_id_id}"}
+    assert put.endpoint.json_body == {}
+    assert [r.name for r in found.setup_requests] == ["login", "new_items", "new_items_for_put_items_id"]
     assert found.sources[0].json_body == {"title": "Groceries", "size": 3} and found.sources[0].save == {"items_id": "id"}
     listed = plan.plan(TEMPLATE_SCHEMA, can_login=True)
     plan.fill_path_params(listed, {"/api/v1/items/": {"data": [{"id": "a1", "title": "t"}], "count": 1}})
@@ -394,7 +399,7 @@ def test_quick_is_the_lists_behind_the_login_with_its_reason() -> None:
     items.endpoint = plan.with_expectation(items.endpoint, 200, "application/json", "expected/items.json", [])
     quick, why = plan.quick_choice(declared, {"expected/items.json": {"data": [], "count": 0}})
     assert (quick, why) == (["items"], "the GET lists behind the login")
-    assert [c.operation.method for c in plan.in_order(declared)] == ["GET", "GET", "GET", "POST"]
+    assert [c.operation.method for c in plan.in_order(declared)] == ["GET", "GET", "GET", "POST", "PUT"]
 
 
 def test_gitignore_gets_the_outputs_once(tmp_path: Path) -> None:
