@@ -161,7 +161,7 @@ def test_an_app_without_a_parameter_free_get_gets_commented_examples(tmp_path: P
     done = subprocess.run([sys.executable, "-m", "benchwatch", "init", pinned], cwd=root, capture_output=True, text=True,
                           env={k: v for k, v in os.environ.items() if k != "BENCHWATCH_ROOT"}, timeout=600)  # fmt: skip
     assert done.returncode == 3, done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith("ERROR: the app answered no parameter-free GET with 200")
+    assert done.stderr.strip().splitlines()[-1].startswith("ERROR: no endpoint answered 2xx at init")
     text = (root / "benchwatch" / "benchwatch-app.toml").read_text()
     assert "# [[endpoints]]   # GET /items/{item_id}: needs path parameter item_id" in text
     assert 'requirements = "../requirements.txt"' in text
@@ -289,7 +289,7 @@ def test_init_from_an_app_folder_and_from_the_root_writes_the_shared_files_at_th
 
 
 def test_the_servers_error_is_the_exception_line_of_its_traceback() -> None:
-    from benchwatch.scaffold.init import _server_error
+    from benchwatch.scaffold.probe import server_error as _server_error
 
     class Logged:
         def __init__(self, text: str) -> None:
@@ -306,3 +306,190 @@ def test_the_servers_error_is_the_exception_line_of_its_traceback() -> None:
     assert _server_error(log, 1) == 'sqlalchemy.exc.ProgrammingError: (psycopg.errors.UndefinedTable) relation "p" does not exist'
     assert _server_error(Logged("booted\nsomething odd\n"), 1) == "something odd"
     assert _server_error(Logged("booted\n"), 1) == ""
+
+
+TEMPLATE_SCHEMA = {
+    "paths": {
+        "/api/v1/login/access-token": {"post": {"requestBody": {"required": True, "content": {
+            "application/x-www-form-urlencoded": {"schema": {"$ref": "#/components/schemas/Login"}}}}}},
+        "/api/v1/items/": {
+            "get": {"security": [{"OAuth2PasswordBearer": []}]},
+            "post": {"security": [{"OAuth2PasswordBearer": []}], "requestBody": {"required": True, "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/ItemCreate"}}}},
+                "responses": {"200": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Item"}}}}}},
+        },
+        "/api/v1/items/{id}": {
+            "get": {"security": [{"OAuth2PasswordBearer": []}], "parameters": [{"name": "id", "in": "path", "required": True}]},
+            "delete": {"security": [{"OAuth2PasswordBearer": []}], "parameters": [{"name": "id", "in": "path", "required": True}]},
+            "put": {"security": [{"OAuth2PasswordBearer": []}], "parameters": [{"name": "id", "in": "path", "required": True}],
+                    "requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object"}}}}},
+        },
+        "/api/v1/users/": {"post": {"requestBody": {"required": True, "content": {
+            "application/json": {"schema": {"$ref": "#/components/schemas/UserCreate"}}}}}},
+        "/api/v1/utils/health-check/": {"get": {}},
+    },
+    "components": {
+        "securitySchemes": {"OAuth2PasswordBearer": {"type": "oauth2", "flows": {"password": {
+            "tokenUrl": "/api/v1/login/access-token", "scopes": {}}}}},
+        "schemas": {
+            "Login": {"type": "object", "properties": {"username": {"type": "string"}}, "required": ["username"]},
+            "ItemCreate": {"type": "object", "required": ["title"], "properties": {
+                "title": {"type": "string", "examples": ["Groceries"]},
+                "description": {"anyOf": [{"type": "string"}, {"type": "null"}]}, "size": {"type": "integer", "default": 3}}},
+            "Item": {"type": "object", "properties": {"id": {"type": "string"}, "title": {"type": "string"}}},
+            "UserCreate": {"type": "object", "required": ["email", "password"], "properties": {
+                "email": {"type": "string"}, "password": {"type": "string", "default": "x"}}},
+        },
+    },
+}  # fmt: skip
+
+
+def test_a_template_schema_gives_a_login_path_parameters_from_a_created_record_and_bodies_from_examples() -> None:
+    from benchwatch.scaffold import plan
+
+    assert schema.password_login(TEMPLATE_SCHEMA) == "/api/v1/login/access-token"
+    assert schema.password_login({"components": {"securitySchemes": {"o": {"type": "oauth2", "flows": {
+        "password": {"tokenUrl": "login"}}}}}}) == "/login"  # fmt: skip
+    found = plan.plan(TEMPLATE_SCHEMA, can_login=True)
+    by_name = {c.name: c for c in found.candidates}
+    assert sorted(by_name) == ["delete_items_id", "items", "items_id", "post_items", "post_login_access_token",
+                               "post_users", "put_items_id", "utils_health_check"]  # no shared /api/v1 in names
+    assert by_name["post_items"].endpoint.json_body == {"title": "Groceries", "size": 3}
+    assert by_name["post_items"].endpoint.headers == plan.BEARER
+    assert by_name["post_users"].why == "needs a application/json body (email: no example or default in the schema)"
+    assert by_name["post_login_access_token"].why == plan.LOGIN_WHY
+    assert by_name["delete_items_id"].why.startswith("a DELETE removes what it is sent to")
+    assert by_name["utils_health_check"].endpoint.headers == {}
+    plan.fill_path_params(found, {"/api/v1/items/": {"data": [], "count": 0}})  # an empty list: a record is made
+    item = by_name["items_id"]
+    assert item.declared and item.endpoint.path_params == {"id": "{setup.items_id}"}
+    assert item.steps == ("login", "new_items")
+    put = by_name["put_items_id"]  # a record of its own: what it writes is not what items_id reads
+    assert put.declared and put.endpoint.path_params == {"id": "{setup.items_for_put_items_id_id}"}
+    assert put.endpoint.json_body == {}
+    assert [r.name for r in found.setup_requests] == ["login", "new_items", "new_items_for_put_items_id"]
+    assert found.sources[0].json_body == {"title": "Groceries", "size": 3} and found.sources[0].save == {"items_id": "id"}
+    listed = plan.plan(TEMPLATE_SCHEMA, can_login=True)
+    plan.fill_path_params(listed, {"/api/v1/items/": {"data": [{"id": "a1", "title": "t"}], "count": 1}})
+    assert listed.sources[0].name == "first_items" and listed.sources[0].save == {"items_id": "data.0.id"}
+
+
+def test_without_the_credentials_the_endpoints_behind_the_login_say_what_they_need() -> None:
+    from benchwatch.scaffold import declare, plan
+
+    found = plan.plan(TEMPLATE_SCHEMA, can_login=False)
+    needs = {c.name: c.why for c in found.candidates}
+    assert needs["items"] == ("needs the login: set BENCHWATCH_USER and BENCHWATCH_PASSWORD (a user of the app) "
+                              "and run init again")  # fmt: skip
+    assert found.setup_requests == []
+    text = declare.app_text(declare.AppText(
+        name="backend", import_string="app.main:app", root="..", requirements="../uv.lock", python=None,
+        declared=[], left_out=found.candidates, env_names=[], migrations=[], login=found.login))  # fmt: skip
+    assert "# [setup]" in text and '# path = "/api/v1/login/access-token"' in text
+    assert "\n[setup]" not in text
+
+
+def test_quick_is_the_lists_behind_the_login_with_its_reason() -> None:
+    from benchwatch.scaffold import plan
+
+    found = plan.plan(TEMPLATE_SCHEMA, can_login=True)
+    plan.fill_path_params(found, {})
+    declared = [c for c in found.candidates if c.declared]
+    items = next(c for c in declared if c.name == "items")
+    items.endpoint = plan.with_expectation(items.endpoint, 200, "application/json", "expected/items.json", [])
+    quick, why = plan.quick_choice(declared, {"expected/items.json": {"data": [], "count": 0}})
+    assert (quick, why) == (["items"], "the GET lists behind the login")
+    assert [c.operation.method for c in plan.in_order(declared)] == ["GET", "GET", "GET", "POST", "PUT"]
+
+
+def test_gitignore_gets_the_outputs_once(tmp_path: Path) -> None:
+    from benchwatch.scaffold.layout import ignore_outputs
+
+    assert ignore_outputs(tmp_path) == tmp_path / ".gitignore"
+    assert (tmp_path / ".gitignore").read_text().splitlines()[1:] == ["results/", ".benchwatch/"]
+    assert ignore_outputs(tmp_path) is None
+    (tmp_path / ".gitignore").write_text("node_modules\n/results")  # no newline at the end, one already there
+    ignore_outputs(tmp_path)
+    assert (tmp_path / ".gitignore").read_text().splitlines() == [
+        "node_modules", "/results", "# benchwatch: run outputs and the local history", ".benchwatch/"]
+
+
+def test_callers_pass_the_database_and_the_app_env_secret_only_when_asked() -> None:
+    from benchwatch.scaffold.workflows import caller_workflows
+
+    source = "someone/benchwatch@0123456789abcdef0123456789abcdef01234567"
+    plain = caller_workflows(source)
+    assert not any("database:" in t or "app-env" in t for t in plain.values())
+    asked = caller_workflows(source, database="postgresql", app_env=True)
+    for name in ("benchwatch-pr.yml", "benchwatch-publish.yml", "benchwatch-nightly.yml"):
+        assert "      database: postgresql" in asked[name]
+        assert "    secrets:\n      app-env: ${{ secrets.BENCHWATCH_APP_ENV }}" in asked[name]
+    assert asked["benchwatch-comment.yml"] == plain["benchwatch-comment.yml"]
+
+
+def test_a_postgresql_setting_becomes_the_per_boot_database() -> None:
+    from benchwatch.scaffold.init import _database
+
+    said: list[str] = []
+    env, database = _database({"DATABASE_URL": "postgresql+psycopg://u:pw@127.0.0.1:55433/app", "X": "1"}, said.append)
+    assert database == "postgresql" and env["X"] == "1"
+    assert env["DATABASE_URL"] == ("postgresql+psycopg://{database_user}:{database_password}@{database_host}:"
+                                   "{database_port}/{database_name}")  # fmt: skip
+    assert _database({"DB": "postgres://u@h/app"}, said.append) == ({"DB": "{database_url}"}, "postgresql")
+    assert _database({"POSTGRES_DB": "{database_name}"}, said.append)[1] == "postgresql"
+    assert _database({"DATABASE_URL": "sqlite:///{tmp}/a.db"}, said.append)[1] == ""
+
+
+def test_an_app_found_from_the_root_is_imported_from_the_folder_its_imports_resolve_from(tmp_path: Path) -> None:
+    (tmp_path / "backend" / "app" / "api").mkdir(parents=True)
+    for name in ("app/__init__.py", "app/api/__init__.py", "app/api/main.py"):
+        (tmp_path / "backend" / name).write_text("")
+    (tmp_path / "backend" / "app" / "main.py").write_text(
+        "from fastapi import FastAPI\n\nfrom app.api.main import api_router\n\napp = FastAPI()\n")
+    (found,) = discover.candidates(tmp_path)
+    assert (found.import_string, found.import_root) == ("app.main:app", Path("backend"))
+
+
+BROKEN = '''from fastapi import FastAPI
+
+app = FastAPI()
+
+
+@app.get("/posts")
+def posts() -> list:
+    raise RuntimeError('relation "posts" does not exist')
+
+
+@app.get("/authors")
+def authors() -> list:
+    raise RuntimeError('relation "authors" does not exist')
+'''
+
+
+@pytest.mark.slow
+def test_when_every_endpoint_fails_init_shows_the_servers_error_and_writes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    (root / "blog").mkdir(parents=True)
+    (root / "blog" / "main.py").write_text(BROKEN)
+    git(root, "init", "-q")
+    pinned = "--workflows-from=someone/benchwatch@0123456789abcdef0123456789abcdef01234567"
+    done = subprocess.run([sys.executable, "-m", "benchwatch", "init", pinned], cwd=root / "blog", capture_output=True,
+                          text=True, env={k: v for k, v in os.environ.items() if k != "BENCHWATCH_ROOT"}, timeout=600)  # fmt: skip
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert "    | RuntimeError: relation" in done.stderr  # the server's own lines
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "ERROR: every request init sent failed (2: RuntimeError: relation \"authors\" does not exist and 1 other "
+        "errors): the app or its settings are broken, so nothing is written")  # fmt: skip
+    assert sorted(p.name for p in root.iterdir()) == [".git", "blog"]
+    assert sorted(p.name for p in (root / "blog").iterdir()) == ["main.py"]
+
+
+def test_goldens_of_endpoints_no_longer_declared_are_removed(tmp_path: Path) -> None:
+    from benchwatch.scaffold.init import _remove_stale_goldens
+
+    where = Layout(tmp_path, tmp_path)
+    (where.app_dir / "expected").mkdir(parents=True)
+    for name in ("posts.json", "authors.json"):
+        (where.app_dir / "expected" / name).write_text("[]\n")
+    _remove_stale_goldens(where, {where.app_dir / "expected" / "authors.json"})
+    assert [p.name for p in (where.app_dir / "expected").iterdir()] == ["authors.json"]

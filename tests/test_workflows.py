@@ -921,3 +921,21 @@ def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
         callee = _load(GITHUB / "workflows" / f"reusable-{name.split('-')[1]}")
         assert _ceiling_problems(job, callee) == [], name
     assert set(yaml.safe_load(files["benchwatch-comment.yml"])[True]) == {"workflow_run"}
+
+
+def test_callers_with_a_database_and_the_app_env_secret_are_actionlint_clean(tmp_path):
+    from benchwatch.scaffold.workflows import caller_workflows
+
+    files = caller_workflows("someone/benchwatch@0123456789abcdef0123456789abcdef01234567", database="postgresql",
+                             app_env=True)  # fmt: skip
+    folder = tmp_path / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+        (job,) = yaml.safe_load(text)["jobs"].values()
+        if name != "benchwatch-comment.yml":
+            assert job["with"]["database"] == "postgresql"
+            assert job["secrets"] == {"app-env": "${{ secrets.BENCHWATCH_APP_ENV }}"}
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    result = subprocess.run([_tool("actionlint")], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

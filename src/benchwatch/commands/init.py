@@ -20,6 +20,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--migrate", action="store_true",
                         help="run `alembic upgrade head` (alembic.ini in the app folder) before each boot, "
                              "init's included")  # fmt: skip
+    parser.add_argument("--pre-start", metavar="COMMAND",
+                        help="a command run before each boot, init's included, with the app's Python first on PATH, "
+                             "e.g. \"bash scripts/prestart.sh\" (migrations, then a first user)")  # fmt: skip
     parser.add_argument("--workflows-from", metavar="OWNER/REPO@TAG",
                         help="where the reusable workflows live; the workflows pin the tag's commit, resolved "
                              "with git ls-remote, or give OWNER/REPO@COMMIT (default: the commit this benchwatch was built from)")  # fmt: skip
@@ -40,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.errors import EXIT_BAD_INPUT, UserError
     from benchwatch.scaffold.init import init, parse_env
     from benchwatch.scaffold.layout import layout
-    from benchwatch.scaffold.workflows import default_source
+    from benchwatch.scaffold.workflows import APP_ENV_SECRET, default_source
 
     if args.python is not None and not (args.python.startswith("3.") and args.python[2:].isdigit()):
         raise UserError(f"--python {args.python!r}: give a version like 3.12")
@@ -48,14 +51,19 @@ def run(args: argparse.Namespace) -> int:
     env = parse_env(args.env)
     where = layout(Path.cwd(), folder)
     outcome = init(where, app, force=args.force, python=args.python, env=env, migrate=args.migrate,
-                   workflows_from=args.workflows_from or default_source())  # fmt: skip
+                   pre_start=args.pre_start, workflows_from=args.workflows_from or default_source())  # fmt: skip
+    where = outcome.where or where
     for path in outcome.written:
         print(f"wrote {path.relative_to(where.root)}")
     for path in outcome.kept:
         print(f"kept {path.relative_to(where.root)} (exists; --force replaces it)")
     app_file = (where.app_dir / "benchwatch-app.toml").relative_to(where.root)
+    print(f"init: declared {outcome.declared}, left out {outcome.left_out} (each says what it needs in {app_file})")
+    if outcome.secrets:
+        print(f"init: create the repository secret {APP_ENV_SECRET} with one NAME=value line for each of "
+              f"{', '.join(outcome.secrets)} (Settings > Secrets and variables > Actions)")  # fmt: skip
     if outcome.declared == 0:
-        print(f"ERROR: the app answered no parameter-free GET with 200: fill in one of the commented "
+        print(f"ERROR: no endpoint answered 2xx at init: fill in one of the commented "
               f"[[endpoints]] in {app_file}, then run `benchwatch verify`", file=sys.stderr)  # fmt: skip
         return EXIT_BAD_INPUT  # a declaration without an endpoint: the user completes it
     print(f"next: benchwatch verify -k '{outcome.variant}' && benchwatch run --quick -k '{outcome.variant}'; "

@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
-from benchwatch.scaffold.schema import Operation
+from benchwatch.declarations import Endpoint, SetupRequest
+from benchwatch.scaffold.plan import LOGIN_WHY, PASSWORD_VAR, USER_VAR, Candidate
 
 
 def _s(text: str) -> str:
     return json.dumps(text)  # a JSON string is a valid TOML basic string
-
-
-@dataclass
-class Declared:
-    """One endpoint init declares: what it answered at init."""
-
-    name: str
-    operation: Operation
-    content_type: str
-    golden: str | None = None  # expected/<name>.json, relative to the app file
-    volatile: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -30,12 +21,19 @@ class AppText:
     root: str  # relative to the app file
     requirements: str | None  # relative to the app file; None: stacks = ["latest"]
     python: str | None
-    declared: list[Declared]
-    left_out: list[tuple[str, Operation, str]]  # (name, operation, why)
+    declared: list[Candidate]
+    left_out: list[Candidate]
     env_names: list[str]  # read by the app and not given: a commented hint
     migrations: list[str]  # hints like "alembic.ini"
     env: dict[str, str] = field(default_factory=dict)  # init --env KEY=VALUE
-    pre_start: list[str] | None = None  # init --migrate
+    pre_start: list[str] | None = None  # init --migrate, --pre-start
+    database: str = ""  # "postgresql": a fresh database per boot
+    login: SetupRequest | None = None  # the schema's OAuth2 password flow
+    setup: list[SetupRequest] = field(default_factory=list)  # what the declared endpoints need
+    quick: list[str] = field(default_factory=list)
+    why_quick: str = ""
+    schema_path: str = "/openapi.json"
+    login_ready: bool = False  # the credentials were set at init
 
 
 def project_text(app_dir: str) -> str:
@@ -71,6 +69,8 @@ def app_text(app: AppText) -> str:
         ]
     if app.python:
         lines.append(f"python = {_s(app.python)}")
+    elif app.requirements:
+        lines.append('# python = "3.12"   # default: .python-version, else the lowest installed CPython requires-python allows')
     else:
         lines.append('# python = "3.12"   # uv finds or installs it; default: the stack\'s (3.11)')
     lines += ["", "# What init cannot guess: fill in what the app needs before it serves, never left to chance."]
@@ -91,31 +91,100 @@ def app_text(app: AppText) -> str:
         hint = f" (found {', '.join(app.migrations)})" if app.migrations else ""
         lines.append(f"# A migration or seed command, run with the app's Python before each boot{hint}:")
         lines.append('# pre_start = ["python", "-m", "alembic", "upgrade", "head"]')
-    if app.declared:
-        lines.append(f"quick = [{_s(app.declared[0].name)}]  # what --quick measures")
+    if app.database:
+        lines.append(f"database = {_s(app.database)}  # a fresh, empty database for every boot: {{database_url}}, ...")
+    if app.schema_path != "/openapi.json":
+        lines.append(f"ready_path = {_s(app.schema_path)}  # the app's openapi_url: answers once the app is up")
+    if app.quick:
+        lines.append(f"quick = [{', '.join(map(_s, app.quick))}]  # --quick (a PR) load-tests {app.why_quick}; "
+                     "every endpoint is counted")
+    lines += _setup_lines(app)
     for item in app.declared:
-        lines += ["", "[[endpoints]]", f"name = {_s(item.name)}", f"path = {_s(item.operation.path)}"]
-        lines.append("[endpoints.expect]")
-        if item.content_type != "application/json":
-            lines.append(f"content_type = {_s(item.content_type)}")
-        if item.golden:
-            lines.append(f"json = {_s(item.golden)}  # the body it answered at init")
-        if item.volatile:
-            lines.append(f"volatile = [{', '.join(map(_s, item.volatile))}]  # differed between two requests at init")
+        assert item.endpoint is not None
+        lines += ["", "[[endpoints]]", *_request_lines(item.endpoint, with_name=True), "[endpoints.expect]"]
+        expect = item.endpoint.expect
+        if expect.status != 200:
+            lines.append(f"status = {expect.status}")
+        if expect.content_type != "application/json":
+            lines.append(f"content_type = {_s(expect.content_type)}")
+        if expect.json_file:
+            lines.append(f"json = {_s(expect.json_file)}  # the body it answered at init")
+        if expect.volatile:
+            lines.append(f"volatile = [{', '.join(map(_s, expect.volatile))}]  # differed between requests or boots at init")
     if not app.declared:
-        lines += ["", "# No parameter-free GET answered 200 at init, so nothing is declared yet:",
+        lines += ["", "# No endpoint answered 2xx at init, so nothing is declared yet:",
                   "# fill in at least one of the examples below (a value for each parameter), then run",
                   "# `benchwatch verify`."]  # fmt: skip
     if app.left_out:
-        lines += ["", "# Not declared: fill in the parameters or body, uncomment, then `benchwatch verify`."]
-        for name, operation, why in app.left_out:
+        lines += ["", "# Not declared: fill in what each needs, uncomment, then `benchwatch verify`."]
+        for item in app.left_out:
+            operation = item.operation
             lines += [
                 "#",
-                f"# [[endpoints]]   # {operation.method} {operation.path}: {why}",
-                f"# name = {_s(name)}",
+                f"# [[endpoints]]   # {operation.method} {operation.path}: {item.why}",
+                f"# name = {_s(item.name)}",
                 f"# method = {_s(operation.method)}",
                 f"# path = {_s(operation.path)}",
             ]
-            if operation.method in ("POST", "PUT", "PATCH"):
-                lines.append("# body = '{\"field\": \"value\"}'\n# content_type = \"application/json\"")
+            if operation.path_params:
+                given = ", ".join(f'{p} = "..."' for p in operation.path_params)
+                lines.append(f"# path_params = {{ {given} }}")
+            if operation.auth:
+                lines.append('# headers = { Authorization = "Bearer {setup.token}" }')
+            if operation.method in ("POST", "PUT", "PATCH") and operation.body is not None and item.why != LOGIN_WHY:
+                lines.append("# json = { field = \"value\" }")
     return "\n".join(lines) + "\n"
+
+
+def _setup_lines(app: AppText) -> list[str]:
+    """The [setup]: the login and the requests whose ids the endpoints use; the login commented
+    out when nothing declared needs it (the credentials were not set at init)."""
+    if app.setup:
+        lines = ["", f"# After every boot, before anything is measured: the login ({USER_VAR} and {PASSWORD_VAR} are",
+                 "# read from the environment: on GitHub, lines of the BENCHWATCH_APP_ENV secret), then the",
+                 "# records whose ids the endpoints' path parameters take.", "[setup]"]  # fmt: skip
+        for request in app.setup:
+            lines += ["", "[[setup.requests]]", *_request_lines(request, with_name=True)]
+            if request.save:
+                lines.append(f"save = {_toml(request.save)}")
+        return lines
+    if app.login is None:
+        return []
+    lines = ["", f"# The schema has an OAuth2 password login. Set {USER_VAR} and {PASSWORD_VAR} (a user of the",
+             "# app) and run init again to declare the endpoints behind it, or uncomment:",
+             "# [setup]", "# [[setup.requests]]"]  # fmt: skip
+    lines += [f"# {line}" for line in _request_lines(app.login, with_name=True)]
+    lines.append(f"# save = {_toml(app.login.save)}")
+    return lines
+
+
+def _request_lines(request: Endpoint | SetupRequest, *, with_name: bool) -> list[str]:
+    lines = [f"name = {_s(request.name)}"] if with_name else []
+    if request.method != "GET":
+        lines.append(f"method = {_s(request.method)}")
+    lines.append(f"path = {_s(request.path)}")
+    for key in ("path_params", "headers", "form"):
+        value = getattr(request, key)
+        if value:
+            lines.append(f"{key} = {_toml(value)}")
+    if request.has_json:
+        lines.append(f"json = {_toml(request.json_body)}  # from the schema's examples")
+    return lines
+
+
+def _toml(value: object) -> str:
+    """A TOML inline value (JSON's null has no TOML form: such keys are left out)."""
+    if isinstance(value, dict):
+        items = [f"{_key(k)} = {_toml(v)}" for k, v in value.items() if v is not None]
+        return "{ " + ", ".join(items) + " }" if items else "{}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value if v is not None) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
+    return _s(str(value))
+
+
+def _key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else _s(key)

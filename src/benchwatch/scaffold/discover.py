@@ -23,9 +23,20 @@ class FoundApp:
     source: Path
 
 
-def _module_of(relative: Path) -> tuple[str, Path]:
+_IMPORTS = re.compile(r"^\s*(?:from|import)\s+([A-Za-z_]\w*)", re.M)
+
+
+def _module_of(relative: Path, text: str = "", scanned: Path | None = None) -> tuple[str, Path]:
+    """The module name and the folder it is imported from (relative to the scanned folder): the
+    nearest folder above the file holding a top-level package the file imports (`backend/` for
+    backend/app/main.py doing `from app.api import …`), else the scanned folder, or its `src/`."""
     parts = list(relative.with_suffix("").parts)
     root = Path()
+    own = set(_IMPORTS.findall(text)) if scanned is not None else set()
+    for depth in range(len(parts) - 1, 0, -1):
+        folder = scanned / Path(*parts[:depth]) if scanned is not None else None
+        if folder is not None and any((folder / n).is_dir() or (folder / f"{n}.py").is_file() for n in own):
+            return ".".join(parts[depth:]).removesuffix(".__init__"), Path(*parts[:depth])
     if parts[0] == "src" and len(parts) > 1:
         parts, root = parts[1:], Path("src")
     if parts[-1] == "__init__":
@@ -43,7 +54,7 @@ def candidates(root: Path) -> list[FoundApp]:
             text = path.read_text(errors="replace")
         except OSError:
             continue
-        module, import_root = _module_of(relative)
+        module, import_root = _module_of(relative, text, root)
         if not module or not all(p.isidentifier() for p in module.split(".")):
             continue
         for match in _ASSIGNED.finditer(text):

@@ -1,23 +1,35 @@
-"""`benchwatch init`: find the app, boot it once, read its OpenAPI schema, write the
-declarations, the golden bodies and the caller workflows. Never overwrites a file unless forced.
+"""`benchwatch init`: find the app, boot it, read its OpenAPI schema, write the declarations, the
+golden bodies and the caller workflows. Never overwrites a file unless forced.
 
-The app folder may be anywhere in the repository (its imports resolve from it); benchwatch.toml
-and the workflows go to the repository root, which git names (scaffold/layout.py)."""
+The app folder is where the app's imports resolve from (a scan from the repository root moves
+there: `backend/` for `backend/app/main.py` importing `app.…`); benchwatch.toml and the workflows
+go to the repository root, which git names (scaffold/layout.py).
+
+Three boots: the first reads the schema (the app's own `openapi_url`), logs in when the schema
+has an OAuth2 password flow and the credentials are set, and asks the parameter-free GETs (their
+lists give ids to path parameters); the next two run the set-up init writes and send every
+request it would declare, so the golden bodies come from a boot like verify's and the keys that
+differ between boots are `volatile`."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import re
-import sys
-from collections.abc import Callable
+import shlex
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from benchwatch.config import APP_FILE, PROJECT_FILE, App, Project, _own_stack, load_stacks
-from benchwatch.declarations import AppDeclaration, Endpoint, ProjectSettings
+from benchwatch.config import APP_FILE, PROJECT_FILE, App, Project, Variant, _own_stack, load_stacks
+from benchwatch.declarations import AppDeclaration, Endpoint, ProjectSettings, Setup, SetupRequest
 from benchwatch.errors import UserError
-from benchwatch.scaffold import declare, discover, schema
-from benchwatch.scaffold.layout import Layout, project_with_app
+from benchwatch.scaffold import declare, discover, plan, schema
+from benchwatch.scaffold.layout import Layout, ignore_outputs, project_with_app
+from benchwatch.scaffold.probe import Answer, ask, show_tail
 from benchwatch.scaffold.workflows import caller_workflows, default_source
 
 OPENAPI_PATH = "/openapi.json"
@@ -25,6 +37,10 @@ REQUIREMENTS = ("requirements.txt", "requirements/base.txt", "requirements/prod.
 MIGRATION_CONFIG = "alembic.ini"
 MIGRATE = ["python", "-m", "alembic", "upgrade", "head"]
 _ENV_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_POSTGRES_URL = re.compile(r"^postgres(?:ql)?(\+\w+)?://")
+_ASK_APP = ("import importlib, json, sys\nmodule, _, name = sys.argv[1].partition(':')\n"
+            "app = getattr(importlib.import_module(module), name)\n"
+            "print(); print(json.dumps({'openapi_url': app.openapi_url, 'root_path': app.root_path}))\n")  # fmt: skip
 
 
 @dataclass
@@ -33,17 +49,10 @@ class Outcome:
     declared: int  # endpoints declared (0: the app file holds commented examples only)
     variant: str
     kept: list[Path] = field(default_factory=list)  # shared files that exist already (workflows)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What one parameter-free GET answered at init (twice, to see what changes)."""
-
-    status: int  # 0: no answer
-    content_type: str = ""
-    first: object = None
-    second: object = None
-    error: str = ""  # the server's own error line, or why there was no answer
+    left_out: int = 0
+    secrets: list[str] = field(default_factory=list)  # the ${NAME}s the declaration reads
+    database: str = ""  # "postgresql": the callers ask the workflows for it
+    where: Layout | None = None  # the layout init wrote into (the app folder may have moved)
 
 
 def parse_env(pairs: list[str]) -> dict[str, str]:
@@ -60,50 +69,116 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
 def init(
     where: Layout, app: str | None = None, *, force: bool = False, workflows_from: str | None = None,
     python: str | None = None, env: dict[str, str] | None = None, migrate: bool = False,
-    say: Callable[[str], None] = print,
+    pre_start: str | None = None, say: Callable[[str], None] = print,
 ) -> Outcome:  # fmt: skip
-    env = env or {}
     found = discover.find_app(where.folder, app)
+    where, found = _app_folder(where, found, say)
+    env, database = _database(dict(env or {}), say)
     # pinned to a commit (a tag resolved with git) before anything is written
-    workflows = {where.root / ".github" / "workflows" / n: t
-                 for n, t in caller_workflows(workflows_from or default_source()).items()}
+    source = workflows_from or default_source()
     project_file = where.root / PROJECT_FILE
     app_file = where.app_dir / APP_FILE
     if app_file.exists() and not force:
         raise UserError(f"{app_file} exists; init never overwrites a file (use --force to replace)")
     project_text = _project_text(where, project_file, force)
-    pre_start = _migration(where, found, migrate)
+    before_boot = _pre_start(where, found, migrate, pre_start)
     requirements = _pinned_requirements(where, say)
     name = _name(where)
     import_root = where.from_app_dir(where.folder / found.import_root)
     say(f"init: app {found.import_string} ({found.source.relative_to(where.root)}), import root {import_root}, "
         f"repository root {where.root}")  # fmt: skip
     probe = AppDeclaration(
-        name=name, root=import_root, app=found.import_string, python=python, env=env, pre_start=pre_start,
+        name=name, root=import_root, app=found.import_string, python=python, env=env, pre_start=before_boot,
         requirements=requirements, stacks=None if requirements else ["latest"], ready_path=OPENAPI_PATH,
-        endpoints=[Endpoint(name="openapi", path=OPENAPI_PATH)],
+        database=database or None, endpoints=[Endpoint(name="openapi", path=OPENAPI_PATH)],
     )  # fmt: skip
-    openapi, answers = _boot_and_read(where, probe, found.import_string, say)
-    declared, left_out, goldens = _endpoints(openapi, answers)
+    can_login = all(os.environ.get(v) for v in (plan.USER_VAR, plan.PASSWORD_VAR))
+    found_plan, goldens, schema_path = _read(where, probe, found.import_string, can_login, say)
+    declared = plan.in_order([c for c in found_plan.candidates if c.declared])
+    left_out = [c for c in found_plan.candidates if not c.declared]
+    quick, why_quick = plan.quick_choice(declared, goldens) if declared else ([], "")
     text = declare.AppText(
         name=name, import_string=found.import_string, root=import_root, requirements=requirements, python=python,
         declared=declared, left_out=left_out, env_names=[n for n in discover.env_names(found) if n not in env],
         migrations=[m for m in (MIGRATION_CONFIG, "migrations", "manage.py") if (where.folder / m).exists()],
-        env=env, pre_start=pre_start,
+        env=env, pre_start=before_boot, database=database, login=found_plan.login,
+        setup=found_plan.setup_requests, quick=quick, why_quick=why_quick, schema_path=schema_path,
+        login_ready=can_login,
     )  # fmt: skip
+    content = declare.app_text(text)
+    secrets = sorted({r.name for r in _refs(content) if r.kind == "env"})
+    workflows = {where.root / ".github" / "workflows" / n: t
+                 for n, t in caller_workflows(source, database=database, app_env=bool(secrets)).items()}
     files = {
-        app_file: declare.app_text(text),
+        app_file: content,
         **{where.app_dir / rel: json.dumps(body, indent=2, ensure_ascii=False) + "\n" for rel, body in goldens.items()},
     }
     if project_text is not None:
         files[project_file] = project_text
     kept = [p for p in workflows if p.exists() and not force]
     files.update({p: t for p, t in workflows.items() if p not in kept})
-    for path, content in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content)
+    _remove_stale_goldens(where, set(files))
+    for path, text_of in files.items():
+        _write(path, text_of)
+    ignored = ignore_outputs(where.root)
+    if ignored:
+        files[ignored] = ""
     variant = f"{name}@{'own' if requirements else 'latest'}"
-    return Outcome(written=list(files), declared=len(declared), variant=variant, kept=kept)
+    return Outcome(written=list(files), declared=len(declared), variant=variant, kept=kept, left_out=len(left_out),
+                   secrets=secrets, database=database, where=where)  # fmt: skip
+
+
+def _refs(text: str) -> list[Any]:
+    from benchwatch.placeholders import refs
+
+    return [r for line in text.splitlines() if not line.lstrip().startswith("#") for r in refs(line)]
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text)
+    partial.replace(path)
+
+
+def _remove_stale_goldens(where: Layout, written: set[Path]) -> None:
+    """Golden bodies of an earlier init that this one does not write: they would name endpoints
+    the declaration no longer has."""
+    for stale in sorted((where.app_dir / "expected").glob("*.json")):
+        if stale not in written:
+            stale.unlink()
+
+
+def _app_folder(where: Layout, found: discover.FoundApp, say: Callable[[str], None]) -> tuple[Layout, discover.FoundApp]:
+    """The folder the app's imports resolve from becomes the app folder: a scan from the
+    repository root that finds `backend/app/main.py` importing `app.…` moves to `backend/`."""
+    if found.import_root in (Path(), Path("src")):
+        return where, found
+    folder = where.folder / found.import_root
+    say(f"init: {found.source.relative_to(where.folder)} imports resolve from {found.import_root}/: "
+        "that is the app folder")  # fmt: skip
+    return Layout(root=where.root, folder=folder), dataclasses.replace(found, import_root=Path())
+
+
+def _database(env: dict[str, str], say: Callable[[str], None]) -> tuple[dict[str, str], str]:
+    """`database = "postgresql"` when a setting names the boot's database (`{database_url}`, …) or
+    points at a PostgreSQL server: such a URL becomes the per-boot database's (`{database_url}`
+    with its driver kept), so nothing of a local server (a password, a port) is committed and CI
+    can start its own."""
+    database = ""
+    for key, value in env.items():
+        if "{database_" in value:
+            database = "postgresql"
+        match = _POSTGRES_URL.match(value)
+        if match:
+            driver = match.group(1) or ""
+            env[key] = ("{database_url}" if not driver else
+                        f"postgresql{driver}://{{database_user}}:{{database_password}}@{{database_host}}:"
+                        "{database_port}/{database_name}")  # fmt: skip
+            say(f"init: {key} points at a PostgreSQL server: every boot gets a fresh database of its own instead "
+                f"(database = \"postgresql\", {key} = \"{env[key]}\")")  # fmt: skip
+            database = "postgresql"
+    return env, database
 
 
 def _project_text(where: Layout, path: Path, force: bool) -> str | None:
@@ -125,8 +200,17 @@ def _name(where: Layout) -> str:
     return name if name[0].isalnum() else f"app_{name}"
 
 
-def _migration(where: Layout, found: discover.FoundApp, migrate: bool) -> list[str] | None:
-    """`alembic upgrade head` before each boot, when asked and alembic.ini sits where the app runs."""
+def _pre_start(where: Layout, found: discover.FoundApp, migrate: bool, given: str | None) -> list[str] | None:
+    """What runs before each boot: `--pre-start "bash scripts/prestart.sh"` as given, or
+    `alembic upgrade head` (`--migrate`) when alembic.ini sits where the app runs."""
+    if given is not None:
+        try:
+            argv = shlex.split(given)
+        except ValueError as exc:
+            raise UserError(f"--pre-start {given!r}: {exc}") from None
+        if not argv or migrate:
+            raise UserError("--pre-start: give one command (with its arguments), or --migrate, not both")
+        return argv
     if not migrate:
         return None
     if not (where.folder / found.import_root / MIGRATION_CONFIG).is_file():
@@ -136,17 +220,21 @@ def _migration(where: Layout, found: discover.FoundApp, migrate: bool) -> list[s
 
 
 def _pinned_requirements(where: Layout, say: Callable[[str], None]) -> str | None:
-    """The first requirements file (in the app folder, then at the repository root) whose every
-    line is an exact pin (name==version), relative to the app file; a file with a line that is not
+    """The app's own pins, relative to the app file: its `uv.lock` (beside its pyproject.toml),
+    else the first requirements file whose every line is an exact pin (name==version, a marker
+    may follow), in the app folder, then at the repository root; a file with a line that is not
     is named, with the line, and the app runs on the `latest` stack."""
     for base in dict.fromkeys((where.folder, where.root)):
+        if (base / "uv.lock").is_file() and (base / "pyproject.toml").is_file():
+            return where.from_app_dir(base / "uv.lock")
         for relative in REQUIREMENTS:
             path = base / relative
             if not path.is_file():
                 continue
             lines = [ln.split("#", 1)[0].strip() for ln in path.read_text().splitlines()]
             lines = [ln for ln in lines if ln and not ln.startswith("-")]
-            loose = [ln for ln in lines if not re.fullmatch(r"[A-Za-z0-9._-]+(\[[^\]]*\])?\s*==\s*[0-9][0-9A-Za-z.+!-]*", ln)]
+            loose = [ln for ln in lines if not re.fullmatch(
+                r"[A-Za-z0-9._-]+(\[[^\]]*\])?\s*==\s*[0-9][0-9A-Za-z.+!-]*\s*(;.*)?", ln)]  # fmt: skip
             shown = path.relative_to(where.root)
             if lines and not loose:
                 return where.from_app_dir(path)
@@ -156,150 +244,204 @@ def _pinned_requirements(where: Layout, say: Callable[[str], None]) -> str | Non
     return None
 
 
-def _endpoints(
-    openapi: dict, answers: dict[str, Answer]
-) -> tuple[list[declare.Declared], list[tuple[str, schema.Operation, str]], dict[str, object]]:
-    operations = schema.operations(openapi)
-    names = schema.endpoint_names([(o.method, o.path) for o in operations])
-    declared: list[declare.Declared] = []
-    left_out: list[tuple[str, schema.Operation, str]] = []
-    goldens: dict[str, object] = {}
-    for endpoint_name, operation in zip(names, operations, strict=True):
-        if not operation.ready:
-            left_out.append((endpoint_name, operation, "needs " + ", ".join(operation.needs or ["a body"])))
-            continue
-        answer = answers[operation.path]
-        if answer.status != 200:
-            said = f"answered {answer.status} at init" if answer.status else "no answer at init"
-            left_out.append((endpoint_name, operation, f"{said}: {answer.error}" if answer.error else said))
-            continue
-        item = declare.Declared(endpoint_name, operation, answer.content_type)
-        if answer.content_type == "application/json":
-            item.golden = f"expected/{endpoint_name}.json"
-            item.volatile = sorted(schema.differing_keys(answer.first, answer.second))
-            goldens[item.golden] = answer.first
-        declared.append(item)
-    return declared, left_out, goldens
-
-
-def _boot_and_read(
-    where: Layout, probe: AppDeclaration, import_string: str, say: Callable[[str], None]
-) -> tuple[dict, dict[str, Answer]]:
-    """Boot the app once on 127.0.0.1: its OpenAPI schema, and what each parameter-free GET
-    answered. A boot that fails shows the server's last lines, then one ERROR line."""
+def _read(
+    where: Layout, probe: AppDeclaration, import_string: str, can_login: bool, say: Callable[[str], None]
+) -> tuple[plan.Plan, dict[str, object], str]:
+    """Boot the app three times on 127.0.0.1 (see the module's docstring): the plan with each
+    endpoint's request and expectation, the golden bodies, and the path of the schema."""
     import httpx
 
     from benchwatch import envs
     from benchwatch.measure import server
+    from benchwatch.measure.request import prepare
 
     created = not where.app_dir.exists()
-    where.app_dir.mkdir(exist_ok=True)  # the probe sits where the app file will: relative paths mean the same
+    where.app_dir.mkdir(parents=True, exist_ok=True)  # the probe sits where the app file will: relative paths hold
     try:
-        probe_app = App(declaration=probe, directory=where.app_dir)
-        if probe.requirements:
-            _own_stack(probe_app)  # names a line that is not an exact pin
-        settings = ProjectSettings(apps=[where.listed()])
-        project = Project(where.root, settings, load_stacks(where.root), (probe_app,))
-        (variant,) = project.variants(["latest"])
+        variant = _variant(where, probe)
         say(f"init: environment for {variant.id} ({variant.stack.description or variant.stack.name})")
         try:
             env = envs.ensure(variant.stack, requirements_file=variant.requirements_file)
         except envs.EnvError as exc:
             raise UserError(f"cannot build the app's environment: {exc}") from None
+
+        @contextmanager
+        def booted(v: Variant) -> Iterator[tuple[Any, httpx.Client]]:
+            try:
+                with server.running(v, env) as srv, httpx.Client(
+                    base_url=srv.base_url, timeout=30, trust_env=False, headers={"Connection": "close"}
+                ) as client:
+                    yield srv, client
+            except server.BootError as exc:
+                show_tail(exc.stderr_tail)
+                raise UserError(_boot_failed(where, probe, import_string, exc)) from None
+
         step = "migrating, then booting" if probe.pre_start else "booting"
-        say(f"init: {step} {import_string} on 127.0.0.1 to read {OPENAPI_PATH}")
-        try:
-            with server.running(variant, env) as srv, httpx.Client(
-                base_url=srv.base_url, timeout=30, headers={"Connection": "close"}  # after an error, a new one
-            ) as client:
-                schema_answer = _get(client, srv, OPENAPI_PATH)
-                if schema_answer.status != 200 or not isinstance(schema_answer.first, dict):
-                    got = f"answered {schema_answer.status}" if schema_answer.status else "gave no answer"
-                    raise UserError(f"{import_string}: GET {OPENAPI_PATH} {got}"
-                                    f"{': ' + schema_answer.error if schema_answer.error else ''}; init needs the "
-                                    "app's OpenAPI schema (FastAPI(openapi_url=...))")  # fmt: skip
-                openapi = schema_answer.first
-                answers = {o.path: _get(client, srv, o.path) for o in schema.operations(openapi) if o.ready}
-        except server.BootError as exc:
-            _show_tail(exc.stderr_tail)
-            hint = ("give settings with --env KEY=VALUE" if not probe.env else "check the --env settings")
-            if not probe.pre_start and (where.folder / MIGRATION_CONFIG).is_file():
-                hint += f"; {MIGRATION_CONFIG} is there: --migrate runs `alembic upgrade head` first"
-            raise UserError(f"{import_string} did not boot: {exc.reason} (its last lines above); {hint}") from None
-        return openapi, answers
+        say(f"init: {step} {import_string} on 127.0.0.1 to read its OpenAPI schema")
+        with booted(variant) as (srv, client):
+            openapi, schema_path = _schema(client, srv, variant, env, import_string)
+            found = plan.plan(openapi, can_login)
+            context, failed = srv.context, {}
+            if found.login is not None and can_login and any(plan.LOGIN in c.steps for c in found.candidates):
+                context = context.with_setup(_run_step(variant, found.login, srv, env, context, fatal=True))
+            first = {}
+            for cand in [c for c in found.candidates if c.endpoint is not None and c.param is None
+                         and c.operation.method == "GET" and not c.why]:  # fmt: skip
+                first[cand.name] = ask(client, srv, prepare(variant.app, cand.endpoint, context))
+            _stop_when_all_failed(first, srv)
+            lists = {c.operation.path: first[c.name].first for c in found.candidates
+                     if c.name in first and 200 <= first[c.name].status < 300}  # fmt: skip
+            for cand in found.candidates:
+                if cand.name in first and not 200 <= first[cand.name].status < 300:
+                    cand.why = first[cand.name].said()
+            plan.fill_path_params(found, lists)
+            for source in found.sources:
+                try:
+                    context = context.with_setup(_run_step(variant, source, srv, env, context, fatal=False))
+                except UserError as exc:
+                    failed[source.name] = str(exc)
+            for cand in found.candidates:
+                missing = [s for s in cand.steps if s in failed]
+                if missing and not cand.why:
+                    cand.why = f"needs set-up request {missing[0]!r}, which failed at init: {failed[missing[0]]}"
+        declared = plan.in_order([c for c in found.candidates if c.declared])
+        if not declared:
+            return found, {}, schema_path
+        answers = []
+        setup = Setup(requests=found.setup_requests) if found.setup_requests else None
+        checked = _variant(where, probe.model_copy(update={"setup": setup, "endpoints": [c.endpoint for c in declared],
+                                                            "ready_path": schema_path}))  # fmt: skip
+        for turn in ("the set-up init writes", "again, to see what differs between boots"):
+            say(f"init: booting with {turn}: {len(declared)} requests")
+            with booted(checked) as (srv, client):
+                answers.append({c.name: ask(client, srv, prepare(checked.app, c.endpoint, srv.context)) for c in declared})
+                _stop_when_all_failed(answers[-1], srv)
+        return found, _expectations(declared, answers), schema_path
     except BaseException:
-        if created and not any(where.app_dir.iterdir()):
+        if created and where.app_dir.is_dir() and not any(where.app_dir.iterdir()):
             where.app_dir.rmdir()
         raise
 
 
-def _get(client, srv, path: str) -> Answer:  # type: ignore[no-untyped-def]
-    """GET `path` twice; on an error status or no answer, the server's own last error line."""
-    import httpx
-
-    if not srv.alive():
-        return Answer(0, error=f"the server exited (code {srv.process.returncode}) at an earlier request")
-    before = len(srv.stderr_tail(lines=10_000).splitlines())
-    try:
-        first = client.get(path)
-        content_type = first.headers.get("content-type", "").split(";")[0].strip()
-        if first.status_code != 200:  # asked once: the server may close the connection after an error
-            logged = _server_error(srv, before, wait=2.0 if first.status_code >= 500 else 0.0)
-            return Answer(first.status_code, content_type, error=logged or _detail(first))
-        if content_type != "application/json":
-            return Answer(first.status_code, content_type)
-        second = client.get(path)
-    except httpx.HTTPError as exc:
-        code = _exit_code(srv, wait=1.0)  # a server that dies drops its connection a moment before it exits
-        died = "" if code is None else f"the server exited (code {code}); "
-        return Answer(0, error=died + (_server_error(srv, before) or f"{type(exc).__name__}: {exc}".strip(": ")))
-    try:
-        return Answer(first.status_code, content_type, first.json(), second.json())
-    except ValueError:
-        return Answer(first.status_code, content_type)
+def _variant(where: Layout, declaration: AppDeclaration) -> Variant:
+    probe_app = App(declaration=declaration, directory=where.app_dir)
+    if declaration.requirements:
+        _own_stack(probe_app, stop=where.root)  # names a line that is not an exact pin
+    settings = ProjectSettings(apps=[where.listed()])
+    project = Project(where.root, settings, load_stacks(where.root), (probe_app,))
+    (variant,) = project.variants(["latest"])
+    return variant
 
 
-def _exit_code(srv, wait: float) -> int | None:  # type: ignore[no-untyped-def]
-    """The server's exit code if it exits within `wait` seconds, else None (still serving)."""
+def _boot_failed(where: Layout, probe: AppDeclaration, import_string: str, exc: Any) -> str:
+    if exc.phase == "setup":
+        return f"{import_string}: the set-up init wrote failed on a fresh boot: {exc.reason}"
+    if "ModuleNotFoundError" in exc.stderr_tail:
+        hint = ("an import did not resolve: give the app folder its imports resolve from "
+                "(benchwatch init <folder>), or its own requirements (uv.lock, requirements.txt)")  # fmt: skip
+    else:
+        hint = "give settings with --env KEY=VALUE" if not probe.env else "check the --env settings"
+    if not probe.pre_start and (where.folder / MIGRATION_CONFIG).is_file():
+        hint += f"; {MIGRATION_CONFIG} is there: --migrate runs `alembic upgrade head` first"
+    return f"{import_string} did not boot: {exc.reason} (its last lines above); {hint}"
+
+
+def _schema(client: Any, srv: Any, variant: Variant, env: Any, import_string: str) -> tuple[dict, str]:
+    """The app's OpenAPI schema: at /openapi.json, else where the app object says it is
+    (`app.openapi_url`, under its `root_path`), asked in the app's environment."""
+    from benchwatch.measure.request import Prepared
+
+    def get(path: str) -> Answer:
+        return ask(client, srv, Prepared("GET", path, (), None, None))
+
+    answer, path = get(OPENAPI_PATH), OPENAPI_PATH
+    if answer.status != 200 or not isinstance(answer.first, dict):
+        declared = _openapi_url(variant, env, srv.context)
+        if declared and declared != OPENAPI_PATH:
+            answer, path = get(declared), declared
+        elif declared is None and answer.status == 404:
+            raise UserError(f"{import_string}: the app serves no OpenAPI schema (openapi_url=None); init reads the "
+                            "endpoints from it: declare them by hand (docs/your-repository.md)")  # fmt: skip
+    if answer.status != 200 or not isinstance(answer.first, dict):
+        got = f"answered {answer.status}" if answer.status else "gave no answer"
+        raise UserError(f"{import_string}: GET {path} {got}{': ' + answer.error if answer.error else ''}; init "
+                        "needs the app's OpenAPI schema (FastAPI(openapi_url=...))")  # fmt: skip
+    return answer.first, path
+
+
+def _openapi_url(variant: Variant, env: Any, context: Any) -> str | None:
+    """`app.openapi_url` (after its `root_path`), asked of the app object in its environment; ""
+    when it could not be asked."""
     import subprocess
 
+    from benchwatch.measure.inject import NO_INJECTION
+    from benchwatch.measure.server import server_environment
+
+    environ = server_environment(variant, env, context, NO_INJECTION)
     try:
-        return srv.process.wait(timeout=wait)
-    except subprocess.TimeoutExpired:
-        return None
+        done = subprocess.run([str(env.python), "-c", _ASK_APP, variant.import_string], cwd=variant.app.root,
+                              env=environ, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
+        said = json.loads(done.stdout.strip().splitlines()[-1]) if done.returncode == 0 else {}
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError):
+        return ""
+    if not isinstance(said, dict) or "openapi_url" not in said:
+        return ""
+    url = said["openapi_url"]
+    return None if url is None else (str(said.get("root_path") or "").rstrip("/") + str(url))
 
 
-_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*: \S")  # `sqlalchemy.exc.ProgrammingError: (...) ...`
+def _run_step(variant: Variant, step: SetupRequest, srv: Any, env: Any, context: Any, *, fatal: bool) -> dict[str, str]:
+    """One set-up request against init's first boot, as every later boot will send it."""
+    from benchwatch.measure.inject import NO_INJECTION
+    from benchwatch.measure.server import server_environment
+    from benchwatch.measure.setup import SetupError, run_setup
 
-
-def _server_error(srv, before: int, wait: float = 0.0) -> str:  # type: ignore[no-untyped-def]
-    """The server's error since log line `before`: a traceback's exception line (its message may
-    run on over more lines), else the last line logged. An error answer can arrive before its
-    traceback is logged: up to `wait` seconds for it."""
-    import time
-
-    deadline = time.monotonic() + wait
-    while True:
-        new = [ln for ln in srv.stderr_tail(lines=10_000).splitlines()[before:] if ln.strip()]
-        if new or time.monotonic() >= deadline:
-            break
-        time.sleep(0.05)
-    if new and wait:
-        time.sleep(0.2)  # the rest of the traceback
-        new = [ln for ln in srv.stderr_tail(lines=10_000).splitlines()[before:] if ln.strip()]
-    exceptions = [ln for ln in new if _EXCEPTION_LINE.match(ln)]
-    return (exceptions or new or [""])[-1].strip()[:300]
-
-
-def _detail(reply) -> str:  # type: ignore[no-untyped-def]
+    alone = dataclasses.replace(variant, app=App(
+        declaration=variant.app.declaration.model_copy(update={"setup": Setup(requests=[step])}),
+        directory=variant.app.directory), endpoints=())  # fmt: skip
     try:
-        body = reply.json()
-    except ValueError:
-        return reply.text.strip().splitlines()[0][:300] if reply.text.strip() else ""
-    detail = body.get("detail", body) if isinstance(body, dict) else body
-    return json.dumps(detail, ensure_ascii=False)[:300]
+        return run_setup(alone, srv.base_url, context, server_environment(variant, env, context, NO_INJECTION),
+                         env.python, timeout=60)  # fmt: skip
+    except SetupError as exc:
+        if fatal:
+            show_tail(srv.stderr_tail())
+            raise UserError(f"the login failed: {exc.reason}; {plan.USER_VAR} and {plan.PASSWORD_VAR} must be a "
+                            "user of the app (for instance its first superuser, given with --env)") from None  # fmt: skip
+        raise UserError(exc.reason) from None
 
 
-def _show_tail(tail: str) -> None:
-    for line in tail.splitlines()[-12:]:
-        print(f"    | {line}", file=sys.stderr)
+def _stop_when_all_failed(answers: dict[str, Answer], srv: Any) -> None:
+    """Every request answered 5xx or nothing: the app or its set-up is broken (a database that is
+    not there, a migration not run), not the requests. Show the server's error; write nothing."""
+    if not answers or not all(a.failed for a in answers.values()):
+        return
+    show_tail(srv.stderr_tail())
+    errors = sorted({a.error or f"status {a.status}" for a in answers.values()})
+    raise UserError(f"every request init sent failed ({len(answers)}: {errors[0]}"
+                    f"{f' and {len(errors) - 1} other errors' if len(errors) > 1 else ''}): the app or its "
+                    "settings are broken, so nothing is written; fix that (--env, --migrate, --pre-start), then "
+                    "run init again")  # fmt: skip
+
+
+def _expectations(declared: list[plan.Candidate], answers: list[dict[str, Answer]]) -> dict[str, object]:
+    """Each declared endpoint's expectation from what the two checking boots answered (both 2xx,
+    the same status): its status and type, a GET's golden body; keys that differed within a boot
+    or between the two are `volatile`. One that did not answer alike is left out, saying so."""
+    goldens: dict[str, object] = {}
+    first, second = answers
+    for cand in declared:
+        assert cand.endpoint is not None
+        one, two = first[cand.name], second[cand.name]
+        if not 200 <= one.status < 300 or one.status != two.status:
+            cand.why = one.said() if not 200 <= one.status < 300 else two.said()
+            continue
+        golden = None
+        volatile: set[str] = set()
+        if one.content_type == "application/json" and cand.operation.method == "GET":
+            golden = f"expected/{cand.name}.json"
+            goldens[golden] = one.first
+            volatile = schema.differing_keys(one.first, one.second) | schema.differing_keys(one.first, two.first)
+        elif one.content_type == "application/json":
+            volatile = schema.differing_keys(one.first, two.first)
+        cand.endpoint = plan.with_expectation(cand.endpoint, one.status, one.content_type, golden, sorted(volatile))
+    return goldens

@@ -73,3 +73,22 @@ def project_with_app(text: str, path: Path, entry: str) -> str | None:
         raise UserError(f"{path}: no `apps = [...]` to add {entry!r} to; add it by hand")
     listed = ", ".join(json.dumps(app) for app in [*apps, entry])
     return f"{text[: match.start()]}apps = [{listed}]{text[match.end():]}"
+
+
+IGNORED = ("results/", ".benchwatch/")  # run outputs and the local history
+
+
+def ignore_outputs(root: Path) -> Path | None:
+    """Add benchwatch's outputs to the repository's .gitignore (created if absent; a line that
+    ignores them already, `results` or `/results/`, is not added twice). The file, if changed."""
+    path = root / ".gitignore"
+    text = path.read_text() if path.is_file() else ""
+    present = {line.strip().strip("/") for line in text.splitlines()}
+    missing = [entry for entry in IGNORED if entry.strip("/") not in present]
+    if not missing:
+        return None
+    lead = "" if not text or text.endswith("\n") else "\n"
+    partial = path.with_name(".gitignore.partial")
+    partial.write_text(text + lead + "# benchwatch: run outputs and the local history\n" + "\n".join(missing) + "\n")
+    partial.replace(path)
+    return path

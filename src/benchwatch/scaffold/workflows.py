@@ -37,7 +37,7 @@ jobs:
       benchwatch-ref: {sha} # {label}
       scenarios: "" # -k patterns over variant ids; empty: every app
       python-version: "3.12" # the Python benchwatch itself runs on
-"""
+{extra}"""
 
 _COMMENT = """\
 name: benchwatch-comment
@@ -92,7 +92,7 @@ jobs:
       scenarios: ""
       stacks: ""
       python-version: "3.12"
-"""
+{extra}"""
 
 _NIGHTLY = """\
 name: benchwatch-nightly
@@ -123,7 +123,10 @@ jobs:
       scenarios: ""
       stacks: "latest"
       python-version: "3.12"
-"""
+{extra}"""
+
+APP_ENV_SECRET = "BENCHWATCH_APP_ENV"  # the repository secret: lines of NAME=value for the apps' ${NAME}s
+_MEASURING = ("benchwatch-pr.yml", "benchwatch-publish.yml", "benchwatch-nightly.yml")
 
 TEMPLATES = {
     "benchwatch-pr.yml": _PR,
@@ -186,11 +189,23 @@ def default_source() -> str:
     return f"{DEFAULT_SOURCE.split('@')[0]}@{commit}#v{__version__}"
 
 
-def caller_workflows(source: str = DEFAULT_SOURCE, git_url: str | None = None) -> dict[str, str]:
+def _extra(database: str, app_env: bool) -> str:
+    """The lines a measuring caller adds for an app with a database or secrets (the reusable
+    workflows' `database` input and `app-env` secret)."""
+    lines = [f"      database: {database} # the measuring job makes sure PostgreSQL's server is there\n"] if database else []
+    if app_env:
+        lines.append(f"    secrets:\n      app-env: ${{{{ secrets.{APP_ENV_SECRET} }}}} # NAME=value lines: the apps' ${{NAME}}s\n")
+    return "".join(lines)
+
+
+def caller_workflows(source: str = DEFAULT_SOURCE, git_url: str | None = None, *, database: str = "",
+                     app_env: bool = False) -> dict[str, str]:  # fmt: skip
     """{file name: text} for .github/workflows/, calling `source` (OWNER/REPO@TAG or OWNER/REPO@COMMIT)
     at a commit: `uses:` and `benchwatch-ref` both name the 40-hex commit, with the tag as a comment,
     because whoever can move a tag would otherwise run code with every user's write token. A tag is
-    resolved once, here, with `git ls-remote` (git_url, default the GitHub repository)."""
+    resolved once, here, with `git ls-remote` (git_url, default the GitHub repository). `database`
+    ("postgresql") and `app_env` (the apps read `${NAME}`s) add the reusable workflows' `database`
+    input and `app-env` secret to the callers that measure."""
     source, _, label = source.partition("#")  # default_source's "OWNER/REPO@COMMIT#vX"
     match = _SOURCE.fullmatch(source)
     if not match or match.group(2).startswith("-") or not re.fullmatch(r"[A-Za-z0-9_.-]*", label):
@@ -200,7 +215,9 @@ def caller_workflows(source: str = DEFAULT_SOURCE, git_url: str | None = None) -
         sha, label = ref, label or "pinned commit"
     else:
         sha, label = resolve_tag(git_url or f"https://github.com/{repo}.git", ref, source), ref
-    return {name: template.format(repo=repo, sha=sha, label=label) for name, template in TEMPLATES.items()}
+    extra = _extra(database, app_env)
+    return {name: template.format(repo=repo, sha=sha, label=label, extra=extra if name in _MEASURING else "")
+            for name, template in TEMPLATES.items()}  # fmt: skip
 
 
 def resolve_tag(url: str, tag: str, source: str) -> str:

@@ -1,0 +1,106 @@
+"""What init's requests answered: each one sent to the booted app (a GET twice, to see what
+changes), and on an error status or no answer, the server's own error line."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+
+import httpx
+
+from benchwatch.measure.request import Prepared
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one request answered at init (a GET twice)."""
+
+    status: int  # 0: no answer
+    content_type: str = ""
+    first: object = None
+    second: object = None
+    error: str = ""  # the server's own error line, or why there was no answer
+
+    @property
+    def failed(self) -> bool:
+        """No answer, or a server error: the app or its set-up is broken, not the request."""
+        return self.status == 0 or self.status >= 500
+
+    def said(self) -> str:
+        said = f"answered {self.status} at init" if self.status else "no answer at init"
+        return f"{said}: {self.error}" if self.error else said
+
+
+def ask(client: httpx.Client, srv, request: Prepared) -> Answer:  # type: ignore[no-untyped-def]
+    """Send `request`; a GET answered 2xx with JSON is sent once more. On an error status or no
+    answer, the server's own last error line."""
+    if not srv.alive():
+        return Answer(0, error=f"the server exited (code {srv.process.returncode}) at an earlier request")
+    before = len(srv.stderr_tail(lines=10_000).splitlines())
+
+    def send() -> httpx.Response:
+        return client.request(request.method, request.target, content=request.body, headers=request.header_dict())
+
+    try:
+        first = send()
+        content_type = first.headers.get("content-type", "").split(";")[0].strip()
+        if not 200 <= first.status_code < 300:  # asked once: the server may close the connection after an error
+            logged = server_error(srv, before, wait=2.0 if first.status_code >= 500 else 0.0)
+            return Answer(first.status_code, content_type, error=logged or _detail(first))
+        if content_type != "application/json":
+            return Answer(first.status_code, content_type)
+        second = send() if request.method == "GET" else first
+    except httpx.HTTPError as exc:
+        code = _exit_code(srv, wait=1.0)  # a server that dies drops its connection a moment before it exits
+        died = "" if code is None else f"the server exited (code {code}); "
+        return Answer(0, error=died + (server_error(srv, before) or f"{type(exc).__name__}: {exc}".strip(": ")))
+    try:
+        return Answer(first.status_code, content_type, first.json(), second.json())
+    except ValueError:
+        return Answer(first.status_code, content_type)
+
+
+def _exit_code(srv, wait: float) -> int | None:  # type: ignore[no-untyped-def]
+    """The server's exit code if it exits within `wait` seconds, else None (still serving)."""
+    try:
+        return srv.process.wait(timeout=wait)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*: \S")  # `sqlalchemy.exc.ProgrammingError: (...) ...`
+
+
+def server_error(srv, before: int, wait: float = 0.0) -> str:  # type: ignore[no-untyped-def]
+    """The server's error since log line `before`: a traceback's exception line (its message may
+    run on over more lines), else the last line logged. An error answer can arrive before its
+    traceback is logged: up to `wait` seconds for it."""
+    deadline = time.monotonic() + wait
+    while True:
+        new = [ln for ln in srv.stderr_tail(lines=10_000).splitlines()[before:] if ln.strip()]
+        if new or time.monotonic() >= deadline:
+            break
+        time.sleep(0.05)
+    if new and wait:
+        time.sleep(0.2)  # the rest of the traceback
+        new = [ln for ln in srv.stderr_tail(lines=10_000).splitlines()[before:] if ln.strip()]
+    exceptions = [ln for ln in new if _EXCEPTION_LINE.match(ln)]
+    return (exceptions or new or [""])[-1].strip()[:300]
+
+
+def _detail(reply: httpx.Response) -> str:
+    try:
+        body = reply.json()
+    except ValueError:
+        return reply.text.strip().splitlines()[0][:300] if reply.text.strip() else ""
+    detail = body.get("detail", body) if isinstance(body, dict) else body
+    return json.dumps(detail, ensure_ascii=False)[:300]
+
+
+def show_tail(tail: str) -> None:
+    for line in tail.splitlines()[-12:]:
+        print(f"    | {line}", file=sys.stderr)
