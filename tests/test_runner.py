@@ -25,6 +25,7 @@ from runner.stub_api import StubAPI
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.runner,  # opt-in (pyproject.toml's addopts): `./bw test -m runner`
     # each workflow run sets up benchwatch and measures: 7-8 min per run measured on a loaded 2-core host
     pytest.mark.timeout(2700),
     # in CI (ci.yml, .ci/run) act is installed, and a missing act fails there instead of skipping
