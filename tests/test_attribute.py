@@ -141,16 +141,21 @@ def _comparison(r: float, width: float = 0.01) -> Comparison:
     return Comparison(base=side("base"), head=side("head"), rounds=6, quick=True, rows=[row])
 
 
-def test_attribute_compares_every_step_with_base_and_writes_both_files(tmp_path):
+def _old_and_new(tmp_path: Path, new_date: str = "2026-06-01"):
+    """A project with one app and two stacks: old (fastapi and orjson 1.0) and new (both 2.0)."""
     app = tmp_path / "apps" / "hello"
     app.mkdir(parents=True)
     (app / "benchwatch-app.toml").write_text('name = "hello"\napp = "app:app"\n[[endpoints]]\nname = "hi"\npath = "/"\n')
     root = tmp_path / "p"
     root.mkdir()
     (root / "stacks.toml").write_text('[stacks.old]\nexclude_newer = "2026-01-01"\npins = { fastapi = "1.0", orjson = "1.0" }\n'
-                                      '[stacks.new]\nexclude_newer = "2026-06-01"\npins = { fastapi = "2.0", orjson = "2.0" }\n')
+                                      f'[stacks.new]\nexclude_newer = "{new_date}"\npins = {{ fastapi = "2.0", orjson = "2.0" }}\n')
     (root / "benchwatch.toml").write_text(f'[benchwatch]\napps = ["{app}"]\n')
-    project = load_project(root)
+    return load_project(root)
+
+
+def test_attribute_compares_every_step_with_base_and_writes_both_files(tmp_path):
+    project = _old_and_new(tmp_path)
     asked: list[tuple[str, str, str]] = []
 
     def compare_fn(proj, base, head, *, patterns, out, **kw):
@@ -294,15 +299,7 @@ def test_the_largest_movers_are_paired_and_the_transitive_step_never_is():
 def test_a_disagreement_measures_the_pairs_and_names_the_one_that_interacts(tmp_path):
     """fastapi alone 1.30, orjson alone 0.90, directly 1.00: moved together they give 1.00, so the
     two interact (the product 1.17 was not the direct ratio), and the table says so."""
-    app = tmp_path / "apps" / "hello"
-    app.mkdir(parents=True)
-    (app / "benchwatch-app.toml").write_text('name = "hello"\napp = "app:app"\n[[endpoints]]\nname = "hi"\npath = "/"\n')
-    root = tmp_path / "p"
-    root.mkdir()
-    (root / "stacks.toml").write_text('[stacks.old]\nexclude_newer = "2026-01-01"\npins = { fastapi = "1.0", orjson = "1.0" }\n'
-                                      '[stacks.new]\nexclude_newer = "2026-01-01"\npins = { fastapi = "2.0", orjson = "2.0" }\n')
-    (root / "benchwatch.toml").write_text(f'[benchwatch]\napps = ["{app}"]\n')
-    project = load_project(root)
+    project = _old_and_new(tmp_path, new_date="2026-01-01")
     ratios = {"new": 1.0, "old+fastapi": 1.3, "old+orjson": 0.9, "old+fastapi+orjson": 1.0}
     asked: list[str] = []
 
