@@ -65,7 +65,9 @@ def test_the_wheel_in_a_fresh_venv_benchmarks_a_foreign_repository(tmp_path: Pat
     app_file = (repo / "benchwatch" / "benchwatch-app.toml").read_text()
     assert 'app = "shop.main:app"' in app_file and "# The app reads SHOP_CURRENCY" in app_file
     assert json.loads((repo / "benchwatch" / "expected" / "items.json").read_text())[1]["name"] == "item 1"
-    assert "# [[endpoints]]   # GET /items/{item_id}: needs path parameter item_id" in app_file
+    # the path parameter is filled from the list's first record, saved by a set-up request
+    assert 'path = "/items/{item_id}"' in app_file and 'item_id = "{setup.items_id}"' in app_file
+    assert (repo / "benchwatch" / "expected" / "items_item_id.json").is_file()
     again = subprocess.run([benchwatch, "init"], cwd=repo, env=env, capture_output=True, text=True)
     assert again.returncode == 3 and again.stderr.startswith("ERROR: ") and "--force" in again.stderr
     step("verify", "verify")

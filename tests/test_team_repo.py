@@ -126,7 +126,7 @@ def test_the_two_variants_compare_side_by_side(team: dict) -> None:
     counted = {r["metric"] for r in comparison["rows"] if r["gating"] and " seq " in r["label"]}
     assert counted == {"instructions_per_request", "syscalls_per_request"}  # counts in a team's repository too
     cpu = [r for r in comparison["rows"] if r["metric"] == "cpu_us_per_request"]
-    assert {r["endpoint"] for r in cpu} == {"GET /posts"}  # --quick: the `quick` endpoint init chose
+    assert {r["endpoint"] for r in cpu} == {"GET /posts", "GET /recent"}  # --quick: the parameter-free GETs init chose
     assert all(r["ratio"] is not None and r["low"] <= r["ratio"] <= r["high"] for r in cpu)
 
 
