@@ -173,6 +173,18 @@ def test_per_request_counts_take_off_the_idle_cost_of_their_time():
     assert counted.syscalls(endpoint) == [{"read": 1.0, "epoll_pwait": 2.0}] * 2  # 30 wake-ups' calls off
 
 
+def test_counted_timer_ticks_are_taken_off_by_the_tick_not_by_the_wall_time():
+    """Two phases of the same work, one of them slower in wall time (a loaded machine): by the
+    tick, both come out equal; a server whose ticks were not counted falls back to the time."""
+    counted, endpoint = _counted([40_030_000, 40_090_000], [{"read": 1000}] * 2, [0, 0])
+    counted.idle_instructions_per_tick = 3_000.0
+    counted.instruction_phases[0].ticks, counted.instruction_phases[1].ticks = 10, 30
+    counted.instruction_phases[1].seconds = 2.0  # the same wall time: by the second they would differ
+    assert counted.instructions(endpoint) == [400_000.0, 400_000.0]
+    counted.instruction_phases[1].ticks = None
+    assert counted.instructions(endpoint)[1] == (40_090_000 - 2.0 * 1000.0) / 100
+
+
 def test_figures_are_named_by_the_one_name_rule_with_calls_by_name_in_detail():
     counted, endpoint = _counted([40_002_000, 40_012_000, 40_007_000],
                                  [{"read": 1000, "write": 2000, "epoll_pwait": 2000}] * 3, [0, 0, 0])
@@ -360,7 +372,7 @@ def test_the_harness_collects_on_request_and_then_loads_the_environments_own_sit
     import subprocess
     import sys
 
-    from benchwatch.counts.gc_control import GcControl, GcControlError
+    from benchwatch.counts.harness_control import Harness, HarnessError
 
     own = tmp_path / "own"
     own.mkdir()
@@ -374,7 +386,7 @@ def test_the_harness_collects_on_request_and_then_loads_the_environments_own_sit
         "sys.stdin.readline()\n"
         "print(alive() is None, flush=True)\n"
     )
-    control = GcControl()
+    control = Harness()
     environ = {**control.environ(), "PATH": "/usr/bin:/bin"}
     environ["PYTHONPATH"] += f":{own}"
     process = subprocess.Popen([sys.executable, "-c", program], env=environ, text=True,
@@ -390,9 +402,72 @@ def test_the_harness_collects_on_request_and_then_loads_the_environments_own_sit
         process.kill()
         process.wait()
         control.close()
-    with pytest.raises(GcControlError, match="collect"):
+    with pytest.raises(HarnessError, match="collect"):
         control.collect()
     assert not control.path.exists()
+
+
+@pytest.mark.slow
+def test_the_harness_holds_a_uvicorn_loop_still_and_counts_its_timer_ticks(tmp_path):
+    """A real uvicorn server (the latest stack's) with the harness: `hold()` answers with its
+    timer's ticks so far and, while held, the loop serves nothing and ticks no more; after
+    `release()` it ticks again. A process that is not a uvicorn server answers None. Neither
+    prints an error from the harness (an environment without a sitecustomize of its own)."""
+    import subprocess
+    import time
+    import urllib.request
+
+    from benchwatch.counts.harness_control import Harness
+    from benchwatch.envs import ensure
+    from benchwatch.measure.server import free_port
+
+    python = str(ensure(load_project(REPO).select("hello@latest")[0].stack).python)
+    port = free_port()
+    control = Harness()
+    environ = {**control.environ(), "PATH": "/usr/bin:/bin"}
+    app = tmp_path / "tiny.py"
+    app.write_text("async def app(scope, receive, send):\n"
+                   "    if scope['type'] != 'http': return\n"
+                   "    await send({'type': 'http.response.start', 'status': 200, 'headers': []})\n"
+                   "    await send({'type': 'http.response.body', 'body': b'ok'})\n")  # fmt: skip
+    process = subprocess.Popen([python, "-m", "uvicorn", "tiny:app", "--port", str(port), "--host", "127.0.0.1",
+                                "--log-level", "warning"], env=environ, cwd=tmp_path, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        for _ in range(300):  # until it answers: a server's harness is asked once it serves
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1.0).read()
+                break
+            except OSError:
+                time.sleep(0.1)
+        control.connect()
+        first = control.hold()
+        assert first is not None and first >= 1
+        with pytest.raises(OSError):  # ten ticks' worth of wall time, held: the loop answers nobody
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1.0)
+        control.release()
+        again = control.hold()  # at once: the one overdue tick, at most one more
+        control.release()
+        assert again is not None and again - first <= 2
+        time.sleep(0.5)
+        later = control.hold()
+        control.release()
+        assert later is not None and later > again  # released, it ticks again
+    finally:
+        process.terminate()
+        _, stderr = process.communicate(timeout=30)
+        control.close()
+    assert "Error in sitecustomize" not in stderr
+    plain = Harness()
+    other = subprocess.Popen([python, "-c", "import time; time.sleep(60)"], env={**plain.environ(), "PATH": "/usr/bin:/bin"},
+                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        plain.connect()
+        assert plain.hold() is None
+    finally:
+        other.kill()
+        _, stderr = other.communicate(timeout=30)
+        plain.close()
+    assert "Error in sitecustomize" not in stderr
 
 
 @pytest.mark.slow

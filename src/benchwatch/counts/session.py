@@ -21,7 +21,7 @@ from pathlib import Path
 from benchwatch.config import Endpoint, Variant
 from benchwatch.counts import callgrind, plan, strace
 from benchwatch.counts.client import Client, Request, RequestFailed
-from benchwatch.counts.gc_control import GcControl, GcControlError
+from benchwatch.counts.harness_control import Harness, HarnessError
 from benchwatch.envs import Env
 from benchwatch.measure import server
 from benchwatch.measure.inject import NO_INJECTION, Injection
@@ -34,7 +34,7 @@ PROBE_TIMEOUT_S = 120.0  # its first answer under valgrind
 REQUEST_TIMEOUT_S = 300.0
 STOP_WAIT_S = 120.0  # SIGINT to exit: valgrind writes its last file
 KEEP_ALIVE_S = 3600.0  # the one connection idles while the counter dumps: uvicorn must not close it (its default: 5 s)
-IDLE_S = 1.0  # the pause whose cost (uvicorn's 0.1 s tick: 10 wake-ups) is taken off every phase
+IDLE_S = 2.0  # the pause whose cost (uvicorn's 0.1 s tick: 20 wake-ups) is taken off every phase, by the tick
 PAUSE_S = 0.2  # between strace phases: the server idles, so the cut between them is clean
 # between requests: the server finishes its work after an answer (a few more turns of its event
 # loop) before the next request comes, so each request takes the same turns and polls; without
@@ -78,6 +78,7 @@ class Phase:
     file: Path | None = None
     calls: Counter[str] = field(default_factory=Counter)  # strace's, the idle timer's included
     wakeups: int = 0  # strace: polls that timed out (the idle timer's wake-ups) in the phase
+    ticks: int | None = None  # callgrind: uvicorn's timer ticks in the phase (None: not a uvicorn server)
 
 
 @dataclass
@@ -89,11 +90,18 @@ class TargetCounts:
     idle_instructions_per_s: float
     syscall_phases: list[Phase]
     idle_calls_per_wakeup: dict[str, float]
+    idle_instructions_per_tick: float | None = None
 
     def instructions(self, endpoint: Endpoint) -> list[float]:
-        """Per request, one value per repeat: the phase's count less the idle cost of its time."""
-        return [(p.instructions - self.idle_instructions_per_s * p.seconds) / p.requests
-                for p in self.instruction_phases if p.endpoint == endpoint]  # fmt: skip
+        """Per request, one value per repeat: the phase's count less the idle cost in it: its
+        timer's ticks, counted, times what one costs (from the idle pause); for a server whose
+        ticks cannot be counted, the idle cost of the phase's wall time."""
+        return [(p.instructions - self._idle_in(p)) / p.requests for p in self.instruction_phases if p.endpoint == endpoint]
+
+    def _idle_in(self, phase: Phase) -> float:
+        if phase.ticks is not None and self.idle_instructions_per_tick is not None:
+            return self.idle_instructions_per_tick * phase.ticks
+        return self.idle_instructions_per_s * phase.seconds
 
     def syscalls(self, endpoint: Endpoint) -> list[dict[str, float]]:
         """Per request by name, one mapping per repeat, less the idle timer's calls: uvicorn
@@ -133,7 +141,7 @@ def count_target(
     say(f"counts: {target.variant.id}: system calls under strace")
     traced = [min(cap, STRACE_TIMES * n) for n in cg.requests]
     st = _strace(target, out_dir / "strace.trace", cg.warmups, traced, repeats)
-    counted = TargetCounts(target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls)
+    counted = TargetCounts(target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick)
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
     say(f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s")
     return counted
@@ -155,6 +163,7 @@ class _Run:
     requests: list[int]
     idle_per_s: float = 0.0  # callgrind: instructions per idle second
     idle_calls: dict[str, float] = field(default_factory=dict)  # strace: calls per timer wake-up
+    idle_per_tick: float | None = None  # callgrind: instructions per timer tick while idle
 
 
 @dataclass
@@ -165,7 +174,7 @@ class _Serving:
     target: CountTarget
     srv: server.Server
     client: Client
-    gc: GcControl
+    gc: Harness
     tail: list[str] = field(default_factory=list)  # its stderr tail once stopped, for later errors
 
     @property
@@ -178,12 +187,27 @@ class _Serving:
         except RequestFailed as exc:
             raise CountFailed(str(exc), self.target.endpoints[index], self.srv.stderr_tail()) from None
 
+    def hold(self) -> int | None:
+        """The server's loop held still (counts/harness); its timer's ticks so far, or None."""
+        try:
+            return self.gc.hold()
+        except HarnessError as exc:
+            raise CountFailed(str(exc), stderr_tail=self.srv.stderr_tail()) from None
+
+    def release(self, held: int | None) -> None:
+        if held is None:
+            return
+        try:
+            self.gc.release()
+        except HarnessError as exc:
+            raise CountFailed(str(exc), stderr_tail=self.srv.stderr_tail()) from None
+
     def collect(self) -> None:
         """A full garbage collection in the server (counts/harness): every phase begins with the
         collector in the same state."""
         try:
             self.gc.collect()
-        except GcControlError as exc:
+        except HarnessError as exc:
             raise CountFailed(str(exc), stderr_tail=self.srv.stderr_tail()) from None
 
 
@@ -191,7 +215,7 @@ class _Serving:
 def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[_Serving]:
     """The server booted under a counter with the counting harness loaded, and one client
     connection to it; after the block, the server must still be alive."""
-    gc = GcControl()
+    gc = Harness()
     try:
         with server.running(
             target.variant, target.env, inject=target.inject, wrap=wrap, wrap_environ={**HASH_SEED, **gc.environ()},
@@ -206,7 +230,7 @@ def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[_Se
                 # before anything is counted, as it does between every two collections
                 gc.collect()
                 yield serving
-            except GcControlError as exc:
+            except HarnessError as exc:
                 raise CountFailed(str(exc), stderr_tail=srv.stderr_tail()) from None
             finally:
                 client.close()
@@ -226,6 +250,7 @@ def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int) -> _
     for old in out_file.parent.glob(out_file.name + "*"):
         old.unlink()
     dumps: list[tuple[str, float]] = []  # (label, wall-clock midpoint of the dump); file `.k+1`
+    ticks: dict[str, int | None] = {}  # label: the server's timer ticks when that dump was taken
 
     def control(call: Callable[[], None]) -> None:
         try:
@@ -234,11 +259,20 @@ def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int) -> _
             raise CountFailed(str(exc), stderr_tail=s.srv.stderr_tail()) from None
 
     def dump(label: str) -> float:
-        """Write and zero the counts; the seconds since the last dump."""
+        """Write and zero the counts, the server's loop held still meanwhile (its ticks so far
+        noted); the seconds since the last dump."""
         started = time.monotonic()
-        control(lambda: callgrind.dump(s.srv.pid, label))
+        ticks[label] = s.hold()
+        try:
+            control(lambda: callgrind.dump(s.srv.pid, label))
+        finally:
+            s.release(ticks[label])
         dumps.append((label, (started + time.monotonic()) / 2))
         return dumps[-1][1] - dumps[-2][1] if len(dumps) > 1 else 0.0
+
+    def ticks_between(first: str, last: str) -> int | None:
+        before, after = ticks[first], ticks[last]
+        return after - before if before is not None and after is not None else None
 
     def total(label: str) -> int:
         return callgrind.read_total(callgrind.dump_file(out_file, _number(dumps, label)))
@@ -273,6 +307,7 @@ def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int) -> _
                     dump(f"gc-r{r}-{i}")
                     s.send(i, request, counts[i], THINK_S["callgrind"])
                     phases.append(Phase(endpoints[i], r, counts[i], dump(f"r{r}-{i}")))
+                    phases[-1].ticks = ticks_between(f"gc-r{r}-{i}", f"r{r}-{i}")
         tail = s.tail
     except callgrind.CallgrindError as exc:
         raise CountFailed(str(exc)) from None
@@ -287,7 +322,9 @@ def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int) -> _
             phase.instructions = read.total
     except callgrind.CallgrindError as exc:
         raise CountFailed(str(exc), stderr_tail=tail[0]) from None
-    return _Run(phases, warmups, counts, idle / idle_seconds)
+    idle_ticks = ticks_between("settle", "idle")
+    per_tick = idle / idle_ticks if idle_ticks else None
+    return _Run(phases, warmups, counts, idle / idle_seconds, idle_per_tick=per_tick)
 
 
 def _number(dumps: list[tuple[str, float]], label: str) -> int:
