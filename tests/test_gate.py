@@ -15,7 +15,10 @@ from benchwatch.compare.verdict import (
     compare_figures,
 )
 from benchwatch.figure_key import load_key
-from benchwatch.metrics import CPU, INSTRUCTIONS, SYSCALLS, Closed, Counted
+from benchwatch.compare.cost_floor import set_cost_floors
+from benchwatch.counts.cost import cost_figures
+from benchwatch.counts.weights import Weights
+from benchwatch.metrics import COST, CPU, INSTRUCTIONS, SYSCALLS, Closed, Counted
 from benchwatch.results import Figure
 
 CLOSED = Closed(10)
@@ -40,26 +43,45 @@ def comparison(rows):
     return Comparison(base=side("base"), head=side("head"), rounds=8, quick=True, rows=rows)
 
 
+# 0.1 ns per instruction, 1 µs per call but `write` (2 µs): round numbers to check by hand
+WEIGHTS = Weights(user_us_per_instruction=1e-4, system_us_per_call={"write": 2.0, "writev": 1.0, "read": 1.0},
+                  other_call_us=1.0, instructions_per_iteration=1000.0, seconds=0.0)
+
+
+def judged(base, head, cal, weights=WEIGHTS):
+    """Rows as compare makes them: the counts weighed into costs, each cost's floor from its parts'."""
+    rows, _ = compare_figures(base + cost_figures(base, weights), head + cost_figures(head, weights), cal)
+    set_cost_floors(rows)
+    return rows
+
+
 SLOW = np.linspace(104, 106, 8)  # ~5 % slower than 100
 SAME = np.linspace(99.5, 100.5, 8)
 
 
 def test_a_timing_figure_with_a_borrowed_floor_is_information_and_its_counts_still_gate():
+    """The counts of the same endpoint still gate, as one cost: instructions +5 % make the cost
+    regress (gating); the instructions row itself is the mechanism, judged but not gating."""
+    calls = {"read": 1.0, "write": 2.0}
     base = [load_figure("GET /a", CPU, SAME), load_figure("GET /b", CPU, SAME),
-            load_figure("GET /b", INSTRUCTIONS, [1000.0, 1000.0], Counted())]
+            load_figure("GET /b", INSTRUCTIONS, [1e6, 1e6], Counted()),
+            load_figure("GET /b", SYSCALLS, [3.0, 3.0], Counted(), calls)]
     head = [load_figure("GET /a", CPU, SAME * 1.05), load_figure("GET /b", CPU, SAME * 1.05),
-            load_figure("GET /b", INSTRUCTIONS, [1050.0, 1050.0], Counted())]
-    rows, _ = compare_figures(base, head, calibration(["hello GET /a c=10 cpu_us_per_request"]))
+            load_figure("GET /b", INSTRUCTIONS, [1.05e6, 1.05e6], Counted()),
+            load_figure("GET /b", SYSCALLS, [3.0, 3.0], Counted(), calls)]
+    rows = judged(base, head, calibration(["hello GET /a c=10 cpu_us_per_request"]))
     gate.demote_borrowed_floors(rows)
     by_label = {r.label: r for r in rows}
     own = by_label["hello GET /a c=10 cpu_us_per_request"]
     borrowed = by_label["hello GET /b c=10 cpu_us_per_request"]
     counted = by_label["hello GET /b seq instructions_per_request"]
+    cost = by_label["hello GET /b seq cost_us_per_request"]
     assert (own.floor_source, own.gating) == ("figure", True)
     assert (borrowed.floor_source, borrowed.gating, borrowed.verdict) == ("metric", False, "regression")
     assert borrowed.reason == gate.NOT_OWN_FLOOR
-    assert counted.gating and counted.verdict == "regression"
-    # counts are never sent to confirmation: they are deterministic
+    assert (counted.gating, counted.verdict) == (False, "regression")
+    assert (cost.gating, cost.verdict) == (True, "regression")
+    # counts and their cost are never sent to confirmation: they are deterministic
     assert gate.to_confirm(rows) == [own]
 
 
@@ -90,13 +112,23 @@ def test_a_timing_regression_seen_again_stays_red_and_one_not_measured_again_too
 
 
 def test_a_changed_system_call_count_names_the_calls_that_moved():
-    base = [load_figure("GET /a", SYSCALLS, [6.0, 6.0], Counted(), {"epoll_wait": 2.0, "sendto": 1.0, "epoll_ctl": 0.0})]
-    head = [load_figure("GET /a", SYSCALLS, [8.0, 8.0], Counted(), {"epoll_wait": 2.0, "sendto": 1.0, "epoll_ctl": 2.0})]
-    rows, _ = compare_figures(base, head, None)
-    assert rows[0].verdict == "regression" and rows[0].gating
-    assert rows[0].detail["epoll_ctl"] == [0.0, 2.0]
-    text = render(comparison(rows))
-    assert "`epoll_ctl` 0.00 → 2.00" in text and "`sendto`" not in text
+    """Two more calls: the count is the mechanism (judged, named, not gating); the cost they add gates."""
+    base = [load_figure("GET /a", SYSCALLS, [6.0, 6.0], Counted(), {"epoll_wait": 2.0, "sendto": 1.0, "epoll_ctl": 0.0}),
+            load_figure("GET /a", INSTRUCTIONS, [1e6, 1e6], Counted())]
+    head = [load_figure("GET /a", SYSCALLS, [8.0, 8.0], Counted(), {"epoll_wait": 2.0, "sendto": 1.0, "epoll_ctl": 2.0}),
+            load_figure("GET /a", INSTRUCTIONS, [1e6, 1e6], Counted())]
+    rows = {r.metric: r for r in judged(base, head, None)}
+    syscalls, cost = rows[SYSCALLS.key], rows[COST.key]
+    assert (syscalls.verdict, syscalls.gating) == ("regression", False)
+    assert syscalls.detail["epoll_ctl"] == [0.0, 2.0]
+    assert (cost.verdict, cost.gating) == ("regression", True)
+    text = render(comparison(list(rows.values())))
+    assert "`epoll_ctl` 0.00 → 2.00" in text and "`sendto` 0.00" not in text
+    # (100 + 1 + 2) / (100 + 1) µs: 1e6 instructions at 0.1 ns, `sendto` 1 µs, `epoll_ctl` 1 µs (not measured: other)
+    assert "estimated cost per request 1.02x higher [1.02, 1.02] (hello GET /a)" in text
+    lines = text.splitlines()
+    under_cost = lines[1 + next(i for i, line in enumerate(lines) if line.startswith("| 🔴 | hello GET /a seq cost_"))]
+    assert under_cost.startswith("| | ↳ per request µs: `epoll_ctl` 0.00 → 2.00")  # the cost's parts, in µs
 
 
 def test_compare_measures_only_the_flagged_figures_again(monkeypatch, tmp_path):
@@ -141,3 +173,38 @@ def test_count_floors_come_from_an_aa_compare_and_a_count_never_borrows_another_
                       detail={INSTRUCTIONS.key: floors})
     assert floor_for(INSTRUCTIONS.key, cal, "hello GET /c seq instructions_per_request") == (
         INSTRUCTIONS.default_floor, "default")
+
+
+FAST = np.linspace(94, 96, 8)  # ~5 % faster than 100
+
+
+def test_a_timing_improvement_is_confirmed_like_a_regression_before_it_is_reported():
+    """Quiet in both directions: an improvement flagged in the first rounds is measured again; not
+    seen again (or not measured again), it is 'not confirmed', never an improvement."""
+    labels = ["hello GET /a c=10 cpu_us_per_request", "hello GET /b c=10 cpu_us_per_request",
+              "hello GET /c c=10 cpu_us_per_request"]  # fmt: skip
+    cal = calibration(labels)
+    rows, _ = compare_figures([load_figure(e, CPU, SAME) for e in ("GET /a", "GET /b", "GET /c")],
+                              [load_figure(e, CPU, FAST) for e in ("GET /a", "GET /b", "GET /c")], cal)  # fmt: skip
+    flagged = gate.to_confirm(rows)
+    assert sorted(r.endpoint for r in flagged) == ["GET /a", "GET /b", "GET /c"]
+    second, _ = compare_figures([load_figure(e, CPU, SAME) for e in ("GET /a", "GET /b")],
+                                [load_figure("GET /a", CPU, FAST[::-1]), load_figure("GET /b", CPU, SAME[::-1])], cal)  # fmt: skip
+    gate.confirm(flagged, second)  # GET /c was not measured again
+    verdicts = {r.endpoint: (r.verdict, r.confirmation.verdict) for r in rows}
+    assert verdicts == {"GET /a": ("improvement", "improvement"), "GET /b": ("unconfirmed", "unchanged"),
+                        "GET /c": ("unconfirmed", "no verdict")}  # fmt: skip
+    assert comparison(rows).exit_code() == EXIT_OK
+    text = render(comparison(rows))
+    assert "1 improvement, 0 unchanged, 2 not confirmed" in text
+    assert "(as a regression or an improvement)" in text
+
+
+def test_a_no_op_whose_first_rounds_flag_one_improvement_shows_no_verdict_after_confirmation():
+    cal = calibration(["hello GET /a c=10 cpu_us_per_request"])
+    rows, _ = compare_figures([load_figure("GET /a", CPU, SAME)], [load_figure("GET /a", CPU, FAST)], cal)
+    assert rows[0].verdict == "improvement"
+    second, _ = compare_figures([load_figure("GET /a", CPU, SAME)], [load_figure("GET /a", CPU, SAME[::-1])], cal)
+    gate.confirm(gate.to_confirm(rows), second)
+    assert [r.verdict for r in rows] == ["unconfirmed"]
+    assert not [r for r in rows if r.significant]

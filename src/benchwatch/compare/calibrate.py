@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from benchwatch.compare.stats import aa_floor
 from benchwatch.errors import UserError
 from benchwatch.metrics import (
+    COST,
     COUNT_KEYS,
     CPU,
     FALLBACK_FLOOR,
@@ -33,7 +34,7 @@ FLOOR_QUANTILE = 0.99
 MIN_FLOOR = 0.01
 # instruction counts repeat to ~0.1 %; the same work counted in another context moves ~0.25 %
 MIN_FLOORS = {MICRO_INSTRUCTIONS.key: 0.005, INSTRUCTIONS.key: INSTRUCTIONS.default_floor,
-              SYSCALLS.key: SYSCALLS.default_floor}
+              SYSCALLS.key: SYSCALLS.default_floor, COST.key: COST.default_floor}
 # a count's floor: this many times the farthest an A/A compare's range strayed from 1 (two boots
 # of one server count a little differently: payloads 1 kB read 0.9952 [0.9944, 0.9965] A/A)
 COUNT_FLOOR_FACTOR = 2.0

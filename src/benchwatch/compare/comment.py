@@ -5,6 +5,7 @@ from __future__ import annotations
 from benchwatch.attribute.speedscope import markdown as profile_markdown
 from benchwatch.compare.verdict import Comparison, Row, SideInfo
 from benchwatch.measure.inject import Injection
+from benchwatch.metrics import COST
 from benchwatch.results import PER_STACK_FACTS, Environment
 
 MARKER = "<!-- benchwatch-compare -->"
@@ -15,22 +16,46 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
 
 
+def _gating_note(rows: list[Row], verdict: str) -> str:
+    """' (1 gating)' when some of the rows with this verdict do not gate, '' when all do."""
+    found = [r for r in rows if r.verdict == verdict]
+    gating = sum(r.gating for r in found)
+    if not found or gating == len(found):
+        return ""
+    return f" ({gating} gating)" if gating else " (none gating)"
+
+
+def cost_headline(rows: list[Row]) -> str:
+    """The estimated cost per request first: the one changed cost with its interval and endpoint,
+    or how many costs went which way."""
+    costs = [r for r in rows if r.metric == COST.key]
+    if not costs:
+        return ""
+    moved = [r for r in costs if r.significant]
+    if len(moved) == 1 and moved[0].ratio is not None:
+        row = moved[0]
+        low, high = row.low or row.ratio, row.high or row.ratio
+        factor, low, high, word = (row.ratio, low, high, "higher") if row.ratio > 1 else (1 / row.ratio, 1 / high, 1 / low, "lower")
+        where = row.scenario + (f" {row.endpoint}" if row.endpoint else "")
+        return f"estimated cost per request {factor:.2f}x {word} [{low:.2f}, {high:.2f}] ({where})"
+    higher = sum(r.verdict == "regression" for r in moved)
+    return (f"estimated cost per request: {higher} higher, {len(moved) - higher} lower, "
+            f"{len(costs) - len(moved)} unchanged")  # fmt: skip
+
+
 def headline(comparison: Comparison) -> str:
     counts = comparison.counts()
-    regressions = _plural(counts["regression"], "regression")
-    gating = len(comparison.gating_regressions())
-    if counts["regression"] and gating < counts["regression"]:
-        regressions += f" ({gating} gating)" if gating else " (none gating)"
     parts = [
-        regressions,
-        _plural(counts["improvement"], "improvement"),
+        _plural(counts["regression"], "regression") + _gating_note(comparison.rows, "regression"),
+        _plural(counts["improvement"], "improvement") + _gating_note(comparison.rows, "improvement"),
         f"{counts['unchanged']} unchanged",
     ]
     if counts["unconfirmed"]:
         parts.append(f"{counts['unconfirmed']} not confirmed")
     if counts["no verdict"]:
         parts.append(f"{counts['no verdict']} without a verdict")
-    return ", ".join(parts)
+    lead = cost_headline(comparison.rows)
+    return (f"{lead}; " if lead else "") + ", ".join(parts)
 
 
 def _side_title(side: SideInfo) -> str:
@@ -59,7 +84,8 @@ def _table(rows: list[Row]) -> list[str]:
     icons = {"regression": "🔴", "improvement": "🟢", "unchanged": "⚪", "no verdict": "⚠️", "unconfirmed": "🟡"}
     for row in rows:
         gate = " (gate)" if row.gating else ""
-        floor = f"{row.floor:.1%}" + {"figure": "", "metric": " (metric)", "default": " (default)"}.get(row.floor_source, "")
+        floor = f"{row.floor:.1%}" + {"figure": "", "metric": " (metric)", "default": " (default)",
+                                       "parts": " (its parts')"}.get(row.floor_source, "")  # fmt: skip
         text = row.text
         if row.confirmation is not None:
             text += f"; again: {row.confirmation.text}"
@@ -72,13 +98,15 @@ def _table(rows: list[Row]) -> list[str]:
 
 
 def _parts(row: Row, limit: int = 6) -> list[str]:
-    """Under a changed count: its parts that moved, largest first ("epoll_ctl 0.00 → 2.00 per request")."""
+    """Under a changed count: its parts that moved, largest first ("epoll_ctl 0.00 → 2.00 per request";
+    a cost's in µs)."""
     if not row.detail or not row.significant:
         return []
     moved = [(name, b or 0.0, h or 0.0) for name, (b, h) in row.detail.items() if round(b or 0.0, 2) != round(h or 0.0, 2)]
     moved.sort(key=lambda item: -abs(item[2] - item[1]))
     shown = ", ".join(f"`{name}` {b:.2f} → {h:.2f}" for name, b, h in moved[:limit])
-    return [f"| | ↳ per request: {shown or 'no part moved by 0.01'} | | | | |"]
+    unit = " µs" if row.metric == COST.key else ""
+    return [f"| | ↳ per request{unit}: {shown or 'no part moved by 0.01'} | | | | |"]
 
 
 def render(comparison: Comparison) -> str:
@@ -108,8 +136,8 @@ def render(comparison: Comparison) -> str:
         out += [f"<details><summary>Where the instructions went: {label}</summary>", "", table.rstrip(), "",
                 "</details>", ""]
     if unconfirmed:
-        out += ["**Not confirmed**: flagged in the first rounds, not again when measured once more side by side "
-                "(not a regression; see how this is judged):", ""] + _table(unconfirmed) + [""]
+        out += ["**Not confirmed**: flagged in the first rounds (as a regression or an improvement), not again "
+                "when measured once more side by side (neither; see how this is judged):", ""] + _table(unconfirmed) + [""]
     if unmeasured:
         out += ["**No verdict** for these (said why):", ""] + _table(unmeasured) + [""]
     if unchanged:
@@ -119,6 +147,7 @@ def render(comparison: Comparison) -> str:
     if comparison.extra.counts_unavailable:
         out += [f"Counts per request (instructions, system calls): not measured ({comparison.extra.counts_unavailable}); "
                 "only timings decided.", ""]
+    out += _weights(comparison)
     if comparison.extra.instructions_unavailable:
         out += [f"Micro-benchmark instruction counts: not measured ({comparison.extra.instructions_unavailable}).", ""]
     if comparison.problems:
@@ -134,6 +163,21 @@ def render(comparison: Comparison) -> str:
     out += _method(comparison)
     out += _fingerprints(base, head)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _weights(comparison: Comparison, shown: int = 12) -> list[str]:
+    """The weights the estimated costs were made with, or why there are none."""
+    if comparison.extra.cost_unavailable:
+        return [f"Estimated cost per request: not made ({comparison.extra.cost_unavailable}); the counts gate "
+                "by themselves only as information.", ""]  # fmt: skip
+    found = comparison.extra.cost_weights
+    if found is None:
+        return []
+    calls = ", ".join(f"`{name}` {us:.2f}" for name, us in sorted(found.system_us_per_call.items())[:shown])
+    return ["<details><summary>The estimated cost's weights (measured on this machine)</summary>", "",
+            f"Estimated cost per request = instructions × {found.user_us_per_instruction * 1000:.4f} ns + each own "
+            f"system call × its µs: {calls}; any other call {found.other_call_us:.2f} µs. Measured in "
+            f"{found.seconds:g} s: {found.method}.", "", "</details>", ""]  # fmt: skip
 
 
 def _watched(comparison: Comparison) -> list[str]:
@@ -192,9 +236,11 @@ def _method(comparison: Comparison) -> list[str]:
         f"**and** the change exceeds the figure's noise floor; {source}. Counts gate first: "
         "instructions and system calls per request of the real server (a fixed sequence of requests "
         "on one connection, counted in phases under callgrind and strace, the idle server's own cost taken "
-        "off) and instructions per call "
-        "of the micro-benchmarks are deterministic. Timings (server CPU µs per request, micro-benchmark "
-        "time) gate only with a floor of their own, and a timing regression counts only when fresh "
+        "off), weighed into one estimated cost per request (each instruction and each system call by name at "
+        "what it costs on this machine; its floor from its parts' floors), and instructions per call "
+        "of the micro-benchmarks are deterministic; the instructions and system calls are shown as the "
+        "cost's mechanism, not gating one by one. Timings (server CPU µs per request, micro-benchmark "
+        "time) gate only with a floor of their own, and a timing regression or improvement counts only when fresh "
         "side-by-side rounds of just the flagged figures see it again, so false alarms stay rare per "
         "PR, not only per figure. Exit 1 on a gating regression, 2 when something could not be "
         "measured, 3 on bad input.",

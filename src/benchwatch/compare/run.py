@@ -10,6 +10,7 @@ from benchwatch.attribute.speedscope import ProfileReport
 from benchwatch.compare import gate
 from benchwatch.compare.calibrate import load_calibration
 from benchwatch.compare.confirm import measure_again
+from benchwatch.compare.cost_floor import set_cost_floors
 from benchwatch.compare.coverage import coverage
 from benchwatch.compare.sides import Side
 from benchwatch.compare.verdict import (
@@ -145,21 +146,24 @@ def compare(
             extra.instructions_unavailable = found.instructions_unavailable if instructions else "--no-instructions"
             extra.notes += found.notes
         key = sides_module.pair_key(base_side, head_side)
-        rows, unpaired = compare_figures(figures["base"], figures["head"], calibration, key=key)
+        costs = _weigh_counts(figures, extra) if counts and not extra.counts_unavailable else {"base": [], "head": []}
+        rows, unpaired = compare_figures(figures["base"] + costs["base"], figures["head"] + costs["head"], calibration,
+                                         key=key)  # fmt: skip
+        set_cost_floors(rows)
         gate.demote_borrowed_floors(rows)
         flagged = gate.to_confirm(rows)
         if flagged and not confirm:
             extra.confirmation = ConfirmationInfo(flagged=[r.label for r in flagged], skipped="--no-confirm")
         elif flagged:
             began = time.monotonic()
-            print(f"confirm: {len(flagged)} timing regression(s) flagged; measuring them once more", file=sys.stderr)
+            print(f"confirm: {len(flagged)} timing change(s) flagged; measuring them once more", file=sys.stderr)
             again = measure_again(flagged, figures, base_side, head_side, rig=rig, environment=environment,
                                   calibration=calibration, key=key, quick=quick, patterns=patterns, out=out,
                                   inject_head_micro=inject_head_micro, quiet=quiet)  # fmt: skip
             gate.confirm(flagged, again.rows)
             micro_problems += again.problems
             extra.confirmation = ConfirmationInfo(
-                flagged=[r.label for r in flagged], confirmed=[r.label for r in flagged if r.verdict == "regression"],
+                flagged=[r.label for r in flagged], confirmed=[r.label for r in flagged if r.verdict != "unconfirmed"],
                 seconds=round(time.monotonic() - began, 1),
             )  # fmt: skip
         rows = sort_rows(rows)
@@ -179,6 +183,21 @@ def compare(
         )  # fmt: skip
     write_outputs(comparison, out)
     return comparison, out
+
+
+def _weigh_counts(figures: dict[str, list[Figure]], extra: CompareExtra) -> dict[str, list[Figure]]:
+    """Both sides' estimated costs per request, weighed with one set of weights measured here and
+    now (counts/weights.py; kept in compare.json so a reader sees them). Not in the sides' run
+    files: a cost depends on the machine's weights, the counts' trend must not."""
+    from benchwatch.counts import cost, weights
+
+    print("counts: weighing an instruction and each system call on this machine", file=sys.stderr)
+    try:
+        extra.cost_weights = weights.measure()
+    except weights.WeightsFailed as exc:
+        extra.cost_unavailable = str(exc)
+        return {"base": [], "head": []}
+    return {role: cost.cost_figures(figures[role], extra.cost_weights) for role in ("base", "head")}
 
 
 def _environments(matched: list, extra: CompareExtra) -> dict:

@@ -18,8 +18,16 @@ from benchwatch.compare.stats import (
     ratio_interval,
     verdict,
 )
+from benchwatch.counts.weights import Weights
 from benchwatch.errors import EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED
-from benchwatch.metrics import FALLBACK_FLOOR, INSTRUCTIONS, MICRO_INSTRUCTIONS, SYSCALLS, Metric
+from benchwatch.metrics import (
+    COST,
+    FALLBACK_FLOOR,
+    INSTRUCTIONS,
+    MICRO_INSTRUCTIONS,
+    SYSCALLS,
+    Metric,
+)
 from benchwatch.results import Environment, Figure, LoadPlanInfo, Problem, SkippedRun
 from benchwatch.results import figure_label as label
 
@@ -34,7 +42,7 @@ PAIRED_KINDS = ("load", "micro")
 # a metric this benchwatch does not know (an old run): judged, never gating
 FALLBACK = Metric("unknown", "", False, "", "", False, FALLBACK_FLOOR)
 
-# "unconfirmed": a timing regression its confirmation rounds did not see again (compare/gate.py)
+# "unconfirmed": a timing regression or improvement its confirmation rounds did not see again (compare/gate.py)
 RowVerdict = Literal["improvement", "regression", "unchanged", "no verdict", "unconfirmed"]
 
 
@@ -94,8 +102,8 @@ class SideInfo(BaseModel):
 
 
 class ConfirmationInfo(BaseModel):
-    flagged: list[str] = []  # labels of the timing regressions of the first rounds
-    confirmed: list[str] = []  # those the confirmation rounds flagged again
+    flagged: list[str] = []  # labels of the gating timing regressions and improvements of the first rounds
+    confirmed: list[str] = []  # those the confirmation rounds judged the same again
     seconds: float = 0.0
     skipped: str = ""  # why no confirmation rounds ran (--no-confirm)
 
@@ -117,6 +125,9 @@ class CompareExtra(BaseModel):
     profile: ProfileReport | None = None  # compare --profile: an extra round, never judged
     # compare/gate.py: the flagged timing figures measured once more (None: nothing was flagged)
     confirmation: ConfirmationInfo | None = None
+    # what an instruction and each system call cost on this machine: the estimated cost's weights
+    cost_weights: Weights | None = None
+    cost_unavailable: str | None = None  # why the counts were not weighed into a cost
     coverage: Coverage | None = None  # every declared endpoint compared, and what was not measured (compare/coverage.py)
 
 
@@ -178,7 +189,7 @@ def judge_pair(
         row.text = "no verdict: " + row.reason
         return row
     try:
-        if about in (MICRO_INSTRUCTIONS, INSTRUCTIONS, SYSCALLS):
+        if about in (MICRO_INSTRUCTIONS, INSTRUCTIONS, SYSCALLS, COST):
             interval = range_ratio(base.samples, head.samples)
         elif some.kind in PAIRED_KINDS:
             interval = paired_ratio_interval(base.samples, head.samples)

@@ -110,10 +110,12 @@ class SeriesResult:
 
 
 def is_gating(name: str) -> bool:
-    """The figures a compare gates on (metrics: Metric.gating), relative series of them too;
-    data.js keeps only names, read back by figure_key.decode."""
+    """The figures a compare gates on (metrics: Metric.gating), relative series of them too, and
+    the counts per request: a compare gates on their weighed cost, which the trend has no series
+    of (a cost depends on the weights of the runner that measured it; the counts do not), so a
+    history gates on the counts themselves. data.js keeps only names, read back by figure_key.decode."""
     key = decode(name)
-    return key is not None and key.metric.gating
+    return key is not None and (key.metric.gating or key.metric in COUNTS)
 
 
 def noise_scale(logs: np.ndarray) -> float:

@@ -1,0 +1,60 @@
+"""One estimated cost per request from its counts: the instructions and each of the request's own
+system calls by name, weighed by what they cost on the machine that counted them
+(counts/weights.py).
+
+    cost = instructions x µs per instruction + sum over own calls (calls by name x µs per call)
+
+A sample per callgrind phase: the instructions of that phase, plus the system part from the
+median calls by name (the request's own calls are whole numbers in every phase: docs/counts.md).
+Figure.detail holds the parts in µs per request ("instructions", then each call by name), so a
+changed cost shows what moved it.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable
+
+from benchwatch.counts.strace import SCHEDULING
+from benchwatch.counts.weights import Weights
+from benchwatch.figure_key import load_key
+from benchwatch.metrics import COST, INSTRUCTIONS, SYSCALLS, Counted
+from benchwatch.results import Figure
+
+INSTRUCTIONS_PART = "instructions"  # the user-space part's name in a cost's detail
+
+
+def system_part(calls_by_name: dict[str, float], weights: Weights) -> dict[str, float]:
+    """µs per request of each of the request's own calls (scheduling calls apart, as in the count that gates)."""
+    return {name: count * weights.call_us(name) for name, count in sorted(calls_by_name.items())
+            if name not in SCHEDULING and count}  # fmt: skip
+
+
+def cost_figure(instructions: Figure, syscalls: Figure, weights: Weights) -> Figure:
+    """The cost of one endpoint on one side, from its two count figures."""
+    system = system_part(syscalls.detail, weights)
+    system_us = sum(system.values())
+    samples = [i * weights.user_us_per_instruction + system_us for i in instructions.samples]
+    user_us = statistics.median(instructions.samples) * weights.user_us_per_instruction
+    name = load_key(instructions.variant, instructions.endpoint or "", Counted(), COST).name
+    return instructions.model_copy(update={
+        "name": name, "metric": COST.key, "unit": COST.unit, "bigger_is_better": COST.bigger_is_better,
+        "samples": samples, "value": statistics.median(samples), "spread": (max(samples) - min(samples)) / 2,
+        "note": "estimated: instructions and own system calls weighed by this machine's CPU per instruction "
+                "and per call (compare.json: extra.cost_weights)",
+        "detail": {INSTRUCTIONS_PART: round(user_us, 4), **{k: round(v, 4) for k, v in system.items()}},
+    })  # fmt: skip
+
+
+def cost_figures(figures: Iterable[Figure], weights: Weights) -> list[Figure]:
+    """A cost for every endpoint with both counts (valid) among `figures`."""
+    pairs: dict[tuple, dict[str, Figure]] = {}
+    for figure in figures:
+        if (
+            figure.metric in (INSTRUCTIONS.key, SYSCALLS.key)
+            and figure.valid
+            and isinstance(figure.setting, Counted)
+        ):
+            pairs.setdefault((figure.variant, figure.endpoint), {})[figure.metric] = figure
+    return [cost_figure(found[INSTRUCTIONS.key], found[SYSCALLS.key], weights) for found in pairs.values()
+            if INSTRUCTIONS.key in found and SYSCALLS.key in found]  # fmt: skip
