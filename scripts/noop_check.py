@@ -5,8 +5,9 @@
 Each run is `benchwatch compare --base A --head B --quick` for the next pair (A..B, taken in
 turn), every scenario (`*@latest`, compare's default for refs). A pair of refs whose apps,
 benchmarks and stacks are identical can only be red by a false alarm. Prints one line per run
-(exit code, gating figures, timing figures flagged in the first rounds, confirmed) and the
-per-PR rate; compare.json of each run stays under --out. EXTRA goes to every compare.
+(exit code, gating figures, timing figures flagged in the first rounds, confirmed, and the gating
+verdicts the PR shows: a regression or an improvement, either is a false alarm here) and the
+per-PR rates; compare.json of each run stays under --out. EXTRA goes to every compare.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def main() -> int:
         if moved:
             print(f"ERROR: {base}..{head} changes what is measured ({', '.join(moved[:3])}): not a no-op pair", file=sys.stderr)
             return 3
-    red = 0
+    red = shown_any = 0
     flagged_total = confirmed_total = gating_total = 0
     for index in range(args.runs):
         base, head = pairs[index % len(pairs)]
@@ -62,6 +63,8 @@ def main() -> int:
         confirmation = (data.get("extra") or {}).get("confirmation") or {}
         flagged, confirmed = confirmation.get("flagged", []), confirmation.get("confirmed", [])
         reds = [r["label"] for r in rows if r["gating"] and r["verdict"] == "regression"]
+        shown = [r["label"] for r in rows if r["gating"] and r["verdict"] in ("improvement", "regression")]
+        shown_any += bool(shown)
         counted = [r for r in rows if r["metric"] in COUNT_KEYS]
         moved = [r["label"] for r in counted if r["verdict"] in ("improvement", "regression")]
         counts_s = (data.get("extra") or {}).get("counts_seconds")
@@ -73,9 +76,10 @@ def main() -> int:
               f"{len(flagged)} timing flagged, {len(confirmed)} confirmed; {len(counted)} count rows, "
               f"{len(moved)} moved (counts {counts_s or 0:.0f} s); {seconds / 60:.1f} min"
               + (f"; red: {', '.join(reds)}" if reds else "")
+              + (f"; shown: {', '.join(shown)}" if shown else "")
               + (f"; flagged: {', '.join(flagged)}" if flagged else "")
               + (f"; counts moved: {', '.join(moved)}" if moved else ""), flush=True)  # fmt: skip
-    print(f"red PRs: {red} of {args.runs}; gating verdicts {gating_total}; timing figures flagged in the first "
+    print(f"red PRs: {red} of {args.runs}; PRs showing any gating verdict (either way): {shown_any} of {args.runs}; gating verdicts {gating_total}; timing figures flagged in the first "
           f"rounds {flagged_total}, confirmed {confirmed_total}")  # fmt: skip
     return 0
 
