@@ -7,6 +7,7 @@ import numpy as np
 from benchwatch.compare import gate
 from benchwatch.compare.calibrate import Calibration
 from benchwatch.compare.comment import render
+from benchwatch.compare.cost_floor import set_cost_floors
 from benchwatch.compare.verdict import (
     EXIT_OK,
     EXIT_REGRESSION,
@@ -14,10 +15,9 @@ from benchwatch.compare.verdict import (
     SideInfo,
     compare_figures,
 )
-from benchwatch.figure_key import load_key
-from benchwatch.compare.cost_floor import set_cost_floors
 from benchwatch.counts.cost import cost_figures
 from benchwatch.counts.weights import Weights
+from benchwatch.figure_key import load_key
 from benchwatch.metrics import COST, CPU, INSTRUCTIONS, SYSCALLS, Closed, Counted
 from benchwatch.results import Figure
 

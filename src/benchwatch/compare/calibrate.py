@@ -201,8 +201,9 @@ def merge_count_floors(root: Path, floors: dict[str, dict[str, float]], source: 
     calibration.counts = {
         "method": f"counts A/A (each side one boot, counted alone): per figure {COUNT_FLOOR_FACTOR:g} x the farthest "
                   f"its range of base and head phases strayed from 1, at least {min_floor(INSTRUCTIONS.key):.1%} "
-                  f"(instructions) / {min_floor(SYSCALLS.key):.0%} (system calls); a count without a floor of its "
-                  "own takes that minimum",
+                  f"(instructions) / {min_floor(SYSCALLS.key):.0%} (system calls) / {min_floor(COST.key):.1%} (the estimated "
+                  "cost, whose floor in a compare is at least the one its parts' floors give); a count without a floor "
+                  "of its own takes that minimum",
         "from": source,
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
