@@ -3,10 +3,11 @@
 import pytest
 from test_gate import WEIGHTS, comparison, judged, load_figure
 
+from benchwatch.compare import gate
 from benchwatch.compare.calibrate import Calibration
 from benchwatch.compare.comment import render
 from benchwatch.compare.cost_floor import FROM_PARTS, floor_from_parts
-from benchwatch.compare.verdict import EXIT_OK, EXIT_REGRESSION
+from benchwatch.compare.verdict import EXIT_OK, EXIT_REGRESSION, compare_figures
 from benchwatch.counts import weights
 from benchwatch.counts.cost import INSTRUCTIONS_PART, cost_figure
 from benchwatch.metrics import COST, INSTRUCTIONS, SYSCALLS, Counted
@@ -95,3 +96,13 @@ def test_the_weights_are_measured_here_in_seconds_for_every_call_named():
     assert set(found.system_us_per_call) >= {"read", "write", "writev", "sendto", "recvfrom", "epoll_ctl"}
     assert all(us >= 0 for us in found.system_us_per_call.values())
     assert found.call_us("no_such_call") == found.other_call_us > 0
+
+
+def test_without_weights_the_counts_gate_one_by_one_so_a_failed_measurement_never_turns_green():
+    base = counts("GET /", [435_000.0, 435_100.0], {"read": 1.0, "writev": 1.0})
+    head = counts("GET /", [435_050.0, 435_150.0], {"read": 1.0, "write": 2.0})
+    rows, _ = compare_figures(base, head, None)  # no cost figures: the weights could not be measured
+    assert comparison(rows).exit_code() == EXIT_OK
+    gate.gate_counts_alone(rows)
+    assert comparison(rows).exit_code() == EXIT_REGRESSION
+    assert [r.label for r in comparison(rows).gating_regressions()] == ["hello GET / seq syscalls_per_request"]

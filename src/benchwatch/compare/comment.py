@@ -168,8 +168,8 @@ def render(comparison: Comparison) -> str:
 def _weights(comparison: Comparison, shown: int = 12) -> list[str]:
     """The weights the estimated costs were made with, or why there are none."""
     if comparison.extra.cost_unavailable:
-        return [f"Estimated cost per request: not made ({comparison.extra.cost_unavailable}); the counts gate "
-                "by themselves only as information.", ""]  # fmt: skip
+        return [f"Estimated cost per request: not made ({comparison.extra.cost_unavailable}); the instructions "
+                "and system calls per request gate one by one instead.", ""]  # fmt: skip
     found = comparison.extra.cost_weights
     if found is None:
         return []

@@ -28,8 +28,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from benchwatch.compare.verdict import Confirmation, Row
-from benchwatch.metrics import COUNT_KEYS, MICRO_INSTRUCTIONS
+from benchwatch.metrics import COUNT_KEYS, COUNTS, MICRO_INSTRUCTIONS
 
+PARTS = frozenset(m.key for m in COUNTS)  # what an estimated cost is made of
 NOT_OWN_FLOOR = "no calibrated floor of its own (run `benchwatch calibrate` on it): information, not a gate"
 
 
@@ -44,6 +45,14 @@ def demote_borrowed_floors(rows: Iterable[Row]) -> None:
         if row.gating and not is_count(row) and row.floor_source == "metric":
             row.gating = False
             row.reason = row.reason or NOT_OWN_FLOOR
+
+
+def gate_counts_alone(rows: Iterable[Row]) -> None:
+    """No cost could be made (its weights failed to measure): the instructions and system calls
+    gate one by one, as before there was a cost. A failed measurement never turns a verdict green."""
+    for row in rows:
+        if row.metric in PARTS:
+            row.gating = True
 
 
 def to_confirm(rows: Iterable[Row]) -> list[Row]:

@@ -150,6 +150,8 @@ def compare(
         rows, unpaired = compare_figures(figures["base"] + costs["base"], figures["head"] + costs["head"], calibration,
                                          key=key)  # fmt: skip
         set_cost_floors(rows)
+        if extra.cost_unavailable:
+            gate.gate_counts_alone(rows)
         gate.demote_borrowed_floors(rows)
         flagged = gate.to_confirm(rows)
         if flagged and not confirm:
