@@ -189,9 +189,11 @@ def run_with_counts():
     return run
 
 
-def test_the_counts_gab_file_holds_only_gating_figures():
+def test_the_counts_gab_file_holds_only_the_counts():
     """What the one commenting suite reads: results.gab_entries(counts=True) of a run holding every
-    kind of figure keeps only the counts per request, which gate (metrics.gating)."""
+    kind of figure keeps only the counts per request (instructions, system calls), deterministic,
+    so its tight threshold is not noise; never one-round timings. (In a compare their estimated
+    cost gates; the trend keeps the counts, which do not depend on the machine's weights.)"""
     from benchwatch import metrics
     from benchwatch.results import gab_entries
 
@@ -199,7 +201,7 @@ def test_the_counts_gab_file_holds_only_gating_figures():
     kinds = {f.metric for f in run.figures if f.valid}
     assert {metrics.P99.key, metrics.RPS.key} <= kinds and kinds & metrics.COUNT_KEYS  # the test has all kinds
     counted = {e["name"] for e in gab_entries(run.figures, bigger_is_better=False, counts=True)}
-    assert counted and all(metrics.metric(f.kind, f.metric, f.unit).gating for f in run.figures if f.name in counted)
+    assert counted == {f.name for f in run.figures if f.valid and f.metric in metrics.COUNT_KEYS}
 
 
 # --- the agreed inputs: database and the app-env secret -----------------------------------------
