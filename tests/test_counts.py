@@ -175,7 +175,8 @@ def test_per_request_counts_take_off_the_idle_cost_of_their_time():
 
 def test_counted_timer_ticks_are_taken_off_by_the_tick_not_by_the_wall_time():
     """Two phases of the same work, one of them slower in wall time (a loaded machine): by the
-    tick, both come out equal; a server whose ticks were not counted falls back to the time."""
+    tick, both come out equal; a server whose ticks were not counted falls back to the time; with
+    the timer quiet (no tick), only the cost of a window with no request comes off."""
     counted, endpoint = _counted([40_030_000, 40_090_000], [{"read": 1000}] * 2, [0, 0])
     counted.idle_instructions_per_tick = 3_000.0
     counted.instruction_phases[0].ticks, counted.instruction_phases[1].ticks = 10, 30
@@ -183,6 +184,9 @@ def test_counted_timer_ticks_are_taken_off_by_the_tick_not_by_the_wall_time():
     assert counted.instructions(endpoint) == [400_000.0, 400_000.0]
     counted.instruction_phases[1].ticks = None
     assert counted.instructions(endpoint)[1] == (40_090_000 - 2.0 * 1000.0) / 100
+    counted.idle_window_instructions = 30_000.0  # the timer quiet: no tick, a window's own cost alone
+    counted.instruction_phases[0].ticks = 0
+    assert counted.instructions(endpoint)[0] == 400_000.0
 
 
 def test_figures_are_named_by_the_one_name_rule_with_calls_by_name_in_detail():
@@ -411,8 +415,11 @@ def test_the_harness_collects_on_request_and_then_loads_the_environments_own_sit
 def test_the_harness_holds_a_uvicorn_loop_still_and_counts_its_timer_ticks(tmp_path):
     """A real uvicorn server (the latest stack's) with the harness: `hold()` answers with its
     timer's ticks so far and, while held, the loop serves nothing and ticks no more; after
-    `release()` it ticks again. A process that is not a uvicorn server answers None. Neither
-    prints an error from the harness (an environment without a sitecustomize of its own)."""
+    `release()` it ticks again. `quiet()` stops the ticks while the server still serves; after
+    `wake()` it ticks, and stops on SIGINT. A process that is not a uvicorn server answers None
+    and False. Neither prints an error from the harness (an environment without a
+    sitecustomize of its own)."""
+    import signal
     import subprocess
     import time
     import urllib.request
@@ -452,6 +459,21 @@ def test_the_harness_holds_a_uvicorn_loop_still_and_counts_its_timer_ticks(tmp_p
         later = control.hold()
         control.release()
         assert later is not None and later > again  # released, it ticks again
+        assert control.quiet()  # the timer held: no tick while the server serves
+        quieted = control.hold()
+        control.release()
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5.0).read()  # it still answers
+        time.sleep(1.0)
+        still = control.hold()
+        control.release()
+        assert quieted is not None and still is not None and still - quieted <= 1  # the one already due, at most
+        control.wake()
+        time.sleep(0.5)
+        woken = control.hold()
+        control.release()
+        assert woken is not None and woken > still
+        process.send_signal(signal.SIGINT)  # a woken timer reads the exit flag: the server stops
+        assert process.wait(30) == 0
     finally:
         process.terminate()
         _, stderr = process.communicate(timeout=30)
@@ -463,6 +485,7 @@ def test_the_harness_holds_a_uvicorn_loop_still_and_counts_its_timer_ticks(tmp_p
     try:
         plain.connect()
         assert plain.hold() is None
+        assert plain.quiet() is False
     finally:
         other.kill()
         _, stderr = other.communicate(timeout=30)

@@ -72,6 +72,27 @@ class Harness:
         except ValueError:
             raise HarnessError(f"the server's counting harness answered {answer!r} to hold") from None
 
+    def quiet(self) -> bool:
+        """uvicorn's main-loop timer held until `wake()` (no tick in any phase); False when the
+        server is not uvicorn (nothing changed)."""
+        self._ask(b"q", "quiet")
+        return self._read_one("quiet") == b"k"
+
+    def wake(self) -> None:
+        self._ask(b"u", "wake")
+        if self._read_one("wake") != b"k":
+            raise HarnessError("the server's counting harness closed its socket")
+
+    def _read_one(self, name: str) -> bytes:
+        assert self._socket is not None
+        try:
+            answer = self._socket.recv(1)
+        except OSError as exc:
+            raise HarnessError(f"the server's counting harness did not answer {name} ({exc})") from None
+        if not answer:
+            raise HarnessError("the server's counting harness closed its socket")
+        return answer
+
     def release(self) -> None:
         self._ask(b"r", "release")
         if self._read_until(b"k", "release") != b"k":

@@ -10,6 +10,7 @@ without, 0.21 % with (docs/counts.md)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 from collections import Counter
@@ -91,14 +92,19 @@ class TargetCounts:
     syscall_phases: list[Phase]
     idle_calls_per_wakeup: dict[str, float]
     idle_instructions_per_tick: float | None = None
+    idle_window_instructions: float = 0.0  # the idle pause's whole count: with the timer quiet, a window's own cost
 
     def instructions(self, endpoint: Endpoint) -> list[float]:
-        """Per request, one value per repeat: the phase's count less the idle cost in it: its
-        timer's ticks, counted, times what one costs (from the idle pause); for a server whose
-        ticks cannot be counted, the idle cost of the phase's wall time."""
+        """Per request, one value per repeat: the phase's count less the idle cost in it. With
+        uvicorn's timer quiet (no tick in the phase) that is the cost of a window with no request
+        (the idle pause's count: the harness's hold and release around its dumps); with ticks, their
+        number times what one costs idle; for a server whose ticks cannot be counted, the idle cost
+        of the phase's wall time."""
         return [(p.instructions - self._idle_in(p)) / p.requests for p in self.instruction_phases if p.endpoint == endpoint]
 
     def _idle_in(self, phase: Phase) -> float:
+        if phase.ticks == 0:  # uvicorn's timer quiet (counts/harness): the window's own cost alone
+            return self.idle_window_instructions
         if phase.ticks is not None and self.idle_instructions_per_tick is not None:
             return self.idle_instructions_per_tick * phase.ticks
         return self.idle_instructions_per_s * phase.seconds
@@ -126,6 +132,12 @@ class TargetCounts:
                 "requests": mine[0].requests if mine else 0,
                 "files": [p.file.name for p in mine if p.file is not None],
                 "strace_requests": traced[0].requests if traced else 0,
+                # how the idle cost was taken off each phase, for a reader checking a figure
+                "ticks": [p.ticks for p in mine],
+                "seconds": [round(p.seconds, 3) for p in mine],
+                "idle_instructions_per_tick": self.idle_instructions_per_tick,
+                "idle_window_instructions": self.idle_window_instructions,
+                "idle_instructions_per_s": self.idle_instructions_per_s,
             }
         return found
 
@@ -141,7 +153,7 @@ def count_target(
     say(f"counts: {target.variant.id}: system calls under strace")
     traced = [min(cap, STRACE_TIMES * n) for n in cg.requests]
     st = _strace(target, out_dir / "strace.trace", cg.warmups, traced, repeats)
-    counted = TargetCounts(target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick)
+    counted = TargetCounts(target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle)
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
     say(f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s")
     return counted
@@ -164,6 +176,7 @@ class _Run:
     idle_per_s: float = 0.0  # callgrind: instructions per idle second
     idle_calls: dict[str, float] = field(default_factory=dict)  # strace: calls per timer wake-up
     idle_per_tick: float | None = None  # callgrind: instructions per timer tick while idle
+    idle: float = 0.0  # callgrind: the idle pause's count
 
 
 @dataclass
@@ -176,6 +189,7 @@ class _Serving:
     client: Client
     gc: Harness
     tail: list[str] = field(default_factory=list)  # its stderr tail once stopped, for later errors
+    quiet: bool = False  # uvicorn's timer held for the count (counts/harness)
 
     @property
     def requests(self) -> list[Request]:
@@ -229,11 +243,15 @@ def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[_Se
                 # a first collection: the harness thread then sleeps in `recv` (holding no lock)
                 # before anything is counted, as it does between every two collections
                 gc.collect()
+                serving.quiet = gc.quiet()  # uvicorn's timer held: no tick in any phase
                 yield serving
             except HarnessError as exc:
                 raise CountFailed(str(exc), stderr_tail=srv.stderr_tail()) from None
             finally:
                 client.close()
+                if serving.quiet:  # before the server is stopped: it reads its exit flag at a tick
+                    with contextlib.suppress(HarnessError):
+                        gc.wake()
             if not srv.alive():
                 raise CountFailed("server exited during the count", stderr_tail=srv.stderr_tail())
             serving.tail.append(srv.stderr_tail())
@@ -324,7 +342,7 @@ def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int) -> _
         raise CountFailed(str(exc), stderr_tail=tail[0]) from None
     idle_ticks = ticks_between("settle", "idle")
     per_tick = idle / idle_ticks if idle_ticks else None
-    return _Run(phases, warmups, counts, idle / idle_seconds, idle_per_tick=per_tick)
+    return _Run(phases, warmups, counts, idle / idle_seconds, idle_per_tick=per_tick, idle=idle)
 
 
 def _number(dumps: list[tuple[str, float]], label: str) -> int:

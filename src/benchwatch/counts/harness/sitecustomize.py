@@ -7,6 +7,14 @@ during a phase it runs no instruction and makes no system call:
 - `c`: a full garbage collection, answered `k` when done. Every phase then begins with the
   collector in the same state; without it, where its periodic full passes land is a matter of
   which phase they fall in: ±1 % on an endpoint counted 2 requests at a time.
+- `q`, `u`: quiet uvicorn's timer, then wake it. uvicorn's main loop sleeps 0.1 s of wall time
+  between two calls of `Server.on_tick` (the date header, the exit flag). On a loaded machine a
+  phase under callgrind takes longer, so it would hold more of these wake-ups, and what one costs
+  inside a busy phase (~9,000 instructions) is not what it costs idle (~30,000): quiet, the main
+  loop's sleep waits until `u` (or until the harness goes away), and no phase holds a tick. Only
+  the main loop's own sleep is held (uvicorn.server's `asyncio`, seen by that module alone, is
+  a stand-in whose `sleep` holds when called from `main_loop`); answered `k`, or `-` when this
+  is not a uvicorn server.
 - `h`, then `r`: hold the server's event loop still while the counter dumps, then let it go.
   `h` is answered with how many times uvicorn's timer has ticked so far (`<n>\\n`), or `-\\n` when
   this is not a uvicorn server. uvicorn wakes every 0.1 s of wall time to run `Server.on_tick`;
@@ -82,20 +90,91 @@ class _Ticks:
             connection.sendall(b"k")
 
 
+class _QuietAsyncio:
+    """What uvicorn.server sees as `asyncio` while quiet: the module itself, but a `sleep` called
+    from `Server.main_loop` waits until woken."""
+
+    def __init__(self, real) -> None:
+        self._real = real
+        self._loop = None
+        self._waiting = None
+        self.quiet = True
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def sleep(self, delay, result=None):
+        if self.quiet and sys._getframe(1).f_code.co_name == "main_loop":
+            return self._held(result)
+        return self._real.sleep(delay, result)
+
+    async def _held(self, result):
+        self._loop = self._real.get_running_loop()
+        self._waiting = self._loop.create_future()
+        await self._waiting
+        return result
+
+    def wake(self, loop) -> None:
+        self.quiet = False
+
+        def done() -> None:
+            if self._waiting is not None and not self._waiting.done():
+                self._waiting.set_result(None)
+
+        loop.call_soon_threadsafe(done)
+
+
+class _Timer:
+    """uvicorn's main-loop timer, quieted and woken (`q`, `u`)."""
+
+    def __init__(self, ticks: _Ticks) -> None:
+        self.ticks = ticks
+        self.stand_in = None
+
+    def quiet(self) -> bool:
+        if self.stand_in is not None:
+            return True
+        if not self.ticks.install() or not self.ticks.found.wait(_FIRST_TICK_S):
+            return False
+        server = sys.modules["uvicorn.server"]
+        real = getattr(server, "asyncio", None)
+        if real is None:
+            return False
+        self.stand_in = _QuietAsyncio(real)
+        server.asyncio = self.stand_in
+        return True
+
+    def wake(self) -> None:
+        if self.stand_in is None:
+            return
+        sys.modules["uvicorn.server"].asyncio = self.stand_in._real
+        self.stand_in.wake(self.ticks.loop)
+        self.stand_in = None
+
+
 def _serve(listener: socket.socket) -> None:
     connection, _ = listener.accept()
     listener.close()
     ticks = _Ticks()
-    with connection:
-        while True:
-            asked = connection.recv(1)
-            if asked == b"c":
-                gc.collect()
-                connection.sendall(b"k")
-            elif asked == b"h":
-                ticks.hold(connection)
-            else:
-                return
+    timer = _Timer(ticks)
+    try:
+        with connection:
+            while True:
+                asked = connection.recv(1)
+                if asked == b"c":
+                    gc.collect()
+                    connection.sendall(b"k")
+                elif asked == b"h":
+                    ticks.hold(connection)
+                elif asked == b"q":
+                    connection.sendall(b"k" if timer.quiet() else b"-")
+                elif asked == b"u":
+                    timer.wake()
+                    connection.sendall(b"k")
+                else:
+                    return
+    finally:
+        timer.wake()  # the client gone: uvicorn's timer runs again, so a signal stops the server
 
 
 def _start() -> None:
