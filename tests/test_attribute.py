@@ -180,6 +180,64 @@ def test_attribute_compares_every_step_with_base_and_writes_both_files(tmp_path)
     assert "old+fastapi" in (out / "attribution.md").read_text()
 
 
+def _counted(head: str) -> Comparison:
+    """A counts-only compare of hello GET / as compare writes it: the estimated cost, instructions
+    (with where they went by shared object) and system calls by name per request. The head moving
+    fastapi changes nothing; "new" and "old+orjson" swap one writev for two writes."""
+    from benchwatch.counts.breakdown import ByObject, ObjectCount
+
+    swap = head in ("new", "old+orjson")
+    values = {"cost_us_per_request": (102.6, 106.4 if swap else 102.6), "syscalls_per_request": (2.0, 3.0 if swap else 2.0),
+              "instructions_per_request": (417_023.0, 414_100.0 if swap else 417_023.0)}  # fmt: skip
+    rows = []
+    for metric, (base, head_value) in values.items():
+        r = head_value / base
+        rows.append(Row(label=f"hello GET / seq {metric}", kind="load", scenario="hello", endpoint="GET /", metric=metric,
+                        floor_key=metric, unit="x", bigger_is_better=False, base_figure="a", head_figure="b",
+                        base_value=base, head_value=head_value, ratio=r, low=r * 0.999, high=r * 1.001,
+                        verdict="unchanged" if r == 1 else ("regression" if r > 1 else "improvement"), text="",
+                        floor=0.005, floor_source="test", gating=metric == "cost_us_per_request"))  # fmt: skip
+    rows[1].detail = {"read": [1.0, 1.0], "write": [None, 2.0] if swap else [None, None],
+                      "writev": [1.0, None] if swap else [1.0, 1.0], "epoll_pwait": [2.0, 2.004]}  # fmt: skip
+    side = lambda role: SideInfo(role=role, spec="x", kind="stack")  # noqa: E731
+    comparison = Comparison(base=side("base"), head=side("head"), rounds=1, quick=True, rows=rows)
+    if swap:
+        comparison.extra.instructions_by_object["hello GET / seq instructions_per_request"] = ByObject(
+            base=417_023.0, head=414_100.0, objects=[ObjectCount(name="libpython", base=301_400.0, head=299_650.0),
+                                                     ObjectCount(name="uvloop/libuv", base=52_310.0, head=51_140.0)])  # fmt: skip
+    return comparison
+
+
+def test_attribute_keeps_each_steps_cost_and_its_mechanism(tmp_path):
+    """attribution.json keeps, per step and changed endpoint, the estimated cost of both sides, where
+    the instructions went by shared object and the calls by name that changed; an endpoint that did
+    not change has none, and an attribution written before it loads with none."""
+    project = _old_and_new(tmp_path)
+
+    def ensure(stack: Stack) -> Env:
+        versions = {"old": {"fastapi": "1.0", "orjson": "1.0"}, "new": {"fastapi": "2.0", "orjson": "2.0"}}
+        return Env(stack.name, tmp_path, versions.get(stack.name, stack.pinned_versions()))
+
+    result, out = attribute(project, "old", "new", patterns="hello@*", quick=True, out=tmp_path / "out", quiet=True,
+                            compare_fn=lambda proj, base, head, *, out, **kw: (_counted(head), out),
+                            resolve=lambda s: None, ensure=ensure)  # fmt: skip
+    data = json.loads((out / "attribution.json").read_text())
+    assert data["mechanisms"] is True
+    assert {line["label"] for line in data["lines"]} == {f"hello GET / seq {m}" for m in
+                                                          ("cost_us_per_request", "instructions_per_request", "syscalls_per_request")}  # fmt: skip
+    steps = {s["step"]: s for s in data["steps"]}
+    assert steps["old+fastapi"]["mechanism"] == {}  # nothing changed
+    found = steps["old+orjson"]["mechanism"]["hello GET / seq"]
+    assert found["cost_us"] == [102.6, 106.4]
+    assert found["calls"] == {"write": [None, 2.0], "writev": [1.0, None]}  # epoll_pwait moved by less than 0.01
+    assert [o["name"] for o in found["instructions"]["objects"]] == ["libpython", "uvloop/libuv"]
+    assert data["direct"]["mechanism"]["hello GET / seq"]["calls"] == found["calls"]
+    old = json.loads((REPO / "tests" / "fixtures" / "site" / "attribution-hello.json").read_text())
+    assert "mechanisms" not in old and "mechanism" not in old["steps"][0]
+    loaded = type(result).model_validate(old)
+    assert loaded.mechanisms is False and all(s.mechanism == {} for s in loaded.steps)
+
+
 def test_attribute_refuses_the_same_stack_twice_and_scenarios_on_one_side_only():
     project = load_project(REPO)
     with pytest.raises(UserError, match="same stack"):

@@ -15,6 +15,7 @@ from benchwatch.config import load_project
 from benchwatch.counts import (
     CountTarget,
     breakdown,
+    by_object,
     callgrind,
     count_requests,
     phase_files,
@@ -104,6 +105,10 @@ def test_the_breakdown_puts_an_injected_python_loop_in_the_interpreter(tmp_path)
     table = render(found)
     assert "| libpython |" in table and "**all**" in table
     assert table.count("\n|") >= 6
+    data = by_object(found)  # the same as data (compare.json, attribution.json): the rows the table shows
+    assert data.objects[0].name == INTERPRETER and data.objects[0].head > data.objects[0].base
+    assert (data.base, data.head) == (round(found.base, 1), round(found.head, 1))
+    assert [f"| {o.name} |" in table for o in data.objects] == [True] * len(data.objects)
 
 
 def test_functions_without_a_name_are_never_paired_across_sides_and_the_table_says_so(tmp_path):

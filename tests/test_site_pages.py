@@ -216,6 +216,76 @@ def test_releases_list_each_watched_release_first_with_its_effect_per_scenario(d
     assert f"{COMPARE_QUICK_ROUNDS} paired rounds (quick)" in page and "Do the steps add up?" in page
 
 
+MECHANISM = Path(__file__).parent / "fixtures" / "releases" / "attribution-hello-mechanism.json"
+
+
+def _rows(page: str, title: str) -> list[str]:
+    """The text of each row of the table whose aria-label starts with `title`, cells joined by " | "."""
+    table = page.split(f'aria-label="{title}')[1].split("</table>")[0]
+    return [" | ".join(re.findall(r"<td[^>]*>(.*?)</td>", row)) for row in re.findall(r"<tr>(.*?)</tr>", table)[1:]]
+
+
+def test_a_release_that_moved_a_figure_shows_its_cost_and_mechanism_in_its_own_row(tmp_path: Path) -> None:
+    """A recorded counts-only attribution, v2-pre-rust -> latest on hello (CONSTRUCTED from the
+    measured numbers in docs/evidence.md — instructions per request, the weights of the hello compare,
+    uvloop 0.23's write/writev — not one run): the uvloop row names its versions, its estimated cost
+    1.037x higher in µs, the shared objects whose instructions moved and the calls by name that changed;
+    the uvicorn row its own; the transitive step moved nothing and has no row."""
+    from benchwatch.report.releases_page import read_attribution
+
+    build_site(tmp_path, attributions=[(MECHANISM.name, read_attribution(MECHANISM))])
+    page = (tmp_path / "releases.html").read_text()
+    rows = _rows(page, "v2-pre-rust → latest: releases that moved a figure")
+    assert [row.split(" | ")[0] for row in rows] == ["fastapi 0.129.2 → 0.165.0", "uvicorn 0.41.0 → 0.54.0",
+                                                    "uvloop 0.22.1 → 0.23.0"]  # fmt: skip
+    [uvloop] = [row for row in rows if row.startswith("uvloop")]
+    cells = uvloop.split(" | ")
+    assert cells[1:4] == ["—", "hello", "GET /"]
+    assert cells[4] == "1.037 [1.036, 1.038] higher: 102.6 → 106.4 µs"
+    assert cells[5] == "libpython -1,750 (-0.42%); uvloop/libuv -1,170 (-0.28%) (all: 417,023 → 414,100 instr/req)"
+    assert cells[6] == "write 0.00 → 2.00, writev 1.00 → 0.00"
+    assert '<td class="worse">1.037 [1.036, 1.038] higher' in page
+    [uvicorn] = [row for row in rows if row.startswith("uvicorn")]
+    assert "0.939 [0.938, 0.940] lower: 102.6 → 96.4 µs" in uvicorn and "libpython -27,300" in uvicorn
+    assert uvicorn.endswith("| no call changed") and "write" not in uvicorn
+    assert "counted once per side" in page and "paired rounds" not in page  # counts only: no timing rounds
+
+
+def test_a_release_table_from_an_attribution_without_a_cost_or_a_mechanism_says_not_recorded() -> None:
+    """An attribution written before the mechanism was kept (the real timed hello one) still renders:
+    its moved figures are CPU per request, and the mechanism is "not recorded"; one with counts but
+    no cost gives the counts' ratios."""
+    from benchwatch.report.releases_page import mechanism_table
+
+    old = Attribution.model_validate_json((Path(__file__).parent / "fixtures" / "site" / "attribution-hello.json").read_text())
+    rows = [[c.text for c in row] for row in mechanism_table(old.base, old.head, [old]).rows]
+    [fastapi] = [row for row in rows if row[0].startswith("fastapi") and row[3] == "GET / c=10"]
+    assert fastapi[4:] == ["not counted: cpu/req 1.136 [1.122, 1.159] slower", "not recorded", "not recorded"]
+    from benchwatch.report.site import render_releases_page
+
+    page = render_releases_page([("attribution-hello.json", old)], None)
+    assert "<td>not recorded</td>" in page and "Every figure of every step" in page
+    new = Attribution.model_validate_json(MECHANISM.read_text())
+    for step in new.steps:  # as if the weights could not be measured: no cost line
+        step.ratios = {label: r for label, r in step.ratios.items() if not label.endswith("cost_us_per_request")}
+    [uvloop] = [[c.text for c in row] for row in mechanism_table(new.base, new.head, [new]).rows if row[0].text.startswith("uvloop")]
+    assert uvloop[4] == "not weighed: instr/req 0.993 [0.992, 0.993] fewer; syscalls/req 1.500 [1.500, 1.500] more"
+    assert uvloop[6] == "write 0.00 → 2.00, writev 1.00 → 0.00"
+
+
+def test_every_string_of_a_recorded_mechanism_is_escaped(tmp_path: Path) -> None:
+    """A published attribution is data from a nightly run: an object or call name cannot inject HTML."""
+    from benchwatch.report.site import render_releases_page
+
+    data = json.loads(MECHANISM.read_text())
+    mechanism = next(s for s in data["steps"] if s["requested"] == "uvloop")["mechanism"]["hello GET / seq"]
+    mechanism["instructions"]["objects"][0]["name"] = "<img src=x onerror=alert(1)>"
+    mechanism["calls"]["<script>alert(1)</script>"] = [0.0, 1.0]
+    page = render_releases_page([("x.json", Attribution.model_validate(data))], None)
+    assert "<img src=x" not in page and "<script>alert" not in page
+    assert "&lt;img src=x onerror=alert(1)&gt; -1,750" in page and "&lt;script&gt;alert(1)&lt;/script&gt; 0.00 → 1.00" in page
+
+
 def test_a_broken_data_js_or_attribution_is_one_error_line_naming_the_file(tmp_path: Path, cli) -> None:
     history = tmp_path / "history"
     history.mkdir()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from benchwatch import envs
 from benchwatch.attribute import interactions
+from benchwatch.attribute.mechanism import Mechanism, mechanisms
 from benchwatch.attribute.resolver import try_resolve
 from benchwatch.attribute.steps import Resolve, Step, differing, plan_steps, step_stack
 from benchwatch.attribute.table import (
@@ -96,20 +97,20 @@ def attribute(
     selection = ",".join(f"{s}@*" for s in scenarios)
     scenario_of: dict[str, str] = {}
 
-    def measure(side: str, directory: Path) -> tuple[dict, str | None]:
+    def measure(side: str, directory: Path) -> tuple[dict, str | None, dict[str, Mechanism]]:
         comparison, _ = compare_fn(both, base, side, patterns=selection, quick=quick, rounds=rounds, out=directory,
                                    micro=False, quiet=True, load=timings, counts=True, confirm=False,
                                    session=session)  # fmt: skip
         found = gating_ratios(comparison)
         scenario_of.update({label: scenario for label, (scenario, _) in found.items()})
         trouble = "; ".join(p.line() for p in comparison.problems) or None
-        return {label: ratio for label, (_, ratio) in found.items()}, trouble
+        return {label: ratio for label, (_, ratio) in found.items()}, trouble, mechanisms(comparison)
 
     progress.step(f"{base} → {head}", "direct")
-    ratios, trouble = measure(head, out / "direct")
+    ratios, trouble, mechanism = measure(head, out / "direct")
     direct = StepOutcome(step="direct", kind="direct", requested=head, group=sorted(differing(base_env.versions, head_env.versions)),
                          moved=differing(base_env.versions, head_env.versions), ratios=ratios, error=None,
-                         note=trouble or "", out=str(out / "direct"))  # fmt: skip
+                         note=trouble or "", out=str(out / "direct"), mechanism=mechanism)  # fmt: skip
     progress.advance()
     outcomes = []
     for step in steps:
@@ -118,7 +119,7 @@ def attribute(
                               moved=step.moved, note=step.note, error=step.error)  # fmt: skip
         if step.error is None and step.stack is not None:
             directory = out / "steps" / step.name
-            outcome.ratios, trouble = measure(step.name, directory)
+            outcome.ratios, trouble, outcome.mechanism = measure(step.name, directory)
             outcome.out = str(directory)
             if trouble:
                 outcome.note = "; ".join(filter(None, [outcome.note, trouble]))
@@ -126,7 +127,7 @@ def attribute(
         progress.advance()
     lines = build_lines(outcomes, direct, scenario_of)
     result = Attribution(base=base, head=head, scenarios=scenarios, quick=quick, rounds=rounds, steps=outcomes,
-                         direct=direct, lines=lines)  # fmt: skip
+                         direct=direct, lines=lines, mechanisms=True)  # fmt: skip
     disagreeing = [line for line in lines if line.agrees is False and not open_loop(line.label)]
     if disagreeing:
         result.consistency = interactions.consistency(outcomes, direct, {k: v for k, v in pythons.items() if v})
@@ -186,7 +187,7 @@ def _second_order(
         ensure(stack)
     except envs.EnvError as exc:
         return [interactions.Interaction(label=line.label, pair=pair, stack=stack.name, error=str(exc)) for line in mine]
-    ratios, trouble = measure(stack.name, out / stack.name)
+    ratios, trouble, _ = measure(stack.name, out / stack.name)
     found = []
     for line in mine:
         together = ratios.get(line.label)

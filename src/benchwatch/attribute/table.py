@@ -8,10 +8,11 @@ import re
 from pydantic import BaseModel
 
 from benchwatch.attribute.interactions import Consistency, Interaction
+from benchwatch.attribute.mechanism import Mechanism
 from benchwatch.attribute.ratios import Ratio, overlap, product
 from benchwatch.compare.stats import CONFIDENCE
 from benchwatch.compare.verdict import Comparison
-from benchwatch.metrics import COUNTS, CPU, CPU_SYS, CPU_USER
+from benchwatch.metrics import COST, COUNTS, CPU, CPU_SYS, CPU_USER
 
 ATTRIBUTION_JSON = "attribution.json"
 ATTRIBUTION_MD = "attribution.md"
@@ -27,6 +28,9 @@ class StepOutcome(BaseModel):
     error: str | None = None
     ratios: dict[str, Ratio] = {}  # by figure label
     out: str | None = None
+    # by endpoint (a figure label without its metric, mechanism.endpoint_key): what moved inside the
+    # counts of each endpoint that changed; {} in an attribution written before it was kept
+    mechanism: dict[str, Mechanism] = {}
 
 
 class Line(BaseModel):
@@ -52,6 +56,9 @@ class Attribution(BaseModel):
     consistency: Consistency | None = None  # said when a line disagrees
     interactions: list[Interaction] = []  # the second-order steps of the disagreeing lines
     seconds: float | None = None
+    # the steps carry their mechanism (StepOutcome.mechanism); False in an attribution written before
+    # it was kept, whose mechanism is "not recorded" rather than "nothing moved"
+    mechanisms: bool = False
 
     def responsible(self) -> list[tuple[StepOutcome, str, Ratio]]:
         """(step, figure label, ratio) for every step that changed a gating figure significantly."""
@@ -59,13 +66,14 @@ class Attribution(BaseModel):
                 if r.verdict in ("regression", "improvement")]  # fmt: skip
 
 
-# what a step is judged by: the counts, and CPU per request with its user/system split
-ATTRIBUTED = frozenset(m.key for m in (*COUNTS, CPU, CPU_USER, CPU_SYS))
+# what a step is judged by: the estimated cost and the counts it is made of, and CPU per request
+# with its user/system split
+ATTRIBUTED = frozenset(m.key for m in (COST, *COUNTS, CPU, CPU_USER, CPU_SYS))
 
 
 def gating_ratios(comparison: Comparison) -> dict[str, tuple[str, Ratio]]:
-    """{figure label: (scenario, ratio)} for a compare's counts per request and CPU per request
-    (with its user/system split), whether or not the compare gated on them."""
+    """{figure label: (scenario, ratio)} for a compare's estimated cost and counts per request and
+    CPU per request (with its user/system split), whether or not the compare gated on them."""
     return {row.label: (row.scenario, Ratio.of(row)) for row in comparison.rows
             if row.kind == "load" and row.metric in ATTRIBUTED}  # fmt: skip
 

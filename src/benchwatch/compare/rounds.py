@@ -284,8 +284,8 @@ def measure_counts(base: Side, head: Side, environments: dict, out_dir: Path) ->
     return result
 
 
-def where_instructions_went(rows: list, figures: dict[str, list[Figure]], dirs: dict[str, dict[str, Path]]) -> dict[str, str]:
-    """{row label: markdown table} for every instructions-per-request row that changed
+def where_instructions_went(rows: list, figures: dict[str, list[Figure]], dirs: dict[str, dict[str, Path]]) -> dict:
+    """{row label: counts.Breakdown} for every instructions-per-request row that changed
     significantly: both sides' callgrind files of that endpoint, by shared object and function."""
     from benchwatch import counts
     from benchwatch.metrics import INSTRUCTIONS
@@ -307,5 +307,5 @@ def where_instructions_went(rows: list, figures: dict[str, list[Figure]], dirs: 
                 break
         if len(files) == 2:
             (base_files, base_n), (head_files, head_n) = files
-            found[row.label] = counts.render(counts.breakdown(base_files, head_files, (base_n, head_n)))
+            found[row.label] = counts.breakdown(base_files, head_files, (base_n, head_n))
     return found

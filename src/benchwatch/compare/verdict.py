@@ -18,6 +18,7 @@ from benchwatch.compare.stats import (
     ratio_interval,
     verdict,
 )
+from benchwatch.counts.breakdown import ByObject
 from benchwatch.counts.weights import Weights
 from benchwatch.errors import EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED
 from benchwatch.metrics import (
@@ -122,6 +123,8 @@ class CompareExtra(BaseModel):
     counts_seconds: float | None = None
     # a changed instructions-per-request row's label -> where the instructions went (markdown table)
     instructions_went: dict[str, str] = {}
+    # the same, as data: all instructions and the shared objects' per request, base and head (attribute keeps it)
+    instructions_by_object: dict[str, ByObject] = {}
     profile: ProfileReport | None = None  # compare --profile: an extra round, never judged
     # compare/gate.py: the flagged timing figures measured once more (None: nothing was flagged)
     confirmation: ConfirmationInfo | None = None

@@ -2,12 +2,13 @@
 calls by name (strace), over a fixed sequence of requests on one connection."""
 
 from benchwatch.counts import callgrind, strace
-from benchwatch.counts.breakdown import Breakdown, breakdown, render
+from benchwatch.counts.breakdown import Breakdown, ByObject, breakdown, by_object, render
 from benchwatch.counts.run import DEFAULT_REPEATS, DEFAULT_REQUESTS, count_requests, target_dirs
 from benchwatch.counts.session import CountTarget, phase_files, targets_for
 
 __all__ = [
-    "DEFAULT_REPEATS", "DEFAULT_REQUESTS", "Breakdown", "CountTarget", "breakdown", "count_requests", "phase_files",
+    "DEFAULT_REPEATS", "DEFAULT_REQUESTS", "Breakdown", "ByObject", "CountTarget", "breakdown", "by_object",
+    "count_requests", "phase_files",
     "render", "target_dirs", "targets_for", "unavailable_reason",
 ]  # fmt: skip
 

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from pydantic import BaseModel
+
 from benchwatch.counts.callgrind import read
 
 INTERPRETER = "libpython"
@@ -119,6 +121,29 @@ def _unnamed(base: dict, head: dict, objects: dict[str, list[float]]) -> dict[st
         if max(side_shares) >= UNNAMED_SHARE:
             shares[group] = (side_shares[0], side_shares[1])
     return shares
+
+
+class ObjectCount(BaseModel):
+    """One part's instructions per request, base and head (a shared object, or the interpreter)."""
+
+    name: str
+    base: float
+    head: float
+
+
+class ByObject(BaseModel):
+    """Where the instructions went, as data (compare.json, attribution.json): all instructions per
+    request on each side, and the parts `render` gives a row, largest change first."""
+
+    base: float
+    head: float
+    objects: list[ObjectCount] = []
+
+
+def by_object(found: Breakdown, *, objects: int = 8) -> ByObject:
+    parts = [p for p in found.objects if _worth_a_row(p, found.base)][:objects]
+    return ByObject(base=round(found.base, 1), head=round(found.head, 1),
+                    objects=[ObjectCount(name=p.name, base=round(p.base, 1), head=round(p.head, 1)) for p in parts])  # fmt: skip
 
 
 def render(found: Breakdown, *, objects: int = 8) -> str:

@@ -207,7 +207,9 @@ def render_trends(sources: list[Source], loaded: dict[str, Loaded], changes: lis
 def render_releases_page(attributions: Sequence[tuple[str, Attribution]], report_link: str | None) -> str:
     parts = ["<p>Each FastAPI / Pydantic / Starlette / uvicorn release the nightly measured, with its attributed "
              "effect per scenario: <code>benchwatch attribute</code> moves one package (or the group the resolver "
-             "demands) at a time and measures each step side by side with the base.</p>",
+             "demands) at a time and measures each step against the base. A release that moved a figure is listed "
+             "first with its estimated cost per request and its mechanism: the shared objects whose instructions "
+             "moved and the system calls by name that changed.</p>",
              render_releases(attributions, table_html)]  # fmt: skip
     return page("releases.html", "benchwatch: releases and their effect", parts, report_link)
 
