@@ -128,6 +128,44 @@ def test_the_paths_given_to_tool_bw_hold_from_its_own_folder(tmp_path, workflow,
     assert "counts=true" in output.read_text()
 
 
+# --- git and the API go to the server the run is on ($GITHUB_SERVER_URL), never github.com by name --
+
+# "https://github.com/…", "…@github.com/…", "https://api.github.com/…": a host named in a URL
+GITHUB_COM = re.compile(r"(?:://|@)(?:api\.)?github\.com\b")
+SCRIPTS = FILES + sorted((GITHUB / "scripts").glob("*.js")) + sorted((ROOT / "scripts").glob("*.sh"))
+
+
+def push_steps() -> list[tuple[str, str, dict]]:
+    return [(path.name, job, s) for path in FILES for job, each in (yaml.safe_load(path.read_text()).get("jobs") or {}).items()
+            for s in each.get("steps", []) if "record_push.sh" in s.get("run", "")]  # fmt: skip
+
+
+def test_no_workflow_or_script_names_github_com_as_the_server():
+    """Issue 30: the record jobs pushed to https://x-access-token:…@github.com/… whatever server
+    the run was on (GitHub Enterprise, the runner test's stub). Links in docs are fine; here, none."""
+    assert GITHUB_COM.search('--remote "https://x-access-token:${GH_TOKEN}@github.com/${GITHUB_REPOSITORY}.git"')
+    assert not GITHUB_COM.search("go install github.com/nektos/act@v0.2.89 # 41898282+x[bot]@users.noreply.github.com")
+    named = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for path in SCRIPTS
+             for n, line in enumerate(path.read_text().splitlines(), 1) if GITHUB_COM.search(line)]  # fmt: skip
+    assert named == []
+
+
+@pytest.mark.parametrize("server", ["https://github.example.com", "http://127.0.0.1:8123"])
+@pytest.mark.parametrize("workflow, job, found", push_steps(), ids=lambda x: x if isinstance(x, str) else "")
+def test_the_record_jobs_push_to_the_server_the_run_is_on(tmp_path, server, workflow, job, found):
+    for folder in ("scripts", "record-tool/scripts"):  # record_push.sh as the step finds it: says its arguments
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "record_push.sh").write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+        (tmp_path / folder / "record_push.sh").chmod(0o755)
+    env = {name: "" for name in found.get("env", {})} | {"GH_TOKEN": "t0ken", "SHA": "c" * 40}
+    done = run_step(found, {**env, "GITHUB_SERVER_URL": server, "GITHUB_REPOSITORY": "o/r",
+                            "RUNNER_TEMP": str(tmp_path / "temp")}, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    args = done.stdout.splitlines()
+    scheme, host = server.split("://")
+    assert args[args.index("--remote") + 1] == f"{scheme}://x-access-token:t0ken@{host}/o/r.git"
+
+
 # --- the nightly's releases compare honours scenarios; another stack is refused ----------------
 
 

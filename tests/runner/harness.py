@@ -212,8 +212,7 @@ class Sandbox:
             for prefix in (
                 f"{self.api.url}/{repository}.git",
                 f"{self.api.url}/{repository}",
-                f"http://x-access-token:{TOKEN}@{host}/{repository}.git",
-                f"https://x-access-token:{TOKEN}@github.com/{repository}.git",
+                f"http://x-access-token:{TOKEN}@{host}/{repository}.git",  # record_push.sh's remote
             ):
                 pairs.append((f"url.{remote}.insteadOf", prefix))
         env = {"GIT_CONFIG_COUNT": str(len(pairs))}
