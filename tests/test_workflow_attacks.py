@@ -40,7 +40,7 @@ def run_step(found: dict, env: dict[str, str], cwd: Path | None = None) -> subpr
 def inputs(**over: str) -> dict[str, str]:
     good = {"EVENT": "pull_request", "BW_REPOSITORY": "benchwatch/benchwatch", "BW_REF": RELEASE,
             "SCENARIOS": "", "RELATIVE_SCENARIOS": "", "STACKS": "latest", "ALERT_THRESHOLD": "150%",
-            "COUNTS_THRESHOLD": "105%", "COUNTS": "true", "DATABASE": "", "RELEASES": "false"}  # fmt: skip
+            "COUNTS_THRESHOLD": "105%", "COUNTS": "true", "DATABASE": "", "RELEASES": "false", "INDEX_URL": "https://pypi.org"}  # fmt: skip
     return {**good, **over}
 
 
@@ -233,7 +233,7 @@ const fetchJson = async (url) => { calls.push(['fetch', url]); return onIndex[ur
 const m = require(process.env.MODULE);
 const dir = process.env.RECORD_DIR, out = process.env.OUT_DIR;
 ({
-  check: () => m.check({ core, dir, out, fetchJson }),
+  check: () => m.check({ core, dir, out, fetchJson, index: process.env.INDEX_URL }),
   issue: () => m.issue({ github, context, core, dir }),
   changePoints: () => m({ github, context, core, dir, source: 'nightly' }),
   neutralise: async () => calls.push(['text', m.neutralise(process.env.TEXT)]),

@@ -4,6 +4,7 @@ directory tool/bw runs in, the inputs the steps pass on, and who a workflow may 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -191,6 +192,115 @@ def test_releases_with_another_stack_is_refused_not_ignored(stacks, code):
     if code:
         assert "::error::stacks: releases compares latest with next" in done.stdout
     assert run_step(check, {k: v for k, v in inputs(STACKS=stacks, RELEASES="false").items() if k in check["env"]}).returncode == 0
+
+
+# --- the nightly resolves releases on one index and its record job checks them there ------------
+
+MIRROR_STATE = {"schema": 1, "pre": True, "versions": {"fastapi": "0.130.0", "pydantic": "2.13.0b1"}}
+
+
+class StubIndex:
+    """A package index as a mirror serves it: only the projects' JSON (`/pypi/<name>/json`, its
+    `releases`), on 127.0.0.1 under a path; every path asked is kept."""
+
+    def __init__(self, releases: dict[str, list[str]], prefix: str = "/mirror") -> None:
+        import http.server
+        import threading
+
+        self.asked: list[str] = []
+        stub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                stub.asked.append(self.path)
+                name = self.path.removeprefix(f"{prefix}/pypi/").removesuffix("/json")
+                if not self.path.startswith(prefix) or name not in releases:
+                    self.send_error(404)
+                    return
+                body = json.dumps({"info": {"name": name}, "releases": {v: [] for v in releases[name]}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}{prefix}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def __enter__(self) -> StubIndex:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_nightly_resolves_the_releases_on_its_index_url_input(tmp_path):
+    """Issue 30: the index was PyPI whatever the caller wanted; now the `index-url` input (default
+    https://pypi.org) is what `bw releases` resolves on."""
+    from test_workflows import _nightly_step
+
+    declared = yaml.safe_load((GITHUB / "workflows" / "reusable-nightly.yml").read_text())[True]["workflow_call"]
+    assert declared["inputs"]["index-url"]["default"] == "https://pypi.org"
+    name = "Resolve the newest releases"
+    assert step("reusable-nightly.yml", "measure", name)["env"]["INDEX_URL"] == "${{ inputs.index-url }}"
+    done, _, _ = _nightly_step(tmp_path, name, env={"INDEX_URL": "http://127.0.0.1:9/mirror"})
+    assert done.returncode == 0, done.stderr
+    said = (tmp_path / "log").read_text().split()
+    assert said[:1] == ["releases"] and said[said.index("--index-url") + 1] == "http://127.0.0.1:9/mirror"
+
+
+@pytest.mark.parametrize("url, code", [
+    ("https://pypi.org", 0), ("http://127.0.0.1:9/mirror/", 0), ("https://mirror.example:8443/pypi-proxy", 0),
+    ("https://user:secret@mirror.example", BAD_INPUT), ("file:///etc", BAD_INPUT), ("https://mirror.example/?x=1", BAD_INPUT),
+    ("https://mirror.example; id", BAD_INPUT), ("", BAD_INPUT),
+])  # fmt: skip
+def test_the_index_url_input_is_an_http_url_without_credentials(url, code):
+    check = step("reusable-nightly.yml", "measure", "Check the inputs")
+    assert check["env"]["INDEX_URL"] == "${{ inputs.index-url }}"
+    done = run_step(check, {k: v for k, v in inputs(INDEX_URL=url).items() if k in check["env"]})
+    assert done.returncode == code, done.stdout + done.stderr
+    if code:
+        assert "::error::index-url: an http(s) URL" in done.stdout
+
+
+def record_check(tmp_path: Path, index_url: str, state: dict) -> list:
+    """The nightly record job's check step (its github-script, the module at record-tool/), on an
+    artifact holding `state`, given `index_url` as reusable-nightly.yml gives it the input."""
+    from test_workflows import _github_script, _run_script
+
+    _, env = _github_script("reusable-nightly.yml", "Check the artifact (the gab files; with releases, state.json's schema, "
+                            "attribution names and JSON) before anything is recorded")  # fmt: skip
+    assert env["INDEX_URL"].startswith("${{ inputs.index-url }}")
+    record = tmp_path / "record"
+    record.mkdir(parents=True)
+    (record / "state.json").write_text(json.dumps(state))
+    (record / "gab-smaller.json").write_text('[{"name": "x", "unit": "us", "value": 1}]')
+    given = {"RECORD_DIR": str(record), "CHECKED_DIR": str(tmp_path / "checked"), "RELEASES": "true", "INDEX_URL": index_url}
+    return _run_script("reusable-nightly.yml", tmp_path, {}, given, "Check the artifact (the gab files; with releases, "
+                       "state.json's schema, attribution names and JSON) before anything is recorded")  # fmt: skip
+
+
+def test_the_record_job_checks_the_state_on_the_index_the_nightly_resolved_on(tmp_path):
+    """The check asked https://pypi.org whatever index the nightly used, so a mirror's state was
+    refused: now the same input, and the versions are looked up in the project JSON's `releases`."""
+    with StubIndex({"fastapi": ["0.129.0", "0.130.0"], "pydantic": ["2.12.0", "2.13.0b1"]}) as index:
+        calls = record_check(tmp_path, index.url + "/", {**MIRROR_STATE, "index_url": index.url})
+        assert [c for c in calls if c[0] == "setFailed"] == []
+        assert json.loads((tmp_path / "checked" / "state.json").read_text())["index_url"] == index.url
+        assert sorted(index.asked) == ["/mirror/pypi/fastapi/json", "/mirror/pypi/pydantic/json"]
+        # a version the mirror does not list yet is still refused, and so is a state from another index
+        unlisted = {**MIRROR_STATE, "index_url": index.url, "versions": {"fastapi": "0.131.0"}}
+        calls = record_check(tmp_path / "unlisted", index.url, unlisted)
+        assert ["setFailed", f"state.json in the artifact: versions.fastapi 0.131.0 is not on {index.url}; nothing recorded"] in calls
+        calls = record_check(tmp_path / "other", index.url, {**MIRROR_STATE, "index_url": "https://pypi.org"})
+        assert ["setFailed", f"state.json in the artifact: index_url is not {index.url}; nothing recorded"] in calls
+    calls = record_check(tmp_path / "credentials", "https://user:secret@mirror.example", {**MIRROR_STATE, "index_url": "x"})
+    assert calls == [["setFailed", "index-url: not an http(s) URL without credentials, query or fragment; nothing recorded"]]
 
 
 # --- only gating figures notify people ----------------------------------------------------------
