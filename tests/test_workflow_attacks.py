@@ -470,7 +470,8 @@ def test_one_run_opens_at_most_five_change_point_issues(tmp_path):
 
 
 PLANTED_TEXTS = ["&#64;a &commat;b &#x40;c @d e@f", "#1 o/r#2 GH-3 https://github.com/o/r/pull/4",
-                 "<!-- x --> <details open><summary>y</summary></details>", "<details><summary>z</summary>\n</details>"]  # fmt: skip
+                 "<!-- x --> <details open><summary>y</summary></details>", "<details><summary>z</summary>\n</details>",
+                 "`*@latest` and @g\n\n| `x@y` | @h |", "x `a\n# b` `@i` `w`", "| `a | @j` |", "\\`@k` $`@l`$"]  # fmt: skip
 
 
 @pytest.mark.parametrize("text", PLANTED_TEXTS)

@@ -464,3 +464,185 @@ def test_our_nightly_and_comment_callers_have_the_same_guards():
     assert all(job["if"].startswith("github.ref == 'refs/heads/main'") for job in ours["jobs"].values())
     assert yaml.safe_load((GITHUB / "workflows" / "pr-comment.yml").read_text())["concurrency"]["cancel-in-progress"] is False
 
+
+
+# --- PR text mentions no one, and a variant id or command in code stays as it is ---------------
+# Issue 30: the comment put a zero-width space after every `@`, inside code too, so `hello@latest`
+# copied from the comment into a command did not match. GitHub links and notifies nothing in code:
+# now only text outside code spans is broken, and only code spans no surrounding markdown can
+# turn back into text (.github/scripts/neutralise.js, inline in reusable-comment.yml).
+
+ZW = "\u200b"
+REFERENCE = re.compile(r"(?:^|[^A-Za-z0-9_])(@[A-Za-z0-9][A-Za-z0-9-]*|#[0-9]+|GH-[0-9]+|/(?:issues|pull|discussions)/[0-9]+)", re.I)
+
+
+def references(markdown: str) -> list[str]:
+    """What GitHub would make a mention or an issue link of: @name, #N, GH-N, /issues/N in the
+    text of the rendered HTML outside code, pre and links. markdown-it (CommonMark, tables, raw
+    HTML as GitHub keeps it) stands in for GitHub's renderer, which is not here."""
+    from html.parser import HTMLParser
+
+    markdown_it = pytest.importorskip("markdown_it")
+    html = markdown_it.MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).render(markdown)
+    found: list[str] = []
+
+    class Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.open: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag not in ("br", "hr", "img", "input"):
+                self.open.append(tag)
+
+        def handle_endtag(self, tag):
+            if tag in self.open:
+                del self.open[len(self.open) - 1 - self.open[::-1].index(tag):]
+
+        def handle_data(self, data):
+            if not {"code", "pre", "a"} & set(self.open):
+                found.extend(REFERENCE.findall(data))
+
+    Text().feed(html)
+    return found
+
+
+NEUTRALISE_ALL = """
+const { neutralise } = require(process.env.MODULE);
+console.log(JSON.stringify(JSON.parse(process.env.TEXTS).map((t) => neutralise(t))));
+"""
+
+
+def neutralised(tmp_path: Path, texts: list[str]) -> list[str]:
+    """neutralise.js's neutralise (quiet, then plainTags) of each text, in one node process."""
+    from test_workflows import _tool
+
+    program = tmp_path / "neutralise-all.js"
+    program.write_text(NEUTRALISE_ALL)
+    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60, env={
+        "PATH": "/usr/bin:/bin", "MODULE": str(GITHUB / "scripts" / "neutralise.js"), "TEXTS": json.dumps(texts)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+# what benchwatch writes (compare/comment.py): ids and a command in code, a folded table, a problem
+OURS = """<!-- benchwatch-compare -->
+## benchwatch: 1 regression, 0 improvements, 3 unchanged
+
+**base** variant `hello@latest` vs **head** variant `hello-falcon@latest` — same machine, 6 rounds.
+
+<details><summary>3 unchanged</summary>
+
+| | figure | base | head | change [95 % CI] | floor |
+|---|---|---|---|---|---|
+| ⚪ | hello GET / c=10 cpu/req | 120 µs | 121 µs | +0.8 % | 3.0 % |
+| | ↳ per request: `epoll_ctl` 0.00 → 2.00 | | | | |
+
+</details>
+
+- no counts: valgrind is missing: `hello@latest` `GET /`, `posts@seed-v1` `GET /posts`
+- `hello-falcon@latest` `GET /` [boot]: server exited with code 1
+
+Again by hand: `./bw compare --base latest --head next -k 'hello*@*,*@latest'`; thanks @alice, see #12.
+"""
+# an @ after a letter was never broken (a@b mentions no one); after `*`, `'` or a space it was, in code too
+COPYABLE = ["`hello@latest`", "`hello-falcon@latest`", "`posts@seed-v1`",
+            "`./bw compare --base latest --head next -k 'hello*@*,*@latest'`"]  # fmt: skip
+
+
+def test_variant_ids_and_commands_in_code_stay_copyable_in_the_pr_comment(tmp_path):
+    from test_workflow_attacks import post_comment
+
+    body = post_comment(tmp_path, OURS).partition("\n\n---\n\n")[2]
+    for code in COPYABLE:
+        assert code in body, code
+    assert f"thanks @{ZW}alice, see #{ZW}12" in body  # outside code: broken as before
+    assert references(body) == []
+    assert body.count(ZW) == 2
+
+
+def test_compares_problem_lines_show_the_variant_id_as_code():
+    from benchwatch.compare.comment import render
+    from benchwatch.compare.verdict import Comparison, SideInfo
+    from benchwatch.results import Problem
+
+    side = lambda role: SideInfo(role=role, spec="latest", kind="stack")  # noqa: E731
+    comparison = lambda rows, problems: Comparison(base=side("base"), head=side("head"), rounds=8, quick=True,  # noqa: E731
+                                                   rows=rows, problems=problems)  # fmt: skip
+    text = render(comparison([], [Problem(variant="hello@latest", endpoint="GET /", phase="boot", reason="server exited",
+                                          detail="Traceback\n  File \"<string>\", line 1, in <module>\n@app.get")]))  # fmt: skip
+    line = next(x for x in text.splitlines() if "[boot]" in x)
+    assert line == "- `hello@latest` `GET /` [boot]: server exited"
+    assert text.split(line, 1)[1].startswith("\n\n  <details>")  # its folded traceback a paragraph apart
+
+
+# Each would carry a mention past a neutraliser that trusted every pair of backticks: a run that
+# pairs across lines or blocks, a table cell, an HTML block, a link that reads the backticks
+# first, a bare \r ending a line, an escaped backtick. The stand-in renderer mentions @z in each.
+HOSTILE = [
+    "x `a\n# b` `@z` `w`",  # the heading ends the paragraph: "b` `" is code, @z is text
+    "`a\nb` `@z` `w`\n\n- `a\n- b` `@z` `w`",
+    "| h | i |\n|---|---|\n| `a | @z` |",  # a table splits the cell first
+    "<details>\n`@z`\n</details>",  # an HTML block: the backticks are text
+    "<b>\n`@z`",
+    "[a](x`y) @z` `q`",  # the link's destination takes the first backtick
+    "`a\r# @z `",  # \r ends a line as \n does
+    "\\`@z`",  # an escaped backtick opens nothing
+]
+# The same for GitHub's extensions, which the stand-in lacks (autolinks that run over backticks,
+# math), cmark's reading of a reference label, and two that only look like them
+HOSTILE_ON_GITHUB = [
+    "http://h`y @z` `q`", "www.h.io`y @z` `q`", "$`@z`$", "[a][x`y] @z` `q`\n\n[x`y]: /u",
+    "`` `@z` ``x`", "<pre>\n\n`@z`\n\n</pre>",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE + HOSTILE_ON_GITHUB)
+def test_a_code_span_that_surrounding_markdown_can_undo_mentions_no_one(tmp_path, text):
+    (out,) = neutralised(tmp_path, [text])
+    assert "@z" not in out and f"@{ZW}z" in out
+    assert references(out) == []
+
+
+def test_the_reference_finder_sees_what_the_hostile_texts_would_mention():
+    """The stand-in renderer agrees: left as they are, these texts mention @z."""
+    for text in HOSTILE:
+        assert "@z" in references(text), text
+
+
+def test_no_mix_of_backticks_pipes_lines_and_tags_mentions_anyone(tmp_path):
+    """2,000 random texts of the pieces markdown reads around a code span: after the neutraliser
+    none renders a mention or an issue link, and a span standing alone keeps its @."""
+    import random
+
+    pieces = ["`", "``", "@z", "@y ", " ", "x", "\n", "\n\n", "\r", "|", "\\", "[a](", "[b][", ")", "]", "<b>", "</b>",
+              "<details>", "</details>", "# ", "> ", "- ", "    ", "$", "http://h", "&#64;v", "#7", "```\n", "~~"]  # fmt: skip
+    rng = random.Random(30)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 24))) for _ in range(2000)]
+    for text, out in zip(texts, neutralised(tmp_path, texts), strict=True):
+        assert references(out) == [], (text, out)
+    assert neutralised(tmp_path, ["a `x@y` b", "`@z`\n\nthen @y"]) == ["a `x@y` b", f"`@z`\n\nthen @{ZW}y"]
+
+
+def test_a_cut_comment_cannot_leave_a_code_span_open(tmp_path):
+    """Past 60,000 characters the body is cut: a code span losing its closing backtick would turn
+    what it held into text, so what is left is neutralised again."""
+    from test_workflow_attacks import post_comment
+
+    body = post_comment(tmp_path, "x" * 59_990 + " `ping @zed and more`\n").partition("\n\n---\n\n")[2]
+    assert "(truncated; full report in the run)" in body
+    assert "@z" not in body and f"`ping @{ZW}z" in body
+    assert references(body) == []
+
+
+def test_a_cut_nightly_issue_cannot_leave_a_code_span_open(tmp_path):
+    from test_workflow_attacks import node_call
+
+    record = tmp_path / "nightly-record"
+    record.mkdir()
+    (record / "comment.md").write_text("x" * 59_800 + " `ping @zed " + "y" * 400 + "`\n")  # the cut falls in the y's
+    [(kind, args)] = node_call(tmp_path, "nightly-record.js", "issue", RECORD_DIR=str(record))
+    body = args["body"]
+    assert kind == "create" and body.startswith("<!-- benchwatch-nightly -->") and "(truncated; see " in body
+    assert "@z" not in body and f"`ping @{ZW}z" in body
+    assert references(body) == []

@@ -182,21 +182,23 @@ async function gab({ core, dir, out }) {
 // issue({github, context, core, dir}): open or update the one nightly-regression issue
 async function issue({ github, context, core, dir }) {
   const LABEL = 'nightly-regression';
+  const MARKER = '<!-- benchwatch-nightly -->';
   const runUrl = `${context.serverUrl}/${context.repo.owner}/${context.repo.repo}/actions/runs/${context.runId}`;
   const read = (name) => {
     const text = regularFile(path.join(dir, name), MAX_MARKDOWN);
     if (text === undefined) core.warning(`${name}: not a regular file under ${MAX_MARKDOWN} bytes, ignored`);
-    return typeof text === 'string' ? neutralise(text.split('<!-- benchwatch-nightly -->').join('')) : '';
+    return typeof text === 'string' ? neutralise(text.split(MARKER).join('')) : '';
   };
   let body = [
-    '<!-- benchwatch-nightly -->',
+    MARKER,
     `A new release changed the numbers; run ${runUrl}. Everything below comes from that run's artifact.`,
     read('releases.md'),
     read('attribution.md'),
     read('comment.md'),
   ].join('\n\n');
-  // cut, a folded block could stay open: the tags are checked again on what is left
-  if (body.length > MAX_BODY) body = plainTags(body.slice(0, MAX_BODY)) + `\n\n(truncated; see ${runUrl})`;
+  // cut, a folded block could stay open or a code span lose its end (what it held would then be
+  // text): what is left is neutralised again
+  if (body.length > MAX_BODY) body = MARKER + neutralise(body.slice(MARKER.length, MAX_BODY)) + `\n\n(truncated; see ${runUrl})`;
   // the issues API also lists pull requests: keep real issues only
   const open = (await github.paginate(github.rest.issues.listForRepo, {
     ...context.repo, labels: LABEL, state: 'open', per_page: 100,
