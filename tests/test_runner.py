@@ -268,9 +268,9 @@ def test_two_pushes_to_main_publish_the_trends_the_site_and_the_counts(tmp_path:
         assert any("benchwatch counts (per request)" in title for title in issues), sorted(issues)
 
 
-# the packages the nightly watches (releases.PACKAGES); resolved on the real index: the record
-# job's check (.github/scripts/nightly-record.js) accepts a state from https://pypi.org only,
-# so the workflow cannot be pointed at a stub index
+# the packages the nightly watches (releases.PACKAGES); resolved on the real index: nightly.yml
+# gives reusable-nightly.yml no index-url, so both the measure job and the record job's check
+# (.github/scripts/nightly-record.js) use https://pypi.org
 WATCHED = {"fastapi", "pydantic", "starlette", "uvicorn"}
 NIGHTLY_SUITES = [
     "benchwatch nightly (smaller is better)",

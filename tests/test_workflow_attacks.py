@@ -40,7 +40,7 @@ def run_step(found: dict, env: dict[str, str], cwd: Path | None = None) -> subpr
 def inputs(**over: str) -> dict[str, str]:
     good = {"EVENT": "pull_request", "BW_REPOSITORY": "benchwatch/benchwatch", "BW_REF": RELEASE,
             "SCENARIOS": "", "RELATIVE_SCENARIOS": "", "STACKS": "latest", "ALERT_THRESHOLD": "150%",
-            "COUNTS_THRESHOLD": "105%", "COUNTS": "true", "DATABASE": "", "RELEASES": "false"}  # fmt: skip
+            "COUNTS_THRESHOLD": "105%", "COUNTS": "true", "DATABASE": "", "RELEASES": "false", "INDEX_URL": "https://pypi.org"}  # fmt: skip
     return {**good, **over}
 
 
@@ -233,7 +233,7 @@ const fetchJson = async (url) => { calls.push(['fetch', url]); return onIndex[ur
 const m = require(process.env.MODULE);
 const dir = process.env.RECORD_DIR, out = process.env.OUT_DIR;
 ({
-  check: () => m.check({ core, dir, out, fetchJson }),
+  check: () => m.check({ core, dir, out, fetchJson, index: process.env.INDEX_URL }),
   issue: () => m.issue({ github, context, core, dir }),
   changePoints: () => m({ github, context, core, dir, source: 'nightly' }),
   neutralise: async () => calls.push(['text', m.neutralise(process.env.TEXT)]),
@@ -470,7 +470,8 @@ def test_one_run_opens_at_most_five_change_point_issues(tmp_path):
 
 
 PLANTED_TEXTS = ["&#64;a &commat;b &#x40;c @d e@f", "#1 o/r#2 GH-3 https://github.com/o/r/pull/4",
-                 "<!-- x --> <details open><summary>y</summary></details>", "<details><summary>z</summary>\n</details>"]  # fmt: skip
+                 "<!-- x --> <details open><summary>y</summary></details>", "<details><summary>z</summary>\n</details>",
+                 "`*@latest` and @g\n\n| `x@y` | @h |", "x `a\n# b` `@i` `w`", "| `a | @j` |", "\\`@k` $`@l`$"]  # fmt: skip
 
 
 @pytest.mark.parametrize("text", PLANTED_TEXTS)

@@ -4,6 +4,7 @@ directory tool/bw runs in, the inputs the steps pass on, and who a workflow may 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -128,6 +129,44 @@ def test_the_paths_given_to_tool_bw_hold_from_its_own_folder(tmp_path, workflow,
     assert "counts=true" in output.read_text()
 
 
+# --- git and the API go to the server the run is on ($GITHUB_SERVER_URL), never github.com by name --
+
+# "https://github.com/…", "…@github.com/…", "https://api.github.com/…": a host named in a URL
+GITHUB_COM = re.compile(r"(?:://|@)(?:api\.)?github\.com\b")
+SCRIPTS = FILES + sorted((GITHUB / "scripts").glob("*.js")) + sorted((ROOT / "scripts").glob("*.sh"))
+
+
+def push_steps() -> list[tuple[str, str, dict]]:
+    return [(path.name, job, s) for path in FILES for job, each in (yaml.safe_load(path.read_text()).get("jobs") or {}).items()
+            for s in each.get("steps", []) if "record_push.sh" in s.get("run", "")]  # fmt: skip
+
+
+def test_no_workflow_or_script_names_github_com_as_the_server():
+    """Issue 30: the record jobs pushed to https://x-access-token:…@github.com/… whatever server
+    the run was on (GitHub Enterprise, the runner test's stub). Links in docs are fine; here, none."""
+    assert GITHUB_COM.search('--remote "https://x-access-token:${GH_TOKEN}@github.com/${GITHUB_REPOSITORY}.git"')
+    assert not GITHUB_COM.search("go install github.com/nektos/act@v0.2.89 # 41898282+x[bot]@users.noreply.github.com")
+    named = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for path in SCRIPTS
+             for n, line in enumerate(path.read_text().splitlines(), 1) if GITHUB_COM.search(line)]  # fmt: skip
+    assert named == []
+
+
+@pytest.mark.parametrize("server", ["https://github.example.com", "http://127.0.0.1:8123"])
+@pytest.mark.parametrize("workflow, job, found", push_steps(), ids=lambda x: x if isinstance(x, str) else "")
+def test_the_record_jobs_push_to_the_server_the_run_is_on(tmp_path, server, workflow, job, found):
+    for folder in ("scripts", "record-tool/scripts"):  # record_push.sh as the step finds it: says its arguments
+        (tmp_path / folder).mkdir(parents=True)
+        (tmp_path / folder / "record_push.sh").write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+        (tmp_path / folder / "record_push.sh").chmod(0o755)
+    env = {name: "" for name in found.get("env", {})} | {"GH_TOKEN": "t0ken", "SHA": "c" * 40}
+    done = run_step(found, {**env, "GITHUB_SERVER_URL": server, "GITHUB_REPOSITORY": "o/r",
+                            "RUNNER_TEMP": str(tmp_path / "temp")}, cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    args = done.stdout.splitlines()
+    scheme, host = server.split("://")
+    assert args[args.index("--remote") + 1] == f"{scheme}://x-access-token:t0ken@{host}/o/r.git"
+
+
 # --- the nightly's releases compare honours scenarios; another stack is refused ----------------
 
 
@@ -153,6 +192,115 @@ def test_releases_with_another_stack_is_refused_not_ignored(stacks, code):
     if code:
         assert "::error::stacks: releases compares latest with next" in done.stdout
     assert run_step(check, {k: v for k, v in inputs(STACKS=stacks, RELEASES="false").items() if k in check["env"]}).returncode == 0
+
+
+# --- the nightly resolves releases on one index and its record job checks them there ------------
+
+MIRROR_STATE = {"schema": 1, "pre": True, "versions": {"fastapi": "0.130.0", "pydantic": "2.13.0b1"}}
+
+
+class StubIndex:
+    """A package index as a mirror serves it: only the projects' JSON (`/pypi/<name>/json`, its
+    `releases`), on 127.0.0.1 under a path; every path asked is kept."""
+
+    def __init__(self, releases: dict[str, list[str]], prefix: str = "/mirror") -> None:
+        import http.server
+        import threading
+
+        self.asked: list[str] = []
+        stub = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                stub.asked.append(self.path)
+                name = self.path.removeprefix(f"{prefix}/pypi/").removesuffix("/json")
+                if not self.path.startswith(prefix) or name not in releases:
+                    self.send_error(404)
+                    return
+                body = json.dumps({"info": {"name": name}, "releases": {v: [] for v in releases[name]}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}{prefix}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def __enter__(self) -> StubIndex:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_the_nightly_resolves_the_releases_on_its_index_url_input(tmp_path):
+    """Issue 30: the index was PyPI whatever the caller wanted; now the `index-url` input (default
+    https://pypi.org) is what `bw releases` resolves on."""
+    from test_workflows import _nightly_step
+
+    declared = yaml.safe_load((GITHUB / "workflows" / "reusable-nightly.yml").read_text())[True]["workflow_call"]
+    assert declared["inputs"]["index-url"]["default"] == "https://pypi.org"
+    name = "Resolve the newest releases"
+    assert step("reusable-nightly.yml", "measure", name)["env"]["INDEX_URL"] == "${{ inputs.index-url }}"
+    done, _, _ = _nightly_step(tmp_path, name, env={"INDEX_URL": "http://127.0.0.1:9/mirror"})
+    assert done.returncode == 0, done.stderr
+    said = (tmp_path / "log").read_text().split()
+    assert said[:1] == ["releases"] and said[said.index("--index-url") + 1] == "http://127.0.0.1:9/mirror"
+
+
+@pytest.mark.parametrize("url, code", [
+    ("https://pypi.org", 0), ("http://127.0.0.1:9/mirror/", 0), ("https://mirror.example:8443/pypi-proxy", 0),
+    ("https://user:secret@mirror.example", BAD_INPUT), ("file:///etc", BAD_INPUT), ("https://mirror.example/?x=1", BAD_INPUT),
+    ("https://mirror.example; id", BAD_INPUT), ("", BAD_INPUT),
+])  # fmt: skip
+def test_the_index_url_input_is_an_http_url_without_credentials(url, code):
+    check = step("reusable-nightly.yml", "measure", "Check the inputs")
+    assert check["env"]["INDEX_URL"] == "${{ inputs.index-url }}"
+    done = run_step(check, {k: v for k, v in inputs(INDEX_URL=url).items() if k in check["env"]})
+    assert done.returncode == code, done.stdout + done.stderr
+    if code:
+        assert "::error::index-url: an http(s) URL" in done.stdout
+
+
+def record_check(tmp_path: Path, index_url: str, state: dict) -> list:
+    """The nightly record job's check step (its github-script, the module at record-tool/), on an
+    artifact holding `state`, given `index_url` as reusable-nightly.yml gives it the input."""
+    from test_workflows import _github_script, _run_script
+
+    _, env = _github_script("reusable-nightly.yml", "Check the artifact (the gab files; with releases, state.json's schema, "
+                            "attribution names and JSON) before anything is recorded")  # fmt: skip
+    assert env["INDEX_URL"].startswith("${{ inputs.index-url }}")
+    record = tmp_path / "record"
+    record.mkdir(parents=True)
+    (record / "state.json").write_text(json.dumps(state))
+    (record / "gab-smaller.json").write_text('[{"name": "x", "unit": "us", "value": 1}]')
+    given = {"RECORD_DIR": str(record), "CHECKED_DIR": str(tmp_path / "checked"), "RELEASES": "true", "INDEX_URL": index_url}
+    return _run_script("reusable-nightly.yml", tmp_path, {}, given, "Check the artifact (the gab files; with releases, "
+                       "state.json's schema, attribution names and JSON) before anything is recorded")  # fmt: skip
+
+
+def test_the_record_job_checks_the_state_on_the_index_the_nightly_resolved_on(tmp_path):
+    """The check asked https://pypi.org whatever index the nightly used, so a mirror's state was
+    refused: now the same input, and the versions are looked up in the project JSON's `releases`."""
+    with StubIndex({"fastapi": ["0.129.0", "0.130.0"], "pydantic": ["2.12.0", "2.13.0b1"]}) as index:
+        calls = record_check(tmp_path, index.url + "/", {**MIRROR_STATE, "index_url": index.url})
+        assert [c for c in calls if c[0] == "setFailed"] == []
+        assert json.loads((tmp_path / "checked" / "state.json").read_text())["index_url"] == index.url
+        assert sorted(index.asked) == ["/mirror/pypi/fastapi/json", "/mirror/pypi/pydantic/json"]
+        # a version the mirror does not list yet is still refused, and so is a state from another index
+        unlisted = {**MIRROR_STATE, "index_url": index.url, "versions": {"fastapi": "0.131.0"}}
+        calls = record_check(tmp_path / "unlisted", index.url, unlisted)
+        assert ["setFailed", f"state.json in the artifact: versions.fastapi 0.131.0 is not on {index.url}; nothing recorded"] in calls
+        calls = record_check(tmp_path / "other", index.url, {**MIRROR_STATE, "index_url": "https://pypi.org"})
+        assert ["setFailed", f"state.json in the artifact: index_url is not {index.url}; nothing recorded"] in calls
+    calls = record_check(tmp_path / "credentials", "https://user:secret@mirror.example", {**MIRROR_STATE, "index_url": "x"})
+    assert calls == [["setFailed", "index-url: not an http(s) URL without credentials, query or fragment; nothing recorded"]]
 
 
 # --- only gating figures notify people ----------------------------------------------------------
@@ -318,3 +466,185 @@ def test_our_nightly_and_comment_callers_have_the_same_guards():
     assert all(job["if"].startswith("github.ref == 'refs/heads/main'") for job in ours["jobs"].values())
     assert yaml.safe_load((GITHUB / "workflows" / "pr-comment.yml").read_text())["concurrency"]["cancel-in-progress"] is False
 
+
+
+# --- PR text mentions no one, and a variant id or command in code stays as it is ---------------
+# Issue 30: the comment put a zero-width space after every `@`, inside code too, so `hello@latest`
+# copied from the comment into a command did not match. GitHub links and notifies nothing in code:
+# now only text outside code spans is broken, and only code spans no surrounding markdown can
+# turn back into text (.github/scripts/neutralise.js, inline in reusable-comment.yml).
+
+ZW = "\u200b"
+REFERENCE = re.compile(r"(?:^|[^A-Za-z0-9_])(@[A-Za-z0-9][A-Za-z0-9-]*|#[0-9]+|GH-[0-9]+|/(?:issues|pull|discussions)/[0-9]+)", re.I)
+
+
+def references(markdown: str) -> list[str]:
+    """What GitHub would make a mention or an issue link of: @name, #N, GH-N, /issues/N in the
+    text of the rendered HTML outside code, pre and links. markdown-it (CommonMark, tables, raw
+    HTML as GitHub keeps it) stands in for GitHub's renderer, which is not here."""
+    from html.parser import HTMLParser
+
+    markdown_it = pytest.importorskip("markdown_it")
+    html = markdown_it.MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).render(markdown)
+    found: list[str] = []
+
+    class Text(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__(convert_charrefs=True)
+            self.open: list[str] = []
+
+        def handle_starttag(self, tag, attrs):
+            if tag not in ("br", "hr", "img", "input"):
+                self.open.append(tag)
+
+        def handle_endtag(self, tag):
+            if tag in self.open:
+                del self.open[len(self.open) - 1 - self.open[::-1].index(tag):]
+
+        def handle_data(self, data):
+            if not {"code", "pre", "a"} & set(self.open):
+                found.extend(REFERENCE.findall(data))
+
+    Text().feed(html)
+    return found
+
+
+NEUTRALISE_ALL = """
+const { neutralise } = require(process.env.MODULE);
+console.log(JSON.stringify(JSON.parse(process.env.TEXTS).map((t) => neutralise(t))));
+"""
+
+
+def neutralised(tmp_path: Path, texts: list[str]) -> list[str]:
+    """neutralise.js's neutralise (quiet, then plainTags) of each text, in one node process."""
+    from test_workflows import _tool
+
+    program = tmp_path / "neutralise-all.js"
+    program.write_text(NEUTRALISE_ALL)
+    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60, env={
+        "PATH": "/usr/bin:/bin", "MODULE": str(GITHUB / "scripts" / "neutralise.js"), "TEXTS": json.dumps(texts)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+# what benchwatch writes (compare/comment.py): ids and a command in code, a folded table, a problem
+OURS = """<!-- benchwatch-compare -->
+## benchwatch: 1 regression, 0 improvements, 3 unchanged
+
+**base** variant `hello@latest` vs **head** variant `hello-falcon@latest` — same machine, 6 rounds.
+
+<details><summary>3 unchanged</summary>
+
+| | figure | base | head | change [95 % CI] | floor |
+|---|---|---|---|---|---|
+| ⚪ | hello GET / c=10 cpu/req | 120 µs | 121 µs | +0.8 % | 3.0 % |
+| | ↳ per request: `epoll_ctl` 0.00 → 2.00 | | | | |
+
+</details>
+
+- no counts: valgrind is missing: `hello@latest` `GET /`, `posts@seed-v1` `GET /posts`
+- `hello-falcon@latest` `GET /` [boot]: server exited with code 1
+
+Again by hand: `./bw compare --base latest --head next -k 'hello*@*,*@latest'`; thanks @alice, see #12.
+"""
+# an @ after a letter was never broken (a@b mentions no one); after `*`, `'` or a space it was, in code too
+COPYABLE = ["`hello@latest`", "`hello-falcon@latest`", "`posts@seed-v1`",
+            "`./bw compare --base latest --head next -k 'hello*@*,*@latest'`"]  # fmt: skip
+
+
+def test_variant_ids_and_commands_in_code_stay_copyable_in_the_pr_comment(tmp_path):
+    from test_workflow_attacks import post_comment
+
+    body = post_comment(tmp_path, OURS).partition("\n\n---\n\n")[2]
+    for code in COPYABLE:
+        assert code in body, code
+    assert f"thanks @{ZW}alice, see #{ZW}12" in body  # outside code: broken as before
+    assert references(body) == []
+    assert body.count(ZW) == 2
+
+
+def test_compares_problem_lines_show_the_variant_id_as_code():
+    from benchwatch.compare.comment import render
+    from benchwatch.compare.verdict import Comparison, SideInfo
+    from benchwatch.results import Problem
+
+    side = lambda role: SideInfo(role=role, spec="latest", kind="stack")  # noqa: E731
+    comparison = lambda rows, problems: Comparison(base=side("base"), head=side("head"), rounds=8, quick=True,  # noqa: E731
+                                                   rows=rows, problems=problems)  # fmt: skip
+    text = render(comparison([], [Problem(variant="hello@latest", endpoint="GET /", phase="boot", reason="server exited",
+                                          detail="Traceback\n  File \"<string>\", line 1, in <module>\n@app.get")]))  # fmt: skip
+    line = next(x for x in text.splitlines() if "[boot]" in x)
+    assert line == "- `hello@latest` `GET /` [boot]: server exited"
+    assert text.split(line, 1)[1].startswith("\n\n  <details>")  # its folded traceback a paragraph apart
+
+
+# Each would carry a mention past a neutraliser that trusted every pair of backticks: a run that
+# pairs across lines or blocks, a table cell, an HTML block, a link that reads the backticks
+# first, a bare \r ending a line, an escaped backtick. The stand-in renderer mentions @z in each.
+HOSTILE = [
+    "x `a\n# b` `@z` `w`",  # the heading ends the paragraph: "b` `" is code, @z is text
+    "`a\nb` `@z` `w`\n\n- `a\n- b` `@z` `w`",
+    "| h | i |\n|---|---|\n| `a | @z` |",  # a table splits the cell first
+    "<details>\n`@z`\n</details>",  # an HTML block: the backticks are text
+    "<b>\n`@z`",
+    "[a](x`y) @z` `q`",  # the link's destination takes the first backtick
+    "`a\r# @z `",  # \r ends a line as \n does
+    "\\`@z`",  # an escaped backtick opens nothing
+]
+# The same for GitHub's extensions, which the stand-in lacks (autolinks that run over backticks,
+# math), cmark's reading of a reference label, and two that only look like them
+HOSTILE_ON_GITHUB = [
+    "http://h`y @z` `q`", "www.h.io`y @z` `q`", "$`@z`$", "[a][x`y] @z` `q`\n\n[x`y]: /u",
+    "`` `@z` ``x`", "<pre>\n\n`@z`\n\n</pre>",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE + HOSTILE_ON_GITHUB)
+def test_a_code_span_that_surrounding_markdown_can_undo_mentions_no_one(tmp_path, text):
+    (out,) = neutralised(tmp_path, [text])
+    assert "@z" not in out and f"@{ZW}z" in out
+    assert references(out) == []
+
+
+def test_the_reference_finder_sees_what_the_hostile_texts_would_mention():
+    """The stand-in renderer agrees: left as they are, these texts mention @z."""
+    for text in HOSTILE:
+        assert "@z" in references(text), text
+
+
+def test_no_mix_of_backticks_pipes_lines_and_tags_mentions_anyone(tmp_path):
+    """2,000 random texts of the pieces markdown reads around a code span: after the neutraliser
+    none renders a mention or an issue link, and a span standing alone keeps its @."""
+    import random
+
+    pieces = ["`", "``", "@z", "@y ", " ", "x", "\n", "\n\n", "\r", "|", "\\", "[a](", "[b][", ")", "]", "<b>", "</b>",
+              "<details>", "</details>", "# ", "> ", "- ", "    ", "$", "http://h", "&#64;v", "#7", "```\n", "~~"]  # fmt: skip
+    rng = random.Random(30)
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 24))) for _ in range(2000)]
+    for text, out in zip(texts, neutralised(tmp_path, texts), strict=True):
+        assert references(out) == [], (text, out)
+    assert neutralised(tmp_path, ["a `x@y` b", "`@z`\n\nthen @y"]) == ["a `x@y` b", f"`@z`\n\nthen @{ZW}y"]
+
+
+def test_a_cut_comment_cannot_leave_a_code_span_open(tmp_path):
+    """Past 60,000 characters the body is cut: a code span losing its closing backtick would turn
+    what it held into text, so what is left is neutralised again."""
+    from test_workflow_attacks import post_comment
+
+    body = post_comment(tmp_path, "x" * 59_990 + " `ping @zed and more`\n").partition("\n\n---\n\n")[2]
+    assert "(truncated; full report in the run)" in body
+    assert "@z" not in body and f"`ping @{ZW}z" in body
+    assert references(body) == []
+
+
+def test_a_cut_nightly_issue_cannot_leave_a_code_span_open(tmp_path):
+    from test_workflow_attacks import node_call
+
+    record = tmp_path / "nightly-record"
+    record.mkdir()
+    (record / "comment.md").write_text("x" * 59_800 + " `ping @zed " + "y" * 400 + "`\n")  # the cut falls in the y's
+    [(kind, args)] = node_call(tmp_path, "nightly-record.js", "issue", RECORD_DIR=str(record))
+    body = args["body"]
+    assert kind == "create" and body.startswith("<!-- benchwatch-nightly -->") and "(truncated; see " in body
+    assert "@z" not in body and f"`ping @{ZW}z" in body
+    assert references(body) == []

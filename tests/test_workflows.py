@@ -426,7 +426,7 @@ def test_the_nightly_push_records_only_what_the_check_accepted(tmp_path, release
     temp = tmp_path / "runner temp"  # a space: the paths stay one argument each
     done = subprocess.run(["bash", "-euo", "pipefail", "-c", found["run"]], cwd=tmp_path, capture_output=True, text=True,
                           env={"PATH": "/usr/bin:/bin", "GH_TOKEN": "t", "SHA": "c" * 40, "RELEASES": releases,
-                               "RUNNER_TEMP": str(temp), "GITHUB_REPOSITORY": "o/r"})  # fmt: skip
+                               "RUNNER_TEMP": str(temp), "GITHUB_REPOSITORY": "o/r", "GITHUB_SERVER_URL": "https://github.com"})  # fmt: skip
     assert done.returncode == 0, done.stderr
     args = done.stdout.splitlines()
     assert args[args.index("--state"):args.index("--sha") + 2] == ["--state", "nightly/published.json", "--sha", "c" * 40]

@@ -1,17 +1,98 @@
 // Text from a measure job's artifact is data: in an issue, a comment or a job summary it
 // mentions no one, links (and so notifies) no issue, hides nothing in an HTML comment and folds
-// nothing that benchwatch did not write. reusable-comment.yml holds the same two functions inline
-// (it checks nothing out); tests/test_workflow_attacks.py checks that both give the same text.
+// nothing that benchwatch did not write. reusable-comment.yml holds the same functions inline (it
+// checks nothing out); tests/test_workflow_attacks.py checks that both give the same text.
 const ZW = '\u200b';
 
-// zero-width space after what would mention, link or hide; entity forms of @ first
-const quiet = (text) => String(text)
-  .replace(/<!--[\s\S]*?(?:-->|$)/g, '')
-  .replace(/&(?:#0*64|#x0*40|commat);?/gi, '@')
+// What GitHub turns into a mention or an issue link gets a zero-width space: after an @ that
+// would mention, a # before a digit, GH- and /issues/, /pull/, /discussions/ before a number.
+const breakRefs = (text) => text
   .replace(/(^|[^A-Za-z0-9_])@(?=[A-Za-z0-9_-])/g, `$1@${ZW}`) // a@b (a figure, an address) mentions no one
-  .replace(/#(?=[0-9])/g, `#${ZW}`)
+  .replace(/#(?=[0-9])/g, `#${ZW}`) // #N and owner/repo#N link (and notify) issues
   .replace(/\b(GH)-(?=[0-9])/gi, `$1-${ZW}`)
   .replace(/\/(issues|pull|discussions)\/(?=[0-9])/gi, `/$1/${ZW}`);
+
+// Code spans are left as they are: GitHub links and notifies nothing in code, and a variant id
+// (`hello@latest`) or a command must stay copyable. A span counts only where no block or inline
+// structure around it can make it anything else, else its text is broken like the rest:
+// - no HTML block that blank lines do not end (<pre, <script, <style, <textarea, <!, <?) anywhere;
+// - its paragraph (lines up to a blank line) holds no `<` (HTML, autolinks), no `](` or `][`
+//   (a link's destination or label, read before the backticks in it), no `://` or `www.`
+//   (an autolink runs over backticks), no `$` (math);
+// - in every line of that paragraph, each piece between `|` (a table's cells) pairs all its
+//   backtick runs within itself, so no run can pair across a line, a cell or a block.
+const ESCAPABLE = /[!-\/:-@[-`{-~]/; // ASCII punctuation: a backslash escapes it
+const pairedRuns = (text, start, end) => {
+  const spans = [];
+  let i = start;
+  while (i < end) {
+    if (text[i] === '\\' && i + 1 < end && ESCAPABLE.test(text[i + 1])) { i += 2; continue; }
+    if (text[i] !== '`') { i += 1; continue; }
+    let j = i;
+    while (j < end && text[j] === '`') j += 1;
+    let k = j;
+    let close = -1;
+    while (k < end && close < 0) { // the next run of as many backticks closes it (no escapes in code)
+      if (text[k] !== '`') { k += 1; continue; }
+      let l = k;
+      while (l < end && text[l] === '`') l += 1;
+      if (l - k === j - i) close = l;
+      k = l;
+    }
+    if (close < 0) return null; // a run that pairs with nothing here could pair with one elsewhere
+    spans.push([i, close]);
+    i = close;
+  }
+  return spans;
+};
+const codeSpans = (text) => {
+  if (/<(?:pre|script|style|textarea|[!?])/i.test(text)) return [];
+  const lines = [];
+  const breaks = /\r\n|\r|\n/g;
+  let from = 0;
+  for (let m = breaks.exec(text); m !== null; m = breaks.exec(text)) {
+    lines.push([from, m.index]);
+    from = m.index + m[0].length;
+  }
+  lines.push([from, text.length]);
+  const spans = [];
+  let paragraph = [];
+  const close = () => {
+    const body = paragraph.map(([s, e]) => text.slice(s, e)).join('\n');
+    let found = /[<$]|\]\(|\]\[|:\/\/|www\./i.test(body) ? null : [];
+    for (const [s, e] of paragraph) {
+      for (let p = s; found !== null; p += 1) { // each piece of the line between `|`s
+        let q = text.indexOf('|', p);
+        if (q < 0 || q > e) q = e;
+        const pieces = pairedRuns(text, p, q);
+        found = pieces === null ? null : found.concat(pieces);
+        if (q === e) break;
+        p = q;
+      }
+    }
+    if (found !== null) spans.push(...found);
+    paragraph = [];
+  };
+  for (const [s, e] of lines) {
+    if (/^[ \t]*$/.test(text.slice(s, e))) close();
+    else paragraph.push([s, e]);
+  }
+  close();
+  return spans;
+};
+
+const quiet = (text) => {
+  const t = String(text)
+    .replace(/<!--[\s\S]*?(?:-->|$)/g, '') // an HTML comment hides text from the reader
+    .replace(/&(?:#0*64|#x0*40|commat);?/gi, '@'); // entity forms of @ are mentions too
+  let out = '';
+  let at = 0;
+  for (const [s, e] of codeSpans(t)) {
+    out += breakRefs(t.slice(at, s)) + t.slice(s, e);
+    at = e;
+  }
+  return out + breakRefs(t.slice(at));
+};
 
 // the folded tables benchwatch writes are kept (balanced, never open); every other tag is text
 const plainTags = (text) => {

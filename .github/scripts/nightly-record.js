@@ -21,7 +21,19 @@ const WATCHED = ['fastapi', 'pydantic', 'starlette', 'uvicorn']; // releases.PAC
 // canonical PEP 440 as releases.safe_version accepts it (no epoch or local part)
 const VERSION = /^[0-9]+(\.[0-9]+)*((a|b|rc)[0-9]+)?(\.post[0-9]+)?(\.dev[0-9]+)?$/;
 const NAME = /^[a-z0-9][a-z0-9._-]{0,99}$/;
-const INDEX = 'https://pypi.org'; // releases.DEFAULT_INDEX_URL: the nightly resolves there
+const DEFAULT_INDEX = 'https://pypi.org'; // releases.DEFAULT_INDEX_URL
+
+// The index the nightly resolved on (reusable-nightly.yml's index-url, default PyPI), as
+// releases.resolve_index_url writes it into state.json: an http(s) URL, trailing slashes dropped.
+// No credentials, query or fragment (state.json is published). null when it is none of that.
+function indexUrl(given) {
+  const raw = given || DEFAULT_INDEX;
+  let parsed;
+  try { parsed = new URL(raw); } catch { return null; }
+  if (!['http:', 'https:'].includes(parsed.protocol) || !parsed.host || parsed.username || parsed.password
+      || parsed.search || parsed.hash || /[\s#?@]/.test(raw)) return null;
+  return raw.replace(/\/+$/, '');
+}
 
 function regularFile(p, limit) {
   let st;
@@ -32,12 +44,12 @@ function regularFile(p, limit) {
 const isObject = (x) => x !== null && typeof x === 'object' && !Array.isArray(x);
 
 // the problem with a state document, or null when it is what benchwatch writes
-function stateProblem(state) {
+function stateProblem(state, index = DEFAULT_INDEX) {
   if (!isObject(state)) return 'not a JSON object';
   const extra = Object.keys(state).filter((k) => !['schema', 'index_url', 'pre', 'versions', 'measured'].includes(k));
   if (extra.length) return `unexpected key ${JSON.stringify(extra[0].slice(0, 40))}`;
   if (state.schema !== 1) return 'schema is not 1';
-  if (state.index_url !== INDEX) return `index_url is not ${INDEX}`;
+  if (state.index_url !== index) return `index_url is not ${index}`;
   if (typeof state.pre !== 'boolean') return 'pre is not true or false';
   if (!isObject(state.versions)) return 'versions is not an object';
   for (const [name, version] of Object.entries(state.versions)) {
@@ -61,13 +73,13 @@ function stateProblem(state) {
 // appears: every recorded version of a watched package must be on the index now. Asked of the
 // project's JSON (`/pypi/<name>/json`, its `releases`), which every index serving the JSON API
 // has; mirrors and proxies often serve no per-version document.
-async function unlisted(state, fetchJson) {
+async function unlisted(state, fetchJson, index) {
   for (const [name, version] of Object.entries(state.versions)) {
-    const url = `${INDEX}/pypi/${name}/json`;
+    const url = `${index}/pypi/${name}/json`;
     let project = null;
     try { project = await fetchJson(url); } catch { project = null; }
     const releases = isObject(project) && isObject(project.releases) ? Object.keys(project.releases) : [];
-    if (!releases.some((listed) => listed.toLowerCase() === version)) return `versions.${name} ${version} is not on ${INDEX}`;
+    if (!releases.some((listed) => listed.toLowerCase() === version)) return `versions.${name} ${version} is not on ${index}`;
   }
   return null;
 }
@@ -77,9 +89,15 @@ const indexJson = async (url) => {
   return answer.ok ? answer.json() : null;
 };
 
-// check({core, dir, out, fetchJson}): accepted files copied under `out`; returns what was
+// check({core, dir, out, index, fetchJson}): accepted files copied under `out`; returns what was
 // accepted. A bad state.json fails the step (nothing recorded, the next night tries again).
-async function check({ core, dir, out, fetchJson = indexJson }) {
+// `index`: the index-url the nightly resolved on (empty: PyPI).
+async function check({ core, dir, out, index, fetchJson = indexJson }) {
+  const INDEX = indexUrl(index);
+  if (INDEX === null) {
+    core.setFailed('index-url: not an http(s) URL without credentials, query or fragment; nothing recorded');
+    return null;
+  }
   fs.mkdirSync(path.join(out, 'attribution'), { recursive: true });
   const text = regularFile(path.join(dir, 'state.json'), MAX_STATE);
   let problem = typeof text === 'string' ? null : `not a regular file under ${MAX_STATE} bytes`;
@@ -87,7 +105,7 @@ async function check({ core, dir, out, fetchJson = indexJson }) {
   if (!problem) {
     try { state = JSON.parse(text); } catch (e) { problem = `not JSON (${e.message.slice(0, 80)})`; }
   }
-  problem = problem || stateProblem(state) || (await unlisted(state, fetchJson));
+  problem = problem || stateProblem(state, INDEX) || (await unlisted(state, fetchJson, INDEX));
   if (problem) {
     core.setFailed(`state.json in the artifact: ${problem}; nothing recorded`);
     return null;
@@ -164,21 +182,23 @@ async function gab({ core, dir, out }) {
 // issue({github, context, core, dir}): open or update the one nightly-regression issue
 async function issue({ github, context, core, dir }) {
   const LABEL = 'nightly-regression';
+  const MARKER = '<!-- benchwatch-nightly -->';
   const runUrl = `${context.serverUrl}/${context.repo.owner}/${context.repo.repo}/actions/runs/${context.runId}`;
   const read = (name) => {
     const text = regularFile(path.join(dir, name), MAX_MARKDOWN);
     if (text === undefined) core.warning(`${name}: not a regular file under ${MAX_MARKDOWN} bytes, ignored`);
-    return typeof text === 'string' ? neutralise(text.split('<!-- benchwatch-nightly -->').join('')) : '';
+    return typeof text === 'string' ? neutralise(text.split(MARKER).join('')) : '';
   };
   let body = [
-    '<!-- benchwatch-nightly -->',
+    MARKER,
     `A new release changed the numbers; run ${runUrl}. Everything below comes from that run's artifact.`,
     read('releases.md'),
     read('attribution.md'),
     read('comment.md'),
   ].join('\n\n');
-  // cut, a folded block could stay open: the tags are checked again on what is left
-  if (body.length > MAX_BODY) body = plainTags(body.slice(0, MAX_BODY)) + `\n\n(truncated; see ${runUrl})`;
+  // cut, a folded block could stay open or a code span lose its end (what it held would then be
+  // text): what is left is neutralised again
+  if (body.length > MAX_BODY) body = MARKER + neutralise(body.slice(MARKER.length, MAX_BODY)) + `\n\n(truncated; see ${runUrl})`;
   // the issues API also lists pull requests: keep real issues only
   const open = (await github.paginate(github.rest.issues.listForRepo, {
     ...context.repo, labels: LABEL, state: 'open', per_page: 100,

@@ -13,10 +13,13 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+import psutil
 from runner.stub_api import StubAPI
 
 HERE = Path(__file__).resolve().parent
@@ -212,8 +215,7 @@ class Sandbox:
             for prefix in (
                 f"{self.api.url}/{repository}.git",
                 f"{self.api.url}/{repository}",
-                f"http://x-access-token:{TOKEN}@{host}/{repository}.git",
-                f"https://x-access-token:{TOKEN}@github.com/{repository}.git",
+                f"http://x-access-token:{TOKEN}@{host}/{repository}.git",  # record_push.sh's remote
             ):
                 pairs.append((f"url.{remote}.insteadOf", prefix))
         env = {"GIT_CONFIG_COUNT": str(len(pairs))}
@@ -298,17 +300,114 @@ class Sandbox:
         env = {**own, **GIT_IDENTITY, **self.git_rewrites(), **(extra_env or {})}
         log = self.logs / f"{run_id}-{workflow}.log"
         with log.open("w") as out:
-            done = subprocess.run(
-                argv,
-                cwd=workdir,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                text=True,
-                env=env,
-                timeout=timeout,
-            )
+            done = run_in_own_group(argv, cwd=workdir, env=env, out=out, timeout=timeout)
         done.stdout = log.read_text()
         return done
+
+
+def run_in_own_group(
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    out: IO[str],
+    timeout: float,
+    grace: float = 30.0,
+) -> subprocess.CompletedProcess:
+    """Run argv (act) in a process group of its own, its output to `out`. However this ends (act
+    exits, the timeout, an exception such as pytest-timeout's or ^C), everything act started is
+    ended before this returns or raises (end_group). TimeoutExpired as subprocess.run raises it."""
+    process = subprocess.Popen(
+        argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+    )
+    seen: dict[int, float] = {}  # every descendant seen while it ran: pid -> its start time
+    deadline = time.monotonic() + timeout
+    try:
+        while (code := exit_code(process)) is None:
+            remember_descendants(process.pid, seen)
+            if time.monotonic() >= deadline:
+                raise subprocess.TimeoutExpired(argv, timeout)
+            time.sleep(0.25)
+    finally:
+        end_group(process, grace, seen)
+    return subprocess.CompletedProcess(argv, code)
+
+
+def exit_code(process: subprocess.Popen) -> int | None:
+    """The leader's exit code once it has exited (-N: killed by signal N), None while it runs. It
+    is not reaped (WNOWAIT): until end_group reaps it, its pid, the group's id, cannot be reused."""
+    info = os.waitid(os.P_PID, process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    if info is None:
+        return None
+    return info.si_status if info.si_code == os.CLD_EXITED else -info.si_status
+
+
+def remember_descendants(pid: int, seen: dict[int, float]) -> None:
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.Error:
+        return
+    for child in children:
+        try:
+            seen.setdefault(child.pid, child.create_time())
+        except psutil.Error:
+            continue
+
+
+def end_group(process: subprocess.Popen, grace: float = 30.0, seen: dict[int, float] | None = None) -> None:
+    """SIGTERM to the whole process group of `process` (its leader), SIGKILL to whatever is left
+    of it after `grace` seconds, then reap the leader. SIGTERM first: on it benchwatch stops the
+    servers it started in sessions of their own, and its PostgreSQL cluster. Then any descendant
+    seen while it ran (`seen`, and those found now) that left the group and is still running is
+    killed: a server whose benchwatch died first."""
+    seen = dict(seen or {})
+    remember_descendants(process.pid, seen)
+    pgid = process.pid  # start_new_session: the leader's pid is the group's id
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 10.0)):
+        try:
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            break  # no process left in the group
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if not group_members(pgid):  # an exited leader (not reaped yet) does not count
+                break
+            time.sleep(0.1)
+        else:
+            continue
+        break
+    killed = []
+    for pid, started in seen.items():
+        try:
+            child = psutil.Process(pid)
+            if child.create_time() == started and running(child):
+                child.kill()  # the same process (not a reused pid), still running
+                killed.append(child)
+        except psutil.Error:
+            continue
+    deadline = time.monotonic() + 10.0
+    while any(running(child) for child in killed) and time.monotonic() < deadline:
+        time.sleep(0.05)  # a signal is delivered, not done: wait until each is gone
+    process.wait()  # reap the leader: only now may its pid (the group's id) be reused
+
+
+def running(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def group_members(pgid: int) -> list[int]:
+    """The live processes (not zombies) of process group `pgid`."""
+    found = []
+    for each in psutil.process_iter(["status"]):
+        try:
+            if os.getpgid(each.pid) == pgid and each.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(each.pid)
+        except (ProcessLookupError, psutil.Error):
+            continue
+    return found
 
 
 def tail(text: str, lines: int = 80) -> str:

@@ -6,7 +6,7 @@ from benchwatch.attribute.speedscope import markdown as profile_markdown
 from benchwatch.compare.verdict import Comparison, Row, SideInfo
 from benchwatch.measure.inject import Injection
 from benchwatch.metrics import COST
-from benchwatch.results import PER_STACK_FACTS, Environment
+from benchwatch.results import PER_STACK_FACTS, Environment, Problem
 
 MARKER = "<!-- benchwatch-compare -->"
 HEADLINE_PACKAGES = ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn")
@@ -153,7 +153,9 @@ def render(comparison: Comparison) -> str:
     if comparison.problems:
         out += ["**Problems**", ""]
         for problem in comparison.problems:
-            out += [f"- {problem.line()}", *_detail(problem.detail)]
+            folded = _detail(problem.detail)
+            # a blank line apart: a paragraph holding HTML keeps its `@`s broken (the PR comment's neutraliser)
+            out += [f"- {_problem_line(problem)}", *([""] if folded else []), *folded]
         out += [""]
     if comparison.unpaired:
         out += [f"<details><summary>{len(comparison.unpaired)} measured on one side only</summary>", ""]
@@ -203,6 +205,13 @@ def _not_measured(comparison: Comparison, shown: int = 8) -> list[str]:
         if len(names) > shown:
             out += ["  <details><summary>all of them</summary>", "", *(f"  - {n}" for n in names), "", "  </details>"]
     return out + [""]
+
+
+def _problem_line(problem: Problem) -> str:
+    """Problem.line() with the variant id and endpoint as code: copyable as they are (the PR
+    comment breaks an `@` that would mention someone only outside code spans)."""
+    where = f"`{problem.variant}`" + (f" `{problem.endpoint}`" if problem.endpoint else "")
+    return f"{where} [{problem.phase}]: {problem.reason}"
 
 
 def _detail(text: str, lines: int = 20) -> list[str]:
