@@ -279,18 +279,23 @@ NIGHTLY_SUITES = [
 ]
 
 
-@pytest.mark.skip(
-    reason="written, not yet run green under act (issue 30; out of time on 2026-11-26)"
-)
+# a night compares latest with next (12 rounds, counts under valgrind), more rounds when a timing is
+# flagged, and attributes a regression: on the 2-core host under a load of ~12 one night took 16 min
+# and the next passed act's 20 min; both nights together 19.5 min under ~10 (2026-11-27)
+NIGHT_SECONDS = 2400
+
+
+@pytest.mark.timeout(2 * NIGHT_SECONDS + 600)
 def test_two_nights_resolve_next_from_pypi_record_it_and_open_the_issues(
     tmp_path: Path,
 ) -> None:
     with StubAPI(REPOSITORY) as api:
         sandbox = Sandbox(tmp_path, api, REPOSITORY)
-        main = sandbox.start(REPO, [narrowed("nightly.yml", PYTHON, SCENARIOS)])
+        # the releases compare runs hello on latest and on next: a pattern naming @latest leaves next empty
+        main = sandbox.start(REPO, [narrowed("nightly.yml", PYTHON, '      scenarios: "hello@*"\n')])
         night = {"schedule": "23 3 * * *", "repository": sandbox.repository_payload()}
 
-        check_ran(sandbox.act("schedule", "nightly.yml", night, main, 301), "first night")
+        check_ran(sandbox.act("schedule", "nightly.yml", night, main, 301, timeout=NIGHT_SECONDS), "first night")
         state = json.loads(sandbox.gh_pages("nightly/state.json"))
         assert state["index_url"] == "https://pypi.org" and set(state["versions"]) == WATCHED
         tonight = dict(state["versions"])
@@ -317,7 +322,7 @@ def test_two_nights_resolve_next_from_pypi_record_it_and_open_the_issues(
             "A much older fastapi last night (planted)",
         )
 
-        check_ran(sandbox.act("schedule", "nightly.yml", night, main, 302), "second night")
+        check_ran(sandbox.act("schedule", "nightly.yml", night, main, 302, timeout=NIGHT_SECONDS), "second night")
         state = json.loads(sandbox.gh_pages("nightly/state.json"))
         assert state["versions"]["fastapi"] == tonight["fastapi"]
         data = data_js(sandbox, "nightly/data.js")
