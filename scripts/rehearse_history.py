@@ -18,6 +18,9 @@ as publish.yml starts from gh-pages. Prints one line per commit and a JSON summa
 (rehearsal.json in --out); exit 0 when found, 1 when not.
 
     .venv/bin/python scripts/rehearse_history.py --commits 10 --culprit 6 --out /tmp/rehearsal
+
+--replay DIR measures nothing: it runs an earlier rehearsal's recorded compares (DIR is its --out,
+or tests/fixtures/rehearsal/pushes) through the same relative, trend-add and changes steps.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -102,14 +106,32 @@ def benchwatch(root: Path, *args: str) -> subprocess.CompletedProcess:
 def push(
     root: Path, out: Path, data_js: Path, parent: str, commit: str, rounds: int, counts_js: Path | None = None
 ) -> dict[str, Any]:
-    """What publish.yml does for one push to main: the relative part, and (`counts_js`) the
-    absolute counts per request of the pushed commit (the compare's head side)."""
+    """What publish.yml's measure jobs do for one push to main: compare the commit with its parent
+    side by side, then publish() the compare."""
     step = out / commit[:12]
     started = time.monotonic()
     compared = benchwatch(root, "compare", "--base", parent, "--head", commit, "--quick", "--no-micro",
                           "--rounds", str(rounds), "-k", VARIANT, "--out", str(step / "compare"), "-q")  # fmt: skip
     found: dict[str, Any] = {"commit": commit, "compare_exit": compared.returncode,
                              "compare_seconds": round(time.monotonic() - started, 1)}  # fmt: skip
+    found.update(publish(root, step, data_js, described(root, commit), described(root, parent), counts_js))
+    return found
+
+
+def described(root: Path, commit: str) -> dict[str, str]:
+    """A commit as trend-add records it: its sha, subject and commit time."""
+    return {"commit": commit, "message": git(root, "log", "-1", "--format=%s", commit),
+            "stamp": git(root, "log", "-1", "--format=%cI", commit)}  # fmt: skip
+
+
+def publish(
+    root: Path, step: Path, data_js: Path, head: dict[str, str], base: dict[str, str], counts_js: Path | None
+) -> dict[str, Any]:
+    """What publish.yml does with a push's compare (`step`/compare): the relative part, and
+    (`counts_js`) the absolute counts per request of the pushed commit (the compare's head side).
+    A counts history that does not exist yet first gets the parent's counts (the compare's base
+    side), as the parent's own push would have published them: the first push has a point before it."""
+    found: dict[str, Any] = {}
     gab = step / "gab-relative.json"
     made = benchwatch(root, "relative", str(step / "compare"), "--out", str(gab))
     if made.returncode != 0:
@@ -118,13 +140,16 @@ def push(
         return found
     points = json.loads(gab.read_text())
     found["point"] = {p["name"]: p["value"] for p in points}
-    message = git(root, "log", "-1", "--format=%s", commit)
-    stamp = git(root, "log", "-1", "--format=%cI", commit)
-    trend_add(root, data_js, gab, SUITE, commit, message, stamp)
+    trend_add(root, data_js, gab, SUITE, **head)
+    if counts_js is None:
+        return found
+    parents = step / "compare" / "base" / "gab-counts.json"
+    if not counts_js.is_file() and parents.is_file() and json.loads(parents.read_text()):
+        trend_add(root, counts_js, parents, COUNTS_SUITE, **base)
     counted = step / "compare" / "head" / "gab-counts.json"
-    if counts_js is not None and counted.is_file() and json.loads(counted.read_text()):
+    if counted.is_file() and json.loads(counted.read_text()):
         found["counts"] = {p["name"]: p["value"] for p in json.loads(counted.read_text())}
-        trend_add(root, counts_js, counted, COUNTS_SUITE, commit, message, stamp)
+        trend_add(root, counts_js, counted, COUNTS_SUITE, **head)
     return found
 
 
@@ -157,6 +182,42 @@ def rehearse(out: Path, commits: int, culprit: int, rounds: int, loops: int,
         )
     root = out / "repository"
     shas = build_repository(root, commits, culprit, loops)
+    log = [described(root, sha) for sha in shas]
+
+    def measured(number: int, data_js: Path, counts_js: Path) -> dict[str, Any]:
+        return push(root, out, data_js, shas[number - 2], shas[number - 1], rounds, counts_js)
+
+    summary = pushes(out, root, log, culprit, start, measured)
+    return {**summary, "rounds": rounds, "loops": loops}
+
+
+def replay(out: Path, recorded: Path, start: Path | None = None) -> dict[str, Any]:
+    """The bookkeeping of an earlier rehearsal's pushes without measuring anything: each push's
+    recorded compare (RECORDED/<commit>/compare: compare.json and both sides' gab-counts.json, as
+    --out keeps them) through relative, trend-add and changes, in order. RECORDED/rehearsal.json
+    names the commits (its `log`) and the culprit."""
+    earlier = json.loads((recorded / "rehearsal.json").read_text())
+    log, culprit = earlier["log"], earlier["culprit_number"]
+
+    def recorded_push(number: int, data_js: Path, counts_js: Path) -> dict[str, Any]:
+        head = log[number - 1]
+        step = out / head["commit"][:12]
+        shutil.copytree(recorded / head["commit"][:12] / "compare", step / "compare")
+        was = next(s for s in earlier["steps"] if s["number"] == number)
+        found = {"commit": head["commit"], "compare_exit": was["compare_exit"], "compare_seconds": 0.0}
+        return {**found, **publish(out, step, data_js, head, log[number - 2], counts_js)}
+
+    summary = pushes(out, out, log, culprit, start, recorded_push)
+    return {**summary, "replayed": str(recorded)}
+
+
+def pushes(
+    out: Path, root: Path, log: list[dict[str, str]], culprit: int, start: Path | None,
+    one_push: Callable[[int, Path, Path], dict[str, Any]],
+) -> dict[str, Any]:  # fmt: skip
+    """Every commit after the first pushed in order (`one_push`), `changes` after each; the summary."""
+    shas = [c["commit"] for c in log]
+    commits = len(shas)
     data_js = out / "history" / "data.js"
     if start is not None:  # the published history before these pushes, as gh-pages would hold it
         data_js.parent.mkdir(parents=True, exist_ok=True)
@@ -164,7 +225,7 @@ def rehearse(out: Path, commits: int, culprit: int, rounds: int, loops: int,
     counts_js = out / "history-counts" / "data.js"
     steps = []
     for number in range(2, commits + 1):
-        step = push(root, out, data_js, shas[number - 2], shas[number - 1], rounds, counts_js)
+        step = one_push(number, data_js, counts_js)
         code, document = changes(root, data_js, out) if data_js.exists() else (0, {"series": []})
         step.update(number=number, changes_exit=code, changes=located(document),
                     verdicts={s["name"]: s["verdict"] for s in document["series"]})  # fmt: skip
@@ -182,8 +243,8 @@ def rehearse(out: Path, commits: int, culprit: int, rounds: int, loops: int,
         None,
     )
     in_counts = [c for c in final if "seq instr/req" in c["series"] or "seq syscalls/req" in c["series"]]
-    return {"commits": shas, "culprit": shas[culprit - 1], "culprit_number": culprit, "rounds": rounds,
-            "loops": loops, "found": found, "first_found_at_push": first_alert, "final_changes": final,
+    return {"commits": shas, "log": log, "culprit": shas[culprit - 1], "culprit_number": culprit,
+            "found": found, "first_found_at_push": first_alert, "final_changes": final,
             "found_in_counts": bool(in_counts) and all(c["commit"] == shas[culprit - 1] for c in in_counts),
             "steps": steps}  # fmt: skip
 
@@ -209,6 +270,13 @@ def main(argv: list[str] | None = None) -> int:
         help="start from this data.js (earlier '(vs parent)' points), as publish.yml starts from gh-pages",
     )
     parser.add_argument(
+        "--replay",
+        type=Path,
+        metavar="DIR",
+        help="measure nothing: replay the pushes of an earlier rehearsal's --out (its rehearsal.json and "
+        "each push's compare files) through relative, trend-add and changes",
+    )
+    parser.add_argument(
         "--out",
         type=Path,
         help="where to keep everything (default: a temporary directory, removed)",
@@ -220,11 +288,14 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     out.mkdir(parents=True, exist_ok=True)
     try:
-        summary = rehearse(
-            out, args.commits, args.culprit, args.rounds, args.loops, args.start_history
-        )
+        if args.replay:
+            summary = replay(out, args.replay, args.start_history)
+        else:
+            summary = rehearse(
+                out, args.commits, args.culprit, args.rounds, args.loops, args.start_history
+            )
         (out / "rehearsal.json").write_text(json.dumps(summary, indent=1))
-        print(json.dumps({k: v for k, v in summary.items() if k != "steps"}, indent=1))
+        print(json.dumps({k: v for k, v in summary.items() if k not in ("steps", "log")}, indent=1))
     finally:
         if args.out is None:
             shutil.rmtree(out, ignore_errors=True)
