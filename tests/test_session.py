@@ -187,3 +187,19 @@ def test_rounds_below_one_are_bad_input_in_every_command(cli, command):
     assert done.stderr.splitlines()[-1] == (
         f"ERROR: benchwatch {command}: argument --rounds: give a whole number of at least 1, not '0'"
     )
+
+
+def test_a_failure_of_benchwatch_itself_is_not_measured_never_a_regression(monkeypatch, capsys):
+    """An exception nobody caught (a bug) ends the command with exit 2 and its traceback, then one
+    ERROR line: exit 1 would tell a PR check that a gating figure regressed."""
+    from benchwatch import cli
+    from benchwatch.commands import counts
+    from benchwatch.errors import EXIT_UNMEASURED
+
+    def broken(args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(counts, "run", broken)
+    assert cli.main(["counts"]) == EXIT_UNMEASURED
+    err = capsys.readouterr().err
+    assert "Traceback" in err and err.strip().splitlines()[-1].startswith("ERROR: benchwatch itself failed (RuntimeError: a bug)")

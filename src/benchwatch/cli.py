@@ -10,7 +10,13 @@ import traceback
 from typing import NoReturn
 
 from benchwatch import __version__
-from benchwatch.errors import EXIT_BAD_INPUT, EXIT_CODES, EXIT_INTERRUPTED, UserError
+from benchwatch.errors import (
+    EXIT_BAD_INPUT,
+    EXIT_CODES,
+    EXIT_INTERRUPTED,
+    EXIT_UNMEASURED,
+    UserError,
+)
 
 COMMANDS = [
     "list", "verify", "load", "micro", "run", "merge", "compare", "calibrate",
@@ -69,6 +75,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("ERROR: interrupted; servers stopped", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Exception as exc:  # a bug of ours: never exit 1, which says "regression"
+        traceback.print_exc()
+        print(f"ERROR: benchwatch itself failed ({type(exc).__name__}: {exc}); nothing is decided: "
+              "please report it with the traceback above", file=sys.stderr)  # fmt: skip
+        return EXIT_UNMEASURED
 
 
 if __name__ == "__main__":

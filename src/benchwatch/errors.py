@@ -5,7 +5,8 @@
 | 0 | ok: everything asked for was measured (or done) and nothing gating regressed |
 | 1 | regression: a gating figure (or change point) regressed |
 | 2 | not measured: something could not be measured (a side that fails to boot, invalid
-      measurements, too few samples); said per row, never guessed |
+      measurements, too few samples); said per row, never guessed; also benchwatch's own
+      failure (a bug: its traceback, then one `ERROR:` line), never 1 |
 | 3 | bad input: a bad option, configuration or declaration, or a missing prerequisite |
 | 130 | interrupted (Ctrl-C); servers stopped |
 """
