@@ -109,6 +109,11 @@ def test_the_breakdown_puts_an_injected_python_loop_in_the_interpreter(tmp_path)
     assert data.objects[0].name == INTERPRETER and data.objects[0].head > data.objects[0].base
     assert (data.base, data.head) == (round(found.base, 1), round(found.head, 1))
     assert [f"| {o.name} |" in table for o in data.objects] == [True] * len(data.objects)
+    # what compare calls them by (a package attribute named `breakdown` once shadowed the module
+    # there, and a compare with a moved instruction count crashed after its counts)
+    from benchwatch.compare import run as compare_run
+
+    assert compare_run.render(found) == table and compare_run.by_object(found) == data
 
 
 def test_functions_without_a_name_are_never_paired_across_sides_and_the_table_says_so(tmp_path):

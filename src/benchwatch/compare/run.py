@@ -24,7 +24,7 @@ from benchwatch.compare.verdict import (
     sort_rows,
 )
 from benchwatch.config import Project
-from benchwatch.counts import breakdown
+from benchwatch.counts.breakdown import by_object, render
 from benchwatch.errors import UserError
 from benchwatch.measure.inject import Injection
 from benchwatch.results import (
@@ -172,8 +172,8 @@ def compare(
         rows = sort_rows(rows)
         if counts and not extra.counts_unavailable:
             went = where_instructions_went(rows, figures, counted.dirs)
-            extra.instructions_went = {label: breakdown.render(found) for label, found in went.items()}
-            extra.instructions_by_object = {label: breakdown.by_object(found) for label, found in went.items()}
+            extra.instructions_went = {label: render(found) for label, found in went.items()}
+            extra.instructions_by_object = {label: by_object(found) for label, found in went.items()}
         if profile is True or (profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)):
             extra.profile = _profile(oha, rig, matched, base_side, head_side, out, quick, plan.duration)
         extra.coverage = coverage(matched, figures, side_problems["base"] + side_problems["head"] + micro_problems,
