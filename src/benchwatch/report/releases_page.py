@@ -186,15 +186,27 @@ def cost_cell(figures: dict[str, Ratio], mechanism: Mechanism | None) -> Cell:
     return Cell(f"{'not weighed' if counted else 'not counted'}: {said}", tone)
 
 
-def objects_cell(result: Attribution, step: StepOutcome, key: str, mechanism: Mechanism | None) -> Cell:
-    """The shared objects whose instructions per request moved most, and all of them base → head."""
+def _without_mechanism(result: Attribution, step: StepOutcome, key: str, metric: str, recorded: bool,
+                       moved: str, unmoved: str) -> Cell | None:  # fmt: skip
+    """The cell when there is no mechanism to show (none recorded in this file, or none for this
+    figure: then what its count did), or None when there is."""
     if not result.mechanisms:
         return Cell("not recorded")
-    if mechanism is None or mechanism.instructions is None:
-        ratio = _counted_ratio(step, key, INSTRUCTIONS.key)
-        if ratio is None:
-            return Cell("not counted")
-        return Cell("not recorded (no callgrind breakdown)" if ratio.verdict in _MOVED else "instructions unchanged")
+    if recorded:
+        return None
+    ratio = _counted_ratio(step, key, metric)
+    if ratio is None:
+        return Cell("not counted")
+    return Cell(moved if ratio.verdict in _MOVED else unmoved)
+
+
+def objects_cell(result: Attribution, step: StepOutcome, key: str, mechanism: Mechanism | None) -> Cell:
+    """The shared objects whose instructions per request moved most, and all of them base → head."""
+    missing = _without_mechanism(result, step, key, INSTRUCTIONS.key, mechanism is not None and mechanism.instructions is not None,
+                                 "not recorded (no callgrind breakdown)", "instructions unchanged")  # fmt: skip
+    if missing is not None:
+        return missing
+    assert mechanism is not None and mechanism.instructions is not None
     found = mechanism.instructions
     moved = sorted((o for o in found.objects if abs(o.head - o.base) >= OBJECT_MOVE * found.base),
                    key=lambda o: (-abs(o.head - o.base), o.name))  # fmt: skip
@@ -206,13 +218,11 @@ def objects_cell(result: Attribution, step: StepOutcome, key: str, mechanism: Me
 def calls_cell(result: Attribution, step: StepOutcome, key: str, mechanism: Mechanism | None) -> Cell:
     """The system calls per request by name that changed: the request's own first (they are in the
     cost), then the scheduling ones (counts/strace.SCHEDULING: not in the cost)."""
-    if not result.mechanisms:
-        return Cell("not recorded")
-    if mechanism is None or mechanism.calls is None:
-        ratio = _counted_ratio(step, key, SYSCALLS.key)
-        if ratio is None:
-            return Cell("not counted")
-        return Cell("not recorded" if ratio.verdict in _MOVED else "no call changed")
+    missing = _without_mechanism(result, step, key, SYSCALLS.key, mechanism is not None and mechanism.calls is not None,
+                                 "not recorded", "no call changed")  # fmt: skip
+    if missing is not None:
+        return missing
+    assert mechanism is not None and mechanism.calls is not None
     moves = sorted(((name, base or 0.0, head or 0.0) for name, (base, head) in mechanism.calls.items()),
                    key=lambda m: (-abs(m[2] - m[1]), m[0]))  # fmt: skip
     said = lambda found: ", ".join(f"{name} {base:.2f} → {head:.2f}" for name, base, head in found)  # noqa: E731
