@@ -389,10 +389,12 @@ def test_real_variant_vs_variant_compare_loads_both_at_once_and_says_what_was_co
 def test_real_micro_compare_times_pairs_counts_instructions_and_catches_an_injected_slowdown(tmp_path):
     """services on latest against itself with head's benchmarks repeating 5 % of their calls: every
     case is timed in paired rounds and counted, and the counts call the injected 5 % a regression.
-    (That counts agree A/A is tests/test_instructions.py's; one compare here keeps CI short.)"""
+    (That counts agree A/A is tests/test_instructions.py's; one compare here keeps CI short. The
+    timings flagged here would be timed once more: tests/test_gate.py times a flagged case again
+    with the real runner, so this one skips it with --no-confirm.)"""
     out = tmp_path / "injected"
     done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "services@latest", "--quick", "--no-counts",
-                      "--no-load", "--out", str(out), "-q", "--inject-head-micro", "0.05")  # fmt: skip
+                      "--no-load", "--no-confirm", "--out", str(out), "-q", "--inject-head-micro", "0.05")  # fmt: skip
     data = json.loads((out / "compare.json").read_text())
     times = [r for r in data["rows"] if r["unit"] == "us"]
     counts = [r for r in data["rows"] if r["unit"] == "instructions"]

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from benchwatch.compare import gate
 from benchwatch.compare.calibrate import Calibration
@@ -156,6 +157,79 @@ def test_compare_measures_only_the_flagged_figures_again(monkeypatch, tmp_path):
                                   calibration=cal, key=Figure.pair_key, quick=True, patterns=None, out=tmp_path)  # fmt: skip
     assert measured == [[("hello@latest", ["GET /"])]]
     assert [(r.label, r.verdict) for r in again.rows] == [("hello GET / c=10 cpu_us_per_request", "unchanged")]
+
+
+MICRO_BENCH = """
+import time
+
+from . import inject
+
+
+class Cases:
+    params = ["svc", "svc-large"]
+    param_names = ["payload"]
+    timer = time.process_time
+
+    def setup(self, payload):
+        self.data = list(range(2000 if payload == "svc" else 8000))
+
+    def time_sum(self, payload):
+        sum(self.data)
+
+
+inject.inject_into(Cases)
+"""
+
+
+def test_a_flagged_micro_case_is_timed_again_alone_with_the_same_injection(monkeypatch, tmp_path):
+    """compare() wiring of a micro confirmation, with the real runner (this interpreter plays both
+    stacks): only the flagged asv case is timed again, head still repeats its injected calls, and
+    nothing is counted. tests/test_compare.py's real micro compare runs --no-confirm."""
+    import sys
+
+    from conftest import REPO, make_project
+
+    from benchwatch import envs
+    from benchwatch.compare import confirm, rounds
+    from benchwatch.compare.sides import Side
+    from benchwatch.config import load_project
+    from benchwatch.measure import micro_pairs
+
+    app = tmp_path / "svc"
+    app.mkdir()
+    (app / "benchwatch-app.toml").write_text('name = "svc"\napp = "main:app"\n[[endpoints]]\nname = "r"\npath = "/"\n')
+    root = make_project(tmp_path / "p", [app])
+    bench = root / "benchmarks"
+    bench.mkdir()
+    (bench / "__init__.py").write_text("")
+    (bench / "inject.py").write_text((REPO / "benchmarks" / "inject.py").read_text())
+    (bench / "bench_sum.py").write_text(MICRO_BENCH)
+    project = load_project(root)
+    sides = [Side(role, "latest", "stack", project, project.variants(["latest"])) for role in ("base", "head")]
+    here = Path(sys.executable).parent.parent  # this interpreter's environment stands in for the stack's
+    monkeypatch.setattr(envs, "ensure", lambda stack, **kw: envs.Env(stack.name, here, {}))
+    monkeypatch.setattr(rounds, "_count_instructions", lambda *a, **kw: pytest.fail("a confirmation counts nothing"))
+    real = micro_pairs.time_cases
+
+    def few_rounds(base, head, **kw):
+        return real(base, head, **{**kw, "rounds": 2, "sample_seconds": 0.005})
+
+    monkeypatch.setattr(micro_pairs, "time_cases", few_rounds)
+    first = rounds.measure_micro(*sides, True, None, None, tmp_path / "first", inject_head=0.5, instructions=False)
+    assert first.problems == [] and len(first.base) == len(first.head) == 2
+    rows, _ = compare_figures(first.base, first.head, None, key=Figure.pair_key)
+    flagged = [r for r in rows if "svc-large" in (r.base_figure or "")]
+    assert len(flagged) == 1 and flagged[0].kind == "micro"
+    figures = {"base": first.base, "head": first.head}
+    again = confirm.measure_again(flagged, figures, *sides, rig=None, environment=None, calibration=None,
+                                  key=Figure.pair_key, quick=True, patterns=None, out=tmp_path / "again",
+                                  inject_head_micro=0.5)  # fmt: skip
+    assert again.problems == [] and again.figures == 1  # the flagged case only, found by its asv name
+    assert [r.label for r in again.rows] == [flagged[0].label]
+    (row,) = again.rows
+    assert len(row.base_samples) == len(row.head_samples) == 2
+    # head repeats half its calls, as in the first rounds
+    assert 1.2 < float(np.median(row.head_samples) / np.median(row.base_samples)) < 1.8
 
 
 def test_count_floors_come_from_an_aa_compare_and_a_count_never_borrows_another_endpoints():
