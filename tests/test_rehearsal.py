@@ -7,7 +7,8 @@ rehearsal (tests/fixtures/rehearsal: data.js, the published history, and pushes/
 5-commit rehearsal's compares; README there) carries the bookkeeping of many pushes: replayed
 without measuring, the three unchanged pushes alert nothing and the culprit's push alerts, in the
 timing and the count series. The slow test measures one push for real, the culprit's, on top of
-the seven earlier real points: compare, relative, trend-add and changes name that commit."""
+the seven earlier real points: compare, relative, trend-add and changes name that commit, and
+the compare's counts say where the loop's instructions went."""
 
 from __future__ import annotations
 
@@ -102,3 +103,20 @@ def test_changes_finds_the_commit_that_made_every_request_slower(tmp_path: Path)
     # the counts: the parent's (the compare's base side) and the culprit's, both measured here
     assert set(summary["steps"][0]["counts"]) == {"tiny@latest GET /hi seq instr/req",
                                                   "tiny@latest GET /hi seq syscalls/req"}  # fmt: skip
+    # the culprit's compare: its loop is a gating regression of the estimated cost, its instructions
+    # per request the mechanism (a regression, not gating alone), and the comment says where they went
+    compared = out / summary["culprit"][:12] / "compare"
+    data = json.loads((compared / "compare.json").read_text())
+    instructions = next(r for r in data["rows"] if r["metric"] == "instructions_per_request")
+    assert instructions["verdict"] == "regression" and not instructions["gating"] and instructions["low"] > 1.2
+    cost = next(r for r in data["rows"] if r["metric"] == "cost_us_per_request")
+    assert cost["verdict"] == "regression" and cost["gating"] and cost["low"] > 1.1
+    syscalls = next(r for r in data["rows"] if r["metric"] == "syscalls_per_request")
+    assert syscalls["verdict"] == "unchanged" and "epoll_pwait" in syscalls["detail"]
+    assert data["extra"]["counts_seconds"] > 0
+    comment = (compared / "comment.md").read_text()
+    assert "Where the instructions went: tiny GET /hi seq instructions_per_request" in comment
+    if data["head"]["environment"]["interpreters"]["latest"]["symbols"]:  # the loop's own function, by name
+        assert "rangeiter_next (libpython)" in comment
+    else:  # a stripped interpreter: its functions are not named, and the comment says so
+        assert "libpython: " in comment and "without a name" in comment
