@@ -85,7 +85,7 @@ def _table(rows: list[Row]) -> list[str]:
     for row in rows:
         gate = " (gate)" if row.gating else ""
         floor = f"{row.floor:.1%}" + {"figure": "", "metric": " (metric)", "default": " (default)",
-                                       "parts": " (its parts')"}.get(row.floor_source, "")  # fmt: skip
+                                       "parts": " (its parts')", "threads": " (default, threads)"}.get(row.floor_source, "")  # fmt: skip
         text = row.text
         if row.confirmation is not None:
             text += f"; again: {row.confirmation.text}"

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchwatch.compare.stats import RatioInterval, describe, verdict
-from benchwatch.compare.verdict import Row
+from benchwatch.compare.verdict import Row, judge_again
 from benchwatch.counts.cost import INSTRUCTIONS_PART
 from benchwatch.metrics import COST, INSTRUCTIONS, SYSCALLS
 
@@ -61,10 +60,4 @@ def set_cost_floors(rows: list[Row]) -> None:
         )
         if row.floor_source == "figure" and row.floor >= derived:
             continue
-        row.floor, row.floor_source = round(derived, 5), FROM_PARTS
-        if row.ratio is not None and row.low is not None and row.high is not None:
-            interval = RatioInterval(
-                row.ratio, row.low, row.high, 1.0, len(row.base_samples), len(row.head_samples)
-            )
-            row.verdict = verdict(interval, row.bigger_is_better, row.floor)
-            row.text = describe(interval, row.bigger_is_better)
+        judge_again(row, derived, FROM_PARTS)

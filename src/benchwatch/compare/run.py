@@ -13,6 +13,7 @@ from benchwatch.compare.confirm import measure_again
 from benchwatch.compare.cost_floor import set_cost_floors
 from benchwatch.compare.coverage import coverage
 from benchwatch.compare.sides import Side
+from benchwatch.compare.threads_floor import set_threads_floors
 from benchwatch.compare.verdict import (
     COMMENT_FILE,
     COMPARE_FILE,
@@ -150,6 +151,7 @@ def compare(
         costs = _weigh_counts(figures, extra) if counts and not extra.counts_unavailable else {"base": [], "head": []}
         rows, unpaired = compare_figures(figures["base"] + costs["base"], figures["head"] + costs["head"], calibration,
                                          key=key)  # fmt: skip
+        set_threads_floors(rows)  # before the costs' floors, which follow from their parts'
         set_cost_floors(rows)
         if extra.cost_unavailable:
             gate.gate_counts_alone(rows)

@@ -11,6 +11,7 @@ from benchwatch.attribute.speedscope import ProfileReport
 from benchwatch.compare.calibrate import Calibration, floor_for, floor_key
 from benchwatch.compare.coverage import Coverage
 from benchwatch.compare.stats import (
+    RatioInterval,
     TooFewSamples,
     describe,
     paired_ratio_interval,
@@ -213,6 +214,16 @@ def judge_pair(
     row.verdict = verdict(interval, some.bigger_is_better, floor)
     row.text = describe(interval, some.bigger_is_better, memory=about.memory)
     return row
+
+
+def judge_again(row: Row, floor: float, source: str) -> None:
+    """The row's verdict against another floor (its interval unchanged); a row without an interval
+    keeps its 'no verdict'."""
+    row.floor, row.floor_source = round(floor, 5), source
+    if row.ratio is None or row.low is None or row.high is None:
+        return
+    interval = RatioInterval(row.ratio, row.low, row.high, 1.0, len(row.base_samples), len(row.head_samples))
+    row.verdict = verdict(interval, row.bigger_is_better, row.floor)
 
 
 def pair_label(base: Figure | None, head: Figure | None) -> str:
