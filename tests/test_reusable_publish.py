@@ -22,6 +22,8 @@ from benchwatch.results import read_run, write_run
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / ".github" / "workflows" / "reusable-publish.yml"
 STEP = "Change points and the site (overview and trends), this push's points included"
+# each test runs the step's shell with `tool/bw` on a real run: 7-15 s each, the fast tier's largest
+pytestmark = pytest.mark.slow
 
 
 def step_script() -> str:

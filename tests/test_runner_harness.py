@@ -16,6 +16,8 @@ from runner import harness
 from runner.harness import Sandbox, run_in_own_group
 from runner.stub_api import StubAPI
 
+pytestmark = pytest.mark.slow  # real processes that must be seen to end: 1.5-3.5 s a test
+
 FAKE_ACT = r"""#!/bin/bash
 # act as far as processes go: starts what jobs start, says their pids, then $MODE
 sleep 300 & echo $! >> "$PIDS"

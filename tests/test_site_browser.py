@@ -21,7 +21,7 @@ from test_changes import _sha
 from benchwatch.report.palette import stack_color
 
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
-pytestmark = needs_chromium
+pytestmark = [needs_chromium, pytest.mark.slow]  # a real Chromium: 4-8 s a test
 WIDTHS = (1400, 414)
 MIN_TEXT_PX = 10.0
 
