@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from scipy.stats import mannwhitneyu, norm, ttest_ind
 
 from benchwatch.compare.stats import CONFIDENCE, TooFewSamples, ratio_interval
 from benchwatch.figure_key import PARENT_MARK, RELATIVE_MARK, decode
@@ -137,6 +136,8 @@ def residual_scale(logs: np.ndarray, cuts: list[int]) -> float:
 def p_value(left: np.ndarray, right: np.ndarray, test: str = "rank") -> float:
     """Two-sided p-value that the two segments (log values) have the same level. The rank
     test is exact when one side is short: its normal approximation is far off there."""
+    from scipy.stats import mannwhitneyu, ttest_ind  # imported when used (~1.2 s): compare/stats.py
+
     if test == "t":
         return float(ttest_ind(left, right).pvalue)
     method = "exact" if min(len(left), len(right)) <= EXACT_BELOW else "asymptotic"
@@ -176,6 +177,8 @@ def spikes(logs: np.ndarray, params: Params) -> list[tuple[int, float]]:
     the scaled median absolute deviation, which a few spikes do not move."""
     center = float(np.median(logs))
     scale = 1.4826 * float(np.median(np.abs(logs - center))) or float(np.std(logs)) or 1.0
+    from scipy.stats import norm
+
     p_values = 2.0 * norm.sf(np.abs(logs - center) / scale)
     return [(int(i), float(p_values[i])) for i in np.flatnonzero(p_values < params.max_pvalue)]
 
@@ -184,6 +187,8 @@ def _spike_changes(series: Series, values: np.ndarray, params: Params) -> list[C
     logs = np.log(values)
     center = float(np.median(logs))
     scale = 1.4826 * float(np.median(np.abs(logs - center))) or float(np.std(logs)) or 1.0
+    from scipy.stats import norm
+
     half = norm.ppf(0.5 + CONFIDENCE / 2) * scale
     changes = []
     for index, p in spikes(logs, params):
