@@ -38,15 +38,10 @@ def crosses_threads(syscalls: Row) -> bool:
 def set_threads_floors(rows: list[Row]) -> None:
     """Each instruction row on the default floor whose endpoint crosses threads: the threads'
     floor, and its verdict judged again."""
-    syscalls = {(r.scenario, r.endpoint, r.label.removesuffix(SYSCALLS.key)): r
-                for r in rows if r.metric == SYSCALLS.key}  # fmt: skip
+    by_label = {r.label: r for r in rows}
     for row in rows:
-        if (
-            row.metric != INSTRUCTIONS.key
-            or row.floor_source != "default"
-            or row.floor >= THREADS_FLOOR
-        ):
+        if row.metric != INSTRUCTIONS.key or row.floor_source != "default" or row.floor >= THREADS_FLOOR:
             continue
-        found = syscalls.get((row.scenario, row.endpoint, row.label.removesuffix(INSTRUCTIONS.key)))
-        if found is not None and crosses_threads(found):
+        syscalls = by_label.get(row.label.removesuffix(INSTRUCTIONS.key) + SYSCALLS.key)  # the same endpoint's
+        if syscalls is not None and crosses_threads(syscalls):
             judge_again(row, THREADS_FLOOR, FROM_THREADS)

@@ -175,20 +175,20 @@ def _step_changes(series: Series, values: np.ndarray, params: Params) -> list[Ch
 def spikes(logs: np.ndarray, params: Params) -> list[tuple[int, float]]:
     """(index, p-value) of each point far outside the series' own noise: the median and
     the scaled median absolute deviation, which a few spikes do not move."""
-    center = float(np.median(logs))
-    scale = 1.4826 * float(np.median(np.abs(logs - center))) or float(np.std(logs)) or 1.0
     from scipy.stats import norm
 
+    center = float(np.median(logs))
+    scale = 1.4826 * float(np.median(np.abs(logs - center))) or float(np.std(logs)) or 1.0
     p_values = 2.0 * norm.sf(np.abs(logs - center) / scale)
     return [(int(i), float(p_values[i])) for i in np.flatnonzero(p_values < params.max_pvalue)]
 
 
 def _spike_changes(series: Series, values: np.ndarray, params: Params) -> list[Change]:
+    from scipy.stats import norm
+
     logs = np.log(values)
     center = float(np.median(logs))
     scale = 1.4826 * float(np.median(np.abs(logs - center))) or float(np.std(logs)) or 1.0
-    from scipy.stats import norm
-
     half = norm.ppf(0.5 + CONFIDENCE / 2) * scale
     changes = []
     for index, p in spikes(logs, params):
