@@ -4,13 +4,14 @@ product of the steps, and the ratio measured directly from base to head."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from pydantic import BaseModel
 
 from benchwatch.attribute.interactions import Consistency, Interaction
 from benchwatch.attribute.ratios import Ratio, overlap, product
 from benchwatch.compare.stats import CONFIDENCE
-from benchwatch.compare.verdict import Comparison
+from benchwatch.compare.verdict import Comparison, Row
 from benchwatch.metrics import COUNTS, CPU, CPU_SYS, CPU_USER
 
 ATTRIBUTION_JSON = "attribution.json"
@@ -66,7 +67,13 @@ ATTRIBUTED = frozenset(m.key for m in (*COUNTS, CPU, CPU_USER, CPU_SYS))
 def gating_ratios(comparison: Comparison) -> dict[str, tuple[str, Ratio]]:
     """{figure label: (scenario, ratio)} for a compare's counts per request and CPU per request
     (with its user/system split), whether or not the compare gated on them."""
-    return {row.label: (row.scenario, Ratio.of(row)) for row in comparison.rows
+    return attributed_ratios(comparison.rows)
+
+
+def attributed_ratios(rows: Iterable[Row]) -> dict[str, tuple[str, Ratio]]:
+    """{figure label: (scenario, ratio)} of the rows of the attributed figures: a compare's, or
+    the counts-only path's (base's counts paired with a step's, compare.verdict.compare_figures)."""
+    return {row.label: (row.scenario, Ratio.of(row)) for row in rows
             if row.kind == "load" and row.metric in ATTRIBUTED}  # fmt: skip
 
 
@@ -133,7 +140,8 @@ def markdown(result: Attribution) -> str:
             note = f" ({step.note})" if step.note else ""
             out.append(f"| {step.step} | {_moved(step)}{note} | {ratio.shown()} | {ratio.verdict} |")
         out.append(f"| **product of the steps** | | {line.product.shown()} | |")
-        out.append(f"| **{result.base} → {result.head} measured** | | {line.direct.shown()} | {line.direct.verdict} |")
+        direct = f"not measured: {result.direct.error}" if result.direct.error and line.direct.ratio is None else line.direct.verdict
+        out.append(f"| **{result.base} → {result.head} measured** | | {line.direct.shown()} | {direct} |")
         disagree = ("the product and the direct ratio disagree: an open loop offers each side half its own "
                     "capacity, so a step that moves the capacity moves the offered rate too and open-loop ratios "
                     "need not multiply (the closed loop's do)" if open_loop(line.label)
