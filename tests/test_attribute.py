@@ -244,6 +244,11 @@ def test_real_attribute_of_one_moved_package(tmp_path):
     assert all(line["product"]["ratio"] == line["steps"]["latest+uvloop"]["ratio"] for line in counted)
     assert all(line["agrees"] is not None for line in counted)
     assert "latest+uvloop" in (out / "attribution.md").read_text()
+    # one batch: base counted once, in its own folder; each step's `out` is its counts' folder
+    assert not (out / "direct" / "compare.json").exists()
+    assert data["direct"]["out"] == str(out / "direct") and data["steps"][0]["out"] == str(out / "steps" / "latest+uvloop")
+    for folder in (out / "base" / "tiny@latest", out / "direct" / "tiny@older-uvloop", out / "steps" / "latest+uvloop" / "tiny@latest_uvloop"):
+        assert list(folder.glob("callgrind.out*")) and (folder / "strace.trace").is_file(), folder
 
 
 # --- why the product and the direct ratio disagree: the sides, then the largest movers in pairs ---
