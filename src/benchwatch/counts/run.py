@@ -24,12 +24,13 @@ JOBS = 2
 def count_requests(
     targets: Sequence[CountTarget], *, out_dir: Path, requests: int = DEFAULT_REQUESTS,
     repeats: int = DEFAULT_REPEATS, jobs: int = JOBS, name_tag: str = "",
-    log: Callable[[str], None] | None = None,
+    log: Callable[[str], None] | None = None, dirs: Sequence[Path] | None = None,
 ) -> tuple[list[Figure], list[Problem]]:  # fmt: skip
     """Instructions and system calls per request of every target's endpoints, and every problem
     (a counter missing, a boot, a non-2xx answer, a count that does not grow). A target that
     fails gives a Problem and no figures; the others go on. Each target's callgrind files and
-    strace trace stay under `out_dir/<variant>/` (benchwatch.counts.breakdown reads them)."""
+    strace trace stay under `out_dir/<variant>/` (benchwatch.counts.breakdown reads them), or in
+    `dirs`, one per target, when given (attribute: a folder per stack counted in one call)."""
     say = log or (lambda line: print(line, file=sys.stderr, flush=True))
     missing = callgrind.unavailable_reason() or strace.unavailable_reason()
     if missing:
@@ -44,7 +45,9 @@ def count_requests(
 
     # the targets with the most endpoints first, so the last one does not count alone
     order = sorted(range(len(targets)), key=lambda i: -len(targets[i].endpoints))
-    dirs = target_dirs(out_dir, targets)
+    if dirs is not None and len(dirs) != len(targets):
+        raise ValueError(f"count_requests: {len(dirs)} directories for {len(targets)} targets")
+    dirs = list(dirs) if dirs is not None else target_dirs(out_dir, targets)
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(targets)))) as pool:
         done = dict(zip(order, pool.map(one, [targets[i] for i in order], [dirs[i] for i in order]), strict=True))
     results = [done[i] for i in range(len(targets))]

@@ -29,6 +29,7 @@ from benchwatch.measure.inject import NO_INJECTION, Injection
 from benchwatch.results import write_json_atomic
 
 MANIFEST = "phases.json"
+TRACE = "strace.trace"  # a target's strace file in its folder
 HASH_SEED = {"PYTHONHASHSEED": "0"}  # str/bytes hashes, and so dict and set layouts, the same every boot
 READY_S = 300.0  # a server's boot under valgrind (imports at ~1/50 speed)
 PROBE_TIMEOUT_S = 120.0  # its first answer under valgrind
@@ -152,7 +153,7 @@ def count_target(
     cg = _callgrind(target, out_dir / "callgrind.out", cap, repeats)
     say(f"counts: {target.variant.id}: system calls under strace")
     traced = [min(cap, STRACE_TIMES * n) for n in cg.requests]
-    st = _strace(target, out_dir / "strace.trace", cg.warmups, traced, repeats)
+    st = _strace(target, out_dir / TRACE, cg.warmups, traced, repeats)
     counted = TargetCounts(target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle)
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
     say(f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s")
