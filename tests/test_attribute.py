@@ -406,7 +406,7 @@ def fake_counts(factors: dict[str, float], failing: frozenset[str] = frozenset()
     calls: list[list[str]] = []
 
     def count_fn(targets, *, out_dir, jobs, log, dirs, repeats):
-        assert jobs == 2 and len(dirs) == len(targets) and repeats == 2  # fewer phases than compare's 3
+        assert jobs == 3 and len(dirs) == len(targets) and repeats == 2  # fewer phases than compare's 3
         calls.append([t.variant.id for t in targets])
         figures, problems = [], []
         for target, directory in zip(targets, dirs, strict=True):

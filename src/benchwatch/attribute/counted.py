@@ -31,7 +31,9 @@ from benchwatch.session import Session, now
 CountFn = Callable[..., tuple[list[Figure], list[Problem]]]
 Weigh = Callable[[], Weights]
 Ensure = Callable[[Stack], envs.Env]
-JOBS = 2  # two servers counted at a time
+# servers counted at a time: a count sleeps for a third of its time (think times between requests,
+# the idle pause), so a third server keeps two cores busy; counts do not depend on the machine's load
+JOBS = 3
 ATTRIBUTE_REPEATS = 2  # counted phases per endpoint (compare's: counts.DEFAULT_REPEATS)
 
 

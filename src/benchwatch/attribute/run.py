@@ -15,6 +15,7 @@ from benchwatch import envs
 from benchwatch.attribute import by_compare, by_counts, interactions
 from benchwatch.attribute.by_compare import CompareFn
 from benchwatch.attribute.counted import Counter, CountFn, Ensure, Weigh, weigh_here
+from benchwatch.attribute.mechanism import endpoint_key
 from benchwatch.attribute.resolver import try_resolve
 from benchwatch.attribute.steps import Resolve, Step, differing, plan_steps, step_stack
 from benchwatch.attribute.table import (
@@ -31,6 +32,7 @@ from benchwatch.compare.verdict import Comparison
 from benchwatch.config import Project
 from benchwatch.declarations import Stack
 from benchwatch.errors import UserError
+from benchwatch.metrics import COST
 from benchwatch.progress import Progress
 from benchwatch.results import write_json_atomic, write_text_atomic
 from benchwatch.session import open_session
@@ -156,9 +158,13 @@ def _python(env: envs.Env | None) -> str:
 
 
 def _pairs(disagreeing: list[Line], steps: list[Step]) -> list[tuple[Step, Step]]:
-    """The second-order steps of every disagreeing figure, each pair once."""
+    """The second-order steps of every disagreeing figure that gates, each pair once: an endpoint's
+    estimated cost when it disagrees (its counts are its parts, and a pair stack measures them all),
+    else each of its disagreeing figures."""
+    costs = {endpoint_key(line.label) for line in disagreeing if line.label.endswith(f" {COST.key}")}
+    gating = [line for line in disagreeing if line.label.endswith(f" {COST.key}") or endpoint_key(line.label) not in costs]
     seen: dict[tuple[str, str], tuple[Step, Step]] = {}
-    for line in disagreeing:
+    for line in gating:
         for a, b in interactions.pairs_to_try(line, steps):
             seen.setdefault((a.name, b.name), (a, b))
     return list(seen.values())
