@@ -405,8 +405,9 @@ def fake_counts(factors: dict[str, float], failing: frozenset[str] = frozenset()
 
     calls: list[list[str]] = []
 
-    def count_fn(targets, *, out_dir, jobs, log, dirs, repeats):
-        assert jobs == 3 and len(dirs) == len(targets) and repeats == 2  # fewer phases than compare's 3
+    def count_fn(targets, *, out_dir, jobs, log, dirs, repeats, requests, quiet_idle_s, strace_times):
+        assert jobs == 3 and len(dirs) == len(targets)
+        assert (repeats, requests, quiet_idle_s, strace_times) == (2, 100, 0.5, 1)  # shorter than compare's
         calls.append([t.variant.id for t in targets])
         figures, problems = [], []
         for target, directory in zip(targets, dirs, strict=True):

@@ -11,7 +11,15 @@ from pathlib import Path
 
 from benchwatch.config import Endpoint
 from benchwatch.counts import callgrind, strace
-from benchwatch.counts.session import CountFailed, CountTarget, Phase, TargetCounts, count_target
+from benchwatch.counts.session import (
+    IDLE_S,
+    STRACE_TIMES,
+    CountFailed,
+    CountTarget,
+    Phase,
+    TargetCounts,
+    count_target,
+)
 from benchwatch.figure_key import load_key
 from benchwatch.metrics import INSTRUCTIONS, SYSCALLS, Counted, Metric
 from benchwatch.results import Figure, Problem
@@ -25,6 +33,7 @@ def count_requests(
     targets: Sequence[CountTarget], *, out_dir: Path, requests: int = DEFAULT_REQUESTS,
     repeats: int = DEFAULT_REPEATS, jobs: int = JOBS, name_tag: str = "",
     log: Callable[[str], None] | None = None, dirs: Sequence[Path] | None = None,
+    quiet_idle_s: float = IDLE_S, strace_times: int = STRACE_TIMES,
 ) -> tuple[list[Figure], list[Problem]]:  # fmt: skip
     """Instructions and system calls per request of every target's endpoints, and every problem
     (a counter missing, a boot, a non-2xx answer, a count that does not grow). A target that
@@ -38,7 +47,8 @@ def count_requests(
 
     def one(target: CountTarget, directory: Path) -> TargetCounts | Problem:
         try:
-            return count_target(target, directory, cap=requests, repeats=repeats, say=say)
+            return count_target(target, directory, cap=requests, repeats=repeats, say=say, quiet_idle_s=quiet_idle_s,
+                                strace_times=strace_times)  # fmt: skip
         except CountFailed as exc:
             return Problem(variant=target.variant.id, phase="load", reason=f"count failed: {exc.reason}",
                            endpoint=exc.endpoint.label if exc.endpoint else None, detail=exc.stderr_tail)  # fmt: skip
