@@ -128,7 +128,9 @@ def release_table(base: str, head: str, results: Sequence[Attribution]) -> Table
             lead = packages[0] if packages and step.kind != "transitive" else ""
             others = ", ".join(_moved(step, p) for p in packages if p != lead) or "—"
             for line in result.lines:
-                ratio = line.steps.get(step.step) if step.error is None else Ratio(text=step.error)
+                ratio = (Ratio(text=step.error) if step.error is not None
+                         else Ratio(text=step.skipped) if step.skipped is not None
+                         else line.steps.get(step.step))  # fmt: skip
                 if ratio is None:
                     continue
                 key = (lead not in PACKAGES, PACKAGES.index(lead) if lead in PACKAGES else 0, lead == "", lead,
