@@ -9,9 +9,10 @@ from pathlib import Path
 from benchwatch import envs
 from benchwatch.attribute import interactions
 from benchwatch.attribute.mechanism import Mechanism, mechanisms
+from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.attribute.steps import Step
-from benchwatch.attribute.table import Line, StepOutcome, gating_ratios
+from benchwatch.attribute.table import gating_ratios
 from benchwatch.compare.verdict import Comparison
 from benchwatch.config import Project
 from benchwatch.declarations import Stack

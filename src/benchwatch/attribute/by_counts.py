@@ -14,8 +14,8 @@ from pathlib import Path
 from benchwatch import counts, envs
 from benchwatch.attribute import imported, interactions
 from benchwatch.attribute.counted import Counted, Counter, Ensure
+from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.steps import Step
-from benchwatch.attribute.table import Line, StepOutcome
 from benchwatch.config import Project
 from benchwatch.declarations import Stack
 from benchwatch.progress import Progress

@@ -12,16 +12,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio, product, quotient
 from benchwatch.attribute.steps import Step
 from benchwatch.metrics import FALLBACK_FLOOR, metric
-
-if TYPE_CHECKING:
-    from benchwatch.attribute.table import Line, StepOutcome
 
 LARGEST_MOVERS = 3  # a figure's steps moved two at a time: at most three pairs
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from benchwatch.attribute.interactions import Consistency, Interaction
-from benchwatch.attribute.mechanism import Mechanism
+from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio, overlap, product
 from benchwatch.compare.stats import CONFIDENCE
 from benchwatch.compare.verdict import Comparison, Row
@@ -17,35 +17,6 @@ from benchwatch.metrics import COST, COUNTS, CPU, CPU_SYS, CPU_USER
 
 ATTRIBUTION_JSON = "attribution.json"
 ATTRIBUTION_MD = "attribution.md"
-
-
-class StepOutcome(BaseModel):
-    step: str  # the intermediate stack, or "direct"
-    kind: str
-    requested: str
-    group: list[str]
-    moved: dict[str, tuple[str | None, str | None]] = {}
-    note: str = ""
-    error: str | None = None
-    ratios: dict[str, Ratio] = {}  # by figure label
-    out: str | None = None
-    # by endpoint (a figure label without its metric, mechanism.endpoint_key): what moved inside the
-    # counts of each endpoint that changed; {} in an attribution written before it was kept
-    mechanism: dict[str, Mechanism] = {}
-    # why the step was not counted although it built: it moves only what the servers never import
-    # (attribute/imported.py), so it cannot move a count; left out of the product (a factor of 1)
-    skipped: str | None = None
-
-
-class Line(BaseModel):
-    """One gating figure of one variant: every step, their product, the direct ratio."""
-
-    scenario: str
-    label: str
-    steps: dict[str, Ratio]
-    product: Ratio
-    direct: Ratio
-    agrees: bool | None  # product and direct intervals overlap; None when either is missing
 
 
 class Attribution(BaseModel):

@@ -13,7 +13,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from benchwatch.attribute.mechanism import Mechanism, endpoint_key
-from benchwatch.attribute.table import Attribution, Ratio, StepOutcome
+from benchwatch.attribute.outcomes import StepOutcome
+from benchwatch.attribute.ratios import Ratio
+from benchwatch.attribute.table import Attribution
 from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS
 from benchwatch.counts.strace import SCHEDULING
 from benchwatch.errors import UserError
