@@ -154,13 +154,13 @@ def _old_and_new(tmp_path: Path, new_date: str = "2026-06-01"):
     return load_project(root)
 
 
-def test_attribute_compares_every_step_with_base_and_writes_both_files(tmp_path):
+def test_attribute_with_timings_compares_every_step_with_base_and_writes_both_files(tmp_path):
     project = _old_and_new(tmp_path)
     asked: list[tuple[str, str, str]] = []
 
     def compare_fn(proj, base, head, *, patterns, out, **kw):
         assert head in proj.stacks and any(v.stack.name == head for v in proj.select(patterns, [head]))
-        assert (kw["counts"], kw["load"], kw["confirm"]) == (True, False, False)  # counts first, ratios not verdicts
+        assert (kw["counts"], kw["load"], kw["confirm"]) == (True, True, False)  # counts and rounds, ratios not verdicts
         asked.append((base, head, patterns))
         return _comparison({"new": 1.21, "old+fastapi": 1.2}.get(head, 1.0)), out
 
@@ -171,7 +171,8 @@ def test_attribute_compares_every_step_with_base_and_writes_both_files(tmp_path)
         return Env(stack.name, tmp_path, versions.get(stack.name, stack.pinned_versions()))
 
     result, out = attribute(project, "old", "new", patterns="hello@*", quick=True, rounds=6, out=tmp_path / "out",
-                            quiet=True, compare_fn=compare_fn, resolve=lambda s: None, ensure=ensure)  # fmt: skip
+                            quiet=True, compare_fn=compare_fn, resolve=lambda s: None, ensure=ensure,
+                            timings=True)  # fmt: skip
     assert asked == [("old", "new", "hello@*"), ("old", "old+fastapi", "hello@*"), ("old", "old+transitive", "hello@*")]
     orjson = next(s for s in result.steps if s.requested == "orjson")
     assert orjson.error and "pins did not hold" in orjson.error  # reported; the others went on
@@ -220,7 +221,7 @@ def test_attribute_keeps_each_steps_cost_and_its_mechanism(tmp_path):
 
     result, out = attribute(project, "old", "new", patterns="hello@*", quick=True, out=tmp_path / "out", quiet=True,
                             compare_fn=lambda proj, base, head, *, out, **kw: (_counted(head), out),
-                            resolve=lambda s: None, ensure=ensure)  # fmt: skip
+                            resolve=lambda s: None, ensure=ensure, timings=True)  # fmt: skip
     data = json.loads((out / "attribution.json").read_text())
     assert data["mechanisms"] is True
     assert {line["label"] for line in data["lines"]} == {f"hello GET / seq {m}" for m in
@@ -301,6 +302,11 @@ def test_real_attribute_of_one_moved_package(tmp_path):
     assert all(line["product"]["ratio"] == line["steps"]["latest+uvloop"]["ratio"] for line in counted)
     assert all(line["agrees"] is not None for line in counted)
     assert "latest+uvloop" in (out / "attribution.md").read_text()
+    # one batch: base counted once, in its own folder; each step's `out` is its counts' folder
+    assert not (out / "direct" / "compare.json").exists()
+    assert data["direct"]["out"] == str(out / "direct") and data["steps"][0]["out"] == str(out / "steps" / "latest+uvloop")
+    for folder in (out / "base" / "tiny@latest", out / "direct" / "tiny@older-uvloop", out / "steps" / "latest+uvloop" / "tiny@latest_uvloop"):
+        assert list(folder.glob("callgrind.out*")) and (folder / "strace.trace").is_file(), folder
 
 
 # --- why the product and the direct ratio disagree: the sides, then the largest movers in pairs ---
@@ -354,7 +360,7 @@ def test_the_largest_movers_are_paired_and_the_transitive_step_never_is():
     assert [(p.name, q.name) for p, q in pairs_to_try(line, steps)] == [("a", "b"), ("a", "d"), ("b", "d")]
 
 
-def test_a_disagreement_measures_the_pairs_and_names_the_one_that_interacts(tmp_path):
+def test_with_timings_a_disagreement_measures_the_pairs_and_names_the_one_that_interacts(tmp_path):
     """fastapi alone 1.30, orjson alone 0.90, directly 1.00: moved together they give 1.00, so the
     two interact (the product 1.17 was not the direct ratio), and the table says so."""
     project = _old_and_new(tmp_path, new_date="2026-01-01")
@@ -371,7 +377,7 @@ def test_a_disagreement_measures_the_pairs_and_names_the_one_that_interacts(tmp_
         return Env(stack.name, tmp_path, versions.get(stack.name, stack.pinned_versions()))
 
     result, out = attribute(project, "old", "new", patterns="hello@*", quick=True, out=tmp_path / "out", quiet=True,
-                            compare_fn=compare_fn, resolve=lambda s: None, ensure=ensure)  # fmt: skip
+                            compare_fn=compare_fn, resolve=lambda s: None, ensure=ensure, timings=True)  # fmt: skip
     assert asked == ["new", "old+fastapi", "old+orjson", "old+fastapi+orjson"]  # one pair: the two movers
     assert result.lines[0].agrees is False
     (pair,) = result.interactions
@@ -381,3 +387,171 @@ def test_a_disagreement_measures_the_pairs_and_names_the_one_that_interacts(tmp_
     text = (out / "attribution.md").read_text()
     assert "old+fastapi × old+orjson: together 1.000" in text and "**they interact**" in text
     assert json.loads((out / "attribution.json").read_text())["interactions"][0]["interacts"] is True
+
+
+# --- counts only (the default): every stack counted in one batch, each paired with base's counts ---
+
+BASE_INSTRUCTIONS = 800_000.0
+
+
+def fake_counts(factors: dict[str, float], failing: frozenset[str] = frozenset(), trace: str | None = None):
+    """count_requests without servers: every target's instructions per request are base's times its
+    stack's factor (a 0.2 % spread between the three phases), its system calls 10 per request; the
+    targets of a `failing` stack fail as a server that exits would; `trace`: every target's strace
+    file. `.calls`: the targets of each call."""
+    from benchwatch.counts.run import _figure
+    from benchwatch.metrics import INSTRUCTIONS, SYSCALLS
+    from benchwatch.results import Problem
+
+    calls: list[list[str]] = []
+
+    def count_fn(targets, *, out_dir, jobs, log, dirs, repeats, requests, quiet_idle_s, strace_times):
+        assert jobs == 3 and len(dirs) == len(targets)
+        assert (repeats, requests, quiet_idle_s, strace_times) == (2, 100, 0.5, 1)  # shorter than compare's
+        calls.append([t.variant.id for t in targets])
+        figures, problems = [], []
+        for target, directory in zip(targets, dirs, strict=True):
+            directory.mkdir(parents=True)
+            if trace is not None:
+                (directory / "strace.trace").write_text(trace)
+            stack = target.variant.stack.name
+            if stack in failing:
+                problems.append(Problem(variant=target.variant.id, phase="load", reason="count failed: the server exited"))
+                continue
+            value = BASE_INSTRUCTIONS * factors.get(stack, 1.0)
+            for endpoint in target.endpoints:
+                figures += [_figure(target, endpoint, INSTRUCTIONS, [value * 0.999, value, value * 1.001], "", "fake"),
+                            _figure(target, endpoint, SYSCALLS, [10.0, 10.0, 10.0], "", "fake", {"read": 10.0})]  # fmt: skip
+        return figures, problems
+
+    count_fn.calls = calls  # type: ignore[attr-defined]
+    return count_fn
+
+
+def _ensure(tmp_path: Path, failing: str | None = None):
+    def ensure(stack: Stack) -> Env:
+        if stack.name == failing:
+            raise EnvError(f"stack {failing}: pins did not hold")
+        versions = {"old": {"fastapi": "1.0", "orjson": "1.0"}, "new": {"fastapi": "2.0", "orjson": "2.0"}}
+        return Env(stack.name, tmp_path, versions.get(stack.name, stack.pinned_versions()))
+
+    return ensure
+
+
+INSTRUCTIONS_LABEL = "hello GET / seq instructions_per_request"
+COST_LABEL = "hello GET / seq cost_us_per_request"
+
+
+def fake_weights():
+    """What counts/weights.py measures, made up: 0.0002 µs per instruction, 5 µs per call."""
+    from benchwatch.counts.weights import Weights
+
+    return Weights(user_us_per_instruction=0.0002, system_us_per_call={"read": 5.0}, other_call_us=5.0,
+                   instructions_per_iteration=100.0, seconds=0.0)  # fmt: skip
+
+
+def test_counts_only_counts_base_once_and_every_stack_in_one_batch(tmp_path, capsys):
+    project = _old_and_new(tmp_path)
+    count_fn = fake_counts({"new": 1.25, "old+fastapi": 1.25})
+
+    def compare_fn(*args, **kw):
+        raise AssertionError("a counts-only attribution runs no compare")
+
+    result, out = attribute(project, "old", "new", patterns="hello@*", quick=True, out=tmp_path / "out",
+                            compare_fn=compare_fn, count_fn=count_fn, weigh=fake_weights, resolve=lambda s: None,
+                            ensure=_ensure(tmp_path))  # fmt: skip
+    said = [line.split(" (")[0] for line in capsys.readouterr().err.splitlines() if line.startswith("[")]
+    # a progress line per step (the transitive step moves nothing here)
+    assert said == ["[1/4] old → new — direct", "[2/4] old+fastapi — fastapi", "[3/4] old+orjson — orjson",
+                    "[4/4] old+transitive — "]  # fmt: skip
+    # base and head first, then every step (no trace says what the servers import: each is counted)
+    first, steps = count_fn.calls
+    assert first == ["hello@old", "hello@new"]
+    assert steps == ["hello@old+fastapi", "hello@old+orjson", "hello@old+transitive"]
+    assert [s.step for s in result.steps] == ["old+fastapi", "old+orjson", "old+transitive"]
+    (line,) = [x for x in result.lines if x.label.endswith("instructions_per_request")]
+    assert line.label == INSTRUCTIONS_LABEL and line.scenario == "hello"
+    # each step's ratio is its counts over base's; the direct ratio head's over base's
+    assert line.steps["old+fastapi"].ratio == pytest.approx(1.25)
+    assert line.steps["old+orjson"].ratio == pytest.approx(1.0) and line.steps["old+transitive"].ratio == pytest.approx(1.0)
+    assert line.direct.ratio == pytest.approx(1.25) and line.direct.verdict == "regression"
+    assert line.agrees is True and result.interactions == [] and result.consistency is None
+    # the estimated cost, made with the weights measured once, gates as in a compare
+    cost = next(x for x in result.lines if x.label == COST_LABEL)
+    assert cost.direct.ratio == pytest.approx((800_000 * 1.25 * 0.0002 + 50) / (800_000 * 0.0002 + 50))
+    assert result.steps[0].mechanism["hello GET / seq"].cost_us == pytest.approx((160 + 50, 200 + 50))
+    assert result.steps[1].mechanism == {}  # nothing moved
+    # each step's folder holds its counts (one folder per target) and its run
+    assert result.direct.out == str(out / "direct") and (out / "direct" / "hello@new").is_dir()
+    assert (out / "base" / "hello@old").is_dir() and (out / "base" / "run.json").is_file()
+    for step in result.steps:
+        assert step.out == str(out / "steps" / step.step)
+        assert [p.name for p in Path(step.out).glob("hello@*")] == [f"hello@{step.step}".replace("+", "_")]
+    data = json.loads((out / "attribution.json").read_text())
+    assert data["steps"][0]["ratios"][INSTRUCTIONS_LABEL]["ratio"] == pytest.approx(1.25)
+    assert "old+fastapi" in (out / "attribution.md").read_text()
+
+
+def test_counts_only_a_failed_target_is_its_steps_error_and_the_others_go_on(tmp_path):
+    project = _old_and_new(tmp_path)
+    count_fn = fake_counts({"new": 1.25, "old+fastapi": 1.25}, failing=frozenset({"old+fastapi"}))
+    result, out = attribute(project, "old", "new", patterns="hello@*", quick=True, out=tmp_path / "out", quiet=True,
+                            count_fn=count_fn, weigh=fake_weights, resolve=lambda s: None, ensure=_ensure(tmp_path, failing="old+orjson"))  # fmt: skip
+    assert count_fn.calls[1] == ["hello@old+fastapi", "hello@old+transitive"]  # old+orjson did not build
+    by_name = {s.step: s for s in result.steps}
+    assert "hello@old+fastapi [load]: count failed: the server exited" in (by_name["old+fastapi"].error or "")
+    assert "pins did not hold" in (by_name["old+orjson"].error or "")
+    assert by_name["old+transitive"].error is None and by_name["old+transitive"].ratios[INSTRUCTIONS_LABEL].ratio == pytest.approx(1.0)
+    assert result.direct.error is None
+    text = (out / "attribution.md").read_text()
+    assert "not measured: hello@old+fastapi [load]: count failed" in text
+
+
+def test_counts_only_a_failed_base_is_every_steps_error(tmp_path):
+    project = _old_and_new(tmp_path)
+    count_fn = fake_counts({}, failing=frozenset({"old"}))
+    result, _ = attribute(project, "old", "new", patterns="hello@*", quick=True, out=tmp_path / "out", quiet=True,
+                          count_fn=count_fn, weigh=fake_weights, resolve=lambda s: None, ensure=_ensure(tmp_path))  # fmt: skip
+    assert all("hello@old [load]: count failed" in (s.error or "") for s in [*result.steps, result.direct])
+    assert result.lines == []
+
+
+def test_counts_only_a_disagreement_counts_the_pairs_in_one_more_batch_without_base(tmp_path):
+    """fastapi alone 1.30, orjson alone 0.90, directly 1.00 and together 1.00: they interact."""
+    project = _old_and_new(tmp_path, new_date="2026-01-01")
+    count_fn = fake_counts({"new": 1.0, "old+fastapi": 1.3, "old+orjson": 0.9, "old+fastapi+orjson": 1.0})
+    result, out = attribute(project, "old", "new", patterns="hello@*", quick=True, out=tmp_path / "out", quiet=True,
+                            count_fn=count_fn, weigh=fake_weights, resolve=lambda s: None, ensure=_ensure(tmp_path))  # fmt: skip
+    first, steps, pairs = count_fn.calls
+    assert first == ["hello@old", "hello@new"] and steps == ["hello@old+fastapi", "hello@old+orjson"]
+    assert pairs == ["hello@old+fastapi+orjson"]  # base's counts of the first batch serve the pairs
+    line = next(x for x in result.lines if x.label == INSTRUCTIONS_LABEL)
+    assert line.agrees is False
+    (pair,) = [i for i in result.interactions if i.label == INSTRUCTIONS_LABEL]
+    assert pair.pair == ("old+fastapi", "old+orjson") and pair.interacts is True
+    assert pair.together.ratio == pytest.approx(1.0) and pair.interaction.ratio == pytest.approx(1.0 / (1.3 * 0.9))
+    assert result.consistency is not None and result.consistency.lines() == []
+    assert (out / "pairs" / "old+fastapi+orjson" / "hello@old_fastapi_orjson").is_dir()
+    assert "**they interact**" in (out / "attribution.md").read_text()
+
+
+def test_counts_only_a_step_moving_only_what_the_servers_never_import_is_not_counted(tmp_path):
+    """Base's and head's traces show fastapi's modules opened, never orjson's: the orjson step
+    cannot move a count, so it is said and left out of the second batch and of the product."""
+    from test_imported import site_packages
+
+    site = site_packages(tmp_path / "env")
+    trace = f'7 1.0 openat(AT_FDCWD, "{site}/fastapi/__pycache__/routing.cpython-311.pyc", O_RDONLY|O_CLOEXEC) = 3\n'
+    project = _old_and_new(tmp_path, new_date="2026-01-01")  # no transitive step
+    count_fn = fake_counts({"new": 1.25, "old+fastapi": 1.25}, trace=trace)
+    result, out = attribute(project, "old", "new", patterns="hello@*", quick=True, out=tmp_path / "out", quiet=True,
+                            count_fn=count_fn, weigh=fake_weights, resolve=lambda s: None, ensure=_ensure(tmp_path))  # fmt: skip
+    assert count_fn.calls == [["hello@old", "hello@new"], ["hello@old+fastapi"]]
+    by_name = {s.step: s for s in result.steps}
+    assert by_name["old+orjson"].skipped == "the servers import none of orjson on old or new"
+    assert by_name["old+orjson"].error is None and by_name["old+orjson"].ratios == {}
+    line = next(x for x in result.lines if x.label == INSTRUCTIONS_LABEL)
+    assert list(line.steps) == ["old+fastapi"] and line.product.ratio == pytest.approx(1.25) and line.agrees is True
+    text = (out / "attribution.md").read_text()
+    assert "| old+orjson | orjson 1.0→2.0 | — | not counted: the servers import none of orjson on old or new |" in text
+    assert "_2 steps (1 measured) + the direct ratio in" in text

@@ -236,6 +236,29 @@ def test_two_targets_of_one_variant_get_their_own_directories(tmp_path):
     assert [p.name for p in target_dirs(tmp_path, targets)] == ["hello@latest", "hello@latest-2", "hello@latest-3"]
 
 
+def test_given_directories_are_where_each_target_counts(tmp_path, monkeypatch):
+    """attribute counts every stack in one call, each target in its stack's folder."""
+    from benchwatch.counts import run
+    from benchwatch.counts.session import CountFailed
+
+    variant = load_project(REPO).select("hello@latest")[0]
+    targets = [CountTarget(variant, None, variant.endpoints) for _ in range(2)]  # type: ignore[arg-type]
+    used: list[Path] = []
+
+    def count_target(target, directory, **kw):
+        used.append(directory)
+        raise CountFailed("fake")
+
+    monkeypatch.setattr(run, "count_target", count_target)
+    monkeypatch.setattr(run.callgrind, "unavailable_reason", lambda: None)
+    monkeypatch.setattr(run.strace, "unavailable_reason", lambda: None)
+    dirs = [tmp_path / "a" / "hello@latest", tmp_path / "b" / "hello@latest"]
+    figures, problems = count_requests(targets, out_dir=tmp_path, jobs=1, dirs=dirs, log=lambda _: None)
+    assert sorted(used) == dirs and not figures and [p.reason for p in problems] == ["count failed: fake"] * 2
+    with pytest.raises(ValueError, match="1 directories for 2 targets"):
+        count_requests(targets, out_dir=tmp_path, dirs=dirs[:1], log=lambda _: None)
+
+
 def test_the_command_refuses_bad_numbers_and_unknown_variants(cli):
     done = cli("counts", "--repeats", "0")
     assert done.returncode == 3 and "ERROR: --repeats" in done.stderr

@@ -21,7 +21,7 @@ from benchwatch.report.html import STYLESHEET
 from benchwatch.report.latest import speedup_table
 from benchwatch.report.palette import STACK_COLORS, shared_flavors, stack_color, styles
 from benchwatch.report.questions import questions_table
-from benchwatch.report.releases_page import release_table
+from benchwatch.report.releases_page import release_name, release_table
 from benchwatch.report.site import build_site
 from benchwatch.results import AAFigure, AANoise, LoadPlanInfo
 from benchwatch.trend.history import PREFIX
@@ -357,3 +357,11 @@ def test_a_published_attribution_that_is_not_ours_is_skipped_with_a_warning(tmp_
     assert "hello" in (tmp_path / "after" / "releases.html").read_text()
     missing = cli("site", "--out", str(tmp_path / "x"), "--attributions", str(tmp_path / "nowhere"))
     assert missing.returncode == 3 and "not a directory" in missing.stderr
+
+
+def test_a_release_the_servers_never_import_is_listed_as_not_counted() -> None:
+    result = Attribution.model_validate_json(MECHANISM.read_text())
+    step = result.steps[0]
+    step.skipped = f"the servers import none of {', '.join(step.group)} on v2-pre-rust or latest"
+    rows = [row for row in release_table("v2-pre-rust", "latest", [result]).rows if row[0].text == release_name(step)]
+    assert rows and all(row[4].text == f"not measured: {step.skipped}" for row in rows)

@@ -12,16 +12,13 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio, product, quotient
 from benchwatch.attribute.steps import Step
 from benchwatch.metrics import FALLBACK_FLOOR, metric
-
-if TYPE_CHECKING:
-    from benchwatch.attribute.table import Line, StepOutcome
 
 LARGEST_MOVERS = 3  # a figure's steps moved two at a time: at most three pairs
 
@@ -109,3 +106,23 @@ def judge(label: str, pair: tuple[str, str], stack: str, together: Ratio, alone:
     ratio = quotient(together, apart)
     return Interaction(label=label, pair=pair, stack=stack, together=together, apart=apart, interaction=ratio,
                        interacts=interacts(ratio, floor_of(label)))  # fmt: skip
+
+
+def joined(disagreeing: Sequence[Line], pair: tuple[str, str]) -> list[Line]:
+    """The disagreeing figures whose largest movers the pair joins."""
+    return [line for line in disagreeing if all(name in line.steps for name in pair)]
+
+
+def judged(
+    stack: str, pair: tuple[str, str], mine: Sequence[Line], ratios: Mapping[str, Ratio], trouble: str | None
+) -> list[Interaction]:  # fmt: skip
+    """The pair moved together (`ratios`, measured against base) judged on each of its figures."""
+    found = []
+    for line in mine:
+        together = ratios.get(line.label)
+        if together is None:
+            found.append(Interaction(label=line.label, pair=pair, stack=stack,
+                                     error=trouble or "the figure was not measured"))  # fmt: skip
+            continue
+        found.append(judge(line.label, pair, stack, together, [line.steps[n] for n in pair]))
+    return found

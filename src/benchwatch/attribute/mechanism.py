@@ -8,6 +8,8 @@ step's compare; an attribution written before this has none (the page says "not 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+
 from pydantic import BaseModel
 
 from benchwatch.compare.verdict import Comparison, Row
@@ -45,11 +47,15 @@ def changed_calls(row: Row) -> dict[str, Pair]:
 
 def mechanisms(comparison: Comparison) -> dict[str, Mechanism]:
     """{endpoint key: its mechanism} of every counted endpoint that changed in a compare."""
+    return mechanisms_of(comparison.rows, comparison.extra.instructions_by_object)
+
+
+def mechanisms_of(rows: Iterable[Row], went: Mapping[str, ByObject]) -> dict[str, Mechanism]:
+    """The same from judged rows and where each changed instructions row's instructions went (by its label)."""
     by_endpoint: dict[str, dict[str, Row]] = {}
-    for row in comparison.rows:
+    for row in rows:
         if row.kind == "load" and row.metric in (COST.key, INSTRUCTIONS.key, SYSCALLS.key):
             by_endpoint.setdefault(endpoint_key(row.label), {})[row.metric] = row
-    went = comparison.extra.instructions_by_object
     found = {}
     for key, rows in by_endpoint.items():
         if not any(row.significant for row in rows.values()):

@@ -1,16 +1,21 @@
-"""`benchwatch attribute`: split a change between two stacks into steps, each measured side by
-side against base with `compare`, and put the product of the steps next to the direct ratio."""
+"""`benchwatch attribute`: split a change between two stacks into steps, each measured against
+base, and put the product of the steps next to the direct ratio. By counts (the default): base and
+head counted, then every step that moves a package the servers import, each against base's counts
+(attribute/by_counts.py); `--timings`: each step a side-by-side `compare` (attribute/by_compare.py)."""
 
 from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
+from benchwatch import counts as counts_module
 from benchwatch import envs
-from benchwatch.attribute import interactions
-from benchwatch.attribute.mechanism import Mechanism, mechanisms
+from benchwatch.attribute import by_compare, by_counts, interactions
+from benchwatch.attribute.by_compare import CompareFn
+from benchwatch.attribute.counted import Counter, CountFn, Ensure, Weigh, weigh_here
+from benchwatch.attribute.mechanism import endpoint_key
 from benchwatch.attribute.resolver import try_resolve
 from benchwatch.attribute.steps import Resolve, Step, differing, plan_steps, step_stack
 from benchwatch.attribute.table import (
@@ -18,22 +23,19 @@ from benchwatch.attribute.table import (
     ATTRIBUTION_MD,
     Attribution,
     Line,
-    StepOutcome,
     build_lines,
-    gating_ratios,
     markdown,
     open_loop,
 )
+from benchwatch.compare.calibrate import load_calibration
 from benchwatch.compare.verdict import Comparison
 from benchwatch.config import Project
 from benchwatch.declarations import Stack
 from benchwatch.errors import UserError
+from benchwatch.metrics import COST
 from benchwatch.progress import Progress
 from benchwatch.results import write_json_atomic, write_text_atomic
 from benchwatch.session import open_session
-
-CompareFn = Callable[..., tuple[Comparison, Path]]
-Ensure = Callable[[Stack], envs.Env]
 
 
 def with_stacks(project: Project, extra: Sequence[Stack], like: str) -> Project:
@@ -64,12 +66,13 @@ def attribute(
     project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
     rounds: int | None = None, out: Path | None = None, quiet: bool = False,
     compare_fn: CompareFn | None = None, resolve: Resolve = try_resolve, ensure: Ensure = envs.ensure,
-    timings: bool = False,
+    timings: bool = False, count_fn: CountFn | None = None, weigh: Weigh | None = None,
 ) -> tuple[Attribution, Path]:  # fmt: skip
-    """Counts first: each step is counted (instructions and system calls per request, once per
-    side); `timings` adds the side-by-side load rounds (CPU per request, split user/system)."""
+    """Counts first: base and head counted, then every step that moves a package the servers
+    import, each against base's counts (attribute/by_counts.py); `timings` makes each step a
+    side-by-side compare instead (attribute/by_compare.py), adding the load rounds (CPU per request,
+    split user/system). `compare_fn`, `count_fn` and `weigh`: for tests."""
     started = time.monotonic()
-    compare_fn = compare_fn or _compare()
     base_stack, head_stack = project.stack(base), project.stack(head)
     if base == head:
         raise UserError("--base and --head name the same stack: nothing moves")
@@ -87,47 +90,32 @@ def attribute(
     steps = plan_steps(base_stack, head_stack, base_env.versions, head_env.versions, resolve)
     if not steps:
         raise UserError(f"{base} and {head} install the same versions: nothing to attribute")
-    progress = Progress(len(steps) + 1, quiet=quiet)
     pythons = {base: _python(base_env), head: _python(head_env)}
+    built = {base: base_env, head: head_env}
     for step in steps:
         if step.stack is not None:
-            pythons[step.name] = _python(_build(step, base_env.versions, ensure))
+            env = _build(step, base_env.versions, ensure)
+            pythons[step.name] = _python(env)
+            if env is not None:
+                built[step.name] = env
     measured = [s.stack for s in steps if s.stack is not None and s.error is None]
     both = with_stacks(project, measured, like=base)
     selection = ",".join(f"{s}@*" for s in scenarios)
     scenario_of: dict[str, str] = {}
-
-    def measure(side: str, directory: Path) -> tuple[dict, str | None, dict[str, Mechanism]]:
-        comparison, _ = compare_fn(both, base, side, patterns=selection, quick=quick, rounds=rounds, out=directory,
-                                   micro=False, quiet=True, load=timings, counts=True, confirm=False,
-                                   session=session)  # fmt: skip
-        found = gating_ratios(comparison)
-        scenario_of.update({label: scenario for label, (scenario, _) in found.items()})
-        trouble = "; ".join(p.line() for p in comparison.problems) or None
-        return {label: ratio for label, (_, ratio) in found.items()}, trouble, mechanisms(comparison)
-
-    progress.step(f"{base} → {head}", "direct")
-    ratios, trouble, mechanism = measure(head, out / "direct")
-    direct = StepOutcome(step="direct", kind="direct", requested=head, group=sorted(differing(base_env.versions, head_env.versions)),
-                         moved=differing(base_env.versions, head_env.versions), ratios=ratios, error=None,
-                         note=trouble or "", out=str(out / "direct"), mechanism=mechanism)  # fmt: skip
-    progress.advance()
-    outcomes = []
-    for step in steps:
-        progress.step(step.name, f"{', '.join(step.group)}")
-        outcome = StepOutcome(step=step.name, kind=step.kind, requested=step.requested, group=list(step.group),
-                              moved=step.moved, note=step.note, error=step.error)  # fmt: skip
-        if step.error is None and step.stack is not None:
-            directory = out / "steps" / step.name
-            outcome.ratios, trouble, outcome.mechanism = measure(step.name, directory)
-            outcome.out = str(directory)
-            if trouble:
-                outcome.note = "; ".join(filter(None, [outcome.note, trouble]))
-        outcomes.append(outcome)
-        progress.advance()
+    moved = differing(base_env.versions, head_env.versions)
+    progress = Progress(len(steps) + 1, quiet=quiet)
+    if not timings:
+        counter = Counter(base, selection, quick, load_calibration(project.root), ensure, built, session,
+                          count_fn=count_fn or counts_module.count_requests, weigh=weigh or weigh_here,
+                          quiet=quiet)  # fmt: skip
+        direct, outcomes = by_counts.count_steps(counter, both, steps, head, moved, out, scenario_of, progress)
+    else:
+        comparer = by_compare.Comparer(compare_fn or _compare(), base, selection, quick, rounds, session, scenario_of)
+        direct, outcomes = by_compare.compare_steps(comparer, both, head, steps, moved, out, progress)
     lines = build_lines(outcomes, direct, scenario_of)
     result = Attribution(base=base, head=head, scenarios=scenarios, quick=quick, rounds=rounds, steps=outcomes,
-                         direct=direct, lines=lines, mechanisms=True)  # fmt: skip
+                         direct=direct, lines=lines, mechanisms=True, method="compare" if timings else "counts",
+                         repeats=None if timings else counter.repeats)  # fmt: skip
     disagreeing = [line for line in lines if line.agrees is False and not open_loop(line.label)]
     if disagreeing:
         result.consistency = interactions.consistency(outcomes, direct, {k: v for k, v in pythons.items() if v})
@@ -136,14 +124,15 @@ def attribute(
         pair_stacks = {}
         for a, b in pairs:
             name = f"{a.name}+{'+'.join(b.group)}"
-            pair_stacks[(a.name, b.name)] = step_stack(base_stack, head_stack, base_env.versions,
-                                                       differing(base_env.versions, head_env.versions),
+            pair_stacks[(a.name, b.name)] = step_stack(base_stack, head_stack, base_env.versions, moved,
                                                        [*a.group, *b.group], name)  # fmt: skip
         both = with_stacks(both, list(pair_stacks.values()), like=base)
-        for (a, b), stack in pair_stacks.items():
-            progress.step(stack.name, f"second order: {a} × {b}")
-            result.interactions += _second_order(stack, (a, b), disagreeing, measure, ensure, out / "pairs")
-            progress.advance()
+        if not timings:
+            result.interactions += by_counts.count_pairs(counter, both, pair_stacks, disagreeing, ensure, out / "pairs",
+                                                         progress)  # fmt: skip
+        else:
+            result.interactions += by_compare.compare_pairs(comparer, both, pair_stacks, disagreeing, ensure,
+                                                            out / "pairs", progress)  # fmt: skip
     result.seconds = round(time.monotonic() - started, 1)
     write_json_atomic(out / ATTRIBUTION_JSON, result.model_dump(mode="json"))
     write_text_atomic(out / ATTRIBUTION_MD, markdown(result))
@@ -169,34 +158,16 @@ def _python(env: envs.Env | None) -> str:
 
 
 def _pairs(disagreeing: list[Line], steps: list[Step]) -> list[tuple[Step, Step]]:
-    """The second-order steps of every disagreeing figure, each pair once."""
+    """The second-order steps of every disagreeing figure that gates, each pair once: an endpoint's
+    estimated cost when it disagrees (its counts are its parts, and a pair stack measures them all),
+    else each of its disagreeing figures."""
+    costs = {endpoint_key(line.label) for line in disagreeing if line.label.endswith(f" {COST.key}")}
+    gating = [line for line in disagreeing if line.label.endswith(f" {COST.key}") or endpoint_key(line.label) not in costs]
     seen: dict[tuple[str, str], tuple[Step, Step]] = {}
-    for line in disagreeing:
+    for line in gating:
         for a, b in interactions.pairs_to_try(line, steps):
             seen.setdefault((a.name, b.name), (a, b))
     return list(seen.values())
-
-
-def _second_order(
-    stack: Stack, pair: tuple[str, str], disagreeing: list[Line], measure: Callable, ensure: Ensure, out: Path
-) -> list[interactions.Interaction]:  # fmt: skip
-    """One pair moved together, measured against base; judged on every disagreeing figure
-    whose largest movers it joins."""
-    mine = [line for line in disagreeing if all(name in line.steps for name in pair)]
-    try:
-        ensure(stack)
-    except envs.EnvError as exc:
-        return [interactions.Interaction(label=line.label, pair=pair, stack=stack.name, error=str(exc)) for line in mine]
-    ratios, trouble, _ = measure(stack.name, out / stack.name)
-    found = []
-    for line in mine:
-        together = ratios.get(line.label)
-        if together is None:
-            found.append(interactions.Interaction(label=line.label, pair=pair, stack=stack.name,
-                                                  error=trouble or "the figure was not measured"))  # fmt: skip
-            continue
-        found.append(interactions.judge(line.label, pair, stack.name, together, [line.steps[n] for n in pair]))
-    return found
 
 
 def changed_scenarios(compare_dir: Path) -> list[str]:

@@ -4,44 +4,19 @@ product of the steps, and the ratio measured directly from base to head."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from pydantic import BaseModel
 
 from benchwatch.attribute.interactions import Consistency, Interaction
-from benchwatch.attribute.mechanism import Mechanism
+from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio, overlap, product
 from benchwatch.compare.stats import CONFIDENCE
-from benchwatch.compare.verdict import Comparison
+from benchwatch.compare.verdict import Comparison, Row
 from benchwatch.metrics import COST, COUNTS, CPU, CPU_SYS, CPU_USER
 
 ATTRIBUTION_JSON = "attribution.json"
 ATTRIBUTION_MD = "attribution.md"
-
-
-class StepOutcome(BaseModel):
-    step: str  # the intermediate stack, or "direct"
-    kind: str
-    requested: str
-    group: list[str]
-    moved: dict[str, tuple[str | None, str | None]] = {}
-    note: str = ""
-    error: str | None = None
-    ratios: dict[str, Ratio] = {}  # by figure label
-    out: str | None = None
-    # by endpoint (a figure label without its metric, mechanism.endpoint_key): what moved inside the
-    # counts of each endpoint that changed; {} in an attribution written before it was kept
-    mechanism: dict[str, Mechanism] = {}
-
-
-class Line(BaseModel):
-    """One gating figure of one variant: every step, their product, the direct ratio."""
-
-    scenario: str
-    label: str
-    steps: dict[str, Ratio]
-    product: Ratio
-    direct: Ratio
-    agrees: bool | None  # product and direct intervals overlap; None when either is missing
 
 
 class Attribution(BaseModel):
@@ -59,6 +34,8 @@ class Attribution(BaseModel):
     # the steps carry their mechanism (StepOutcome.mechanism); False in an attribution written before
     # it was kept, whose mechanism is "not recorded" rather than "nothing moved"
     mechanisms: bool = False
+    method: str = "compare"  # "counts": every stack counted, base once (attribute/by_counts.py); "compare": a compare per step
+    repeats: int | None = None  # "counts": the counted phases per endpoint
 
     def responsible(self) -> list[tuple[StepOutcome, str, Ratio]]:
         """(step, figure label, ratio) for every step that changed a gating figure significantly."""
@@ -74,14 +51,20 @@ ATTRIBUTED = frozenset(m.key for m in (COST, *COUNTS, CPU, CPU_USER, CPU_SYS))
 def gating_ratios(comparison: Comparison) -> dict[str, tuple[str, Ratio]]:
     """{figure label: (scenario, ratio)} for a compare's estimated cost and counts per request and
     CPU per request (with its user/system split), whether or not the compare gated on them."""
-    return {row.label: (row.scenario, Ratio.of(row)) for row in comparison.rows
+    return attributed_ratios(comparison.rows)
+
+
+def attributed_ratios(rows: Iterable[Row]) -> dict[str, tuple[str, Ratio]]:
+    """{figure label: (scenario, ratio)} of the rows of the attributed figures: a compare's, or
+    the counts-only path's (base's counts paired with a step's, compare.verdict.compare_figures)."""
+    return {row.label: (row.scenario, Ratio.of(row)) for row in rows
             if row.kind == "load" and row.metric in ATTRIBUTED}  # fmt: skip
 
 
 def build_lines(steps: list[StepOutcome], direct: StepOutcome, scenario_of: dict[str, str]) -> list[Line]:
     labels = list(dict.fromkeys([*direct.ratios, *(label for s in steps for label in s.ratios)]))
     lines = []
-    measured = [s for s in steps if s.error is None]
+    measured = [s for s in steps if s.error is None and s.skipped is None]
     for label in labels:
         by_step = {s.step: s.ratios.get(label, Ratio(text="not measured")) for s in measured}
         total = product(list(by_step.values()))
@@ -125,11 +108,17 @@ def _why(result: Attribution, label: str) -> list[str]:
 
 def markdown(result: Attribution) -> str:
     out = [f"## Attribution: {result.base} → {result.head}", ""]
-    out.append(f"Each step moves the packages listed from {result.base}'s version to {result.head}'s and is "
-               f"measured side by side against {result.base} (paired rounds, floors and verdicts as `compare`). "
-               f"The product of the steps' ratios (interval: log half-widths added in quadrature, "
-               f"{CONFIDENCE:.0%}) sits next to the ratio measured directly; when their intervals do not "
-               "overlap, the packages interact.")  # fmt: skip
+    if result.method == "counts":
+        out.append(f"Each step moves the packages listed from {result.base}'s version to {result.head}'s. Every stack "
+                   f"is counted (instructions and system calls per request, {result.repeats} phases each), "
+                   f"{result.base} once, and each step's counts are judged against {result.base}'s as `compare` "
+                   "judges them (floors, verdicts, the estimated cost); a step that moves only packages the servers "
+                   "never import is not counted. ")  # fmt: skip
+    else:
+        out.append(f"Each step moves the packages listed from {result.base}'s version to {result.head}'s and is "
+                   f"measured side by side against {result.base} (paired rounds, floors and verdicts as `compare`). ")
+    out[-1] += (f"The product of the steps' ratios (interval: log half-widths added in quadrature, {CONFIDENCE:.0%}) "
+                "sits next to the ratio measured directly; when their intervals do not overlap, the packages interact.")
     out.append("")
     for line in result.lines:
         out += [f"### {line.label}", "", "| step | packages moved | ratio [interval] | verdict |", "|---|---|---|---|"]
@@ -137,11 +126,15 @@ def markdown(result: Attribution) -> str:
             if step.error is not None:
                 out.append(f"| {step.step} | {', '.join(step.group)} | — | not measured: {step.error} |")
                 continue
+            if step.skipped is not None:
+                out.append(f"| {step.step} | {_moved(step)} | — | not counted: {step.skipped} |")
+                continue
             ratio = line.steps.get(step.step, Ratio())
             note = f" ({step.note})" if step.note else ""
             out.append(f"| {step.step} | {_moved(step)}{note} | {ratio.shown()} | {ratio.verdict} |")
         out.append(f"| **product of the steps** | | {line.product.shown()} | |")
-        out.append(f"| **{result.base} → {result.head} measured** | | {line.direct.shown()} | {line.direct.verdict} |")
+        direct = f"not measured: {result.direct.error}" if result.direct.error and line.direct.ratio is None else line.direct.verdict
+        out.append(f"| **{result.base} → {result.head} measured** | | {line.direct.shown()} | {direct} |")
         disagree = ("the product and the direct ratio disagree: an open loop offers each side half its own "
                     "capacity, so a step that moves the capacity moves the offered rate too and open-loop ratios "
                     "need not multiply (the closed loop's do)" if open_loop(line.label)
@@ -156,5 +149,6 @@ def markdown(result: Attribution) -> str:
         out += ["**Responsible:** " + "; ".join(f"{s.step} ({', '.join(s.group)}) {r.text or r.shown()} on {label}"
                                                 for s, label, r in culprits), ""]  # fmt: skip
     if result.seconds is not None:
-        out.append(f"_{len(result.steps)} steps + the direct compare in {result.seconds:.0f} s._")
+        counted = sum(1 for s in result.steps if s.error is None and s.skipped is None)
+        out.append(f"_{len(result.steps)} steps ({counted} measured) + the direct ratio in {result.seconds:.0f} s._")
     return "\n".join(out) + "\n"

@@ -42,5 +42,5 @@ def run(args: argparse.Namespace) -> int:
                             rounds=args.rounds, out=args.out, quiet=args.quiet, timings=args.timings)  # fmt: skip
     print(markdown(result), end="")
     print(f"{out / ATTRIBUTION_MD}")
-    failed = [s for s in result.steps if s.error is not None]
+    failed = [s for s in [*result.steps, result.direct] if s.error is not None]
     return EXIT_UNMEASURED if failed or not result.lines else EXIT_OK

@@ -10,10 +10,9 @@ from benchwatch.attribute.speedscope import ProfileReport
 from benchwatch.compare import gate
 from benchwatch.compare.calibrate import load_calibration
 from benchwatch.compare.confirm import measure_again
-from benchwatch.compare.cost_floor import set_cost_floors
 from benchwatch.compare.coverage import coverage
+from benchwatch.compare.judged import judged_rows
 from benchwatch.compare.sides import Side
-from benchwatch.compare.threads_floor import set_threads_floors
 from benchwatch.compare.verdict import (
     COMMENT_FILE,
     COMPARE_FILE,
@@ -21,11 +20,11 @@ from benchwatch.compare.verdict import (
     Comparison,
     ConfirmationInfo,
     SideInfo,
-    compare_figures,
     sort_rows,
 )
 from benchwatch.config import Project
 from benchwatch.counts.breakdown import by_object, render
+from benchwatch.counts.weights import Weights
 from benchwatch.errors import UserError
 from benchwatch.measure.inject import Injection
 from benchwatch.results import (
@@ -148,14 +147,8 @@ def compare(
             extra.instructions_unavailable = found.instructions_unavailable if instructions else "--no-instructions"
             extra.notes += found.notes
         key = sides_module.pair_key(base_side, head_side)
-        costs = _weigh_counts(figures, extra) if counts and not extra.counts_unavailable else {"base": [], "head": []}
-        rows, unpaired = compare_figures(figures["base"] + costs["base"], figures["head"] + costs["head"], calibration,
-                                         key=key)  # fmt: skip
-        set_threads_floors(rows)  # before the costs' floors, which follow from their parts'
-        set_cost_floors(rows)
-        if extra.cost_unavailable:
-            gate.gate_counts_alone(rows)
-        gate.demote_borrowed_floors(rows)
+        weights = _weigh_counts(extra) if counts and not extra.counts_unavailable else None
+        rows, unpaired = judged_rows(figures["base"], figures["head"], calibration, weights, key=key)
         flagged = gate.to_confirm(rows)
         if flagged and not confirm:
             extra.confirmation = ConfirmationInfo(flagged=[r.label for r in flagged], skipped="--no-confirm")
@@ -192,19 +185,19 @@ def compare(
     return comparison, out
 
 
-def _weigh_counts(figures: dict[str, list[Figure]], extra: CompareExtra) -> dict[str, list[Figure]]:
-    """Both sides' estimated costs per request, weighed with one set of weights measured here and
-    now (counts/weights.py; kept in compare.json so a reader sees them). Not in the sides' run
-    files: a cost depends on the machine's weights, the counts' trend must not."""
-    from benchwatch.counts import cost, weights
+def _weigh_counts(extra: CompareExtra) -> Weights | None:
+    """One set of weights measured here and now (counts/weights.py; kept in compare.json so a reader
+    sees them), which both sides' estimated costs are made with. Not in the sides' run files: a cost
+    depends on the machine's weights, the counts' trend must not. None: they failed (said in extra)."""
+    from benchwatch.counts import weights
 
     print("counts: weighing an instruction and each system call on this machine", file=sys.stderr)
     try:
         extra.cost_weights = weights.measure()
     except weights.WeightsFailed as exc:
         extra.cost_unavailable = str(exc)
-        return {"base": [], "head": []}
-    return {role: cost.cost_figures(figures[role], extra.cost_weights) for role in ("base", "head")}
+        return None
+    return extra.cost_weights
 
 
 def _environments(matched: list, extra: CompareExtra) -> dict:

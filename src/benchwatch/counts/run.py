@@ -11,7 +11,15 @@ from pathlib import Path
 
 from benchwatch.config import Endpoint
 from benchwatch.counts import callgrind, strace
-from benchwatch.counts.session import CountFailed, CountTarget, Phase, TargetCounts, count_target
+from benchwatch.counts.session import (
+    IDLE_S,
+    STRACE_TIMES,
+    CountFailed,
+    CountTarget,
+    Phase,
+    TargetCounts,
+    count_target,
+)
 from benchwatch.figure_key import load_key
 from benchwatch.metrics import INSTRUCTIONS, SYSCALLS, Counted, Metric
 from benchwatch.results import Figure, Problem
@@ -24,12 +32,14 @@ JOBS = 2
 def count_requests(
     targets: Sequence[CountTarget], *, out_dir: Path, requests: int = DEFAULT_REQUESTS,
     repeats: int = DEFAULT_REPEATS, jobs: int = JOBS, name_tag: str = "",
-    log: Callable[[str], None] | None = None,
+    log: Callable[[str], None] | None = None, dirs: Sequence[Path] | None = None,
+    quiet_idle_s: float = IDLE_S, strace_times: int = STRACE_TIMES,
 ) -> tuple[list[Figure], list[Problem]]:  # fmt: skip
     """Instructions and system calls per request of every target's endpoints, and every problem
     (a counter missing, a boot, a non-2xx answer, a count that does not grow). A target that
     fails gives a Problem and no figures; the others go on. Each target's callgrind files and
-    strace trace stay under `out_dir/<variant>/` (benchwatch.counts.breakdown reads them)."""
+    strace trace stay under `out_dir/<variant>/` (benchwatch.counts.breakdown reads them), or in
+    `dirs`, one per target, when given (attribute: a folder per stack counted in one call)."""
     say = log or (lambda line: print(line, file=sys.stderr, flush=True))
     missing = callgrind.unavailable_reason() or strace.unavailable_reason()
     if missing:
@@ -37,14 +47,17 @@ def count_requests(
 
     def one(target: CountTarget, directory: Path) -> TargetCounts | Problem:
         try:
-            return count_target(target, directory, cap=requests, repeats=repeats, say=say)
+            return count_target(target, directory, cap=requests, repeats=repeats, say=say, quiet_idle_s=quiet_idle_s,
+                                strace_times=strace_times)  # fmt: skip
         except CountFailed as exc:
             return Problem(variant=target.variant.id, phase="load", reason=f"count failed: {exc.reason}",
                            endpoint=exc.endpoint.label if exc.endpoint else None, detail=exc.stderr_tail)  # fmt: skip
 
     # the targets with the most endpoints first, so the last one does not count alone
     order = sorted(range(len(targets)), key=lambda i: -len(targets[i].endpoints))
-    dirs = target_dirs(out_dir, targets)
+    if dirs is not None and len(dirs) != len(targets):
+        raise ValueError(f"count_requests: {len(dirs)} directories for {len(targets)} targets")
+    dirs = list(dirs) if dirs is not None else target_dirs(out_dir, targets)
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(targets)))) as pool:
         done = dict(zip(order, pool.map(one, [targets[i] for i in order], [dirs[i] for i in order]), strict=True))
     results = [done[i] for i in range(len(targets))]

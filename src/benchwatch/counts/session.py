@@ -29,6 +29,7 @@ from benchwatch.measure.inject import NO_INJECTION, Injection
 from benchwatch.results import write_json_atomic
 
 MANIFEST = "phases.json"
+TRACE = "strace.trace"  # a target's strace file in its folder
 HASH_SEED = {"PYTHONHASHSEED": "0"}  # str/bytes hashes, and so dict and set layouts, the same every boot
 READY_S = 300.0  # a server's boot under valgrind (imports at ~1/50 speed)
 PROBE_TIMEOUT_S = 120.0  # its first answer under valgrind
@@ -143,16 +144,19 @@ class TargetCounts:
 
 
 def count_target(
-    target: CountTarget, out_dir: Path, *, cap: int, repeats: int, say: Callable[[str], None]
-) -> TargetCounts:
-    """Both boots of one target; raises CountFailed (server stopped) at the first failure."""
+    target: CountTarget, out_dir: Path, *, cap: int, repeats: int, say: Callable[[str], None],
+    quiet_idle_s: float = IDLE_S, strace_times: int = STRACE_TIMES,
+) -> TargetCounts:  # fmt: skip
+    """Both boots of one target; raises CountFailed (server stopped) at the first failure.
+    `quiet_idle_s`: the idle pause of a server whose timer is held (nothing in it depends on its
+    length: no tick comes); `strace_times`: strace's requests per phase, in callgrind's."""
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     say(f"counts: {target.variant.id}: instructions under callgrind")
-    cg = _callgrind(target, out_dir / "callgrind.out", cap, repeats)
+    cg = _callgrind(target, out_dir / "callgrind.out", cap, repeats, quiet_idle_s)
     say(f"counts: {target.variant.id}: system calls under strace")
-    traced = [min(cap, STRACE_TIMES * n) for n in cg.requests]
-    st = _strace(target, out_dir / "strace.trace", cg.warmups, traced, repeats)
+    traced = [min(cap, strace_times * n) for n in cg.requests]
+    st = _strace(target, out_dir / TRACE, cg.warmups, traced, repeats, quiet_idle_s)
     counted = TargetCounts(target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle)
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
     say(f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s")
@@ -261,7 +265,7 @@ def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[_Se
         gc.close()
 
 
-def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int) -> _Run:
+def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int, quiet_idle_s: float) -> _Run:
     """Boot (uninstrumented), probe, warm-up, settle (uninstrumented), an idle pause, then the
     counted phases, each after a full collection; a dump after each stage, its label checked
     against its file."""
@@ -317,7 +321,7 @@ def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int) -> _
             control(lambda: callgrind.instrument(s.srv.pid, True))
             dump("settle")  # so the idle pause's dump holds the pause alone
             warmups = [w + n for w, n in zip(warmups, settles, strict=True)]  # strace sends as many
-            time.sleep(IDLE_S)
+            time.sleep(quiet_idle_s if s.quiet else IDLE_S)
             idle_seconds = dump("idle")
             for r in range(repeats):
                 for i, request in enumerate(requests):
@@ -350,7 +354,8 @@ def _number(dumps: list[tuple[str, float]], label: str) -> int:
     return 1 + [name for name, _ in dumps].index(label)
 
 
-def _strace(target: CountTarget, trace: Path, warmups: Sequence[int], counts: Sequence[int], repeats: int) -> _Run:
+def _strace(target: CountTarget, trace: Path, warmups: Sequence[int], counts: Sequence[int], repeats: int,
+            quiet_idle_s: float) -> _Run:  # fmt: skip
     trace.unlink(missing_ok=True)
     endpoints = target.endpoints
     phases: list[Phase] = []
@@ -361,7 +366,7 @@ def _strace(target: CountTarget, trace: Path, warmups: Sequence[int], counts: Se
             s.send(i, request, plan.PROBE + warmups[i])
         time.sleep(PAUSE_S)
         idle_start = time.time()
-        time.sleep(IDLE_S)
+        time.sleep(quiet_idle_s if s.quiet else IDLE_S)
         windows.append((idle_start, time.time()))
         for r in range(repeats):
             for i, request in enumerate(requests):

@@ -13,7 +13,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from benchwatch.attribute.mechanism import Mechanism, endpoint_key
-from benchwatch.attribute.table import Attribution, Ratio, StepOutcome
+from benchwatch.attribute.outcomes import StepOutcome
+from benchwatch.attribute.ratios import Ratio
+from benchwatch.attribute.table import Attribution
 from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS
 from benchwatch.counts.strace import SCHEDULING
 from benchwatch.errors import UserError
@@ -128,7 +130,9 @@ def release_table(base: str, head: str, results: Sequence[Attribution]) -> Table
             lead = packages[0] if packages and step.kind != "transitive" else ""
             others = ", ".join(_moved(step, p) for p in packages if p != lead) or "—"
             for line in result.lines:
-                ratio = line.steps.get(step.step) if step.error is None else Ratio(text=step.error)
+                ratio = (Ratio(text=step.error) if step.error is not None
+                         else Ratio(text=step.skipped) if step.skipped is not None
+                         else line.steps.get(step.step))  # fmt: skip
                 if ratio is None:
                     continue
                 key = (lead not in PACKAGES, PACKAGES.index(lead) if lead in PACKAGES else 0, lead == "", lead,

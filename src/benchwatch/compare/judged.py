@@ -1,0 +1,34 @@
+"""Two sides' figures paired and judged as a compare judges them: the counts' estimated costs made
+with one set of weights (counts/cost.py), each row against its floor (the calibrated one, the
+threads' floor of a request served by the thread pool, a cost's floor from its parts), the counts
+gating alone when no cost could be made, a timing row on a borrowed floor information only.
+`compare` and attribute's counts-only path both judge this way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from benchwatch.compare import gate
+from benchwatch.compare.calibrate import Calibration
+from benchwatch.compare.cost_floor import set_cost_floors
+from benchwatch.compare.threads_floor import set_threads_floors
+from benchwatch.compare.verdict import Row, compare_figures
+from benchwatch.counts.cost import cost_figures
+from benchwatch.counts.weights import Weights
+from benchwatch.results import Figure
+
+
+def judged_rows(
+    base: list[Figure], head: list[Figure], calibration: Calibration | None, weights: Weights | None,
+    key: Callable | None = None,
+) -> tuple[list[Row], list[str]]:  # fmt: skip
+    """(rows, unpaired figure names). `weights` None: no cost (not counted, or the weights failed)."""
+    if weights is not None:
+        base, head = base + cost_figures(base, weights), head + cost_figures(head, weights)
+    rows, unpaired = compare_figures(base, head, calibration, **({"key": key} if key is not None else {}))
+    set_threads_floors(rows)  # before the costs' floors, which follow from their parts'
+    set_cost_floors(rows)
+    if weights is None:
+        gate.gate_counts_alone(rows)
+    gate.demote_borrowed_floors(rows)
+    return rows, unpaired
