@@ -341,9 +341,6 @@ def test_two_nights_resolve_next_from_pypi_record_it_and_open_the_issues(
 SHOP = REPO / "tests" / "fixtures" / "shop"  # a user's app, as test_foreign_repo.py uses it
 
 
-@pytest.mark.skip(
-    reason="written, not yet run green under act (issue 30; out of time on 2026-11-26)"
-)
 def test_the_callers_init_writes_compare_a_users_pull_request_and_comment(tmp_path: Path) -> None:
     user = "user/shop"
     with StubAPI(user) as api:

@@ -244,7 +244,7 @@ class Sandbox:
         git(workdir, "checkout", "-q", "--detach", sha)
         pinned = pinned_actions(workdir).union(
             *(pinned_actions(d) for d in self.workflow_sources.values())
-        )
+        ) - set(self.workflow_sources)  # a caller's reusable workflows are no actions: their folder serves them
         missing = sorted(f"{name}@{ref}" for name, ref in pinned if name not in STANDIN_FOR)
         if missing:
             raise RuntimeError(
