@@ -408,6 +408,8 @@ def fake_counts(factors: dict[str, float], failing: frozenset[str] = frozenset()
     def count_fn(targets, *, out_dir, jobs, log, dirs, repeats, requests, quiet_idle_s, strace_times):
         assert jobs == 3 and len(dirs) == len(targets)
         assert (repeats, requests, quiet_idle_s, strace_times) == (2, 100, 0.5, 1)  # shorter than compare's
+        # every environment through a symlink of one length (counts/same_paths.py)
+        assert all(t.env.path.is_symlink() for t in targets) and len({len(str(t.env.path)) for t in targets}) == 1
         calls.append([t.variant.id for t in targets])
         figures, problems = [], []
         for target, directory in zip(targets, dirs, strict=True):

@@ -23,6 +23,7 @@ from benchwatch.compare.judged import judged_rows
 from benchwatch.compare.rounds import where_instructions_went
 from benchwatch.config import Project, Variant
 from benchwatch.counts.breakdown import by_object
+from benchwatch.counts.same_paths import Links
 from benchwatch.counts.weights import Weights, WeightsFailed
 from benchwatch.declarations import Stack
 from benchwatch.results import Figure, Problem, write_run
@@ -82,6 +83,7 @@ class Counter:
     weights: Weights | None = None
     cost_unavailable: str | None = None  # why no cost was made (the weights failed)
     base_counted: Counted = field(default_factory=Counted)
+    links: Links | None = None  # every environment counted through a path of one length (counts/same_paths.py)
     base_figures: list[Figure] = field(default_factory=list)
 
     def count(self, project: Project, folders: Mapping[str, Path]) -> dict[str, Counted]:
@@ -153,7 +155,7 @@ class Counter:
                 except envs.EnvError as exc:
                     failed.append(f"{variant.id}: environment failed: {exc}")
                     continue
-            environments[key] = env
+            environments[key] = self.links.of(env) if self.links is not None else env
         return counts.targets_for(variants, environments, self.quick), failed
 
     def _write(self, folder: Path, figures: list[Figure], problems: list[Problem]) -> None:

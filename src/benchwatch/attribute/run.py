@@ -30,6 +30,7 @@ from benchwatch.attribute.table import (
 from benchwatch.compare.calibrate import load_calibration
 from benchwatch.compare.verdict import Comparison
 from benchwatch.config import Project
+from benchwatch.counts.same_paths import Links
 from benchwatch.declarations import Stack
 from benchwatch.errors import UserError
 from benchwatch.metrics import COST
@@ -103,36 +104,37 @@ def attribute(
     selection = ",".join(f"{s}@*" for s in scenarios)
     scenario_of: dict[str, str] = {}
     moved = differing(base_env.versions, head_env.versions)
-    progress = Progress(len(steps) + 1, quiet=quiet)
-    if not timings:
-        counter = Counter(base, selection, quick, load_calibration(project.root), ensure, built, session,
-                          count_fn=count_fn or counts_module.count_requests, weigh=weigh or weigh_here,
-                          quiet=quiet)  # fmt: skip
-        direct, outcomes = by_counts.count_steps(counter, both, steps, head, moved, out, scenario_of, progress)
-    else:
-        comparer = by_compare.Comparer(compare_fn or _compare(), base, selection, quick, rounds, session, scenario_of)
-        direct, outcomes = by_compare.compare_steps(comparer, both, head, steps, moved, out, progress)
-    lines = build_lines(outcomes, direct, scenario_of)
-    result = Attribution(base=base, head=head, scenarios=scenarios, quick=quick, rounds=rounds, steps=outcomes,
-                         direct=direct, lines=lines, mechanisms=True, method="compare" if timings else "counts",
-                         repeats=None if timings else counter.repeats)  # fmt: skip
-    disagreeing = [line for line in lines if line.agrees is False and not open_loop(line.label)]
-    if disagreeing:
-        result.consistency = interactions.consistency(outcomes, direct, {k: v for k, v in pythons.items() if v})
-        pairs = _pairs(disagreeing, steps)
-        progress.total += len(pairs)
-        pair_stacks = {}
-        for a, b in pairs:
-            name = f"{a.name}+{'+'.join(b.group)}"
-            pair_stacks[(a.name, b.name)] = step_stack(base_stack, head_stack, base_env.versions, moved,
-                                                       [*a.group, *b.group], name)  # fmt: skip
-        both = with_stacks(both, list(pair_stacks.values()), like=base)
+    with Links() as links:  # the counted environments through paths of one length, removed after
+        progress = Progress(len(steps) + 1, quiet=quiet)
         if not timings:
-            result.interactions += by_counts.count_pairs(counter, both, pair_stacks, disagreeing, ensure, out / "pairs",
-                                                         progress)  # fmt: skip
+            counter = Counter(base, selection, quick, load_calibration(project.root), ensure, built, session,
+                              count_fn=count_fn or counts_module.count_requests, weigh=weigh or weigh_here,
+                              quiet=quiet, links=links)  # fmt: skip
+            direct, outcomes = by_counts.count_steps(counter, both, steps, head, moved, out, scenario_of, progress)
         else:
-            result.interactions += by_compare.compare_pairs(comparer, both, pair_stacks, disagreeing, ensure,
-                                                            out / "pairs", progress)  # fmt: skip
+            comparer = by_compare.Comparer(compare_fn or _compare(), base, selection, quick, rounds, session, scenario_of)
+            direct, outcomes = by_compare.compare_steps(comparer, both, head, steps, moved, out, progress)
+        lines = build_lines(outcomes, direct, scenario_of)
+        result = Attribution(base=base, head=head, scenarios=scenarios, quick=quick, rounds=rounds, steps=outcomes,
+                             direct=direct, lines=lines, mechanisms=True, method="compare" if timings else "counts",
+                             repeats=None if timings else counter.repeats)  # fmt: skip
+        disagreeing = [line for line in lines if line.agrees is False and not open_loop(line.label)]
+        if disagreeing:
+            result.consistency = interactions.consistency(outcomes, direct, {k: v for k, v in pythons.items() if v})
+            pairs = _pairs(disagreeing, steps)
+            progress.total += len(pairs)
+            pair_stacks = {}
+            for a, b in pairs:
+                name = f"{a.name}+{'+'.join(b.group)}"
+                pair_stacks[(a.name, b.name)] = step_stack(base_stack, head_stack, base_env.versions, moved,
+                                                           [*a.group, *b.group], name)  # fmt: skip
+            both = with_stacks(both, list(pair_stacks.values()), like=base)
+            if not timings:
+                result.interactions += by_counts.count_pairs(counter, both, pair_stacks, disagreeing, ensure, out / "pairs",
+                                                             progress)  # fmt: skip
+            else:
+                result.interactions += by_compare.compare_pairs(comparer, both, pair_stacks, disagreeing, ensure,
+                                                                out / "pairs", progress)  # fmt: skip
     result.seconds = round(time.monotonic() - started, 1)
     write_json_atomic(out / ATTRIBUTION_JSON, result.model_dump(mode="json"))
     write_text_atomic(out / ATTRIBUTION_MD, markdown(result))
