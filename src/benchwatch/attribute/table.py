@@ -103,7 +103,7 @@ def _why(result: Attribution, label: str) -> list[str]:
     if not said:
         return []
     return ["Why they disagree (the direct compare against the steps, then the largest movers two at a time, each "
-            "pair measured side by side against base):", "", *said, ""]  # fmt: skip
+            "pair measured against base as the steps are):", "", *said, ""]  # fmt: skip
 
 
 def markdown(result: Attribution) -> str:
