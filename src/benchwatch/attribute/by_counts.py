@@ -41,8 +41,9 @@ def count_steps(
     for step, outcome in zip(steps, outcomes, strict=True):
         if step.error is not None or step.stack is None:
             continue
-        idle = imported.unimported(step.moved or step.group, ran) if ran is not None else []
-        if idle and len(idle) == len(step.moved or step.group):
+        moving = list(step.moved or step.group)
+        idle = imported.unimported(moving, ran) if ran is not None else []
+        if idle and len(idle) == len(moving):
             outcome.skipped = f"the servers import none of {', '.join(idle)} on {counter.base} or {head}"
         else:
             ready[step.name] = out / "steps" / step.name

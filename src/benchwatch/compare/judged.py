@@ -20,12 +20,12 @@ from benchwatch.results import Figure
 
 def judged_rows(
     base: list[Figure], head: list[Figure], calibration: Calibration | None, weights: Weights | None,
-    key: Callable | None = None,
+    key: Callable[[Figure], tuple] = Figure.pair_key,
 ) -> tuple[list[Row], list[str]]:  # fmt: skip
     """(rows, unpaired figure names). `weights` None: no cost (not counted, or the weights failed)."""
     if weights is not None:
         base, head = base + cost_figures(base, weights), head + cost_figures(head, weights)
-    rows, unpaired = compare_figures(base, head, calibration, **({"key": key} if key is not None else {}))
+    rows, unpaired = compare_figures(base, head, calibration, key=key)
     set_threads_floors(rows)  # before the costs' floors, which follow from their parts'
     set_cost_floors(rows)
     if weights is None:
