@@ -1,10 +1,10 @@
 """A team's API behind a login, end to end on real servers (tests/fixtures/items_api): secrets from
 the environment, a set-up that logs in and seeds data, path parameters from it, SQLite and a
-per-boot PostgreSQL database, and a PR compare that watches every declared endpoint."""
+per-boot PostgreSQL database. The PR compare that watches every declared endpoint, counting those
+--quick does not time, is tests/test_fullstack.py's (a template-shaped repository behind a login)."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -60,46 +60,6 @@ def test_a_failed_login_is_one_set_up_problem_with_the_servers_lines_and_no_secr
     # the server's last lines come with it, with the secret it logged replaced by its variable's name
     assert "items: signing tokens with ${ITEMS_TEST_SECRET}" in text
     assert SECRETS["ITEMS_TEST_SECRET"] not in text and "not-the-password" not in text
-
-
-def _commit(repo: Path, message: str) -> None:
-    subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True, capture_output=True)
-    subprocess.run(["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", message],
-                   check=True, capture_output=True)  # fmt: skip
-
-
-def test_a_pr_that_slows_an_endpoint_outside_quick_is_flagged_by_its_counts(tmp_path: Path) -> None:
-    """The issue's case: a loop put in an endpoint that --quick does not time went green, and the
-    comment did not say that endpoint was never measured. Now every declared endpoint is counted."""
-    repo = tmp_path / "repo"
-    shutil.copytree(ITEMS, repo / "items", ignore=shutil.ignore_patterns("postgres", "__pycache__"))
-    make_project(repo, [Path("items")])
-    (repo / "benchwatch.toml").write_text('[benchwatch]\napps = ["items"]\ndefault_stacks = ["latest"]\n')
-    subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    _commit(repo, "the API")
-    main = repo / "items" / "main.py"
-    marker = "    # benchwatch-test: an endpoint outside quick\n"
-    assert marker in main.read_text()
-    main.write_text(main.read_text().replace(marker, marker + "    for _ in range(20000):\n        pass\n"))
-    _commit(repo, "a loop in GET /items/{item_id}")
-    out = tmp_path / "compare"
-    # two rounds: the timings get no verdict (too few pairs), the counts decide
-    done = benchwatch("compare", "--base", "HEAD~1", "--head", "HEAD", "--quick", "--rounds", "2", "--no-micro",
-                      "--out", str(out), root=repo, env=SECRETS, timeout=1500)  # fmt: skip
-    text = done.stdout + done.stderr
-    assert done.returncode == 1, text
-    compared = json.loads((out / "compare.json").read_text())
-    slowed = [r for r in compared["rows"] if r["endpoint"] == "GET /items/{item_id}" and r["verdict"] == "regression"]
-    assert slowed and any(r["gating"] for r in slowed), [r["label"] for r in compared["rows"]]
-    coverage = compared["extra"]["coverage"]
-    assert (coverage["endpoints"], coverage["counted"], coverage["timed"]) == (3, 3, 1)
-    assert {(i["endpoint"], i["why"]) for i in coverage["not_measured"]} == {
-        ("GET /items/{item_id}", "counts only (not in quick)"), ("POST /items", "counts only (not in quick)")}
-    comment = (out / "comment.md").read_text()
-    assert "Watched 3 declared endpoints: 1 timed, 3 counted per request; 2 not measured in full (below)." in comment
-    assert "- no timings: counts only (not in quick): `items@latest` `GET /items/{item_id}`, `items@latest` " \
-           "`POST /items`" in comment
-    assert not [s for s in SECRET_VALUES if s in _written(out) + text]
 
 
 @pytest.mark.postgres

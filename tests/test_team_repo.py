@@ -2,7 +2,7 @@
 sub-folders whose imports are relative to the folder, SQLAlchemy + an alembic migration on
 PostgreSQL, one pinned to fastapi 0.98 / pydantic 1 and one to 0.100 / pydantic 2, each with its
 own requirements. `init` each from its folder, `verify`, `run --quick --no-micro`, and compare the
-two variants side by side. Wall times are printed (-s)."""
+two variants by their counts. Wall times are printed (-s)."""
 
 from __future__ import annotations
 
@@ -64,12 +64,13 @@ def team(tmp_path_factory: pytest.TempPathFactory, postgres_url: str) -> dict:
     step("init blog_v2", "init", "--env", database, "--migrate", cwd=root / "blog_v2")
     step("verify", "verify")
     step("run", "run", "--quick", "--no-micro", "--out", str(work / "run"))
-    # two different apps: a gating figure may regress. 8 rounds, not quick's 6: v2's estimated cost
-    # is lower, so no gating regression decides the exit, and on a loaded machine a round whose oha
-    # runs were not side by side is dropped; with fewer than 6 pairs left a timing row has no
-    # verdict and the compare says "not measured" (exit 2)
-    step("compare", "compare", "--base", "blog_v1@own", "--head", "blog_v2@own", "--quick", "--rounds", "8",
-         "--no-micro", "--out", str(work / "compare"), codes=(0, 1))  # fmt: skip
+    # the two pins compared by their counts (every declared endpoint, both sides at once): v2's
+    # estimated cost is lower, so no gating regression, exit 0. Without load rounds: the two apps
+    # differ by 2-12x, every timing row would be flagged and measured again (the timings took 200 of
+    # this compare's 270 s); `run` above timed both, and test_compare.py compares two variants'
+    # timings side by side
+    step("compare", "compare", "--base", "blog_v1@own", "--head", "blog_v2@own", "--quick", "--no-load",
+         "--no-micro", "--out", str(work / "compare"))  # fmt: skip
     print(f"\nteam repository wall times (s): {timings}")
     return {"root": root, "run": work / "run", "compare": work / "compare", "outputs": outputs,
             "unmigrated": unmigrated}  # fmt: skip
@@ -118,16 +119,17 @@ def test_verify_and_run_measure_both_pins(team: dict) -> None:
     assert uvicorn_processes(str(team["root"])) == []
 
 
-def test_the_two_variants_compare_side_by_side(team: dict) -> None:
+def test_the_two_variants_compare_by_their_counts(team: dict) -> None:
     comparison = json.loads((team["compare"] / "compare.json").read_text())
-    assert comparison["problems"] == []
-    assert team["outputs"]["compare"].returncode == comparison["summary"]["exit_code"]
-    counted = {r["metric"] for r in comparison["rows"] if " seq " in r["label"]}
-    assert counted == {"instructions_per_request", "syscalls_per_request", "cost_us_per_request"}  # counts in a team's repository too
-    assert {r["metric"] for r in comparison["rows"] if r["gating"] and " seq " in r["label"]} == {"cost_us_per_request"}
-    cpu = [r for r in comparison["rows"] if r["metric"] == "cpu_us_per_request"]
-    assert {r["endpoint"] for r in cpu} == {"GET /posts", "GET /recent"}  # --quick: the parameter-free GETs init chose
-    assert all(r["ratio"] is not None and r["low"] <= r["ratio"] <= r["high"] for r in cpu)
+    assert comparison["problems"] == [] and comparison["summary"]["exit_code"] == 0
+    counted = {(r["endpoint"], r["metric"]) for r in comparison["rows"] if " seq " in r["label"]}
+    assert counted == {(endpoint, metric) for endpoint in ("GET /posts", "GET /recent")
+                       for metric in ("instructions_per_request", "syscalls_per_request", "cost_us_per_request")}  # fmt: skip
+    gating = [r for r in comparison["rows"] if r["gating"]]
+    assert {r["metric"] for r in gating} == {"cost_us_per_request"}
+    # pydantic 2 and fastapi 0.100 serve both lists with fewer instructions than pydantic 1 / 0.98
+    assert all(r["verdict"] == "improvement" and r["ratio"] < 1 for r in gating), [(r["label"], r["ratio"]) for r in gating]
+    assert comparison["extra"]["coverage"]["counted"] == 2
 
 
 def test_the_report_names_nothing_of_our_study(team: dict) -> None:
