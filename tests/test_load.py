@@ -130,19 +130,3 @@ def _has_oha_child(pid: int) -> bool:
         except psutil.Error:
             continue  # it exited while we looked
     return False
-
-
-def test_load_counts_when_asked_into_their_own_gab_file(project: Path, tmp_path: Path) -> None:
-    """--counts: after the load rounds, instructions and system calls per request of the endpoint,
-    named `… seq instr/req` / `… seq syscalls/req`, apart from the timings (gab-counts.json)."""
-    out = tmp_path / "counted"
-    done = benchwatch("load", "--quick", "--counts", "-k", "good@latest", "--out", str(out), root=project)
-    assert done.returncode == 0, done.stdout + done.stderr
-    counted = {e["name"]: e for e in json.loads((out / "gab-counts.json").read_text())}
-    instructions = [e for name, e in counted.items() if name.endswith(" seq instr/req")]
-    syscalls = [e for name, e in counted.items() if name.endswith(" seq syscalls/req")]
-    assert instructions and syscalls and all(e["value"] > 1000 for e in instructions)
-    assert not any(" seq " in name for name in _gab_names(out))  # the timings' files hold no count
-    figures = [f for f in read_run(out).figures if f.metric == "syscalls_per_request"]
-    assert figures and all(f.detail for f in figures)  # system calls by name
-    assert not uvicorn_processes(str(project))

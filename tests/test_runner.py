@@ -25,7 +25,9 @@ from runner.stub_api import StubAPI
 
 pytestmark = [
     pytest.mark.slow,
-    pytest.mark.runner,  # `./bw test -m runner` runs only these
+    # `./bw test -m runner` runs only these; `./bw test` runs them two at a time (bw: -n 2 --dist loadgroup),
+    # the groups below pairing them so that both workers take about as long (measured: 470 s for the four)
+    pytest.mark.runner,
     # each workflow run sets up benchwatch and measures: 7-8 min per run measured on a loaded 2-core host
     pytest.mark.timeout(2700),
     # in CI (ci.yml, .ci/run) act is installed, and a missing act fails there instead of skipping
@@ -76,6 +78,7 @@ def pr_payload(sandbox: Sandbox, number: int, base: str, head: str) -> dict:
     }
 
 
+@pytest.mark.xdist_group("runner-pr-and-pushes")
 def test_a_pull_request_is_compared_and_its_comment_posted(tmp_path: Path) -> None:
     with StubAPI(REPOSITORY) as api:
         sandbox = Sandbox(tmp_path, api, REPOSITORY)
@@ -190,6 +193,7 @@ PUBLISH_SUITES = [
 SITE = ["index.html", "trends.html", "releases.html"]
 
 
+@pytest.mark.xdist_group("runner-pr-and-pushes")
 def test_two_pushes_to_main_publish_the_trends_the_site_and_the_counts(tmp_path: Path) -> None:
     with StubAPI(REPOSITORY) as api:
         sandbox = Sandbox(tmp_path, api, REPOSITORY)
@@ -214,6 +218,13 @@ def test_two_pushes_to_main_publish_the_trends_the_site_and_the_counts(tmp_path:
         for suite in PUBLISH_SUITES:
             assert [e["commit"]["id"] for e in data["entries"][suite]] == [first], suite
             assert all(VARIANT in b["name"] for b in data["entries"][suite][0]["benches"]), suite
+        # publish's `run --counts`: instructions and system calls per request in their own suite,
+        # none in the timings' (tests/test_counts.py counts by name on real servers)
+        counts = data["entries"]["benchwatch counts (per request)"][0]["benches"]
+        assert {b["name"].rsplit(" seq ", 1)[1] for b in counts} == {"instr/req", "syscalls/req"}
+        assert all(b["value"] > 1000 for b in counts if b["name"].endswith(" seq instr/req"))
+        timings = [b["name"] for suite in PUBLISH_SUITES[:2] for b in data["entries"][suite][0]["benches"]]
+        assert timings and not [name for name in timings if " seq " in name]
         assert all(name in sandbox.gh_pages_files() for name in SITE)
         state = json.loads(sandbox.gh_pages("dev/bench/published.json"))
         assert state["commit"] == first and state["previous"] is None
@@ -325,6 +336,7 @@ def plant_last_night(sandbox: Sandbox, commit: str) -> None:
 
 
 @pytest.mark.timeout(NIGHT_SECONDS + 600)
+@pytest.mark.xdist_group("runner-night-and-caller")
 def test_a_night_resolves_next_on_pypi_records_it_after_the_last_and_opens_the_issues(
     tmp_path: Path,
 ) -> None:
@@ -363,6 +375,7 @@ def test_a_night_resolves_next_on_pypi_records_it_after_the_last_and_opens_the_i
 SHOP = REPO / "tests" / "fixtures" / "shop"  # a user's app, as test_foreign_repo.py uses it
 
 
+@pytest.mark.xdist_group("runner-night-and-caller")
 def test_the_callers_init_writes_compare_a_users_pull_request_and_comment(tmp_path: Path) -> None:
     user = "user/shop"
     with StubAPI(user) as api:

@@ -16,8 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--head", required=True, metavar="Y", help="the same kind as --base (e.g. HEAD)")
     add_shared_options(parser, variants="every variant of both stacks; '*@latest' of two git refs",
                        quick="short runs timing the quick endpoints (every declared endpoint is still counted)",
-                       rounds="the load rounds, base and head side by side in each (default 8; 6 or more for an "
-                              "interval); micro timings take 12 paired rounds (20 without --quick)",
+                       rounds="the load rounds, base and head side by side in each (default 8, 6 with --quick; 6 or "
+                              "more for an interval); micro timings take 20 paired rounds (30 without --quick)",
                        out="compare-<time>")  # fmt: skip
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
     parser.add_argument("--no-load", action="store_true", help="skip the oha load tests")

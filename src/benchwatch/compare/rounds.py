@@ -74,8 +74,8 @@ def measure_load(
     return runs[0], runs[1]
 
 
-# paired rounds of a compare's micro timings (measure/micro_pairs.py): 12 pairs give the signed-rank
-# interval room to exclude a 2 % change
+# paired rounds of a compare's micro timings (measure/micro_pairs.py: 20 with --quick, 30 without):
+# room for the signed-rank interval to exclude a 2 % change
 MICRO_ROUNDS = QUICK_ROUNDS
 # --quick counts the instructions of cases faster than this per call only: under valgrind a
 # payloads-1MB case takes minutes (a full compare counts them all)
