@@ -17,6 +17,41 @@ from benchwatch.config import Variant
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_APPS = REPO / "tests" / "fixtures" / "apps"
 
+# `./bw test`'s last pass runs the workflows under act and the load_independent tests two at a time
+# (`-n 2 --dist loadgroup`). Each group below goes to one worker, whole (a module's fixture is built
+# once), so both workers take about as long: the seconds are each test's own at -n 2 on 2 cores
+# (2026-11-27: 847 s and 809 s). The other tests of that pass (210 s) go to whichever worker is free.
+ONE_WORKER_EACH = {
+    "half-a": (
+        "tests/test_runner.py::test_two_pushes_to_main_publish_the_trends_the_site_and_the_counts",  # 306 s
+        "tests/test_fullstack.py",  # 304 s: two inits, verify, a run, the PR's compare
+        "tests/test_compare.py::test_real_micro_compare_times_pairs_counts_instructions_and_catches_an_injected_slowdown",  # 118 s
+        "tests/test_bisect.py",  # 119 s
+    ),
+    "half-b": (
+        "tests/test_runner.py::test_a_night_resolves_next_on_pypi_records_it_after_the_last_and_opens_the_issues",  # 223 s
+        "tests/test_runner.py::test_the_callers_init_writes_compare_a_users_pull_request_and_comment",  # 172 s
+        "tests/test_runner.py::test_a_pull_request_is_compared_and_its_comment_posted",  # 154 s
+        "tests/test_team_repo.py",  # 172 s: three inits, verify, a run, a compare by counts
+        "tests/test_attribute.py",  # 88 s
+    ),
+}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """`--dist loadgroup` by ONE_WORKER_EACH. pytest-xdist's own loadgroup cannot be used: it
+    groups by renaming each marked test (`item._nodeid`), which pytest 9 no longer reads, so its
+    `xdist_group` marks are silently ignored (tried with pytest 9.2.0 and pytest-xdist 3.8.0)."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class OneWorkerEach(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return next((group for group, tests in ONE_WORKER_EACH.items() if nodeid.startswith(tests)), nodeid)
+
+    return OneWorkerEach(config, log)
+
 
 def make_project(directory: Path, apps: list[Path], extra_settings: str = "") -> Path:
     """A throwaway benchwatch project using the repository's real stacks and the given apps."""

@@ -271,6 +271,7 @@ def test_changed_in_picks_the_scenarios_whose_gating_figures_changed(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.load_independent
 def test_real_attribute_of_one_moved_package(tmp_path):
     """base = latest; head = latest with an older uvloop: one step (uvloop) and the direct compare."""
     import tomllib

@@ -105,6 +105,7 @@ def test_the_command_refuses_an_unknown_metric_in_one_line(cli):
 
 
 @pytest.mark.slow
+@pytest.mark.load_independent
 def test_real_bisect_finds_the_commit_that_made_hello_slower(tmp_path):
     """Three commits, the first one slow: bad is checked, then one probe finds it (2 compares)."""
     repo = tmp_path / "repo"

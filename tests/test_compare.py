@@ -389,6 +389,7 @@ def test_real_variant_vs_variant_compare_loads_both_at_once_and_says_what_was_co
 
 
 @pytest.mark.slow
+@pytest.mark.load_independent
 def test_real_micro_compare_times_pairs_counts_instructions_and_catches_an_injected_slowdown(tmp_path):
     """services on latest against itself with head's benchmarks repeating 5 % of their calls: every
     case is timed in paired rounds and counted, and the counts call the injected 5 % a regression.

@@ -268,6 +268,7 @@ def test_the_command_refuses_bad_numbers_and_unknown_variants(cli):
 
 @pytest.mark.slow
 @needs_counters
+@pytest.mark.load_independent
 def test_real_hello_counted_with_and_without_an_injected_loop(tmp_path):
     """hello@latest counted twice side by side, once with a fixed loop per request: the loop's
     instructions show in every repeat and in the breakdown's interpreter row; no server is left."""
@@ -298,6 +299,7 @@ def test_real_hello_counted_with_and_without_an_injected_loop(tmp_path):
 
 @pytest.mark.slow
 @needs_counters
+@pytest.mark.load_independent
 def test_real_post_and_thread_pool_endpoints_are_counted_while_a_broken_server_is_reported(tmp_path):
     """A sync app (its endpoints run in uvicorn's thread pool; one takes a POST body) beside one
     that cannot import: figures for the first, a Problem naming the second, both stopped."""
@@ -335,6 +337,7 @@ def test_real_command_reports_a_server_that_cannot_boot_and_writes_its_run(tmp_p
 
 @pytest.mark.slow
 @needs_counters
+@pytest.mark.load_independent
 def test_real_app_with_a_pre_start_is_counted_its_migration_runs_without_the_harness(tmp_path):
     """pre_start is a Python process of the app's environment: had it the counting harness's
     variables, it would bind the harness's socket first and the server's harness could not."""
@@ -527,6 +530,7 @@ def test_the_harness_holds_a_uvicorn_loop_still_and_counts_its_timer_ticks(tmp_p
 
 
 @pytest.mark.slow
+@pytest.mark.load_independent
 def test_real_counted_server_keeps_its_one_connection_while_the_counter_dumps():
     """The count's one connection idles while callgrind dumps, which on a busy machine takes longer
     than uvicorn's 5 s keep-alive: the server then closed it and the next phase failed with

@@ -214,6 +214,7 @@ def test_reads_a_real_cachegrind_file(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @needs_valgrind
+@pytest.mark.load_independent
 def test_a_case_crashing_under_valgrind_is_reported_and_the_others_counted(tiny: Path) -> None:
     figures, problems = count_instructions(
         [TINY_STACK], benchmark_dir=tiny, patterns=[r"time_sort|time_crash|time_fails"],
@@ -231,6 +232,7 @@ def test_a_case_crashing_under_valgrind_is_reported_and_the_others_counted(tiny:
 
 @pytest.mark.slow
 @needs_valgrind
+@pytest.mark.load_independent
 def test_aa_counts_agree_and_an_injected_two_percent_shows(tiny: Path) -> None:
     def count(extra_env: dict[str, str] | None = None) -> float:
         figures, problems = count_instructions(

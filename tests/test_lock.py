@@ -69,6 +69,7 @@ def test_this_environment_is_the_locked_one():
 
 
 @pytest.mark.slow
+@pytest.mark.load_independent
 def test_bw_on_a_fresh_machine_installs_exactly_the_locked_versions(tmp_path):
     """A copy of the repository without .venv: ./bw bootstraps uv from the hashes in uv.lock and
     syncs. oha is stubbed on PATH so ./bw does not spend minutes in cargo: this checks Python only."""

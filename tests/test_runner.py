@@ -25,8 +25,8 @@ from runner.stub_api import StubAPI
 
 pytestmark = [
     pytest.mark.slow,
-    # `./bw test -m runner` runs only these; `./bw test` runs them two at a time (bw: -n 2 --dist loadgroup),
-    # the groups below pairing them so that both workers take about as long (measured: 470 s for the four)
+    # `./bw test -m runner` runs only these; `./bw test` runs them two at a time beside the
+    # load_independent tests (bw: -n 2 --dist loadgroup, tests/conftest.py's ONE_WORKER_EACH)
     pytest.mark.runner,
     # each workflow run sets up benchwatch and measures: 7-8 min per run measured on a loaded 2-core host
     pytest.mark.timeout(2700),
@@ -78,7 +78,6 @@ def pr_payload(sandbox: Sandbox, number: int, base: str, head: str) -> dict:
     }
 
 
-@pytest.mark.xdist_group("runner-pr-and-pushes")
 def test_a_pull_request_is_compared_and_its_comment_posted(tmp_path: Path) -> None:
     with StubAPI(REPOSITORY) as api:
         sandbox = Sandbox(tmp_path, api, REPOSITORY)
@@ -193,7 +192,6 @@ PUBLISH_SUITES = [
 SITE = ["index.html", "trends.html", "releases.html"]
 
 
-@pytest.mark.xdist_group("runner-pr-and-pushes")
 def test_two_pushes_to_main_publish_the_trends_the_site_and_the_counts(tmp_path: Path) -> None:
     with StubAPI(REPOSITORY) as api:
         sandbox = Sandbox(tmp_path, api, REPOSITORY)
@@ -336,7 +334,6 @@ def plant_last_night(sandbox: Sandbox, commit: str) -> None:
 
 
 @pytest.mark.timeout(NIGHT_SECONDS + 600)
-@pytest.mark.xdist_group("runner-night-and-caller")
 def test_a_night_resolves_next_on_pypi_records_it_after_the_last_and_opens_the_issues(
     tmp_path: Path,
 ) -> None:
@@ -375,7 +372,6 @@ def test_a_night_resolves_next_on_pypi_records_it_after_the_last_and_opens_the_i
 SHOP = REPO / "tests" / "fixtures" / "shop"  # a user's app, as test_foreign_repo.py uses it
 
 
-@pytest.mark.xdist_group("runner-night-and-caller")
 def test_the_callers_init_writes_compare_a_users_pull_request_and_comment(tmp_path: Path) -> None:
     user = "user/shop"
     with StubAPI(user) as api:

@@ -24,7 +24,8 @@ MIGRATE = '["python", "-m", "alembic", "upgrade", "head"]'
 OURS = ("seed-v1", "seed-v2", "v1-last", "v2-pre-rust", "services", "github_user", "payloads", "Safie",
         "Qiita", "jirispilka", "Habr", "seed 00")  # fmt: skip
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+# no timing verdict (the compare is by counts): ./bw test runs it beside the runner tests
+pytestmark = [pytest.mark.slow, pytest.mark.postgres, pytest.mark.load_independent]
 
 
 def _git(root: Path, *args: str) -> None:

@@ -56,6 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from benchwatch.compare.comment import headline
     from benchwatch.compare.run import compare
     from benchwatch.config import load_project
     from benchwatch.measure.inject import Injection
@@ -68,15 +69,12 @@ def run(args: argparse.Namespace) -> int:
         inject_head_micro=args.inject_head_micro, instructions=not args.no_instructions,
         profile=args.profile, confirm=not args.no_confirm, counts=not args.no_counts,
     )  # fmt: skip
-    counts = comparison.counts()
     for row in comparison.rows:
         if row.significant or row.verdict in ("no verdict", "unconfirmed"):
             print(f"{row.verdict:<12} {row.label}: {row.text}")
     for problem in comparison.problems:
         print(f"FAIL {problem.line()}", file=sys.stderr)
     code = comparison.exit_code()
-    print(f"{counts['regression']} regressions, {counts['improvement']} improvements, "
-          f"{counts['unchanged']} unchanged, {counts['unconfirmed']} not confirmed, "
-          f"{counts['no verdict']} without a verdict; "
-          f"{Path(out) / 'comment.md'} (exit {code})")  # fmt: skip
+    # the comment's headline: the changed cost first, and how many of each verdict gate
+    print(f"{headline(comparison)}; {Path(out) / 'comment.md'} (exit {code})")
     return code
