@@ -41,7 +41,8 @@ ONE_WORKER_EACH = {
 def pytest_xdist_make_scheduler(config: pytest.Config, log):
     """`--dist loadgroup` by ONE_WORKER_EACH. pytest-xdist's own loadgroup cannot be used: it
     groups by renaming each marked test (`item._nodeid`), which pytest 9 no longer reads, so its
-    `xdist_group` marks are silently ignored (tried with pytest 9.2.0 and pytest-xdist 3.8.0)."""
+    `xdist_group` marks are silently ignored (tried with pytest 9.2.0 and pytest-xdist 3.8.0;
+    pytest-dev/pytest-xdist#1386)."""
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling

@@ -20,3 +20,17 @@ def test_two_environments_get_links_of_one_length_to_themselves_and_only_the_lin
         assert links.of(Env("s", short, {})).path == seen[0].path  # one link per environment
         assert seen[1].versions == {"fastapi": "1"}
     assert not seen[0].path.parent.exists() and short.is_dir() and (long / "bin" / "python").is_file()
+
+
+def test_no_folder_is_made_until_an_environment_is_linked(tmp_path: Path, monkeypatch):
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    (tmp_path / "env" / "bin").mkdir(parents=True)
+    with Links() as links:  # attribute --timings: nothing counted, nothing linked
+        assert list(scratch.iterdir()) == []
+        links.of(Env("s", tmp_path / "env", {}))
+        assert [p.name.startswith("bw-envs-") for p in scratch.iterdir()] == [True]
+    assert list(scratch.iterdir()) == []

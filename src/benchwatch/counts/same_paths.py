@@ -20,20 +20,24 @@ from benchwatch.envs import Env
 
 
 class Links:
-    """Symlinks of one length to environments, in a temporary folder removed by `close`."""
+    """Symlinks of one length to environments, in a temporary folder (made with the first link)
+    removed by `close`."""
 
     def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="bw-envs-"))
+        self.folder: Path | None = None
 
     def of(self, env: Env) -> Env:
         """The environment as seen through its link (made on first use)."""
+        if self.folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="bw-envs-"))
         link = self.folder / hashlib.sha256(str(env.path).encode()).hexdigest()[:12]
         if not link.is_symlink():
             link.symlink_to(env.path.resolve(), target_is_directory=True)
         return dataclasses.replace(env, path=link)
 
     def close(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)  # the links only: rmtree does not follow them
+        if self.folder is not None:  # the links only: rmtree does not follow them
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def __enter__(self) -> Links:
         return self
