@@ -12,7 +12,8 @@ import zipfile
 from pathlib import Path
 
 from benchwatch.declarations import Stack
-from benchwatch.envs import resolution_flags, uv_executable
+from benchwatch.envs import resolution_flags
+from benchwatch.uv_tool import uv_executable
 
 
 def wheel(folder: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> None:

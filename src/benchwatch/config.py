@@ -25,6 +25,7 @@ from benchwatch.declarations import (
     Stack,
 )
 from benchwatch.errors import UserError
+from benchwatch.uv_tool import cache_dir
 
 PROJECT_FILE = "benchwatch.toml"
 STACKS_FILE = "stacks.toml"
@@ -55,8 +56,6 @@ class App:
         own = self.declaration.requirements
         if not own:
             return None
-        from benchwatch.envs import cache_dir
-
         return own_requirements.export(self.file(own), cache_dir().parent / "exports")
 
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 import datetime as dt
 import fcntl
 import json
-import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -18,8 +16,8 @@ from pathlib import Path
 from benchwatch import interpreters, own_requirements
 from benchwatch.config import digest
 from benchwatch.declarations import Stack, normalize_package
-from benchwatch.errors import UserError
 from benchwatch.interpreters import Interpreter
+from benchwatch.uv_tool import cache_dir, uv_executable
 
 READY_MARKER = "benchwatch-env.json"
 _LIST_VERSIONS = (
@@ -45,22 +43,6 @@ class Env:
 
     def version(self, package: str) -> str | None:
         return self.versions.get(normalize_package(package))
-
-
-def cache_dir() -> Path:
-    configured = os.environ.get("BENCHWATCH_CACHE")
-    base = Path(configured) if configured else Path.home() / ".cache" / "benchwatch"
-    return base / "envs"
-
-
-def uv_executable() -> str:
-    beside_python = Path(sys.executable).parent / "uv"
-    if beside_python.is_file():
-        return str(beside_python)
-    found = shutil.which("uv")
-    if not found:
-        raise UserError("uv not found: install it with `pip install uv` (or run ./bw, which does)")
-    return found
 
 
 def _recipe(stack: Stack, extras: Sequence[str], requirements_text: str | None, interpreter: Interpreter) -> dict:

@@ -19,7 +19,9 @@ from pathlib import Path
 from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from benchwatch import interpreters
 from benchwatch.errors import UserError
+from benchwatch.uv_tool import uv_executable
 
 __all__ = ["Pin", "applying", "export", "parse", "python_of"]
 
@@ -82,7 +84,6 @@ def export(path: Path, cache: Path) -> Path:
     target = cache / f"{key}.txt"
     if target.is_file():
         return target
-    from benchwatch.envs import uv_executable
 
     argv = [uv_executable(), "export", "--frozen", "--no-dev", "--no-emit-project", "--no-emit-workspace",
             "--no-hashes", "--no-header", "--no-annotate", "--format", "requirements.txt", "--directory", str(project)]  # fmt: skip
@@ -148,8 +149,6 @@ def _requires_python(pyproject: Path) -> SpecifierSet | None:
 def _lowest_installed(wanted: SpecifierSet, pyproject: Path) -> str:
     """The lowest CPython minor version installed here that `requires-python` allows (the
     command's build of it when that one is allowed, else an exact allowed release)."""
-    from benchwatch import interpreters
-
     def allows(version: str) -> bool:
         return wanted.contains(version, prereleases=True)
 

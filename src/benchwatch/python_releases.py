@@ -60,7 +60,7 @@ def installable(listing: str) -> dict[str, str]:
 
 
 def _uv_listing() -> str:
-    from benchwatch.envs import uv_executable
+    from benchwatch.uv_tool import uv_executable
 
     done = subprocess.run([uv_executable(), "python", "list", "--all-versions", "--only-downloads",
                            "--output-format", "json"], capture_output=True, text=True, timeout=60,

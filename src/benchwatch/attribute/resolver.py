@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 
 from benchwatch.declarations import Stack
-from benchwatch.envs import resolution_flags, uv_executable
+from benchwatch.envs import resolution_flags
+from benchwatch.uv_tool import uv_executable
 
 
 def try_resolve(stack: Stack) -> str | None:

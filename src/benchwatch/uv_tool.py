@@ -1,0 +1,30 @@
+"""uv as benchwatch runs it: which executable, and the folder where what it builds is cached
+(the stacks' environments, the apps' exported requirements). A leaf: it imports nothing of
+benchwatch but its errors, so config, envs and own_requirements can all use it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from benchwatch.errors import UserError
+
+
+def cache_dir() -> Path:
+    """The environments' folder: `$BENCHWATCH_CACHE/envs`, else `~/.cache/benchwatch/envs`."""
+    configured = os.environ.get("BENCHWATCH_CACHE")
+    base = Path(configured) if configured else Path.home() / ".cache" / "benchwatch"
+    return base / "envs"
+
+
+def uv_executable() -> str:
+    """The uv beside this Python (./bw installs it there), else the one on PATH."""
+    beside_python = Path(sys.executable).parent / "uv"
+    if beside_python.is_file():
+        return str(beside_python)
+    found = shutil.which("uv")
+    if not found:
+        raise UserError("uv not found: install it with `pip install uv` (or run ./bw, which does)")
+    return found
