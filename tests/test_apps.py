@@ -10,7 +10,6 @@ from benchwatch.config import load_project
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.load_independent
 def test_every_scenario_verifies_on_seed_v1_and_latest() -> None:
     project = load_project(REPO)
     chosen = [v.id for v in project.variants(["seed-v1", "latest"])]
