@@ -12,12 +12,15 @@ The forms (nothing else is one: a JSON body's own braces are text):
 Escapes: `$${` is the text `${`; a brace form written with doubled braces (`{{tmp}}`,
 `{{setup.token}}`, `{{database_url}}`) is that text with single braces.
 
-Every value read from `${NAME}` is remembered for the rest of the process, and `redact` turns it
-(and its URL- and JSON-escaped forms) back into `${NAME}` where text benchwatch did not write
-itself enters what it keeps: a server's answer, its last lines, an exception's message, oha's and
-psql's errors. (Not over whole files: a user name `items` would rename the figures of an app
-called `items`.) Only whole words are replaced (a user name `bench` stays inside `benchwatch`),
-and values shorter than MIN_SECRET characters not at all.
+Every value read from `${NAME}` is remembered for the rest of the process (so are the login's
+variables, those BENCHWATCH_SECRET_NAMES lists, and a set-up's values), and `redact` turns it (in
+every form it is quoted in, and the pieces of it a quoting cut short) back into `${NAME}` where
+text benchwatch did not write itself enters what it keeps: a server's answer, its last lines, an
+exception's message, oha's and psql's errors. `redact_written` and `redact_tree` do the same over
+every file and line benchwatch writes (results.write_json_atomic / write_text_atomic, and cli's
+RedactedStream), leaving plain values (numbers, true/false) alone there. Only whole words are
+replaced (a user name `bench` stays inside `benchwatch`), and values shorter than MIN_SECRET
+characters not at all; a value that is a word of a path or an app name is replaced there too.
 """
 
 from __future__ import annotations
