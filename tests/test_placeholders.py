@@ -338,3 +338,15 @@ def test_the_login_and_the_named_variables_are_secrets_for_the_whole_command(cap
     print("login admin@example.com signed with sk-9f8e7d, mail smtp-pw-1, other visible", file=stream, flush=True)
     assert capsys.readouterr().out == (
         "login ${BENCHWATCH_USER} signed with ${SIGNING_KEY}, mail ${SMTP_PASSWORD}, other visible\n")
+
+
+def test_an_error_answer_init_comments_on_quotes_no_secret():
+    """init writes a left-out endpoint's error answer into the committed declaration as a comment."""
+    import httpx
+
+    from benchwatch.scaffold.probe import _detail
+
+    placeholders.remember("API_TOKEN", "tk-" + "9" * 300)
+    said = _detail(httpx.Response(401, json={"detail": f"token {'tk-' + '9' * 300} expired"}))
+    assert said == '"token ${API_TOKEN} expired"'
+    assert _detail(httpx.Response(400, text="x" * 290 + " tk-" + "9" * 300)) == "x" * 290 + " ${API_TOK"
