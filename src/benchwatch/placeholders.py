@@ -349,7 +349,10 @@ def _longest(text: str, where: int, values: dict[str, str], before: bool) -> tup
     """(piece, label) of the longest piece of a remembered value that ends (`before`) or starts at
     `where` and stands apart from the words around it; ("", "") for none."""
     best = ("", "")
+    shortest = text[where - MIN_PIECE:where] if before else text[where:where + MIN_PIECE]
     for value, label in values.items():
+        if len(shortest) < MIN_PIECE or shortest not in value:
+            continue  # every piece long enough holds these characters: none here
         for size in range(min(len(value) - 1, len(text)), MIN_PIECE - 1, -1):
             if size <= len(best[0]):
                 break
