@@ -246,6 +246,8 @@ def remember(name: str, value: str, label: str | None = None) -> None:
         return
     secret = _Secret(label or "${" + name + "}", bool(_PLAIN.fullmatch(value)))
     with _lock:
+        if _secrets.get(value) == secret:
+            return  # known already (every resolution of a `${NAME}` remembers it)
         for form in forms(value):
             _secrets.setdefault(form, secret)
         if not secret.plain:
