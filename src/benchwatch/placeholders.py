@@ -224,7 +224,7 @@ _CUT = re.compile(r"\.\.\.|…")  # where a quoting cut a value short: pydantic'
 MIN_PIECE = 6  # the shortest piece of a cut value that is replaced (a shorter one tells little)
 # variables whose values are secrets even when no `${NAME}` reads them (a server inherits
 # benchwatch's environment): the login init declares, and the names BENCHWATCH_SECRET_NAMES lists
-# (the workflows' app-env secret's, given by scripts/app_env.sh; locally, any the user names)
+# (an app-env line the declaration does not name; locally, any variable the user names)
 SECRET_NAMES_ENV = "BENCHWATCH_SECRET_NAMES"
 LOGIN_NAMES = ("BENCHWATCH_USER", "BENCHWATCH_PASSWORD")
 
