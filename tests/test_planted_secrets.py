@@ -66,7 +66,10 @@ def test_no_planted_secret_reaches_a_file_or_a_line_benchwatch_writes(tmp_path: 
     }  # fmt: skip
     for name, argv in commands.items():
         done = benchwatch(*argv, root=project, env=ENVIRON)
-        assert done.returncode in ((0,) if name in ("report", "site") else (2,)), f"{name}: {done.stdout}{done.stderr}"
+        # verify, run and compare meet the failing variants: not measured (compare's timings, two
+        # rounds, give no verdict, and only a busy machine could make one a regression)
+        expected = {"report": (0,), "site": (0,), "compare": (1, 2)}.get(name, (2,))
+        assert done.returncode in expected, f"{name}: {done.stdout}{done.stderr}"
         printed[f"{name}: stdout"], printed[f"{name}: stderr"] = done.stdout, done.stderr
     written = {str(p.relative_to(tmp_path)): p.read_text(errors="replace")
                for folder in (run, history, site, compared) for p in folder.rglob("*") if p.is_file()}  # fmt: skip
