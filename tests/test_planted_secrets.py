@@ -23,7 +23,8 @@ from urllib.parse import quote, quote_plus
 import pytest
 from conftest import REPO, benchwatch, make_project, uvicorn_processes
 
-pytestmark = pytest.mark.slow
+# no timing asserted, only its own servers looked for: it may run beside another test
+pytestmark = [pytest.mark.slow, pytest.mark.load_independent]
 
 PLANTED = REPO / "tests" / "fixtures" / "planted_secrets"
 SECRETS = {
