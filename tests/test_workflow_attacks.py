@@ -378,13 +378,20 @@ def test_the_gab_files_benchwatch_writes_pass_the_nightly_check_unchanged(tmp_pa
 
 
 @pytest.mark.parametrize("entry, problem", [
-    ({"name": "svc @acme/security cpu/req", "unit": "us", "value": 1}, "name is not plain text"),
-    ({"name": "see [here](https://evil.example)", "unit": "us", "value": 1}, "name is not plain text"),
-    ({"name": "<img src=x onerror=alert(1)>", "unit": "us", "value": 1}, "name is not plain text"),
-    ({"name": "fixes #1", "unit": "us", "value": 1}, "name is not plain text"),
-    ({"name": "a\nb", "unit": "us", "value": 1}, "name is not plain text"),
-    ({"name": "x", "unit": "@team", "value": 1}, "unit is not plain text"),
-    ({"name": "x", "unit": "us", "value": "1"}, "value is not a finite number"),
+    ({"name": "svc @acme/security cpu/req", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "see [here](https://evil.example)", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "<img src=x onerror=alert(1)>", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "fixes #1", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "a\nb", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    # F5: github-action-benchmark prints the name in backticks in a table row: a `|` ends the cell
+    ({"name": "svc@latest GET /|_@alice_| c=10 cpu/req", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "svc@latest GET / c=10 cpu/req _@alice_", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "svc@latest GET /` @alice ` c=10 cpu/req", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "x", "unit": "@team", "value": 1}, "name is not a benchwatch figure name"),
+    # F5: and the unit as it is, outside the backticks
+    ({"name": "svc@latest GET / c=10 cpu/req", "unit": "_@alice_", "value": 1}, "unit is not one of benchwatch's"),
+    ({"name": "svc@latest GET / c=10 cpu/req", "unit": "us|@alice", "value": 1}, "unit is not one of benchwatch's"),
+    ({"name": "svc@latest GET / c=10 cpu/req", "unit": "us", "value": "1"}, "value is not a finite number"),
     ({"name": "x", "unit": "us", "value": 1, "biggerIsBetter": True}, 'unexpected key "biggerIsBetter"'),
     ("x", "not an object"),
 ])  # fmt: skip
@@ -397,22 +404,105 @@ def test_a_hostile_gab_entry_is_dropped_and_said(tmp_path, entry, problem):
 
 
 def test_gab_extras_are_flattened_and_a_gab_file_that_is_not_a_list_records_nothing(tmp_path):
-    entry = {"name": "x", "unit": "us", "value": 1, "extra": "ping @team, see [x](https://e.example) <b>", "range": "± `1`"}
+    entry = {"name": "svc@latest rss peak", "unit": "MB", "value": 1, "extra": "ping @team, see [x](https://e.example) <b>",
+             "range": "± `1` | _@alice_"}  # fmt: skip
     ok, calls, out = check_gab(tmp_path, {"gab-bigger.json": [entry]})
     [kept] = json.loads((out / "gab-bigger.json").read_text())
     assert ok and calls == [] and "@team" not in kept["extra"] and "](" not in kept["extra"] and "<" not in kept["extra"]
-    assert "`" not in kept["range"]
+    assert "`" not in kept["range"] and "|" not in kept["range"] and "@alice" not in kept["range"]
     ok, calls, _ = check_gab(tmp_path / "object", {"gab-smaller.json": {"name": "x"}})
     assert not ok and calls[0][0] == "setFailed" and "gab-smaller.json in the artifact: not a JSON list" in calls[0][1]
 
 
-def test_the_nightly_record_job_feeds_github_action_benchmark_only_checked_gab_files():
-    steps = yaml.safe_load((WORKFLOWS / "reusable-nightly.yml").read_text())["jobs"]["record"]["steps"]
+@pytest.mark.parametrize("workflow", ["reusable-nightly.yml", "reusable-publish.yml"])
+def test_each_record_job_feeds_github_action_benchmark_only_checked_gab_files(workflow):
+    """F5: publish's record job passed the artifact's gab files to github-action-benchmark unchecked."""
+    steps = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"]["record"]["steps"]
     check = next(i for i, s in enumerate(steps) if "nightly-record.js" in s.get("with", {}).get("script", ""))
     assert "if" not in steps[check] and "tool.gab(" in steps[check]["with"]["script"]
+    fed = [s for s in steps if "github-action-benchmark@" in s.get("uses", "")]
+    assert len(fed) >= 3
     for i, s in enumerate(steps):
         if "github-action-benchmark@" in s.get("uses", ""):
             assert i > check and s["with"]["output-file-path"].startswith("${{ runner.temp }}/checked/gab-")
+    tool = next(s for s in steps if s.get("with", {}).get("path") == "record-tool")
+    assert ".github/scripts/*.js" in tool["with"]["sparse-checkout"].split()
+
+
+GAB_LISTS = """
+const m = require(process.env.MODULE);
+const names = JSON.parse(process.env.NAMES);
+console.log(JSON.stringify({ units: m.UNITS, perEndpoint: m.PER_ENDPOINT, perVariant: m.PER_VARIANT, marks: m.MARKS,
+                             accepted: names.map((n) => m.figureName(n)) }));
+"""
+
+
+def gab_names(tmp_path: Path, names: list[str]) -> dict:
+    from test_workflows import _tool
+
+    program = tmp_path / "gab-lists.js"
+    program.write_text(GAB_LISTS)
+    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60, env={
+        "PATH": "/usr/bin:/bin", "MODULE": str(SCRIPTS / "nightly-record.js"), "NAMES": json.dumps(names)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def every_name_benchwatch_writes() -> list[str]:
+    from benchwatch import figure_key as fk
+    from benchwatch.metrics import METRICS, MICRO_INSTRUCTIONS, Closed, Counted, Open, load_metrics
+
+    names = []
+    for mark in ("", fk.SIDE_BY_SIDE, f" {fk.PARENT_MARK}"):
+        for variant in ("hello@latest", "hello-falcon@seed-v1", "posts@v2-pre-rust+fastapi", "item_api@3.13"):
+            for setting in (Closed(10), Closed(1), Open(0.5), Open(0.25), Counted()):
+                for what in load_metrics(setting):
+                    for endpoint in ("GET /", "GET /items/{item_id}?limit=10&skip=0", "POST /login/access-token"):
+                        names.append(fk.load_key(variant, endpoint, setting, what, mark).name)
+            names += [fk.server_key(variant, m, mark).name for m in METRICS if m.per_variant]
+        names += [fk.micro_key(("payloads-1MB",), "dump_json", "latest").marked(mark).name,
+                  fk.micro_key(("services", "n=100"), "peakmem_validate", "seed-v1").marked(mark).name,
+                  fk.micro_key(("payloads",), "dump_json", "next", instructions=True).marked(mark).name]  # fmt: skip
+    assert any(MICRO_INSTRUCTIONS.unit in n for n in names)
+    return names
+
+
+def test_the_gab_checks_lists_are_figure_keys_and_metrics(tmp_path):
+    """F5: the one definition of a figure name is figure_key.py (metrics.py's metrics, marks): the
+    JS check's lists are these, and every name figure_key encodes passes it."""
+    from benchwatch import figure_key as fk
+    from benchwatch.metrics import METRICS
+    from benchwatch.trend import relative
+
+    found = gab_names(tmp_path, every_name_benchwatch_writes())
+    assert set(found["units"]) == {m.unit for m in METRICS} | {relative.UNIT}
+    assert set(found["perEndpoint"]) == {m.short for m in METRICS if m.short and not m.per_variant and m.short != "instructions"}
+    assert set(found["perVariant"]) == {m.short for m in METRICS if m.per_variant}
+    assert set(found["marks"]) == {fk.SIDE_BY_SIDE, f" {fk.PARENT_MARK}"}
+    assert all(found["accepted"])
+
+
+def test_a_name_the_gab_check_accepts_is_one_figure_key_reads_back(tmp_path):
+    """Hostile and random names: whatever the JS check accepts, figure_key.decode reads as a figure."""
+    import random
+
+    from benchwatch.figure_key import decode
+
+    good = every_name_benchwatch_writes()
+    rng = random.Random(42)
+    pieces = [" ", "@", "|", "`", "_", "#1", "<b>", "GH-1", "/", "c=", "rps", "&#64;", "a", "\\", "(vs parent)", "\n"]
+    mutated = []
+    for _ in range(1500):
+        name = list(rng.choice(good))
+        for _ in range(rng.randint(1, 3)):
+            name.insert(rng.randint(0, len(name)), rng.choice(pieces))
+        mutated.append("".join(name))
+    found = gab_names(tmp_path, mutated)
+    accepted = [n for n, ok in zip(mutated, found["accepted"], strict=True) if ok]
+    assert 0 < len(accepted) < len(mutated)
+    for name in accepted:
+        assert decode(name) is not None, name
+        assert not set(name) & set("|`\\\n"), name
 
 
 @pytest.mark.parametrize("state, problem", [
@@ -475,8 +565,8 @@ PLANTED_TEXTS = ["&#64;a &commat;b &#x40;c @d e@f", "#1 o/r#2 GH-3 https://githu
 
 
 @pytest.mark.parametrize("text", PLANTED_TEXTS)
-def test_the_comments_inline_neutraliser_is_the_modules(tmp_path, text):
-    """reusable-comment.yml checks nothing out, so it holds the neutraliser inline: the same text out."""
+def test_the_comment_posts_what_the_one_neutraliser_gives(tmp_path, text):
+    """reusable-comment.yml requires .github/scripts/neutralise.js (no copy of its own): the same text out."""
     from test_workflows import PR, RUN, _run_script
 
     [(_, module_text)] = node_call(tmp_path, "neutralise.js", "neutralise", TEXT=text)
@@ -487,6 +577,82 @@ def test_the_comments_inline_neutraliser_is_the_modules(tmp_path, text):
     [(_, args)] = _run_script("reusable-comment.yml", tmp_path, {"run": RUN, "pr": PR},
                               {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": ""})  # fmt: skip
     assert args["body"].partition("\n\n---\n\n")[2] == module_text
+
+
+def test_the_comment_holds_no_neutraliser_of_its_own_and_checks_out_only_benchwatchs():
+    """F4: one copy. The comment job checks out benchwatch's neutralise.js at the pinned commit, and nothing else."""
+    steps = yaml.safe_load((WORKFLOWS / "reusable-comment.yml").read_text())["jobs"]["comment"]["steps"]
+    checkouts = [s for s in steps if s.get("uses", "").startswith("actions/checkout@")]
+    assert [c["with"] for c in checkouts] == [{
+        "repository": "${{ inputs.benchwatch-repository }}", "ref": "${{ inputs.benchwatch-ref }}", "path": "comment-tool",
+        "sparse-checkout": ".github/scripts/neutralise.js", "sparse-checkout-cone-mode": False, "persist-credentials": False}]  # fmt: skip
+    check = next(i for i, s in enumerate(steps) if "BW_REF" in s.get("env", {}))
+    assert check < steps.index(checkouts[0])
+    script = next(s for s in steps if "github-script@" in s.get("uses", ""))["with"]["script"]
+    assert "/comment-tool/.github/scripts/neutralise.js" in script
+    for own in ("const breakRefs", "const codeSpans", "const quiet", "const plainTags =", "replace(/@"):
+        assert own not in script, own
+
+
+@pytest.mark.parametrize("ref", ["v1.2.0", "main", ""])
+def test_the_comment_refuses_a_movable_ref_before_checking_anything_out(ref):
+    found = step("reusable-comment.yml", "comment", "Check the pinned commit (the script below runs with the write token)")
+    done = run_step(found, {"BW_REF": ref, "BW_REPOSITORY": "benchwatch/benchwatch"})
+    assert done.returncode == BAD_INPUT and "::error::benchwatch-ref: give the 40-hex commit" in done.stdout
+    assert run_step(found, {"BW_REF": RELEASE, "BW_REPOSITORY": "benchwatch/benchwatch"}).returncode == 0
+
+
+# F4 (fourth review): each got a mention or an issue link past the neutraliser (`_` is emphasis
+# around a mention; a character reference is decoded by GitHub after the neutraliser looked).
+F4_PLANTED = {"_@alice_": "alice", "__@acme/security-team__": "acme", "@&#x61;lice": "alice", "&#x23;12": "#12",
+              "&num;12": "#12", "G&#x48;-12": "GH-12", "_GH-12_": "GH-12", "&commat;bob": "bob",
+              "GH\\-12": "GH-12", "&amp;#64;carol": None}  # fmt: skip
+
+
+def test_emphasis_and_character_references_mention_and_link_no_one_in_the_comment(tmp_path):
+    from test_workflow_wiring import references
+
+    text = "\n\n".join(F4_PLANTED)
+    assert len(references(text)) >= 8  # the stand-in renderer sees what GitHub would mention or link
+    body = post_comment(tmp_path, text).partition("\n\n---\n\n")[2]
+    assert references(body) == [], body
+    for said in ("@alice", "@acme", "#12", "GH-12", "@bob"):
+        assert said not in body
+    assert f"_@{ZW}alice_" in body and f"__@{ZW}acme/security-team__" in body and f"GH-{ZW}12" in body
+    assert "&amp;#" in body and "carol" in body  # decoded once, as GitHub does: shown as the text `&#64;carol`
+    # every & is escaped: no reference the neutraliser did not decode reaches GitHub
+    assert "&amp;" in post_comment(tmp_path, "a & b &unknownref; c").partition("\n\n---\n\n")[2]
+    assert "&unknownref;" not in post_comment(tmp_path, "&unknownref;").partition("\n\n---\n\n")[2]
+
+
+def test_a_change_point_issue_for_a_series_named_with_a_mention_mentions_no_one(tmp_path):
+    from test_workflow_wiring import references
+    from test_workflows import _series
+
+    record = tmp_path / "record"
+    record.mkdir()
+    (record / "changes.json").write_text(json.dumps({"schema_version": 1, "series": [
+        _series("svc@latest GET / c=10 cpu/req _@alice_", True)]}))  # fmt: skip
+    [(kind, args)] = [c for c in node_call(tmp_path, "change-points.js", "changePoints", RECORD_DIR=str(record)) if c[0] == "create"]
+    assert "@alice" not in args["title"] and "@alice" not in args["body"]
+    assert references(args["body"]) == [] and f"_@{ZW}alice_" in args["body"]
+
+
+def test_the_comment_checks_the_head_again_after_listing_the_files(tmp_path):
+    """A force-push between the head check and the file listing would list another commit's files."""
+    from test_workflows import PR
+
+    artifact = tmp_path / "artifact"
+    artifact.mkdir()
+    (artifact / "pr-number.txt").write_text("12\n")
+    (artifact / "comment.md").write_text("ok\n")
+    from test_workflows import RUN, _run_script
+
+    pushed = {**PR, "head": {**PR["head"], "sha": "b" * 40}}
+    calls = _run_script("reusable-comment.yml", tmp_path, {"run": RUN, "prs": [PR, pushed], "pr": PR},
+                        {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": ""})  # fmt: skip
+    [(kind, message)] = calls
+    assert kind == "warning" and "head commit is " + "b" * 40 + " after listing its files" in message
 
 
 # L4: a pending record job is replaced only by a newer one of its own kind.

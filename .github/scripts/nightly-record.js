@@ -1,11 +1,12 @@
-// The nightly's record job (nightly.yml) on its measure job's artifact, which ran brand-new
+// The record jobs (reusable-nightly.yml; reusable-publish.yml: gab only) on their measure job's artifact, which ran brand-new
 // releases and is therefore untrusted data. Runs through actions/github-script: reads files,
 // writes the accepted ones to a separate folder and calls the issues API; nothing else.
 //   check: state.json must match the schema benchwatch writes (releases.py) or nothing is
 //          recorded; an attribution file is published only when its name is
 //          YYYY-MM-DD-<12 hex>.json and its content parses as a JSON object
 //   gab:   each gab-*.json github-action-benchmark reads must be a list of {name, unit, value,
-//          range?, extra?}; an entry whose text would mention, link or tag is dropped (said)
+//          range?, extra?}; an entry whose name is not a benchwatch figure name or whose unit is not
+//          one of benchwatch's is dropped (said). The publish record job runs it too.
 //   issue: the nightly-regression issue, its artifact text neutralised
 // tests/test_workflow_attacks.py plants each attack and runs this under node.
 const fs = require('fs');
@@ -130,20 +131,34 @@ async function check({ core, dir, out, index, fetchJson = indexJson }) {
 }
 
 const MAX_GAB = 5000000;
-const GAB_FILES = ['gab-smaller.json', 'gab-bigger.json', 'gab-counts.json'];
+const GAB_FILES = ['gab-smaller.json', 'gab-bigger.json', 'gab-counts.json', 'gab-relative.json'];
 const GAB_KEYS = ['name', 'unit', 'value', 'range', 'extra'];
-// text a commit comment or a chart would show: printable, short, and quiet() leaves it as it is
-// (no mention, no issue link); no tag, no markdown link or code span
-const plainText = (x, limit) => typeof x === 'string' && x.length > 0 && x.length <= limit
-  && !/[\u0000-\u001f\u007f<>[\]`]/.test(x) && quiet(x) === x;
+
+// benchwatch's own figure names, nothing else. The one definition is src/benchwatch/figure_key.py
+// (with metrics.py); tests/test_workflow_attacks.py checks these lists against it and every name
+// it encodes against this check. github-action-benchmark prints a name in backticks in a table
+// row (a `|` would split the row, a backtick end the code) and the unit as it is.
+const UNITS = ['us', 'req/s', 'ms', 'MB', 'instructions', 'calls', 'x']; // metrics.METRICS' units, trend/relative.UNIT
+const PER_ENDPOINT = ['cost/req', 'instr/req', 'syscalls/req', 'cpu/req', 'user/req', 'sys/req', 'rps', 'p50', 'p99'];
+const PER_VARIANT = ['rss idle', 'rss warm', 'rss peak'];
+const MARKS = [' (side by side)', ' (vs parent)']; // figure_key.SIDE_BY_SIDE, PARENT_MARK
+const words = (list) => list.map((w) => w.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');
+const VARIANT = '[a-z0-9][a-z0-9_-]*@[a-z0-9][a-z0-9._+-]*'; // declarations' scenario and stack names
+const SETTING = '(?:c=[0-9]+|rate=[0-9]+(?:\\.[0-9]+)?%|seq)'; // metrics.Closed, Open, Counted tags
+const ENDPOINT = '[A-Z]+ /[^\\u0000-\\u001f\\u007f|`\\\\]*'; // a method and its path (query values as declared)
+const MICRO_WORD = '[A-Za-z0-9_.,=+:-]+';
+const FIGURE_NAME = new RegExp(`^(?:${VARIANT} ${ENDPOINT} ${SETTING} (?:${words(PER_ENDPOINT)})`
+  + `|${VARIANT} (?:${words(PER_VARIANT)})`
+  + `|micro ${MICRO_WORD}(?: ${MICRO_WORD})*@[a-z0-9][a-z0-9._+-]*)(?:${words(MARKS)})?$`);
+const figureName = (x) => typeof x === 'string' && x.length <= 300 && FIGURE_NAME.test(x);
 
 // the problem with one entry of a gab file, or null when it is what benchwatch writes (results.gab_entries)
 function gabEntryProblem(entry) {
   if (!isObject(entry)) return 'not an object';
   const extra = Object.keys(entry).filter((k) => !GAB_KEYS.includes(k));
   if (extra.length) return `unexpected key ${JSON.stringify(extra[0].slice(0, 40))}`;
-  if (!plainText(entry.name, 300)) return 'name is not plain text (a mention, link, tag or control character, or too long)';
-  if (!plainText(entry.unit, 40)) return 'unit is not plain text';
+  if (!figureName(entry.name)) return 'name is not a benchwatch figure name';
+  if (!UNITS.includes(entry.unit)) return `unit is not one of benchwatch's (${UNITS.join(', ')})`;
   if (typeof entry.value !== 'number' || !Number.isFinite(entry.value)) return 'value is not a finite number';
   for (const key of ['range', 'extra']) {
     if (entry[key] !== undefined && !(typeof entry[key] === 'string' && entry[key].length <= 2000)) return `${key} is not text of at most 2000 characters`;
@@ -151,8 +166,9 @@ function gabEntryProblem(entry) {
   return null;
 }
 
-// range and extra (a note, the samples) are shown as they are: tags, links and code spans flattened
-const flatten = (text) => quiet(text.replace(/[\u0000-\u001f\u007f<>[\]`]/g, ' '));
+// range and extra (a note, the samples) are shown as they are: tags, links, code spans and table
+// cells flattened
+const flatten = (text) => quiet(text.replace(/[\u0000-\u001f\u007f<>[\]`|\\]/g, ' '));
 
 // gab({core, dir, out}): every gab-*.json of the artifact, checked, written under `out` (only the
 // entries that pass; a file that is not a list fails the step: nothing recorded)
@@ -215,4 +231,4 @@ async function issue({ github, context, core, dir }) {
   }
 }
 
-module.exports = { check, gab, issue, stateProblem };
+module.exports = { check, gab, issue, stateProblem, figureName, UNITS, PER_ENDPOINT, PER_VARIANT, MARKS };

@@ -64,6 +64,9 @@ jobs:
       actions: read
       pull-requests: write
     uses: {repo}/.github/workflows/reusable-comment.yml@{sha} # {label}
+    with:
+      benchwatch-repository: {repo}
+      benchwatch-ref: {sha} # {label}
 """
 
 _PUBLISH = """\
