@@ -232,8 +232,10 @@ const onIndex = JSON.parse(process.env.ON_INDEX || '{}');
 const fetchJson = async (url) => { calls.push(['fetch', url]); return onIndex[url] || null; };
 const m = require(process.env.MODULE);
 const dir = process.env.RECORD_DIR, out = process.env.OUT_DIR;
+const RUN_SHA = '0123456789ab' + 'c'.repeat(28); // the commit of the run whose artifact it is (TONIGHT)
 ({
-  check: () => m.check({ core, dir, out, fetchJson, index: process.env.INDEX_URL }),
+  check: () => m.check({ core, dir, out, fetchJson, index: process.env.INDEX_URL, sha: process.env.SHA || RUN_SHA,
+                        now: new Date(process.env.NOW || '2026-11-24T22:30:00Z') }),
   issue: () => m.issue({ github, context, core, dir }),
   changePoints: () => m({ github, context, core, dir, source: 'nightly' }),
   neutralise: async () => calls.push(['text', m.neutralise(process.env.TEXT)]),
@@ -269,10 +271,10 @@ def nightly_artifact(tmp_path: Path, state: object = GOOD_STATE) -> Path:
     return record
 
 
-def check_artifact(tmp_path: Path, record: Path, on_index: dict = ON_INDEX) -> tuple[list, Path]:
+def check_artifact(tmp_path: Path, record: Path, on_index: dict = ON_INDEX, **env: str) -> tuple[list, Path]:
     out = tmp_path / "nightly-checked"
     calls = node_call(tmp_path, "nightly-record.js", "check", RECORD_DIR=str(record), OUT_DIR=str(out),
-                      ON_INDEX=json.dumps(on_index))  # fmt: skip
+                      ON_INDEX=json.dumps(on_index), **env)  # fmt: skip
     return calls, out
 
 
@@ -294,6 +296,25 @@ def test_only_attribution_files_that_parse_are_published(tmp_path):
         assert json.dumps(name) in warned and "not published" in warned
     assert json.loads((out / "state.json").read_text()) == GOOD_STATE
     assert "setFailed" not in [kind for kind, _ in calls]
+
+
+@pytest.mark.parametrize("now, accepted", [("2026-11-24T22:30:00Z", True), ("2026-11-25T01:10:00Z", True),
+                                          ("2026-11-26T01:10:00Z", False), ("2026-11-23T23:00:00Z", False)])  # fmt: skip
+def test_only_this_runs_attribution_file_is_published(tmp_path, now, accepted):
+    """F6: an artifact could name an earlier night's file (its date, any commit); only the run's own
+    `<date>-<sha12>.json` is accepted, the date the record job's today or yesterday (UTC)."""
+    record = nightly_artifact(tmp_path)
+    for earlier in ("2026-11-01-eeeeeeeeeeee.json", "2026-11-24-eeeeeeeeeeee.json", "2026-11-20-0123456789ab.json"):
+        (record / "attribution" / earlier).write_text(json.dumps({"steps": []}))
+    calls, out = check_artifact(tmp_path, record, NOW=now)
+    assert [p.name for p in (out / "attribution").iterdir()] == ([TONIGHT] if accepted else [])
+    warned = [m for kind, m in calls if kind == "warning"]
+    assert len(warned) == 4 - accepted and all("not this run's" in m and "not published" in m for m in warned)
+    calls, out = check_artifact(tmp_path / "no-sha", nightly_artifact(tmp_path / "no-sha"), SHA="main")
+    assert calls == [["setFailed", "the run's commit is not 40 hex; nothing recorded"]]
+    steps = yaml.safe_load((WORKFLOWS / "reusable-nightly.yml").read_text())["jobs"]["record"]["steps"]
+    assert "tool.check({ core, dir, out, index, sha: context.sha })" in next(
+        s["with"]["script"] for s in steps if "nightly-record.js" in s.get("with", {}).get("script", ""))
 
 
 def test_what_the_check_accepts_is_added_to_gh_pages_and_nothing_else_is_touched(tmp_path):
@@ -323,6 +344,18 @@ def test_what_the_check_accepts_is_added_to_gh_pages_and_nothing_else_is_touched
     assert sorted(listed) == ["nightly/attribution/2026-11-01-eeeeeeeeeeee.json", f"nightly/attribution/{TONIGHT}",
                               "nightly/state.json"]  # fmt: skip
     assert json.loads(pages(bare, "nightly/state.json"))["versions"]["fastapi"] == "0.130.0"
+    # F6: a name already published is never replaced (the same content again, a re-run, is no change)
+    again = RecordJob(bare, tmp_path, "rerun")
+    code, err = finish(again.record("--add", str(out / "attribution"), "nightly/attribution"))
+    assert code == 0, err
+    before = git(bare, "rev-parse", "gh-pages")
+    (out / "attribution" / TONIGHT).write_text('{"steps": []}\n')
+    late = RecordJob(bare, tmp_path, "other")
+    code, err = finish(late.record("--add", str(out / "attribution"), "nightly/attribution"))
+    assert code == 1 and err.strip().splitlines()[-1] == (
+        f"ERROR: --add {out / 'attribution' / TONIGHT}: nightly/attribution/{TONIGHT} is already published with other content; nothing pushed")
+    assert git(bare, "rev-parse", "gh-pages") == before
+    assert json.loads(pages(bare, f"nightly/attribution/{TONIGHT}"))["steps"][0]["moved"] == ["starlette"]
 
 
 def test_the_state_versions_are_checked_against_the_projects_release_list(tmp_path):

@@ -2,8 +2,8 @@
 // releases and is therefore untrusted data. Runs through actions/github-script: reads files,
 // writes the accepted ones to a separate folder and calls the issues API; nothing else.
 //   check: state.json must match the schema benchwatch writes (releases.py) or nothing is
-//          recorded; an attribution file is published only when its name is
-//          YYYY-MM-DD-<12 hex>.json and its content parses as a JSON object
+//          recorded; an attribution file is published only when its name is this run's
+//          <date>-<sha12>.json and its content parses as a JSON object
 //   gab:   each gab-*.json github-action-benchmark reads must be a list of {name, unit, value,
 //          range?, extra?}; an entry whose name is not a benchwatch figure name or whose unit is not
 //          one of benchwatch's is dropped (said). The publish record job runs it too.
@@ -90,15 +90,31 @@ const indexJson = async (url) => {
   return answer.ok ? answer.json() : null;
 };
 
-// check({core, dir, out, index, fetchJson}): accepted files copied under `out`; returns what was
-// accepted. A bad state.json fails the step (nothing recorded, the next night tries again).
-// `index`: the index-url the nightly resolved on (empty: PyPI).
-async function check({ core, dir, out, index, fetchJson = indexJson }) {
+// The one attribution file a night may publish: `<run date>-<sha12>.json`, named by the measure job
+// (reusable-nightly.yml) from its date and the commit measured. The record job runs within hours
+// of it, so the date is today or yesterday (UTC) by the record job's clock, and the commit is its
+// own github.sha: an artifact cannot name an earlier night's file (record_push.sh --add refuses a
+// name already published, too).
+const tonightsNames = (sha, now) => [0, 1].map((back) => {
+  const day = new Date(now.getTime() - back * 86400000).toISOString().slice(0, 10);
+  return `${day}-${sha.slice(0, 12)}.json`;
+});
+
+// check({core, dir, out, index, sha, now, fetchJson}): accepted files copied under `out`; returns
+// what was accepted. A bad state.json fails the step (nothing recorded, the next night tries
+// again). `index`: the index-url the nightly resolved on (empty: PyPI); `sha`: the commit this run
+// measured (context.sha).
+async function check({ core, dir, out, index, sha, now = new Date(), fetchJson = indexJson }) {
   const INDEX = indexUrl(index);
   if (INDEX === null) {
     core.setFailed('index-url: not an http(s) URL without credentials, query or fragment; nothing recorded');
     return null;
   }
+  if (!/^[0-9a-f]{40}$/.test(String(sha))) {
+    core.setFailed('the run\'s commit is not 40 hex; nothing recorded');
+    return null;
+  }
+  const tonight = tonightsNames(sha, now);
   fs.mkdirSync(path.join(out, 'attribution'), { recursive: true });
   const text = regularFile(path.join(dir, 'state.json'), MAX_STATE);
   let problem = typeof text === 'string' ? null : `not a regular file under ${MAX_STATE} bytes`;
@@ -119,6 +135,7 @@ async function check({ core, dir, out, index, fetchJson = indexJson }) {
   for (const name of names.sort()) {
     const shown = JSON.stringify(name.slice(0, 60));
     if (!ATTRIBUTION_NAME.test(name)) { core.warning(`attribution/${shown}: not YYYY-MM-DD-<12 hex>.json, not published`); continue; }
+    if (!tonight.includes(name)) { core.warning(`attribution/${shown}: not this run's ${tonight.join(' or ')}, not published`); continue; }
     const content = regularFile(path.join(folder, name), MAX_ATTRIBUTION);
     if (typeof content !== 'string') { core.warning(`attribution/${shown}: not a regular file under ${MAX_ATTRIBUTION} bytes, not published`); continue; }
     let parsed;
