@@ -806,21 +806,57 @@ def test_a_run_that_refused_its_input_publishes_nothing(tmp_path, workflow, code
         assert "::error::benchwatch run: bad input (exit 3)" in done.stdout
 
 
-def test_the_wheel_carries_its_build_commit_which_init_pins_by_default(tmp_path):
-    """No --workflows-from: init pins the commit benchwatch was built from (no network, no tag)."""
-    from benchwatch.scaffold.workflows import default_source, release_commit
-
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+def build_wheel(source: Path, out: Path) -> zipfile.ZipFile:
     uv = Path(sys.executable).parent / "uv"
-    done = subprocess.run([str(uv), "build", "--wheel", "--quiet", "--out-dir", str(tmp_path), str(ROOT)],
+    done = subprocess.run([str(uv), "build", "--wheel", "--quiet", "--out-dir", str(out), str(source)],
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    (built,) = tmp_path.glob("benchwatch-*.whl")
-    with zipfile.ZipFile(built) as wheel:
-        assert wheel.read("benchwatch/build_commit.txt").decode().strip() == head.stdout.strip()
-    assert release_commit() == head.stdout.strip()  # this checkout: its HEAD
-    files = caller_workflows(default_source())
-    assert f"reusable-pr.yml@{head.stdout.strip()} # v" in files["benchwatch-pr.yml"]
+    (built,) = out.glob("benchwatch-*.whl")
+    return zipfile.ZipFile(built)
+
+
+def benchwatch_source(into: Path) -> Path:
+    """This checkout's files as they are now (tracked and new), copied without its .git."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, text=True, check=True).stdout.split("\0")  # fmt: skip
+    for name in filter(None, listed):
+        if (ROOT / name).is_file() and not (ROOT / name).is_symlink():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, into / name)
+    return into
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_its_build_commit_only_from_benchwatchs_own_unchanged_checkout(tmp_path):
+    """No --workflows-from: init pins the commit benchwatch was built from (no network, no tag).
+    F10: built from a copy inside another repository, the wheel took that repository's HEAD;
+    from a tree with changes, a commit that is not what was built."""
+    from test_record_push import git
+
+    from benchwatch.scaffold.workflows import caller_workflows, default_source, release_commit
+
+    own = benchwatch_source(tmp_path / "benchwatch")
+    git(own, "init", "-q", "-b", "main")
+    git(own, "add", "-A")
+    git(own, "commit", "-q", "-m", "benchwatch as it is")
+    head = git(own, "rev-parse", "HEAD")
+    with build_wheel(own, tmp_path / "clean") as wheel:
+        assert wheel.read("benchwatch/build_commit.txt").decode().strip() == head
+    assert release_commit(own / "src" / "benchwatch") == head  # init from that checkout: its HEAD
+    (own / "README.md").write_text((own / "README.md").read_text() + "\nchanged, not committed\n")
+    with build_wheel(own, tmp_path / "dirty") as wheel:
+        assert "benchwatch/build_commit.txt" not in wheel.namelist()
+    theirs = tmp_path / "their-repo"
+    vendored = benchwatch_source(theirs / "vendor" / "benchwatch")
+    git(theirs, "init", "-q", "-b", "main")
+    git(theirs, "add", "-A")
+    git(theirs, "commit", "-q", "-m", "their repository, benchwatch vendored in it")
+    with build_wheel(vendored, tmp_path / "vendored") as wheel:
+        assert "benchwatch/build_commit.txt" not in wheel.namelist()
+    assert release_commit(vendored / "src" / "benchwatch") is None
+    ours = release_commit()
+    if ours is not None:  # this checkout (clean or not: init reads its HEAD) or the installed wheel
+        assert f"reusable-pr.yml@{ours} # v" in caller_workflows(default_source())["benchwatch-pr.yml"]
 
 
 def test_a_cut_comment_leaves_no_block_open(tmp_path):

@@ -170,15 +170,10 @@ def _git(where: Path, *argv: str) -> str | None:
 
 
 def _is_benchwatch_checkout(top: Path, package: Path) -> bool:
-    """The work tree is benchwatch's own: its pyproject.toml names the project benchwatch and the
-    package is its src/benchwatch."""
-    import tomllib
+    """The work tree is benchwatch's own (own_checkout.py: the wheel's build hook asks the same)."""
+    from benchwatch.own_checkout import is_benchwatch_checkout
 
-    try:
-        name = tomllib.loads((top / "pyproject.toml").read_text()).get("project", {}).get("name")
-        return name == "benchwatch" and package.resolve() == (top / "src" / "benchwatch").resolve()
-    except (OSError, tomllib.TOMLDecodeError):
-        return False
+    return is_benchwatch_checkout(top, package)
 
 
 def default_source() -> str:
