@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import shutil
@@ -417,7 +418,9 @@ def test_tonights_attribution_is_named_as_the_record_jobs_check_accepts(tmp_path
     for old in (artifact / "attribution").iterdir():
         old.unlink()
     shutil.copy(filed, artifact / "attribution" / filed.name)
-    calls, out = check_artifact(tmp_path / "check", artifact)
+    # the measure job's clock names it, the record job's (an hour later here) checks it
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).isoformat()
+    calls, out = check_artifact(tmp_path / "check", artifact, NOW=later)
     assert [p.name for p in (out / "attribution").iterdir()] == [filed.name], calls
 
 
@@ -616,7 +619,7 @@ const github = {
   paginate: async (list) => scenario[list] || [],
 };
 const context = { repo: { owner: 'o', repo: 'r' }, payload: { workflow_run: scenario.run },
-                  serverUrl: 'https://github.com', runId: 99 };
+                  serverUrl: 'https://github.com', runId: 99, sha: scenario.sha || 'c'.repeat(40) };
 (async () => {
 SCRIPT
 })().then(() => console.log(JSON.stringify(calls)), (e) => { console.error(e); process.exit(1); });
