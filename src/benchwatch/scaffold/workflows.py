@@ -62,6 +62,7 @@ jobs:
     if: github.event.workflow_run.event == 'pull_request' && github.event.workflow_run.conclusion != 'cancelled'
     permissions:
       actions: read
+      contents: read
       pull-requests: write
     uses: {repo}/.github/workflows/reusable-comment.yml@{sha} # {label}
     with:
