@@ -937,6 +937,11 @@ def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
         (job,) = yaml.safe_load(text)["jobs"].values()
         callee = _load(GITHUB / "workflows" / f"reusable-{name.split('-')[1]}")
         assert _ceiling_problems(job, callee) == [], name
+        declared = callee[True]["workflow_call"].get("inputs", {})
+        required = {k for k, v in declared.items() if v.get("required")}
+        assert required <= set(job.get("with", {})) <= set(declared), name  # e.g. the commenter's benchwatch-ref
+        if "benchwatch-ref" in declared:
+            assert job["with"]["benchwatch-ref"] == sha, name
     assert set(yaml.safe_load(files["benchwatch-comment.yml"])[True]) == {"workflow_run"}
 
 
