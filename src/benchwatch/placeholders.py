@@ -3,7 +3,8 @@
 The forms (nothing else is one: a JSON body's own braces are text):
 
     ${NAME}             an environment variable of the process running benchwatch, read at run
-                        time; secrets live only there (the shell; on GitHub, BENCHWATCH_ENV)
+                        time; secrets live only there (the shell; on GitHub, the `app-env` secret
+                        that scripts/app_env.sh exports: docs/github.md)
     {tmp}               a fresh directory per server boot
     {setup.NAME}        a value the app's set-up produced for this boot
     {database_url}, {database_host}, {database_port}, {database_name}, {database_user},
