@@ -1,6 +1,7 @@
 """What every command that boots servers checks before the first boot (and before it writes
-anything): each `${NAME}` its variants use is set, and a database cluster can be had for the apps
-that declare one. One `ERROR:` line naming the file and key, exit 3."""
+anything): no `env` sets a variable benchwatch gives the server itself, each `${NAME}` its
+variants use is set, and a database cluster can be had for the apps that declare one. One
+`ERROR:` line naming the file and key, exit 3."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterable
 from benchwatch.config import APP_FILE, Variant
 from benchwatch.declarations import declared_strings
 from benchwatch.errors import UserError
+from benchwatch.measure.server import refused_setting
 from benchwatch.placeholders import app_environ, refs, remember
 
 
@@ -22,6 +24,10 @@ def check(variants: Iterable[Variant]) -> None:
             continue
         seen.add(key)
         path = variant.app.directory / APP_FILE
+        for name in variant.env:
+            refused = refused_setting(name)
+            if refused:
+                raise UserError(f"{path}: env.{name}: {refused}; remove it")
         for where, text in declared_strings(variant.app.declaration, list(variant.endpoints), variant.flavor):
             for ref in refs(text):
                 if ref.kind != "env":
