@@ -1,7 +1,6 @@
 """What every command that boots servers checks before the first boot (and before it writes
-anything): no `env` sets a variable benchwatch gives the server itself, each `${NAME}` its
-variants use is set, and a database cluster can be had for the apps that declare one. One
-`ERROR:` line naming the file and key, exit 3."""
+anything): each `${NAME}` its variants use is set, and a database cluster can be had for the apps
+that declare one. One `ERROR:` line naming the file and key, exit 3."""
 
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ def check(variants: Iterable[Variant]) -> None:
             continue
         seen.add(key)
         path = variant.app.directory / APP_FILE
-        for name in variant.env:
+        for name in variant.env:  # a variable benchwatch gives the server itself is not an app's setting
             refused = refused_setting(name)
             if refused:
                 raise UserError(f"{path}: env.{name}: {refused}; remove it")

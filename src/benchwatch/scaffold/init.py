@@ -57,20 +57,26 @@ class Outcome:
 
 
 def parse_env(pairs: list[str]) -> dict[str, str]:
-    """`--env KEY=VALUE` (repeatable) as a dict; a malformed one is bad input, and so is a KEY the
-    server's environment takes over (PYTHONPATH, a runner's GITHUB_*): it would never reach the app."""
-    from benchwatch.measure.server import refused_setting
-
+    """`--env KEY=VALUE` (repeatable) as a dict; a malformed one is bad input."""
     settings: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not _ENV_KEY.fullmatch(key):
             raise UserError(f"--env {pair!r}: give KEY=VALUE, KEY a variable name (e.g. DATABASE_URL=postgresql://...)")
+        settings[key] = value
+    _refuse_what_the_server_sets(settings)
+    return settings
+
+
+def _refuse_what_the_server_sets(settings: dict[str, str]) -> None:
+    """A KEY the server's environment takes over (PYTHONPATH, a runner's GITHUB_*) would never
+    reach the app: bad input, said with why, rather than dropped."""
+    from benchwatch.measure.server import refused_setting
+
+    for key in settings:
         refused = refused_setting(key)
         if refused:
             raise UserError(f"--env {key}: {refused}; leave it out")
-        settings[key] = value
-    return settings
 
 
 def init(
