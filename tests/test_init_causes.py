@@ -124,6 +124,9 @@ def test_a_login_that_failed_on_an_unreachable_database_says_so_not_the_credenti
     other = "Traceback (most recent call last):\nKeyError: 'SECRET_KEY'\n"
     assert str(_login_failed(where, _probe(), failed, other)).endswith(
         "(Internal Server Error): the server said KeyError: 'SECRET_KEY' (its last lines above)")
+    elsewhere = _Refused('POST /login: status 404, want 2xx ({"detail":"Not Found"})', 404)  # not a refusal
+    assert str(_login_failed(where, _probe(), elsewhere, "")) == (
+        'the login failed: POST /login: status 404, want 2xx ({"detail":"Not Found"})')
 
 
 def test_a_boot_or_every_request_failing_on_the_database_names_it(capsys) -> None:

@@ -431,19 +431,20 @@ def _run_step(variant: Variant, step: SetupRequest, srv: Any, env: Any, context:
 
 def _login_failed(where: Layout, probe: AppDeclaration, exc: Any, said: str) -> UserError:
     """The login's failure, by its cause: a database the app could not reach (said in its log), a
-    user that nothing before the boot creates (refused: 4xx), else the server's own error."""
+    user that nothing before the boot creates (refused: 400, 401, 403), else the server's own error."""
     failed = f"the login failed: {exc.reason}"
     unreachable = causes.database(said)
     if unreachable:
         show_tail(said)
         return UserError(f"{failed}: {unreachable} (the server's lines above); {causes.database_fix(probe.env)}")
-    if exc.status is not None and 400 <= exc.status < 500:
+    if exc.status in (400, 401, 403):  # refused: these credentials are no user of the app
         why = causes.no_user(where.folder, probe.env, probe.pre_start, MIGRATE, plan.USER_VAR, plan.PASSWORD_VAR,
                              fresh=probe.database is not None)  # fmt: skip
         return UserError(f"{failed}: {plan.USER_VAR} and {plan.PASSWORD_VAR} are not a user of the app; {why}")
     show_tail(said)
     error = causes.last_exception(said)
-    return UserError(f"{failed}{f': the server said {error}' if error else ''} (its last lines above)")
+    shown = " (its last lines above)" if said.strip() else ""
+    return UserError(f"{failed}{f': the server said {error}' if error else ''}{shown}")
 
 
 def _stop_when_all_failed(answers: dict[str, Answer], srv: Any, env: dict[str, str]) -> None:
