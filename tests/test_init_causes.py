@@ -84,7 +84,7 @@ def _probe(**settings: object):
                           **settings)  # fmt: skip
 
 
-def test_a_refused_login_says_that_no_step_creates_the_user_and_what_would(capsys) -> None:
+def test_a_refused_login_says_that_no_step_creates_the_user_and_what_would(capsys, tmp_path: Path) -> None:
     """(d) of issue 39: `--migrate` ran, nothing created the first user, the login answered 400. The
     line says so, names the settings the app's first-user step reads and the scripts it has."""
     from benchwatch.scaffold.init import MIGRATE, _login_failed
@@ -107,6 +107,19 @@ def test_a_refused_login_says_that_no_step_creates_the_user_and_what_would(capsy
     assert said.endswith("are not a user of the app; --pre-start 'bash scripts/seed.sh' ran, and the user is still "
                          "not there; FIRST_SUPERUSER and FIRST_SUPERUSER_PASSWORD are given as ${BENCHWATCH_USER} and "
                          "${BENCHWATCH_PASSWORD}: the pre-start must run the step that reads them")  # fmt: skip
+    said = str(_login_failed(where, _probe(env=given, pre_start=MIGRATE, database="postgresql"), refused, ""))
+    assert said.endswith("--migrate only migrates: nothing creates that user in the fresh database; FIRST_SUPERUSER "
+                         "and FIRST_SUPERUSER_PASSWORD are given as ${BENCHWATCH_USER} and ${BENCHWATCH_PASSWORD}, but "
+                         "nothing reads them before the boot: give a --pre-start that migrates, then creates the user: "
+                         "the app has app/initial_data.py, scripts/prestart.sh (e.g. --pre-start 'bash "
+                         "scripts/prestart.sh')")  # fmt: skip
+    bare = Layout(tmp_path, tmp_path)  # an app with no first-user settings or scripts
+    assert str(_login_failed(bare, _probe(), refused, "")).endswith(
+        "are not a user of the app; nothing runs before the boot, so nothing creates that user; give a --pre-start "
+        "that migrates, then creates the user BENCHWATCH_USER names")  # fmt: skip
+    assert str(_login_failed(bare, _probe(pre_start=["./seed"]), refused, "")).endswith(
+        "--pre-start './seed' ran, and the user is still not there; make it create the user BENCHWATCH_USER names, "
+        "or give the credentials of a user it creates")  # fmt: skip
 
 
 def test_a_login_that_failed_on_an_unreachable_database_says_so_not_the_credentials(capsys) -> None:

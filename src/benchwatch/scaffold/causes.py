@@ -80,23 +80,27 @@ def no_user(folder: Path, env: dict[str, str], pre_start: list[str] | None, migr
     names = _first_user_settings(folder)
     user_setting = next((n for n in names if "PASSWORD" not in n), None)
     password_setting = next((n for n in names if "PASSWORD" in n), None)
-    scripts = _first_user_scripts(folder)
-    how = []
+    only_migrates = not pre_start or pre_start == migrate
+    how = ""
     if user_setting and password_setting:
         given = env.get(user_setting) == f"${{{user_var}}}" and env.get(password_setting) == f"${{{password_var}}}"
+        if given and not only_migrates:
+            return (f"{ran}; {user_setting} and {password_setting} are given as ${{{user_var}}} and "
+                    f"${{{password_var}}}: the pre-start must run the step that reads them")  # fmt: skip
         if given:
-            how.append(f"{user_setting} and {password_setting} are given as ${{{user_var}}} and ${{{password_var}}}: "
-                       "the pre-start must run the step that reads them")  # fmt: skip
+            how = (f"{user_setting} and {password_setting} are given as ${{{user_var}}} and ${{{password_var}}}, but "
+                   "nothing reads them before the boot: give ")  # fmt: skip
         else:
-            how.append(f"the app reads {user_setting} and {password_setting}: give --env '{user_setting}=${{{user_var}}}' "
-                       f"--env '{password_setting}=${{{password_var}}}'")  # fmt: skip
-    if scripts and (not pre_start or pre_start == migrate):
-        shell = next((f" (e.g. --pre-start 'bash {s}')" for s in scripts if s.endswith(".sh")), "")
-        how.append(f"a --pre-start that migrates, then creates the user: the app has {', '.join(scripts)}{shell}")
-    elif not how:
-        how.append(f"a --pre-start that migrates, then creates the user {user_var} names, or the credentials of a "
-                   "user it creates")  # fmt: skip
-    return f"{ran}; {' and '.join(how)}"
+            how = (f"the app reads {user_setting} and {password_setting}: give --env '{user_setting}=${{{user_var}}}' "
+                   f"--env '{password_setting}=${{{password_var}}}' and ")  # fmt: skip
+    elif not only_migrates:
+        return f"{ran}; make it create the user {user_var} names, or give the credentials of a user it creates"
+    else:
+        how = "give "
+    scripts = _first_user_scripts(folder)
+    shell = next((f" (e.g. --pre-start 'bash {s}')" for s in scripts if s.endswith(".sh")), "")
+    found = f": the app has {', '.join(scripts)}{shell}" if scripts else f" {user_var} names"
+    return f"{ran}; {how}a --pre-start that migrates, then creates the user{found}"
 
 
 def _python_files(folder: Path) -> list[Path]:

@@ -30,7 +30,7 @@ from benchwatch.errors import UserError
 from benchwatch.own_requirements import check_python
 from benchwatch.scaffold import causes, declare, discover, plan, schema
 from benchwatch.scaffold.layout import Layout, ignore_outputs, project_with_app
-from benchwatch.scaffold.probe import Answer, ask, show_tail
+from benchwatch.scaffold.probe import Answer, ask, server_error, show_tail
 from benchwatch.scaffold.workflows import caller_workflows, default_source
 
 OPENAPI_PATH = "/openapi.json"
@@ -300,9 +300,12 @@ def _read(
             found = plan.plan(openapi, can_login)
             context, failed = srv.context, {}
             if found.login is not None and can_login and any(plan.LOGIN in c.steps for c in found.candidates):
+                logged = len(srv.stderr_tail(lines=10_000).splitlines())
                 try:
                     context = context.with_setup(_run_step(variant, found.login, srv, env, context))
                 except SetupError as exc:
+                    if exc.status is None or exc.status >= 500:  # its traceback comes a moment after the answer
+                        server_error(srv, logged, wait=3.0)
                     raise _login_failed(where, probe, exc, srv.stderr_tail()) from None
             first = {}
             for cand in [c for c in found.candidates if c.endpoint is not None and c.param is None
