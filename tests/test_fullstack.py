@@ -180,6 +180,45 @@ def test_a_slowdown_behind_the_login_outside_quick_is_flagged_and_nothing_else_m
     assert uvicorn_processes(str(repo)) == []
 
 
+def test_init_names_the_cause_when_the_database_is_unreachable_or_nothing_creates_the_user(tmp_path: Path) -> None:
+    """Issue 39's tries (a) and (d), on the fixture: settings that point at a port where no database
+    listens (the login answers 500; the server said why), then a per-boot database migrated by
+    `--migrate` alone, the first user's settings given but no step reading them (the login answers
+    400). Each is one ERROR line naming that cause, and nothing is written."""
+    from benchwatch.measure.server import free_port
+
+    environ = _environ()
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE, repo, ignore=shutil.ignore_patterns("__pycache__"))
+    _git(repo, "init", "-q")
+    timings: dict[str, float] = {}
+    port = free_port()  # nothing listens there
+    nowhere = ["--env", "POSTGRES_SERVER=127.0.0.1", "--env", f"POSTGRES_PORT={port}", "--env", "POSTGRES_USER=u",
+               "--env", "SECRET_KEY=${APP_SECRET_KEY}", "--env", "FIRST_SUPERUSER=${BENCHWATCH_USER}",
+               "--env", "FIRST_SUPERUSER_PASSWORD=${BENCHWATCH_PASSWORD}"]  # fmt: skip
+    done = _bw("init", PINNED, *nowhere, cwd=repo / "backend", environ=environ, timings=timings, name="no database")
+    assert done.returncode == 3, done.stdout + done.stderr
+    line = done.stderr.strip().splitlines()[-1]
+    assert line.startswith("ERROR: the login failed: POST /api/v1/login/access-token: status 500") and (
+        f"the database at 127.0.0.1:{port} is unreachable: Connection refused (the server's lines above); give the "
+        "app a fresh database per boot") in line, line  # fmt: skip
+    settings = SETTINGS[2:]  # the per-boot database, SECRET_KEY and the first user's settings: no --pre-start
+    done = _bw("init", PINNED, "--migrate", *settings, cwd=repo / "backend", environ=environ, timings=timings,
+               name="no first user")  # fmt: skip
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert done.stderr.strip().splitlines()[-1].endswith(
+        "BENCHWATCH_USER and BENCHWATCH_PASSWORD are not a user of the app; --migrate only migrates: nothing creates "
+        "that user in the fresh database; FIRST_SUPERUSER and FIRST_SUPERUSER_PASSWORD are given as "
+        "${BENCHWATCH_USER} and ${BENCHWATCH_PASSWORD}, but nothing reads them before the boot: give a --pre-start "
+        "that migrates, then creates the user: the app has app/initial_data.py, scripts/prestart.sh (e.g. "
+        "--pre-start 'bash scripts/prestart.sh')"), done.stderr  # fmt: skip
+    assert sorted(p.name for p in repo.iterdir()) == [".git", "README.md", "backend"]  # nothing written
+    assert sorted(p.name for p in (repo / "backend").iterdir()) == sorted(p.name for p in (FIXTURE / "backend").iterdir())
+    assert not [s for s in SECRETS.values() if s in done.stdout + done.stderr]
+    print("timings (s):", json.dumps(timings))
+    assert uvicorn_processes(str(repo)) == []
+
+
 def _compare(repo: Path, out: Path, environ: dict[str, str], timings: dict[str, float], name: str) -> subprocess.CompletedProcess:
     """The PR's compare with two load rounds: the quick endpoint is timed without a verdict (an
     interval needs 6 pairs), and the counts of every declared endpoint (deterministic) decide."""

@@ -181,10 +181,13 @@ def _own_stack(app: App, stop: Path | None = None) -> Stack:
     on the Python the app asks for (its declaration, `.python-version` or `requires-python`, looked
     up from its root to `stop`, the repository root)."""
     declared = app.file(app.declaration.requirements or "")
+    lock = declared if declared.name in own_requirements.LOCK_FILES else None
+    if app.declaration.python:  # before the lock is exported
+        own_requirements.check_python(app.declaration.python, f"{app.directory / APP_FILE}: python = "
+                                      f"{app.declaration.python!r}", app.root, stop or app.root, lock)  # fmt: skip
     path = app.requirements_file or declared
     pins = {p.name: p.version for p in own_requirements.parse(path.read_text(), declared) if p.marker is None}
-    python = app.declaration.python or own_requirements.python_of(
-        app.root, stop or app.root, declared if declared.name in own_requirements.LOCK_FILES else None)
+    python = app.declaration.python or own_requirements.python_of(app.root, stop or app.root, lock)
     return Stack(name=OWN_REQUIREMENTS_STACK, description=f"pinned by {declared.name}", pins=pins,
                  **({"python": python} if python else {}))  # fmt: skip
 

@@ -336,10 +336,12 @@ class AppDeclaration(_Strict):
         "requirements its `.python-version`, else the lowest installed version its `requires-python` allows"))  # fmt: skip
     env: dict[str, str] = Field(default={}, description=(
         "environment variables of the server (and `pre_start`); `{tmp}` becomes a fresh directory per boot, "
-        "`${NAME}` the variable of benchwatch's own environment (a secret), `{database_url}` the boot's database"))  # fmt: skip
+        "`${NAME}` the variable of benchwatch's own environment (a secret), `{database_url}` the boot's database; "
+        "not `PYTHONPATH` (benchwatch sets it to `root`), `VIRTUAL_ENV` or a runner's `GITHUB_*`, `ACTIONS_*`, "
+        "`RUNNER_*`"))  # fmt: skip
     pre_start: list[str] | None = Field(default=None, description=(
-        "a command (argv) run before every boot, in the app's environment, from `root`, with `env`; "
-        "must exit 0 (e.g. a migration)"))  # fmt: skip
+        "a command (argv) run before every boot, in the app's environment, from `root`, with `env` and `root` on "
+        "`PYTHONPATH` (a script run by its path imports the project); must exit 0 within 300 s (e.g. a migration)"))  # fmt: skip
     database: Literal["postgresql"] | None = Field(default=None, description=(
         "a fresh, empty PostgreSQL database for every boot (created before `pre_start`, dropped after the "
         "server stops): `{database_url}` and its parts in `env`; the cluster is `BENCHWATCH_POSTGRES_URL`'s "

@@ -23,7 +23,7 @@ from benchwatch import interpreters
 from benchwatch.errors import UserError
 from benchwatch.uv_tool import uv_environ, uv_executable
 
-__all__ = ["Pin", "applying", "export", "parse", "python_of"]
+__all__ = ["Pin", "applying", "check_python", "export", "parse", "python_of"]
 
 _PIN = re.compile(r"([A-Za-z0-9._-]+)(\[[^\]]*\])?\s*==\s*([0-9][0-9A-Za-z.+!-]*)")
 LOCK_FILES = ("uv.lock", "pyproject.toml")
@@ -113,13 +113,46 @@ def python_of(start: Path, stop: Path, requirements: Path | None) -> str | None:
         pinned = folder / ".python-version"
         if pinned.is_file():
             return _python_version_file(pinned)
-    projects = ([requirements.parent / "pyproject.toml"] if requirements else []) + [f / "pyproject.toml" for f in folders]
-    for pyproject in projects:
+    for pyproject in _projects(folders, requirements):
         if pyproject.is_file():
             wanted = _requires_python(pyproject)
             if wanted is not None:
                 return _lowest_installed(wanted, pyproject)
     return None
+
+
+def check_python(python: str, given: str, start: Path, stop: Path, requirements: Path | None) -> None:
+    """`python` (3.13, given as `given`: `--python 3.13`, `python = "3.13"`) is one the app's
+    nearest `requires-python` allows (looked up as `python_of` does); else one error naming the
+    lowest it allows and how to get it, before anything is built."""
+    for pyproject in _projects(_upwards(start, stop), requirements):
+        wanted = _requires_python(pyproject) if pyproject.is_file() else None
+        if wanted is None:
+            continue
+        if _allows(wanted, python):
+            return
+        possible = [f"3.{m}" for m in CPYTHON_MINORS if _allows(wanted, f"3.{m}")]
+        if not possible:
+            fix = ""
+        elif interpreters.find_installed(possible[0]):
+            fix = f"; the lowest it allows is {possible[0]}, installed here"
+        else:
+            fix = f"; the lowest it allows is {possible[0]}: install it with `uv python install {possible[0]}`"
+        raise UserError(f"{given}: {pyproject}: requires-python {str(wanted)!r} excludes Python {python}{fix}")
+
+
+def _allows(wanted: SpecifierSet, python: str) -> bool:
+    """Whether a version (3.13: any of its releases; 3.13.1: that one) meets `requires-python`."""
+    if python.count(".") >= 2:
+        return wanted.contains(python, prereleases=True)
+    return any(wanted.contains(f"{python}.{patch}", prereleases=True) for patch in (0, 99))
+
+
+def _projects(folders: list[Path], requirements: Path | None) -> list[Path]:
+    """The pyproject.toml files whose `requires-python` speaks for the app, nearest first: the one
+    beside its lock, then from its root up."""
+    return list(dict.fromkeys(([requirements.parent.resolve() / "pyproject.toml"] if requirements else [])
+                              + [f / "pyproject.toml" for f in folders]))  # fmt: skip
 
 
 def _upwards(start: Path, stop: Path) -> list[Path]:
@@ -157,7 +190,7 @@ def _lowest_installed(wanted: SpecifierSet, pyproject: Path) -> str:
     def allows(version: str) -> bool:
         return wanted.contains(version, prereleases=True)
 
-    possible = [f"3.{m}" for m in CPYTHON_MINORS if allows(f"3.{m}.0") or allows(f"3.{m}.99")]
+    possible = [f"3.{m}" for m in CPYTHON_MINORS if _allows(wanted, f"3.{m}")]
     if not possible:
         raise UserError(f"{pyproject}: requires-python {str(wanted)!r} allows no CPython "
                         f"3.{CPYTHON_MINORS[0]}–3.{CPYTHON_MINORS[-1]}")  # fmt: skip

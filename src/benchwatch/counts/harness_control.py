@@ -31,8 +31,8 @@ class Harness:
         self._socket: socket.socket | None = None
 
     def environ(self) -> dict[str, str]:
-        """PYTHONPATH with the harness first (server_environment drops any PYTHONPATH of the
-        caller's, so it is the harness alone) and the socket's path."""
+        """PYTHONPATH with the harness (the server puts it before the app's root, its own
+        PYTHONPATH: measure/server.py) and the socket's path."""
         return {"PYTHONPATH": str(HARNESS_DIR), SOCKET_ENV: str(self.path)}
 
     def connect(self) -> None:

@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from benchwatch.config import APP_FILE, Variant
 from benchwatch.declarations import declared_strings
 from benchwatch.errors import UserError
+from benchwatch.measure.server import refused_setting
 from benchwatch.placeholders import app_environ, refs, remember
 
 
@@ -22,6 +23,10 @@ def check(variants: Iterable[Variant]) -> None:
             continue
         seen.add(key)
         path = variant.app.directory / APP_FILE
+        for name in variant.env:  # a variable benchwatch gives the server itself is not an app's setting
+            refused = refused_setting(name)
+            if refused:
+                raise UserError(f"{path}: env.{name}: {refused}; remove it")
         for where, text in declared_strings(variant.app.declaration, list(variant.endpoints), variant.flavor):
             for ref in refs(text):
                 if ref.kind != "env":

@@ -25,12 +25,20 @@ from benchwatch.errors import UserError
 from benchwatch.measure import database
 from benchwatch.measure.inject import INJECT_ENVS, NO_INJECTION, Injection
 from benchwatch.measure.setup import SetupError, run_setup
-from benchwatch.placeholders import Context, Unresolved, app_environ, redact, resolve
+from benchwatch.placeholders import (
+    RUNNER_PREFIXES,
+    Context,
+    Unresolved,
+    app_environ,
+    redact,
+    resolve,
+)
 
 HOST = "127.0.0.1"
 # where the last failure's lines begin in uvicorn's log ("ERROR:    Exception in ASGI application",
 # then the traceback), or a plain Python traceback
 TRACEBACK_STARTS = ("ERROR:", "Traceback (most recent call last)")
+PRE_START_TIMEOUT_S = 300
 _live: dict[int, subprocess.Popen] = {}
 
 
@@ -208,15 +216,43 @@ def cpu_plan() -> tuple[list[int] | None, list[int] | None]:
 
 def server_environment(variant: Variant, env: Env, context: Context, inject: Injection) -> dict:
     """Ours, the runner's apart, then the declared `env` with its placeholders resolved, the
-    environment's bin first on PATH. The pre-start command, the set-up and the counting wrapper
-    get it too."""
+    environment's bin first on PATH, and the app's project importable: PYTHONPATH is its root alone
+    (ours is never the app's), as an install of the project would make it (the full-stack
+    template's image installs its `app` package, so its pre-start runs `python app/initial_data.py`,
+    a script that imports `app`). The environment holds only the project's dependencies, shared by
+    every checkout of one lock, so the root of this checkout is given here. The pre-start command,
+    the set-up and the counting wrapper get it too."""
     environ = {k: v for k, v in app_environ().items() if k not in INJECT_ENVS}
     environ.update({k: _resolved(variant, f"env.{k}", v, context) for k, v in variant.env.items()})
     environ["PATH"] = f"{env.path / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
     environ["VIRTUAL_ENV"] = str(env.path)
-    environ.pop("PYTHONPATH", None)
+    environ["PYTHONPATH"] = str(variant.app.root)
     environ.update(inject.environ())
     return environ
+
+
+def refused_setting(name: str) -> str | None:
+    """Why an app's `env` may not set `name` (benchwatch gives the server that variable itself, or
+    never gives it one), or None."""
+    if name == "PYTHONPATH":
+        return ("benchwatch sets PYTHONPATH to the app's root (its import root), so the project imports in every "
+                "boot, its pre-start and set-up")
+    if name == "VIRTUAL_ENV":
+        return "benchwatch sets VIRTUAL_ENV to the app's own environment"
+    if name in INJECT_ENVS:
+        return f"{name} is a test's injected slowdown, never an app's setting"
+    if name.startswith(RUNNER_PREFIXES):
+        return f"{', '.join(p + '*' for p in RUNNER_PREFIXES)} belong to the CI runner and never reach an app"
+    return None
+
+
+def _with_wrapper(environ: dict, wrap_environ: Mapping[str, str]) -> dict:
+    """The server's variables with the wrapper's on top; a wrapper's PYTHONPATH (the counting
+    harness) goes first, the app's root stays after it."""
+    merged = {**environ, **wrap_environ}
+    if "PYTHONPATH" in wrap_environ and environ.get("PYTHONPATH"):
+        merged["PYTHONPATH"] = f"{wrap_environ['PYTHONPATH']}{os.pathsep}{environ['PYTHONPATH']}"
+    return merged
 
 
 @contextmanager
@@ -253,7 +289,7 @@ def running(
         if variant.app.declaration.pre_start:  # without the wrapper's variables: they are the server's
             _pre_start(variant, environ, root, context)  # (a counting harness loaded here would hold its socket)
         setup_environ = dict(environ)
-        environ.update(wrap_environ or {})
+        environ = _with_wrapper(environ, wrap_environ or {})
         if port is not None and port_in_use(port):
             raise BootError(variant.id, f"port {HOST}:{port} is already in use")
         for attempt in range(3):
@@ -320,17 +356,32 @@ def _set_up(server: Server, env: Env, environ: dict, probe_timeout: float) -> Co
 
 
 def _pre_start(variant: Variant, environ: dict, root: Path, context: Context) -> None:
+    """The declared command, in a process group of its own: a script's children (`bash
+    scripts/prestart.sh` runs python) are stopped with it when it runs too long or is interrupted."""
     declared = variant.app.declaration.pre_start or []
     argv = [_resolved(variant, f"pre_start[{i}]", arg, context) for i, arg in enumerate(declared)]
     try:
-        done = subprocess.run(
-            argv, cwd=root, env=environ, capture_output=True, text=True, timeout=300
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        process = subprocess.Popen(argv, cwd=root, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   stdin=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+    except OSError as exc:
         raise BootError(variant.id, f"pre_start {declared[0]!r} failed: {exc}") from None
-    if done.returncode != 0:
-        tail = "\n".join(done.stderr.strip().splitlines()[-12:])
-        raise BootError(variant.id, f"pre_start exited with {done.returncode}", tail)
+    try:
+        out, err = process.communicate(timeout=PRE_START_TIMEOUT_S)
+    except subprocess.TimeoutExpired:  # what it said so far: a step waiting for a database says why
+        _stop(process, grace=2.0)
+        out, err = process.communicate()
+        raise BootError(variant.id, f"pre_start still running after {PRE_START_TIMEOUT_S} s",
+                        _tail(err) or _tail(out)) from None  # fmt: skip
+    except BaseException:
+        _stop(process, grace=2.0)
+        raise
+    if process.returncode != 0:
+        raise BootError(variant.id, f"pre_start exited with {process.returncode}", _tail(err) or _tail(out))
+
+
+def _tail(output: str | bytes | None, lines: int = 12) -> str:
+    text = output.decode(errors="replace") if isinstance(output, bytes) else (output or "")
+    return "\n".join(text.strip().splitlines()[-lines:])
 
 
 def _spawn(

@@ -36,11 +36,12 @@ _CALL = (
 class SetupError(Exception):
     """A set-up step that failed: which step, why (status or exit code), and its output's tail."""
 
-    def __init__(self, step: str, reason: str, tail: str = "") -> None:
+    def __init__(self, step: str, reason: str, tail: str = "", status: int | None = None) -> None:
         super().__init__(f"set-up {step}: {reason}")
         self.step = step
         self.reason = redact(reason)
         self.tail = redact(tail)
+        self.status = status  # a request's answer that was not the one wanted; None: no answer, or not a request
 
 
 def run_setup(variant: Variant, base_url: str, context: Context, environ: Mapping[str, str], python: Path,
@@ -86,7 +87,8 @@ def _request(client: httpx.Client, variant: Variant, step: SetupRequest, context
     if (wanted is None and not 200 <= response.status_code < 300) or (wanted is not None and response.status_code != wanted):
         snippet = redact(response.text[:2000].replace("\n", " "))[:SNIPPET]  # a secret redacted whole, then cut
         want = f"want {wanted}" if wanted is not None else "want 2xx"
-        raise SetupError(name, f"{step.method} {step.path}: status {response.status_code}, {want} ({snippet})")
+        raise SetupError(name, f"{step.method} {step.path}: status {response.status_code}, {want} ({snippet})",
+                         status=response.status_code)
     if not step.save:
         return {}
     try:

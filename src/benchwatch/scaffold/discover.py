@@ -8,8 +8,8 @@ from pathlib import Path
 
 from benchwatch.errors import UserError
 
-_SKIP = {".git", ".venv", "venv", "env", "node_modules", "site-packages", "__pycache__", "build", "dist",
-         ".tox", ".nox", "tests", "test", ".benchwatch", "benchwatch"}  # fmt: skip
+SKIPPED_FOLDERS = {".git", ".venv", "venv", "env", "node_modules", "site-packages", "__pycache__", "build",
+                   "dist", ".tox", ".nox", "tests", "test", ".benchwatch", "benchwatch"}  # fmt: skip
 _ASSIGNED = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=\n]*)?=\s*(?:fastapi\.)?FastAPI\(", re.M)
 _IMPORT_STRING = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _ENV_READ = re.compile(r"""(?:os\.environ\.get|os\.getenv|os\.environ\[)\(?\s*["']([A-Z][A-Z0-9_]*)["']""")
@@ -48,7 +48,7 @@ def candidates(root: Path) -> list[FoundApp]:
     found = []
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root)
-        if any(part in _SKIP or part.startswith(".") for part in relative.parts[:-1]):
+        if any(part in SKIPPED_FOLDERS or part.startswith(".") for part in relative.parts[:-1]):
             continue
         try:
             text = path.read_text(errors="replace")

@@ -27,9 +27,10 @@ from typing import Any
 from benchwatch.config import APP_FILE, PROJECT_FILE, App, Project, Variant, _own_stack, load_stacks
 from benchwatch.declarations import AppDeclaration, Endpoint, ProjectSettings, Setup, SetupRequest
 from benchwatch.errors import UserError
-from benchwatch.scaffold import declare, discover, plan, schema
+from benchwatch.own_requirements import check_python
+from benchwatch.scaffold import causes, declare, discover, plan, schema
 from benchwatch.scaffold.layout import Layout, ignore_outputs, project_with_app
-from benchwatch.scaffold.probe import Answer, ask, show_tail
+from benchwatch.scaffold.probe import Answer, ask, server_error, show_tail
 from benchwatch.scaffold.workflows import caller_workflows, default_source
 
 OPENAPI_PATH = "/openapi.json"
@@ -64,7 +65,19 @@ def parse_env(pairs: list[str], option: str = "--env") -> dict[str, str]:
         if not sep or not _ENV_KEY.fullmatch(key):
             raise UserError(f"{option} {pair!r}: give KEY=VALUE, KEY a variable name (e.g. DATABASE_URL=postgresql://...)")
         settings[key] = value
+    _refuse_what_the_server_sets(settings)
     return settings
+
+
+def _refuse_what_the_server_sets(settings: dict[str, str]) -> None:
+    """A KEY the server's environment takes over (PYTHONPATH, a runner's GITHUB_*) would never
+    reach the app: bad input, said with why, rather than dropped."""
+    from benchwatch.measure.server import refused_setting
+
+    for key in settings:
+        refused = refused_setting(key)
+        if refused:
+            raise UserError(f"--env {key}: {refused}; leave it out")
 
 
 def init(
@@ -124,6 +137,9 @@ def _init(
     project_text = _project_text(where, project_file, force)
     before_boot = _pre_start(where, found, migrate, pre_start)
     requirements = _pinned_requirements(where, say)
+    if python is not None:  # before anything is built
+        check_python(python, f"--python {python}", where.folder / found.import_root, where.root,
+                     where.app_dir / requirements if requirements else None)  # fmt: skip
     name = _name(where)
     import_root = where.from_app_dir(where.folder / found.import_root)
     say(f"init: app {found.import_string} ({found.source.relative_to(where.root)}), import root {import_root}, "
@@ -295,6 +311,7 @@ def _read(
     from benchwatch import envs
     from benchwatch.measure import server
     from benchwatch.measure.request import prepare
+    from benchwatch.measure.setup import SetupError
 
     created = not where.app_dir.exists()
     where.app_dir.mkdir(parents=True, exist_ok=True)  # the probe sits where the app file will: relative paths hold
@@ -324,12 +341,18 @@ def _read(
             found = plan.plan(openapi, can_login)
             context, failed = srv.context, {}
             if found.login is not None and can_login and any(plan.LOGIN in c.steps for c in found.candidates):
-                context = context.with_setup(_run_step(variant, found.login, srv, env, context, fatal=True))
+                logged = len(srv.stderr_tail(lines=10_000).splitlines())
+                try:
+                    context = context.with_setup(_run_step(variant, found.login, srv, env, context))
+                except SetupError as exc:
+                    if exc.status is None or exc.status >= 500:  # its traceback comes a moment after the answer
+                        server_error(srv, logged, wait=3.0)
+                    raise _login_failed(where, probe, exc, srv.stderr_tail()) from None
             first = {}
             for cand in [c for c in found.candidates if c.endpoint is not None and c.param is None
                          and c.operation.method == "GET" and not c.why]:  # fmt: skip
                 first[cand.name] = ask(client, srv, prepare(variant.app, cand.endpoint, context))
-            _stop_when_all_failed(first, srv)
+            _stop_when_all_failed(first, srv, probe.env)
             lists = {c.operation.path: first[c.name].first for c in found.candidates
                      if c.name in first and 200 <= first[c.name].status < 300}  # fmt: skip
             for cand in found.candidates:
@@ -338,9 +361,9 @@ def _read(
             plan.fill_path_params(found, lists)
             for source in found.sources:
                 try:
-                    context = context.with_setup(_run_step(variant, source, srv, env, context, fatal=False))
-                except UserError as exc:
-                    failed[source.name] = str(exc)
+                    context = context.with_setup(_run_step(variant, source, srv, env, context))
+                except SetupError as exc:
+                    failed[source.name] = exc.reason
             for cand in found.candidates:
                 missing = [s for s in cand.steps if s in failed]
                 if missing and not cand.why:
@@ -356,7 +379,7 @@ def _read(
             say(f"init: booting with {turn}: {len(declared)} requests")
             with booted(checked) as (srv, client):
                 answers.append({c.name: ask(client, srv, prepare(checked.app, c.endpoint, srv.context)) for c in declared})
-                _stop_when_all_failed(answers[-1], srv)
+                _stop_when_all_failed(answers[-1], srv, probe.env)
         return found, _expectations(declared, answers), schema_path
     except BaseException:
         if created and where.app_dir.is_dir() and not any(where.app_dir.iterdir()):
@@ -377,12 +400,17 @@ def _variant(where: Layout, declaration: AppDeclaration) -> Variant:
 def _boot_failed(where: Layout, probe: AppDeclaration, import_string: str, exc: Any) -> str:
     if exc.phase == "setup":
         return f"{import_string}: the set-up init wrote failed on a fresh boot: {exc.reason}"
-    if "ModuleNotFoundError" in exc.stderr_tail:
-        hint = ("an import did not resolve: give the app folder its imports resolve from "
-                "(benchwatch init <folder>), or its own requirements (uv.lock, requirements.txt)")  # fmt: skip
+    unreachable = causes.database(exc.stderr_tail)
+    missing = re.findall(r"ModuleNotFoundError: No module named '([\w.]+)'", exc.stderr_tail)
+    if unreachable:
+        hint = f"{unreachable}: {causes.database_fix(probe.env)}"
+    elif missing:
+        hint = (f"the app's environment has no module {missing[-1]!r}: its own requirements (uv.lock, "
+                "requirements.txt) must pin what it imports, and the app folder is where its imports resolve "
+                "from (benchwatch init <folder>)")  # fmt: skip
     else:
         hint = "give settings with --env KEY=VALUE" if not probe.env else "check the --env settings"
-    if not probe.pre_start and (where.folder / MIGRATION_CONFIG).is_file():
+    if not probe.pre_start and not unreachable and (where.folder / MIGRATION_CONFIG).is_file():
         hint += f"; {MIGRATION_CONFIG} is there: --migrate runs `alembic upgrade head` first"
     return f"{import_string} did not boot: {exc.reason} (its last lines above); {hint}"
 
@@ -431,37 +459,51 @@ def _openapi_url(variant: Variant, env: Any, context: Any) -> str | None:
     return None if url is None else (str(said.get("root_path") or "").rstrip("/") + str(url))
 
 
-def _run_step(variant: Variant, step: SetupRequest, srv: Any, env: Any, context: Any, *, fatal: bool) -> dict[str, str]:
-    """One set-up request against init's first boot, as every later boot will send it."""
+def _run_step(variant: Variant, step: SetupRequest, srv: Any, env: Any, context: Any) -> dict[str, str]:
+    """One set-up request against init's first boot, as every later boot will send it (a failure:
+    measure.setup's SetupError)."""
     from benchwatch.measure.inject import NO_INJECTION
     from benchwatch.measure.server import server_environment
-    from benchwatch.measure.setup import SetupError, run_setup
+    from benchwatch.measure.setup import run_setup
 
     alone = dataclasses.replace(variant, app=App(
         declaration=variant.app.declaration.model_copy(update={"setup": Setup(requests=[step])}),
         directory=variant.app.directory), endpoints=())  # fmt: skip
-    try:
-        return run_setup(alone, srv.base_url, context, server_environment(variant, env, context, NO_INJECTION),
-                         env.python, timeout=60)  # fmt: skip
-    except SetupError as exc:
-        if fatal:
-            show_tail(srv.stderr_tail())
-            raise UserError(f"the login failed: {exc.reason}; {plan.USER_VAR} and {plan.PASSWORD_VAR} must be a "
-                            "user of the app (for instance its first superuser, given with --env)") from None  # fmt: skip
-        raise UserError(exc.reason) from None
+    return run_setup(alone, srv.base_url, context, server_environment(variant, env, context, NO_INJECTION),
+                     env.python, timeout=60)  # fmt: skip
 
 
-def _stop_when_all_failed(answers: dict[str, Answer], srv: Any) -> None:
+def _login_failed(where: Layout, probe: AppDeclaration, exc: Any, said: str) -> UserError:
+    """The login's failure, by its cause: a database the app could not reach (said in its log), a
+    user that nothing before the boot creates (refused: 400, 401, 403), else the server's own error."""
+    failed = f"the login failed: {exc.reason}"
+    unreachable = causes.database(said)
+    if unreachable:
+        show_tail(said)
+        return UserError(f"{failed}: {unreachable} (the server's lines above); {causes.database_fix(probe.env)}")
+    if exc.status in (400, 401, 403):  # refused: these credentials are no user of the app
+        why = causes.no_user(where.folder, probe.env, probe.pre_start, MIGRATE, plan.USER_VAR, plan.PASSWORD_VAR,
+                             fresh=probe.database is not None)  # fmt: skip
+        return UserError(f"{failed}: {plan.USER_VAR} and {plan.PASSWORD_VAR} are not a user of the app; {why}")
+    show_tail(said)
+    error = causes.last_exception(said)
+    shown = " (its last lines above)" if said.strip() else ""
+    return UserError(f"{failed}{f': the server said {error}' if error else ''}{shown}")
+
+
+def _stop_when_all_failed(answers: dict[str, Answer], srv: Any, env: dict[str, str]) -> None:
     """Every request answered 5xx or nothing: the app or its set-up is broken (a database that is
     not there, a migration not run), not the requests. Show the server's error; write nothing."""
     if not answers or not all(a.failed for a in answers.values()):
         return
-    show_tail(srv.stderr_tail())
+    said = srv.stderr_tail()
+    show_tail(said)
     errors = sorted({a.error or f"status {a.status}" for a in answers.values()})
+    unreachable = causes.database(said)
+    fix = f"{unreachable}: {causes.database_fix(env)}" if unreachable else "fix that (--env, --migrate, --pre-start)"
     raise UserError(f"every request init sent failed ({len(answers)}: {errors[0]}"
                     f"{f' and {len(errors) - 1} other errors' if len(errors) > 1 else ''}): the app or its "
-                    "settings are broken, so nothing is written; fix that (--env, --migrate, --pre-start), then "
-                    "run init again")  # fmt: skip
+                    f"settings are broken, so nothing is written; {fix}, then run init again")  # fmt: skip
 
 
 def _expectations(declared: list[plan.Candidate], answers: list[dict[str, Answer]]) -> dict[str, object]:

@@ -1,0 +1,122 @@
+"""Why init's boot or its login failed, read from what the app said, when the cause is one init can
+name: a database the app could not reach, a login that no step before the boot creates."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from benchwatch.scaffold.discover import SKIPPED_FOLDERS
+
+DATABASE_HINT = ("give the app a fresh database per boot: --env settings naming {database_host}, {database_port}, "
+                 "{database_user}, {database_password}, {database_name}, or a postgresql:// URL (docs/init.md)")  # fmt: skip
+# libpq (psycopg 3, psycopg2 since PostgreSQL 14): `connection to server at "localhost" (::1), port 5432
+# failed: Connection refused`; older libpq: `could not connect to server: Connection refused` then
+# `Is the server running on host "localhost" (127.0.0.1) and accepting TCP/IP connections on port 5432?`;
+# asyncpg: `ConnectionRefusedError: [Errno 111] Connect call failed ('127.0.0.1', 5432)`
+_AT_HOST = re.compile(r'connection to server at "([^"]+)"(?: \([^)]*\))?, port (\d+) failed: ([^\n]+)')
+_OLD_LIBPQ = re.compile(r'could not connect to server: ([^\n]+)\s+Is the server running on host "([^"]+)".*?port (\d+)', re.S)
+_ASYNCPG = re.compile(r"(Connect call failed|Multiple exceptions: \[Errno \d+\] Connect call failed) \('([^']+)', (\d+)\)")
+_SOCKET = re.compile(r'connection to server on socket "([^"]+)" failed: ([^\n]+)')
+_UNKNOWN_HOST = re.compile(r'could not translate host name "([^"]+)" to address')
+_NO_DATABASE = re.compile(r'database "([^"]+)" does not exist')
+_BAD_PASSWORD = re.compile(r'password authentication failed for user "[^"]*"')
+# settings a first-user step reads (the full-stack template's FIRST_SUPERUSER / FIRST_SUPERUSER_PASSWORD)
+_FIRST_USER = re.compile(r"\b((?:FIRST_)?SUPERUSER(?:_[A-Z]+)*|FIRST_USER(?:_[A-Z]+)*|ADMIN_(?:EMAIL|USER(?:NAME)?|PASSWORD))\b")
+_FIRST_USER_FILES = ("initial_data.py", "create_superuser.py", "create_admin.py", "createsuperuser.py")
+
+
+def database(said: str) -> str | None:
+    """What the app said about its database, when it could not use it: `the database at
+    localhost:5432 is unreachable: Connection refused`; None when it said nothing of the kind."""
+    found = _AT_HOST.search(said)
+    if found:
+        return f"the database at {found.group(1)}:{found.group(2)} is unreachable: {found.group(3).strip()}"
+    found = _OLD_LIBPQ.search(said)
+    if found:
+        return f"the database at {found.group(2)}:{found.group(3)} is unreachable: {found.group(1).strip()}"
+    found = _ASYNCPG.search(said)
+    if found:
+        return f"the database at {found.group(2)}:{found.group(3)} is unreachable: connection refused"
+    found = _SOCKET.search(said)
+    if found:
+        return f"the database at socket {found.group(1)} is unreachable: {found.group(2).strip()}"
+    found = _UNKNOWN_HOST.search(said)
+    if found:
+        return f"the database host {found.group(1)!r} is unknown here"
+    found = _NO_DATABASE.search(said)
+    if found:
+        return f"the database {found.group(1)!r} does not exist on the server the app connects to"
+    if _BAD_PASSWORD.search(said):
+        return "the database refused the app's password (password authentication failed)"
+    return None
+
+
+def database_fix(env: dict[str, str]) -> str:
+    """What to give when the app's database is not there."""
+    if any("{database_" in value for value in env.values()):
+        return "check the --env settings that name the database"
+    return DATABASE_HINT
+
+
+def last_exception(said: str) -> str:
+    """The last exception line of a traceback in the app's output (`sqlalchemy.exc…: …`), or ""."""
+    lines = [ln.strip() for ln in said.splitlines() if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b.*: \S", ln.strip())]
+    return lines[-1][:300] if lines else ""
+
+
+def no_user(folder: Path, env: dict[str, str], pre_start: list[str] | None, migrate: list[str],
+            user_var: str, password_var: str, fresh: bool) -> str:  # fmt: skip
+    """Why the login was refused, when a fresh database has no such user: what ran before the boot
+    and what would create it (the app's first-user settings and the script that reads them)."""
+    where = "in the fresh database" if fresh else ""
+    if not pre_start:
+        ran = f"nothing runs before the boot, so nothing creates that user {where}".rstrip()
+    elif pre_start == migrate:
+        ran = f"--migrate only migrates: nothing creates that user {where}".rstrip()
+    else:
+        ran = f"--pre-start {shlex.join(pre_start)!r} ran, and the user is still not there"
+    names = _first_user_settings(folder)
+    user_setting = next((n for n in names if "PASSWORD" not in n), None)
+    password_setting = next((n for n in names if "PASSWORD" in n), None)
+    only_migrates = not pre_start or pre_start == migrate
+    how = ""
+    if user_setting and password_setting:
+        given = env.get(user_setting) == f"${{{user_var}}}" and env.get(password_setting) == f"${{{password_var}}}"
+        if given and not only_migrates:
+            return (f"{ran}; {user_setting} and {password_setting} are given as ${{{user_var}}} and "
+                    f"${{{password_var}}}: the pre-start must run the step that reads them")  # fmt: skip
+        if given:
+            how = (f"{user_setting} and {password_setting} are given as ${{{user_var}}} and ${{{password_var}}}, but "
+                   "nothing reads them before the boot: give ")  # fmt: skip
+        else:
+            how = (f"the app reads {user_setting} and {password_setting}: give --env '{user_setting}=${{{user_var}}}' "
+                   f"--env '{password_setting}=${{{password_var}}}' and ")  # fmt: skip
+    elif not only_migrates:
+        return f"{ran}; make it create the user {user_var} names, or give the credentials of a user it creates"
+    else:
+        how = "give "
+    scripts = _first_user_scripts(folder)
+    shell = next((f" (e.g. --pre-start 'bash {s}')" for s in scripts if s.endswith(".sh")), "")
+    found = f": the app has {', '.join(scripts)}{shell}" if scripts else f" {user_var} names"
+    return f"{ran}; {how}a --pre-start that migrates, then creates the user{found}"
+
+
+def _python_files(folder: Path) -> list[Path]:
+    return [p for p in sorted(folder.rglob("*.py"))
+            if not any(part in SKIPPED_FOLDERS or part.startswith(".") for part in p.relative_to(folder).parts[:-1])]  # fmt: skip
+
+
+def _first_user_settings(folder: Path) -> list[str]:
+    names: dict[str, None] = {}
+    for path in _python_files(folder):
+        for name in _FIRST_USER.findall(path.read_text(errors="replace")):
+            names.setdefault(name)
+    return list(names)
+
+
+def _first_user_scripts(folder: Path) -> list[str]:
+    found = [p for p in _python_files(folder) if p.name in _FIRST_USER_FILES]
+    found += sorted((folder / "scripts").glob("prestart*.sh")) + sorted(folder.glob("prestart*.sh"))
+    return [str(p.relative_to(folder)) for p in found]
