@@ -17,7 +17,8 @@ Every value read from `${NAME}` is remembered for the rest of the process, and `
 itself enters what it keeps: a server's answer, its last lines, an exception's message, oha's and
 psql's errors. (Not over whole files: a user name `items` would rename the figures of an app
 called `items`.) Only whole words are replaced (a user name `bench` stays inside `benchwatch`),
-and values shorter than MIN_SECRET characters not at all.
+and values shorter than MIN_SECRET characters not at all. A golden body is kept with its strings
+escaped and its secrets as `${NAME}` (`as_references`), and resolved again when compared.
 """
 
 from __future__ import annotations
@@ -236,3 +237,24 @@ def redact(text: str) -> str:
     if pattern is None or not text:
         return text
     return pattern.sub(lambda m: "${" + _secrets.get(m.group(0), "SECRET") + "}", text)
+
+
+_LITERAL = re.compile(r"\$\{|\{(?:tmp|setup\.[^{}]*|database_[a-z_]*)\}")
+
+
+def escape(text: str) -> str:
+    """`text` written so that `resolve` gives it back as it is: `${` as `$${`, `{tmp}` as `{{tmp}}`."""
+    return _LITERAL.sub(lambda m: "$${" if m.group(0) == "${" else "{" + m.group(0) + "}", text)
+
+
+def as_references(value: Any) -> Any:
+    """A JSON value to keep in a file (a golden body): every string escaped, then every remembered
+    secret in it written as its `${NAME}`; `resolve_tree` with the current context gives the value
+    back, with this run's secrets. Keys are kept as they are."""
+    if isinstance(value, str):
+        return redact(escape(value))
+    if isinstance(value, dict):
+        return {k: as_references(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_references(v) for v in value]
+    return value

@@ -27,6 +27,7 @@ from typing import Any
 from benchwatch.config import APP_FILE, PROJECT_FILE, App, Project, Variant, _own_stack, load_stacks
 from benchwatch.declarations import AppDeclaration, Endpoint, ProjectSettings, Setup, SetupRequest
 from benchwatch.errors import UserError
+from benchwatch.measure.verify import golden_text
 from benchwatch.scaffold import declare, discover, plan, schema
 from benchwatch.scaffold.layout import Layout, ignore_outputs, project_with_app
 from benchwatch.scaffold.probe import Answer, ask, show_tail
@@ -96,7 +97,8 @@ def init(
     found_plan, goldens, schema_path = _read(where, probe, found.import_string, can_login, say)
     declared = plan.in_order([c for c in found_plan.candidates if c.declared])
     left_out = [c for c in found_plan.candidates if not c.declared]
-    quick, why_quick = plan.quick_choice(declared, goldens) if declared else ([], "")
+    bodies = {rel: body for rel, (body, _) in goldens.items()}
+    quick, why_quick = plan.quick_choice(declared, bodies) if declared else ([], "")
     text = declare.AppText(
         name=name, import_string=found.import_string, root=import_root, requirements=requirements, python=python,
         declared=declared, left_out=left_out, env_names=[n for n in discover.env_names(found) if n not in env],
@@ -111,7 +113,7 @@ def init(
                  for n, t in caller_workflows(source, database=database, app_env=bool(secrets)).items()}
     files = {
         app_file: content,
-        **{where.app_dir / rel: json.dumps(body, indent=2, ensure_ascii=False) + "\n" for rel, body in goldens.items()},
+        **{where.app_dir / rel: golden_text(*golden) for rel, golden in goldens.items()},
     }
     if project_text is not None:
         files[project_file] = project_text
@@ -246,7 +248,7 @@ def _pinned_requirements(where: Layout, say: Callable[[str], None]) -> str | Non
 
 def _read(
     where: Layout, probe: AppDeclaration, import_string: str, can_login: bool, say: Callable[[str], None]
-) -> tuple[plan.Plan, dict[str, object], str]:
+) -> tuple[plan.Plan, dict[str, tuple[object, set[str]]], str]:
     """Boot the app three times on 127.0.0.1 (see the module's docstring): the plan with each
     endpoint's request and expectation, the golden bodies, and the path of the schema."""
     import httpx
@@ -423,25 +425,29 @@ def _stop_when_all_failed(answers: dict[str, Answer], srv: Any) -> None:
                     "run init again")  # fmt: skip
 
 
-def _expectations(declared: list[plan.Candidate], answers: list[dict[str, Answer]]) -> dict[str, object]:
+def _expectations(declared: list[plan.Candidate], answers: list[dict[str, Answer]]) -> dict[str, tuple[object, set[str]]]:
     """Each declared endpoint's expectation from what the two checking boots answered (both 2xx,
     the same status): its status and type, a GET's golden body; keys that differed within a boot
     or between the two are `volatile`. One that did not answer alike is left out, saying so."""
-    goldens: dict[str, object] = {}
+    goldens: dict[str, tuple[object, set[str]]] = {}
     first, second = answers
     for cand in declared:
         assert cand.endpoint is not None
         one, two = first[cand.name], second[cand.name]
         if not 200 <= one.status < 300 or one.status != two.status:
-            cand.why = one.said() if not 200 <= one.status < 300 else two.said()
+            cand.why = (one.said() if not 200 <= one.status < 300 else two.said()) + cand.guess
+            continue
+        if one.again or two.again:
+            cand.why = (f"answered {one.status} at init, then {one.again or two.again} when sent again: "
+                        "repeated under load it measures errors")  # fmt: skip
             continue
         golden = None
         volatile: set[str] = set()
         if one.content_type == "application/json" and cand.operation.method == "GET":
             golden = f"expected/{cand.name}.json"
-            goldens[golden] = one.first
             volatile = schema.differing_keys(one.first, one.second) | schema.differing_keys(one.first, two.first)
+            goldens[golden] = (one.first, volatile)
         elif one.content_type == "application/json":
-            volatile = schema.differing_keys(one.first, two.first)
+            volatile = schema.differing_keys(one.first, two.first) | schema.differing_keys(one.first, one.second)
         cand.endpoint = plan.with_expectation(cand.endpoint, one.status, one.content_type, golden, sorted(volatile))
     return goldens
