@@ -194,3 +194,68 @@ def test_record_on_a_declaration_without_goldens_is_bad_input(tmp_path: Path, cl
         'name = "app"\nroot = "."\napp = "main:app"\nstacks = ["latest"]\n[[endpoints]]\nname = "a"\npath = "/a"\n')
     done = cli("verify", "--record", root=tmp_path)
     assert done.returncode == 3 and "no endpoint of the variants selected has a golden body" in done.stderr
+
+
+class _Srv:
+    """What probe.ask reads of a server: alive, and its log lines (none here)."""
+
+    def alive(self) -> bool:
+        return True
+
+    def stderr_tail(self, lines: int = 12) -> str:
+        return ""
+
+
+def test_a_write_that_fails_when_sent_again_is_left_out_saying_what_it_answered() -> None:
+    import httpx
+
+    from benchwatch.measure.request import Prepared
+    from benchwatch.scaffold import init
+    from benchwatch.scaffold.probe import ask
+
+    seen: list[str] = []
+
+    def app(request: httpx.Request) -> httpx.Response:
+        seen.append(request.content.decode())
+        if len(seen) > 1:
+            return httpx.Response(400, json={"detail": "The user with this email already exists"})
+        return httpx.Response(200, json={"id": "u1", "email": "a@example.com"})
+
+    with httpx.Client(transport=httpx.MockTransport(app), base_url="http://test") as client:
+        answer = ask(client, _Srv(), Prepared("POST", "/users/", (), b'{"email": "a@example.com"}', "application/json"))
+    assert len(seen) == 2 and answer.status == 200
+    assert answer.again == '400: "The user with this email already exists"'
+    found = plan.plan(API, can_login=True)
+    users = next(c for c in found.candidates if c.name == "post_users")
+    assert users.declared
+    init._expectations([users], [{"post_users": answer}, {"post_users": answer}])
+    assert not users.declared and users.why == (
+        'answered 200 at init, then 400: "The user with this email already exists" when sent again: repeated under '
+        "load it measures errors")
+
+
+def test_a_left_out_endpoint_init_could_send_is_written_with_the_values_it_sent() -> None:
+    from benchwatch.scaffold import declare
+
+    found = plan.plan(API, can_login=True)
+    plan.fill_path_params(found, {"/users/": [{"id": "u1", "email": "admin@example.com"}]})
+    users = next(c for c in found.candidates if c.name == "post_users")
+    users.why = "answered 200 at init, then 400 when sent again"
+    text = declare.app_text(declare.AppText(
+        name="api", import_string="main:app", root="..", requirements=None, python=None, declared=[],
+        left_out=[users], env_names=[], migrations=[]))  # fmt: skip
+    assert "# [[endpoints]]   # POST /users/: answered 200 at init, then 400 when sent again" in text
+    assert '# json = { email = "post_users_email@example.com" }' in text.replace("  # from the schema: its examples, "
+                                                                                 "else made from its types", "")
+
+
+def test_a_write_whose_post_cannot_be_sent_says_why() -> None:
+    api = _schema({"/tags/": {"post": _op(params=[{"name": "X-Key", "in": "header", "required": True,
+                                                    "schema": {"type": "string"}}])},
+                   "/tags/{tag_id}": {"put": _op("Item", None, [_path("tag_id")])}})  # fmt: skip
+    found = plan.plan(api, can_login=True)
+    plan.fill_path_params(found, {})
+    put = next(c for c in found.candidates if c.name == "put_tags_tag_id")
+    assert put.why == ("needs path parameter tag_id: a PUT or PATCH gets a record of its own, created by the set-up "
+                       "with POST /tags, which cannot be sent: needs header parameter X-Key (no value init can know); "
+                       "give `path_params` from a [setup] request that saves it")  # fmt: skip

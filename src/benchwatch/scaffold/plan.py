@@ -247,9 +247,10 @@ def _no_source(collection: str | None, lister: Candidate | None, creator: Candid
         else:
             said = f"GET {collection} answered no record"
         said += ", and "
-    if creator is None:
-        return said + f"there is no POST {collection}" if not writes else said + f"POST {collection}, which the schema does not have"
-    return said + f"POST {collection} cannot be sent: {creator.why or 'its path needs a parameter'}"
+    why = creator.why or "its path needs a parameter" if creator is not None else ""
+    if writes:
+        return said + f"POST {collection}, which " + (f"cannot be sent: {why}" if why else "the schema does not have")
+    return said + (f"POST {collection} cannot be sent: {why}" if why else f"there is no POST {collection}")
 
 
 def with_expectation(endpoint: Endpoint, status: int, content_type: str, golden: str | None,
