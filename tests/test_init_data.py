@@ -259,3 +259,12 @@ def test_a_write_whose_post_cannot_be_sent_says_why() -> None:
     assert put.why == ("needs path parameter tag_id: a PUT or PATCH gets a record of its own, created by the set-up "
                        "with POST /tags, which cannot be sent: needs header parameter X-Key (no value init can know); "
                        "give `path_params` from a [setup] request that saves it")  # fmt: skip
+
+
+def test_one_created_record_gives_every_value_asked_of_it() -> None:
+    api = _schema({"/things/": {"get": _op(), "post": _op("Item", None)},
+                   "/things/{id}": {"get": _op(params=[_path("id")])}})  # fmt: skip
+    found = plan.plan(api, can_login=True)
+    plan.fill_path_params(found, {"/things/": []})  # its POST's answer names no `id`: the list's step saves nothing
+    (step,) = found.sources
+    assert step.name == "new_things" and step.save == {"things_id": "id"}  # the read's value is saved all the same

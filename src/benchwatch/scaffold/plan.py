@@ -16,7 +16,6 @@ USER_VAR = "BENCHWATCH_USER"
 PASSWORD_VAR = "BENCHWATCH_PASSWORD"
 LOGIN = "login"
 BEARER = {"Authorization": "Bearer {setup.token}"}
-_WRITES = ("POST", "PUT", "PATCH")
 LOGIN_WHY = f"the login: [setup] sends it with ${{{USER_VAR}}} and ${{{PASSWORD_VAR}}}"
 
 
@@ -164,8 +163,12 @@ def fill_path_params(found: Plan, list_answers: dict[str, Any]) -> None:
     by_key = {(c.operation.method, c.operation.path.rstrip("/")): c for c in found.candidates}
 
     def use(cand: Candidate, step: SetupRequest) -> None:
-        if step.name not in {s.name for s in found.sources}:
+        known = next((i for i, s in enumerate(found.sources) if s.name == step.name), None)
+        if known is None:
             found.sources.append(step)
+        else:  # one request, every value the endpoints take from it
+            saved = {**found.sources[known].save, **step.save}
+            found.sources[known] = found.sources[known].model_copy(update={"save": saved})
         cand.steps = tuple(dict.fromkeys([*([LOGIN] if step.headers else []), *cand.steps, step.name]))
 
     for lister in [c for c in found.candidates if c.declared and c.operation.method == "GET"
