@@ -11,7 +11,14 @@ import httpx
 
 from benchwatch.config import Endpoint, Variant
 from benchwatch.measure.request import prepare
-from benchwatch.placeholders import Context, Unresolved, as_references, redact, resolve_tree
+from benchwatch.placeholders import (
+    Context,
+    PlaceholderError,
+    Unresolved,
+    as_references,
+    redact,
+    resolve_tree,
+)
 from benchwatch.results import Problem
 
 if TYPE_CHECKING:
@@ -119,7 +126,7 @@ def check_endpoint(client: httpx.Client, srv: Server, endpoint: Endpoint) -> tup
     if expect.json_file:
         try:
             want = mask(expected_body(endpoint, variant, srv.context), set(expect.volatile))
-        except Unresolved as exc:
+        except (Unresolved, PlaceholderError) as exc:
             return f"{expect.json_file}: {exc}", masked
         difference = first_difference(masked, want)
         if difference:
