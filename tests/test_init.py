@@ -156,14 +156,18 @@ def test_openapi_operations_names_and_volatile_keys() -> None:
 
 @pytest.mark.slow
 def test_an_app_without_a_parameter_free_get_gets_commented_examples(tmp_path: Path) -> None:
-    root = repository(tmp_path / "repo")
+    # the path parameter's value made from the schema (1) names no record: nothing answers 2xx
+    root = repository(tmp_path / "repo", APP.replace("from fastapi import FastAPI", "from fastapi import FastAPI, HTTPException")
+                      .replace('    return {"id": item_id}', '    raise HTTPException(404, "no such item")'))  # fmt: skip
     pinned = "--workflows-from=someone/benchwatch@0123456789abcdef0123456789abcdef01234567"  # no network
     done = subprocess.run([sys.executable, "-m", "benchwatch", "init", pinned], cwd=root, capture_output=True, text=True,
                           env={k: v for k, v in os.environ.items() if k != "BENCHWATCH_ROOT"}, timeout=600)  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("ERROR: no endpoint answered 2xx at init")
     text = (root / "benchwatch" / "benchwatch-app.toml").read_text()
-    assert "# [[endpoints]]   # GET /items/{item_id}: needs path parameter item_id" in text
+    assert ("# [[endpoints]]   # GET /items/{item_id}: answered 404 at init: \"no such item\" (path parameter item_id = "
+            "'1', made from the schema: there is no GET /items, no list's records hold it, and there is no POST "
+            "/items)") in text  # fmt: skip
     assert 'requirements = "../requirements.txt"' in text
     assert (root / ".github" / "workflows" / "benchwatch-pr.yml").is_file()
 
