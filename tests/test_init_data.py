@@ -268,3 +268,15 @@ def test_one_created_record_gives_every_value_asked_of_it() -> None:
     plan.fill_path_params(found, {"/things/": []})  # its POST's answer names no `id`: the list's step saves nothing
     (step,) = found.sources
     assert step.name == "new_things" and step.save == {"things_id": "id"}  # the read's value is saved all the same
+
+
+def test_a_list_whose_record_could_not_be_created_is_still_declared() -> None:
+    """The set-up step that gives an empty list a record failed at init: the list is kept (quick
+    will not pick it), the read of one record, which needs the step's id, is left out."""
+    found = plan.plan(API, can_login=True)
+    plan.fill_path_params(found, {"/items/": []})
+    by = {c.name: c for c in found.candidates}
+    assert by["items"].records == ("new_items",) and "new_items" in by["items_id"].steps
+    plan.without_failed_steps(found, {"new_items": "answered 422"})
+    assert by["items"].declared and by["items"].steps == ()
+    assert by["items_id"].why == "needs set-up request 'new_items', which failed at init: answered 422"

@@ -302,10 +302,7 @@ def _read(
                     context = context.with_setup(_run_step(variant, source, srv, env, context, fatal=False))
                 except UserError as exc:
                     failed[source.name] = str(exc)
-            for cand in found.candidates:
-                missing = [s for s in cand.steps if s in failed]
-                if missing and not cand.why:
-                    cand.why = f"needs set-up request {missing[0]!r}, which failed at init: {failed[missing[0]]}"
+            plan.without_failed_steps(found, failed)
         declared = plan.in_order([c for c in found.candidates if c.declared])
         if not declared:
             return found, {}, schema_path

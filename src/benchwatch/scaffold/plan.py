@@ -30,6 +30,7 @@ class Candidate:
     steps: tuple[str, ...] = ()  # the set-up requests its values come from
     param: str | None = None  # a path parameter still to fill (fill_path_params)
     guess: str = ""  # its path parameter's value was made from the schema: said when it fails
+    records: tuple[str, ...] = ()  # set-up requests that only give its list a record: it can do without
 
     @property
     def declared(self) -> bool:
@@ -180,6 +181,7 @@ def fill_path_params(found: Plan, list_answers: dict[str, Any]) -> None:
             resource = _resource(collection)
             key = "id" if "id" in creator.operation.answer_keys else None
             use(lister, _creation(creator, f"new_{resource}", {f"{resource}_id": key} if key else {}))
+            lister.records = (f"new_{resource}",)
     lists = {c.operation.path: list_answers[c.operation.path] for c in found.candidates
              if c.declared and c.operation.method == "GET" and c.operation.path in list_answers}  # fmt: skip
     for cand in [c for c in found.candidates if c.param is not None]:
@@ -220,6 +222,16 @@ def fill_path_params(found: Plan, list_answers: dict[str, Any]) -> None:
             continue
         cand.endpoint = cand.endpoint.model_copy(update={"path_params": {cand.param: value}})
         cand.param = None
+
+
+def without_failed_steps(found: Plan, failed: dict[str, str]) -> None:
+    """The set-up requests that failed at init (name -> why): an endpoint that takes a value from
+    one is left out saying so; a list that only lost the record one would have given it is kept."""
+    for cand in found.candidates:
+        cand.steps = tuple(s for s in cand.steps if s not in failed or s not in cand.records)
+        missing = [s for s in cand.steps if s in failed]
+        if missing and not cand.why:
+            cand.why = f"needs set-up request {missing[0]!r}, which failed at init: {failed[missing[0]]}"
 
 
 def _list_holding(found: Plan, lists: dict[str, Any], param: str) -> tuple[Candidate, str] | None:
