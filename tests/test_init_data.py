@@ -280,3 +280,15 @@ def test_a_list_whose_record_could_not_be_created_is_still_declared() -> None:
     plan.without_failed_steps(found, {"new_items": "answered 422"})
     assert by["items"].declared and by["items"].steps == ()
     assert by["items_id"].why == "needs set-up request 'new_items', which failed at init: answered 422"
+
+
+def test_one_read_of_a_list_gives_every_value_taken_from_it() -> None:
+    api = _schema({"/users/": {"get": _op()}, "/users/{user_id}": {"get": _op(params=[_path("user_id", "uuid")])},
+                   "/recover/{email}": {"post": _op(params=[_path("email")])}})  # fmt: skip
+    found = plan.plan(api, can_login=True)
+    plan.fill_path_params(found, {"/users/": {"data": [{"id": "u1", "email": "a@example.com"}]}})
+    (step,) = found.sources
+    assert step.save == {"users_id": "data.0.id", "users_email": "data.0.email"}
+    assert {c.name: c.endpoint.path_params for c in found.candidates if c.operation.path_params} == {
+        "users_user_id": {"user_id": "{setup.users_id}"}, "post_recover_email": {"email": "{setup.users_email}"}}
+    assert all(c.steps == (step.name,) for c in found.candidates if c.operation.path_params)

@@ -144,7 +144,7 @@ def _setup_lines(app: AppText) -> list[str]:
     if app.setup:
         lines = ["", f"# After every boot, before anything is measured: the login ({USER_VAR} and {PASSWORD_VAR} are",
                  "# read from the environment: on GitHub, lines of the BENCHWATCH_APP_ENV secret), then the",
-                 "# records whose ids the endpoints' path parameters take.", "[setup]"]  # fmt: skip
+                 "# records the endpoints read (their ids fill path parameters; an empty list gets one).", "[setup]"]  # fmt: skip
         for request in app.setup:
             lines += ["", "[[setup.requests]]", *_request_lines(request, with_name=True)]
             if request.save:

@@ -164,13 +164,17 @@ def fill_path_params(found: Plan, list_answers: dict[str, Any]) -> None:
     by_key = {(c.operation.method, c.operation.path.rstrip("/")): c for c in found.candidates}
 
     def use(cand: Candidate, step: SetupRequest) -> None:
-        known = next((i for i, s in enumerate(found.sources) if s.name == step.name), None)
+        """`step` among the sources, `cand` taking its values: one request per record created or
+        list read (the same name, or a GET of the same list), saving every value taken from it."""
+        known = next((i for i, s in enumerate(found.sources) if s.name == step.name or (
+            s.method == step.method == "GET" and (s.path, s.headers) == (step.path, step.headers))), None)  # fmt: skip
         if known is None:
             found.sources.append(step)
-        else:  # one request, every value the endpoints take from it
+        else:
             saved = {**found.sources[known].save, **step.save}
             found.sources[known] = found.sources[known].model_copy(update={"save": saved})
-        cand.steps = tuple(dict.fromkeys([*([LOGIN] if step.headers else []), *cand.steps, step.name]))
+        name = found.sources[-1 if known is None else known].name
+        cand.steps = tuple(dict.fromkeys([*([LOGIN] if step.headers else []), *cand.steps, name]))
 
     for lister in [c for c in found.candidates if c.declared and c.operation.method == "GET"
                    and is_empty_list(list_answers.get(c.operation.path))]:  # fmt: skip
