@@ -230,3 +230,32 @@ def _declared(app_file: Path) -> dict[str, dict]:
     import tomllib
 
     return {e["name"]: e for e in tomllib.loads(app_file.read_text())["endpoints"]}
+
+
+def test_golden_bodies_keep_the_login_as_a_reference_verify_and_record_with_another_user(
+    adopted: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """CI logs in as another user than the one init used: the golden bodies hold `${BENCHWATCH_USER}`,
+    not init's e-mail, so verify passes; `verify --record` writes them again, the same, and puts
+    back a golden body edited by hand, leaving the declaration as it is."""
+    repo, environ = _copy(adopted, tmp_path)
+    expected = repo / "backend" / "benchwatch" / "expected"
+    stored = "".join(p.read_text() for p in sorted(expected.glob("*.json")))
+    assert not [s for s in SECRETS.values() if s in stored]
+    assert json.loads((expected / "users_me.json").read_text())["email"] == "${BENCHWATCH_USER}"
+    other = {**environ, "BENCHWATCH_USER": "ci-runner@example.org", "BENCHWATCH_PASSWORD": "pw-other-77aa",
+             "APP_SECRET_KEY": "k-other-1234"}  # fmt: skip
+    timings: dict[str, float] = {}
+    done = _bw("verify", cwd=repo, environ=other, timings=timings, name="verify as another user")
+    assert done.returncode == 0 and "1 of 1 variants verified" in done.stdout, done.stdout + done.stderr
+    app_file = repo / "backend" / "benchwatch" / "benchwatch-app.toml"
+    declaration = app_file.read_text()
+    (expected / "users_me.json").write_text('{"email": "someone edited this"}\n')
+    done = _bw("verify", "--record", cwd=repo, environ=other, timings=timings, name="verify --record")
+    assert done.returncode == 0 and "1 of 1 apps recorded" in done.stdout, done.stdout + done.stderr
+    assert app_file.read_text() == declaration
+    changed = subprocess.run(["git", "-C", str(repo), "status", "--porcelain"], capture_output=True, text=True).stdout
+    assert changed == "", changed  # every golden body as init wrote it, the edited one put back
+    assert "ci-runner@example.org" not in "".join(p.read_text() for p in expected.glob("*.json"))
+    print("timings (s):", json.dumps(timings))
+    assert uvicorn_processes(str(repo)) == []

@@ -158,14 +158,18 @@ def test_openapi_operations_names_and_volatile_keys() -> None:
 
 @pytest.mark.slow
 def test_an_app_without_a_parameter_free_get_gets_commented_examples(tmp_path: Path) -> None:
-    root = repository(tmp_path / "repo")
+    # the path parameter's value made from the schema (1) names no record: nothing answers 2xx
+    root = repository(tmp_path / "repo", APP.replace("from fastapi import FastAPI", "from fastapi import FastAPI, HTTPException")
+                      .replace('    return {"id": item_id}', '    raise HTTPException(404, "no such item")'))  # fmt: skip
     pinned = "--workflows-from=someone/benchwatch@0123456789abcdef0123456789abcdef01234567"  # no network
     done = subprocess.run([sys.executable, "-m", "benchwatch", "init", pinned], cwd=root, capture_output=True, text=True,
                           env={k: v for k, v in os.environ.items() if k != "BENCHWATCH_ROOT"}, timeout=600)  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert done.stderr.strip().splitlines()[-1].startswith("ERROR: no endpoint answered 2xx at init")
     text = (root / "benchwatch" / "benchwatch-app.toml").read_text()
-    assert "# [[endpoints]]   # GET /items/{item_id}: needs path parameter item_id" in text
+    assert ("# [[endpoints]]   # GET /items/{item_id}: answered 404 at init: \"no such item\" (path parameter item_id = "
+            "'1', made from the schema: there is no GET /items, no list's records hold it, and there is no POST "
+            "/items)") in text  # fmt: skip
     assert 'requirements = "../requirements.txt"' in text
     assert (root / ".github" / "workflows" / "benchwatch-pr.yml").is_file()
 
@@ -362,7 +366,7 @@ def test_a_template_schema_gives_a_login_path_parameters_from_a_created_record_a
                                "post_users", "put_items_id", "utils_health_check"]  # no shared /api/v1 in names
     assert by_name["post_items"].endpoint.json_body == {"title": "Groceries", "size": 3}
     assert by_name["post_items"].endpoint.headers == plan.BEARER
-    assert by_name["post_users"].why == "needs a application/json body (email: no example or default in the schema)"
+    assert by_name["post_users"].endpoint.json_body == {"email": "post_users_email@example.com", "password": "x"}
     assert by_name["post_login_access_token"].why == plan.LOGIN_WHY
     assert by_name["delete_items_id"].why.startswith("a DELETE removes what it is sent to")
     assert by_name["utils_health_check"].endpoint.headers == {}
@@ -403,9 +407,11 @@ def test_quick_is_the_lists_behind_the_login_with_its_reason() -> None:
     declared = [c for c in found.candidates if c.declared]
     items = next(c for c in declared if c.name == "items")
     items.endpoint = plan.with_expectation(items.endpoint, 200, "application/json", "expected/items.json", [])
-    quick, why = plan.quick_choice(declared, {"expected/items.json": {"data": [], "count": 0}})
+    quick, why = plan.quick_choice(declared, {"expected/items.json": {"data": [{"id": "a"}], "count": 1}})
     assert (quick, why) == (["items"], "the GET lists behind the login")
-    assert [c.operation.method for c in plan.in_order(declared)] == ["GET", "GET", "GET", "POST", "PUT"]
+    quick, why = plan.quick_choice(declared, {"expected/items.json": {"data": [], "count": 0}})
+    assert why == "the GETs behind the login"  # an empty list is no list to load-test
+    assert [c.operation.method for c in plan.in_order(declared)] == ["GET", "GET", "GET", "POST", "PUT", "POST"]
 
 
 def test_gitignore_gets_the_outputs_once(tmp_path: Path) -> None:

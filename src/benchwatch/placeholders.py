@@ -21,7 +21,8 @@ exception's message, oha's and psql's errors. `redact_written` and `redact_tree`
 every file and line benchwatch writes (results.write_json_atomic / write_text_atomic, and cli's
 RedactedStream), leaving plain values (numbers, true/false) alone there. Only whole words are
 replaced (a user name `bench` stays inside `benchwatch`), and values shorter than MIN_SECRET
-characters not at all; a value that is a word of a path or an app name is replaced there too.
+characters not at all; a value that is a word of a path or an app name is replaced there too. A golden body is kept with its strings
+escaped and its secrets as `${NAME}` (`as_references`), and resolved again when compared.
 """
 
 from __future__ import annotations
@@ -394,3 +395,24 @@ class RedactedStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+_LITERAL = re.compile(r"\$\{|\{(?:tmp|setup\.[^{}]*|database_[a-z_]*)\}")
+
+
+def escape(text: str) -> str:
+    """`text` written so that `resolve` gives it back as it is: `${` as `$${`, `{tmp}` as `{{tmp}}`."""
+    return _LITERAL.sub(lambda m: "$${" if m.group(0) == "${" else "{" + m.group(0) + "}", text)
+
+
+def as_references(value: Any) -> Any:
+    """A JSON value to keep in a file (a golden body): every string escaped, then every remembered
+    secret in it written as its `${NAME}`; `resolve_tree` with the current context gives the value
+    back, with this run's secrets. Keys are kept as they are."""
+    if isinstance(value, str):
+        return redact(escape(value))
+    if isinstance(value, dict):
+        return {k: as_references(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [as_references(v) for v in value]
+    return value

@@ -12,6 +12,9 @@ HELP = "Boot each variant and check every endpoint's answer"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_shared_options(parser, stacks=True)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    parser.add_argument("--record", action="store_true", help=(
+        "write the golden bodies again from what the app answers now (each app's first variant, "
+        "booted twice: keys that differ are added to `volatile`); the rest of the declaration is kept"))  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -22,12 +25,33 @@ def run(args: argparse.Namespace) -> int:
     project = load_project()
     variants = project.select(args.patterns, stack_names(args))
     install_cleanup()
+    if args.record:
+        return record(variants, quiet=args.quiet)
     checks, problems = verify_variants(variants, quiet=args.quiet)
     print_problems(problems)
     failed = {p.variant for p in problems}
     print(f"{len(variants) - len(failed)} of {len(variants)} variants verified", end="")
     print(f"; {len(failed)} failed" if failed else "")
     return EXIT_UNMEASURED if problems else EXIT_OK
+
+
+def record(variants, quiet: bool) -> int:  # type: ignore[no-untyped-def]
+    from benchwatch.errors import UserError
+    from benchwatch.measure.record import record_variants, recordable
+
+    if not any(recordable(v) for v in variants):
+        raise UserError("verify --record: no endpoint of the variants selected has a golden body "
+                        "(`expect.json`) to record")  # fmt: skip
+    done = record_variants(variants, quiet=quiet)
+    for outcome in done:
+        print_problems(outcome.problems)
+        for name, keys in outcome.volatile.items():
+            print(f"record: {outcome.app} {name}: volatile now also {', '.join(keys)} (differed between requests or boots)")
+        if not outcome.problems:
+            print(f"record: {outcome.app}: wrote {len(outcome.written)} files")
+    failed = [o.app for o in done if o.problems]
+    print(f"{len(done) - len(failed)} of {len(done)} apps recorded" + (f"; {', '.join(failed)} wrote nothing" if failed else ""))
+    return EXIT_UNMEASURED if failed else EXIT_OK
 
 
 def print_problems(problems) -> None:

@@ -11,7 +11,14 @@ import httpx
 
 from benchwatch.config import Endpoint, Variant
 from benchwatch.measure.request import prepare
-from benchwatch.placeholders import redact
+from benchwatch.placeholders import (
+    Context,
+    PlaceholderError,
+    Unresolved,
+    as_references,
+    redact,
+    resolve_tree,
+)
 from benchwatch.results import Problem
 
 if TYPE_CHECKING:
@@ -42,6 +49,19 @@ def mask(value: Any, volatile: set[str]) -> Any:
     if isinstance(value, list):
         return [mask(v, volatile) for v in value]
     return value
+
+
+def golden_text(body: Any, volatile: set[str] | frozenset[str] = frozenset()) -> str:
+    """A golden body as its file holds it: volatile keys masked (they are masked when compared,
+    and a token is not kept), every secret as its `${NAME}` (placeholders.as_references)."""
+    return json.dumps(as_references(mask(body, set(volatile))), indent=2, ensure_ascii=False) + "\n"
+
+
+def expected_body(endpoint: Endpoint, variant: Variant, context: Context) -> Any:
+    """An endpoint's golden body with this boot's values in it (the `${NAME}`s it holds resolved,
+    so a CI user other than init's compares equal); Unresolved when one is not set."""
+    assert endpoint.expect.json_file is not None
+    return resolve_tree(json.loads(variant.app.file(endpoint.expect.json_file).read_text()), context)
 
 
 def first_difference(got: Any, want: Any, path: str = "$") -> str | None:
@@ -104,7 +124,10 @@ def check_endpoint(client: httpx.Client, srv: Server, endpoint: Endpoint) -> tup
         return "body is not valid JSON", MISSING
     masked = mask(body, set(expect.volatile))
     if expect.json_file:
-        want = mask(json.loads(variant.app.file(expect.json_file).read_text()), set(expect.volatile))
+        try:
+            want = mask(expected_body(endpoint, variant, srv.context), set(expect.volatile))
+        except (Unresolved, PlaceholderError) as exc:
+            return f"{expect.json_file}: {exc}", masked
         difference = first_difference(masked, want)
         if difference:
             return f"body differs from {expect.json_file}: {difference}", masked

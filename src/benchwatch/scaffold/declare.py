@@ -119,9 +119,11 @@ def app_text(app: AppText) -> str:
         lines += ["", "# Not declared: fill in what each needs, uncomment, then `benchwatch verify`."]
         for item in app.left_out:
             operation = item.operation
+            lines += ["#", f"# [[endpoints]]   # {operation.method} {operation.path}: {item.why}"]
+            if item.endpoint is not None and item.param is None:  # the request init sent: its values filled in
+                lines += [f"# {line}" for line in _request_lines(item.endpoint, with_name=True)]
+                continue
             lines += [
-                "#",
-                f"# [[endpoints]]   # {operation.method} {operation.path}: {item.why}",
                 f"# name = {_s(item.name)}",
                 f"# method = {_s(operation.method)}",
                 f"# path = {_s(operation.path)}",
@@ -142,7 +144,7 @@ def _setup_lines(app: AppText) -> list[str]:
     if app.setup:
         lines = ["", f"# After every boot, before anything is measured: the login ({USER_VAR} and {PASSWORD_VAR} are",
                  "# read from the environment: on GitHub, lines of the BENCHWATCH_APP_ENV secret), then the",
-                 "# records whose ids the endpoints' path parameters take.", "[setup]"]  # fmt: skip
+                 "# records the endpoints read (their ids fill path parameters; an empty list gets one).", "[setup]"]  # fmt: skip
         for request in app.setup:
             lines += ["", "[[setup.requests]]", *_request_lines(request, with_name=True)]
             if request.save:
@@ -168,7 +170,7 @@ def _request_lines(request: Endpoint | SetupRequest, *, with_name: bool) -> list
         if value:
             lines.append(f"{key} = {_toml(value)}")
     if request.has_json:
-        lines.append(f"json = {_toml(request.json_body)}  # from the schema's examples")
+        lines.append(f"json = {_toml(request.json_body)}  # from the schema: its examples, else made from its types")
     return lines
 
 

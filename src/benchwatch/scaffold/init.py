@@ -27,6 +27,7 @@ from typing import Any
 from benchwatch.config import APP_FILE, PROJECT_FILE, App, Project, Variant, _own_stack, load_stacks
 from benchwatch.declarations import AppDeclaration, Endpoint, ProjectSettings, Setup, SetupRequest
 from benchwatch.errors import UserError
+from benchwatch.measure.verify import golden_text
 from benchwatch.own_requirements import check_python
 from benchwatch.scaffold import causes, declare, discover, plan, schema
 from benchwatch.scaffold.layout import Layout, ignore_outputs, project_with_app
@@ -153,7 +154,8 @@ def _init(
     found_plan, goldens, schema_path = _read(where, probe, found.import_string, can_login, say)
     declared = plan.in_order([c for c in found_plan.candidates if c.declared])
     left_out = [c for c in found_plan.candidates if not c.declared]
-    quick, why_quick = plan.quick_choice(declared, goldens) if declared else ([], "")
+    bodies = {rel: body for rel, (body, _) in goldens.items()}
+    quick, why_quick = plan.quick_choice(declared, bodies) if declared else ([], "")
     text = declare.AppText(
         name=name, import_string=found.import_string, root=import_root, requirements=requirements, python=python,
         declared=declared, left_out=left_out, env_names=[n for n in discover.env_names(found) if n not in env],
@@ -168,7 +170,7 @@ def _init(
                  for n, t in caller_workflows(source, database=database, app_env=bool(secrets)).items()}
     files = {
         app_file: content,
-        **{where.app_dir / rel: json.dumps(body, indent=2, ensure_ascii=False) + "\n" for rel, body in goldens.items()},
+        **{where.app_dir / rel: golden_text(*golden) for rel, golden in goldens.items()},
     }
     if project_text is not None:
         files[project_file] = project_text
@@ -303,7 +305,7 @@ def _pinned_requirements(where: Layout, say: Callable[[str], None]) -> str | Non
 
 def _read(
     where: Layout, probe: AppDeclaration, import_string: str, can_login: bool, say: Callable[[str], None]
-) -> tuple[plan.Plan, dict[str, object], str]:
+) -> tuple[plan.Plan, dict[str, tuple[object, set[str]]], str]:
     """Boot the app three times on 127.0.0.1 (see the module's docstring): the plan with each
     endpoint's request and expectation, the golden bodies, and the path of the schema."""
     import httpx
@@ -364,10 +366,7 @@ def _read(
                     context = context.with_setup(_run_step(variant, source, srv, env, context))
                 except SetupError as exc:
                     failed[source.name] = exc.reason
-            for cand in found.candidates:
-                missing = [s for s in cand.steps if s in failed]
-                if missing and not cand.why:
-                    cand.why = f"needs set-up request {missing[0]!r}, which failed at init: {failed[missing[0]]}"
+            plan.without_failed_steps(found, failed)
         declared = plan.in_order([c for c in found.candidates if c.declared])
         if not declared:
             return found, {}, schema_path
@@ -506,25 +505,29 @@ def _stop_when_all_failed(answers: dict[str, Answer], srv: Any, env: dict[str, s
                     f"settings are broken, so nothing is written; {fix}, then run init again")  # fmt: skip
 
 
-def _expectations(declared: list[plan.Candidate], answers: list[dict[str, Answer]]) -> dict[str, object]:
+def _expectations(declared: list[plan.Candidate], answers: list[dict[str, Answer]]) -> dict[str, tuple[object, set[str]]]:
     """Each declared endpoint's expectation from what the two checking boots answered (both 2xx,
     the same status): its status and type, a GET's golden body; keys that differed within a boot
     or between the two are `volatile`. One that did not answer alike is left out, saying so."""
-    goldens: dict[str, object] = {}
+    goldens: dict[str, tuple[object, set[str]]] = {}
     first, second = answers
     for cand in declared:
         assert cand.endpoint is not None
         one, two = first[cand.name], second[cand.name]
         if not 200 <= one.status < 300 or one.status != two.status:
-            cand.why = one.said() if not 200 <= one.status < 300 else two.said()
+            cand.why = (one.said() if not 200 <= one.status < 300 else two.said()) + cand.guess
+            continue
+        if one.again or two.again:
+            cand.why = (f"answered {one.status} at init, then {one.again or two.again} when sent again: "
+                        "repeated under load it measures errors")  # fmt: skip
             continue
         golden = None
         volatile: set[str] = set()
         if one.content_type == "application/json" and cand.operation.method == "GET":
             golden = f"expected/{cand.name}.json"
-            goldens[golden] = one.first
             volatile = schema.differing_keys(one.first, one.second) | schema.differing_keys(one.first, two.first)
+            goldens[golden] = (one.first, volatile)
         elif one.content_type == "application/json":
-            volatile = schema.differing_keys(one.first, two.first)
+            volatile = schema.differing_keys(one.first, two.first) | schema.differing_keys(one.first, one.second)
         cand.endpoint = plan.with_expectation(cand.endpoint, one.status, one.content_type, golden, sorted(volatile))
     return goldens

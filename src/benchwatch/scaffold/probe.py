@@ -1,5 +1,6 @@
-"""What init's requests answered: each one sent to the booted app (a GET twice, to see what
-changes), and on an error status or no answer, the server's own error line."""
+"""What init's requests answered: each one sent to the booted app twice (a GET to see what
+changes, a write to see that it can be repeated under load), and on an error status or no
+answer, the server's own error line."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ class Answer:
     first: object = None
     second: object = None
     error: str = ""  # the server's own error line, or why there was no answer
+    again: str = ""  # a write answered 2xx, then this to the same request ("400: {detail}")
 
     @property
     def failed(self) -> bool:
@@ -37,7 +39,8 @@ class Answer:
 
 
 def ask(client: httpx.Client, srv, request: Prepared) -> Answer:  # type: ignore[no-untyped-def]
-    """Send `request`; a GET answered 2xx with JSON is sent once more. On an error status or no
+    """Send `request`; answered 2xx, it is sent once more (a write, to see it can be repeated:
+    `again` says what the second answered when that was an error). On an error status or no
     answer, the server's own last error line."""
     if not srv.alive():
         return Answer(0, error=f"the server exited (code {srv.process.returncode}) at an earlier request")
@@ -52,9 +55,13 @@ def ask(client: httpx.Client, srv, request: Prepared) -> Answer:  # type: ignore
         if not 200 <= first.status_code < 300:  # asked once: the server may close the connection after an error
             logged = server_error(srv, before, wait=2.0 if first.status_code >= 500 else 0.0)
             return Answer(first.status_code, content_type, error=logged or _detail(first))
+        second = send()
+        if not 200 <= second.status_code < 300:
+            logged = server_error(srv, before, wait=2.0 if second.status_code >= 500 else 0.0)
+            again = f"{second.status_code}: {logged or _detail(second)}".rstrip(": ")
+            return Answer(first.status_code, content_type, _json(first), again=again)
         if content_type != "application/json":
             return Answer(first.status_code, content_type)
-        second = send() if request.method == "GET" else first
     except httpx.HTTPError as exc:
         code = _exit_code(srv, wait=1.0)  # a server that dies drops its connection a moment before it exits
         died = "" if code is None else f"the server exited (code {code}); "
@@ -63,6 +70,13 @@ def ask(client: httpx.Client, srv, request: Prepared) -> Answer:  # type: ignore
         return Answer(first.status_code, content_type, first.json(), second.json())
     except ValueError:
         return Answer(first.status_code, content_type)
+
+
+def _json(reply: httpx.Response) -> object:
+    try:
+        return reply.json()
+    except ValueError:
+        return None
 
 
 def _exit_code(srv, wait: float) -> int | None:  # type: ignore[no-untyped-def]
