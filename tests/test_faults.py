@@ -462,3 +462,37 @@ def test_a_damaged_data_js_is_reported_and_never_overwritten(tmp_path: Path, dam
         assert data_js.read_bytes() == before, name
     assert sorted(p.name for p in data_js.parent.iterdir()) == ["data.js"]
     assert not (site / "index.html").exists()
+
+
+def test_a_record_job_never_pushes_a_damaged_data_js_back_with_less(remote: Path, tmp_path: Path) -> None:
+    """github-action-benchmark reads a data.js it cannot parse as an empty history ("Could not find
+    data.js … Using empty default") and writes the new point alone: record_push.sh refuses that push."""
+    c1, c2 = git(remote, "rev-list", "--reverse", "main").split()
+    damaged, _ = truncated_history(tmp_path)  # two entries, cut inside the second
+    seed = tmp_path / "seed"
+    git(seed, "switch", "-q", "gh-pages")
+    (seed / "dev" / "bench").mkdir(parents=True)
+    shutil.copy(damaged, seed / "dev" / "bench" / "data.js")
+    git(seed, "add", "-A")
+    git(seed, "commit", "-q", "-m", "a push that stopped half-way")
+    git(seed, "push", "-q", "origin", "gh-pages")
+    before = git(remote, "rev-parse", "gh-pages")
+    clone = tmp_path / "job"
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    git(clone, "fetch", "-q", "origin", "gh-pages:gh-pages")
+    git(clone, "switch", "-q", "gh-pages")
+    (clone / "dev" / "bench" / "data.js").unlink()  # what the action does: starts again empty …
+    gab = tmp_path / "gab-c2.json"
+    gab.write_text(json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": 99.0}]))
+    added = benchwatch("trend-add", str(clone / "dev" / "bench" / "data.js"), "--gab", str(gab), "--suite",
+                       history.SMALLER, "--commit", c2)  # fmt: skip
+    assert added.returncode == 0, added.stderr  # … and writes this push's point alone
+    git(clone, "commit", "-q", "-am", "add c2")
+    git(clone, "switch", "-q", "main")
+    done = subprocess.run(["bash", str(RECORD_PUSH), "--repo", str(clone), "--remote", str(remote), "--message", "c2",
+                           "--state", "dev/bench/published.json", "--sha", c2], env={**os.environ, **GIT_ENV},
+                          capture_output=True, text=True)  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.strip().splitlines()[-1].startswith(
+        "ERROR: dev/bench/data.js: gh-pages holds 2 entries and this push would leave 1"), done.stderr
+    assert git(remote, "rev-parse", "gh-pages") == before  # nothing pushed: the damaged file stays to be repaired
