@@ -159,8 +159,13 @@ def scratch_of(server: psutil.Process) -> Path:
 
 
 def needs_local_postgres() -> None:
-    if database.server_bin() is None or os.geteuid() != 0 or shutil.which("runuser") is None:
-        pytest.skip("needs PostgreSQL's server binaries and root (runuser -u postgres), as .ci/run has")
+    """benchwatch starts its own cluster from PostgreSQL's server binaries (as root through runuser)."""
+    if database.server_bin() is None or (os.geteuid() == 0 and shutil.which("runuser") is None):
+        pytest.skip("needs PostgreSQL's server binaries (initdb, pg_ctl), and runuser as root")
+
+
+def as_cluster_owner() -> list[str]:
+    return ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
 
 
 def items_pg(tmp_path: Path) -> Path:
@@ -252,8 +257,8 @@ def test_postgresql_stopped_mid_run_leaves_that_figure_invalid_with_the_servers_
     server = wait_for(lambda: under_load(str(app.parent)), process, tmp_path, "oha loading the database's server")
     cluster = cluster_of(server)
     pg_ctl = database.server_bin() / "pg_ctl"  # type: ignore[operator]
-    stopped = subprocess.run(["runuser", "-u", "postgres", "--", str(pg_ctl), "-D", str(cluster / "data"), "-m",
-                              "immediate", "stop"], capture_output=True, text=True)  # fmt: skip
+    stopped = subprocess.run([*as_cluster_owner(), str(pg_ctl), "-D", str(cluster / "data"), "-m", "immediate", "stop"],
+                             capture_output=True, text=True)  # fmt: skip
     assert stopped.returncode == 0, stopped.stderr
     code = process.wait(timeout=600)
     text = output(tmp_path)
@@ -275,18 +280,19 @@ def test_postgresql_stopped_mid_run_leaves_that_figure_invalid_with_the_servers_
 
 @pytest.fixture
 def tiny_fs(tmp_path: Path):
-    """A 1 MiB tmpfs mounted for the test (root only), unmounted after."""
-    if os.geteuid() != 0:
-        pytest.skip("mounting a small tmpfs needs root")
+    """A 1 MiB tmpfs mounted for the test (as root, or through `sudo -n` as a GitHub runner has it),
+    unmounted after."""
+    prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
     mount = tmp_path / "tiny"
     mount.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mount)], capture_output=True, text=True)
+    done = subprocess.run([*prefix, "mount", "-t", "tmpfs", "-o", "size=1m,mode=1777", "tmpfs", str(mount)],
+                          capture_output=True, text=True)  # fmt: skip
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
         yield mount
     finally:
-        subprocess.run(["umount", "-l", str(mount)], capture_output=True)
+        subprocess.run([*prefix, "umount", "-l", str(mount)], capture_output=True)
 
 
 def fill(mount: Path) -> None:
