@@ -47,8 +47,8 @@ def own_app(tmp_path: Path, name: str) -> Path:
 
 def start(args: list[str], project: Path, tmp_path: Path, env: dict | None = None) -> subprocess.Popen:
     """`benchwatch ARGS` as a user runs it; its output in files (a pipe nobody reads could block it)."""
-    environ = {**os.environ, "BENCHWATCH_ROOT": str(project), **(env or {})}
-    environ.pop(database.URL_ENV, None)
+    environ = {k: v for k, v in os.environ.items() if k != database.URL_ENV}  # its own cluster unless `env` names one
+    environ.update({"BENCHWATCH_ROOT": str(project), **(env or {})})
     return subprocess.Popen([sys.executable, "-m", "benchwatch", *args], env=environ, cwd=project,
                             stdout=open(tmp_path / "stdout", "w"), stderr=open(tmp_path / "stderr", "w"),
                             stdin=subprocess.DEVNULL)  # fmt: skip
@@ -203,6 +203,29 @@ def test_sigkill_of_a_load_on_its_own_postgresql_cluster_leaves_no_server_and_no
     assert running_after(lambda: uvicorn_processes(str(app.parent))) == []
     assert running_after(lambda: cluster_processes(str(cluster)), 30) == []
     assert running_after(lambda: [cluster] if cluster.exists() else [], 10) == []
+
+
+@pytest.mark.postgres
+def test_sigkill_of_a_load_on_a_configured_postgresql_drops_the_boots_database(tmp_path: Path, postgres_url: str) -> None:
+    app = items_pg(tmp_path)
+    project = make_project(tmp_path / "project", [app])
+    process = start(["load", "--quick", "-k", "items_pg@latest", "--out", str(tmp_path / "out")], project, tmp_path,
+                    env={**ITEMS_SECRETS, database.URL_ENV: postgres_url})  # fmt: skip
+    server = wait_for(lambda: answering(str(app.parent), "/health"), process, tmp_path, "server answering")
+    name = server.environ()["ITEMS_DATABASE_URL"].rsplit("/", 1)[1]
+    cluster = database.parse_url(postgres_url)
+
+    def exists() -> list[str]:
+        argv, extra = cluster.psql_command(f"SELECT datname FROM pg_database WHERE datname = '{name}'")
+        done = subprocess.run([*argv, "-t", "-A"], env={**os.environ, **extra}, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert exists() == [name]
+    process.send_signal(signal.SIGKILL)
+    process.wait(timeout=30)
+    assert running_after(lambda: uvicorn_processes(str(app.parent))) == []
+    assert running_after(exists, 30) == []
 
 
 def test_sigkill_of_a_count_leaves_no_valgrind_server(tmp_path: Path) -> None:
