@@ -16,7 +16,9 @@
 #            names (SITE_NAMES below): never dev/, nightly/, weekly/, asv/ or CNAME, which other
 #            jobs (or the site's owner) keep
 # --add      copy each regular file of the directory DIR into the folder DEST, keeping DEST's
-#            other files (the nightly's attribution history grows one file a night)
+#            other files (the nightly's attribution history grows one file a night); a name DEST
+#            already holds is refused unless its content is the same (a re-run): never replaced
+# A --put or --add source holding a symlink or a .git (any case, at any depth) is refused.
 # --skip-published  push nothing when the published --state already covers --sha (the same
 #            commit, or an older one whose record job ran late): what is published is newer.
 #            For publish jobs (one data point per commit); a nightly measures the same commit again.
@@ -57,10 +59,18 @@ if [ -n "$sha$state" ]; then
   [[ "$sha" =~ ^[0-9a-f]{40}$ ]] || fail "--sha must be a full 40-hex commit, got '$sha'"
 fi
 [ "$skip_published" = 0 ] || [ -n "$state" ] || fail "--skip-published needs --state and --sha"
+# a source holds plain files and folders only: a symlink could copy what it points at (or a
+# link) into gh-pages, and a `.git` anywhere in it is pushed as a gitlink or a nested repository
+plain_source() {
+  local found
+  found=$(find "$1" \( -type l -o -iname .git \) -print -quit 2>/dev/null) || fail "$2 $1: cannot be listed"
+  [ -z "$found" ] || fail "$2 $1 holds '$found' (a symlink or a .git): nothing pushed"
+}
 for ((i = 0; i < ${#puts[@]}; i += 2)); do
-  [ -e "${puts[i]}" ] || fail "--put source ${puts[i]} does not exist"
+  [ -e "${puts[i]}" ] || [ -L "${puts[i]}" ] || fail "--put source ${puts[i]} does not exist"
   dest=${puts[i + 1]}
-  [[ "$dest" != /* && "/$dest/" != */../* && "$dest" != .git* ]] || fail "--put destination '$dest' must stay inside gh-pages"
+  [[ "$dest" != /* && "/$dest/" != */../* && "$dest" != .git* && "/${dest,,}/" != */.git/* ]] || fail "--put destination '$dest' must stay inside gh-pages"
+  plain_source "${puts[i]}" --put
   [ "$dest" = "." ] || continue
   [ -d "${puts[i]}" ] || fail "--put ${puts[i]} . needs a directory"
   for entry in "${puts[i]}"/* "${puts[i]}"/.[!.]*; do
@@ -71,9 +81,10 @@ for ((i = 0; i < ${#puts[@]}; i += 2)); do
 done
 
 for ((i = 0; i < ${#adds[@]}; i += 2)); do
-  [ -d "${adds[i]}" ] || fail "--add ${adds[i]} needs a directory"
+  [ -d "${adds[i]}" ] && [ ! -L "${adds[i]}" ] || fail "--add ${adds[i]} needs a directory"
   dest=${adds[i + 1]}
-  [[ "$dest" != /* && "$dest" != . && "/$dest/" != */../* && "$dest" != .git* ]] || fail "--add destination '$dest' must be a folder inside gh-pages"
+  [[ "$dest" != /* && "$dest" != . && "/$dest/" != */../* && "$dest" != .git* && "/${dest,,}/" != */.git/* ]] || fail "--add destination '$dest' must be a folder inside gh-pages"
+  plain_source "${adds[i]}" --add
 done
 
 bot=(-c user.name="github-actions[bot]" -c user.email="41898282+github-actions[bot]@users.noreply.github.com")
@@ -122,7 +133,13 @@ for ((i = 0; i < ${#adds[@]}; i += 2)); do
   mkdir -p "$site/$dest"
   for entry in "$src"/*; do
     [ -f "$entry" ] && [ ! -L "$entry" ] || continue
-    cp "$entry" "$site/$dest/$(basename "$entry")"
+    target="$site/$dest/$(basename "$entry")"
+    # what is added is never replaced: the same name again (a re-run) only with the same content
+    if [ -e "$target" ] || [ -L "$target" ]; then
+      cmp -s "$entry" "$target" || fail "--add $entry: $dest/$(basename "$entry") is already published with other content; nothing pushed"
+      continue
+    fi
+    cp "$entry" "$target"
   done
 done
 git -C "$site" add -A

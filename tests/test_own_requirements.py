@@ -27,7 +27,7 @@ def fresh():
 def test_pins_behind_markers_hold_only_where_their_marker_is_true(tmp_path):
     text = ("# exported\nfastapi==0.121.0\nuvicorn[standard]==0.38.0  # the server\n"
             "colorama==0.4.6 ; sys_platform == 'win32'\n"
-            "uvloop==0.23.0 ; platform_python_implementation != 'PyPy' and sys_platform != 'win32'\n-e .\n")  # fmt: skip
+            "uvloop==0.23.0 ; platform_python_implementation != 'PyPy' and sys_platform != 'win32'\n")  # fmt: skip
     pins = own_requirements.parse(text, tmp_path / "requirements.txt")
     assert [(p.name, p.version) for p in pins][:2] == [("fastapi", "0.121.0"), ("uvicorn", "0.38.0")]
     assert own_requirements.applying(pins, LINUX) == {"fastapi": "0.121.0", "uvicorn": "0.38.0", "uvloop": "0.23.0"}
@@ -37,10 +37,69 @@ def test_pins_behind_markers_hold_only_where_their_marker_is_true(tmp_path):
 @pytest.mark.parametrize(("line", "message"), [
     ("fastapi>=0.100", "'fastapi>=0.100' is not an exact pin"),
     ("fastapi==0.1 ; sys_platform ==", "not a valid environment marker"),
+    # F9: uv reads the file itself: a path or an editable runs an in-tree build backend, an index
+    # option fetches from elsewhere, -r and -c read another file
+    ("./pkg", "'./pkg' is not an exact pin"),
+    ("pkg @ file:///tmp/pkg", "'pkg @ file:///tmp/pkg' is not an exact pin"),
+    ("-e ./pkg", "'-e ./pkg': an app's requirements are exact pins only"),
+    ("--editable=./pkg", "'--editable=./pkg': an app's requirements are exact pins only"),
+    ("--index-url https://evil.example/simple", "'--index-url https://evil.example/simple': an app's requirements"),
+    ("--extra-index-url https://evil.example/simple", "exact pins only"),
+    ("-i https://evil.example/simple", "exact pins only"),
+    ("-f ./wheels", "'-f ./wheels': an app's requirements are exact pins only"),
+    ("--find-links=https://evil.example", "exact pins only"),
+    ("-r other.txt", "exact pins only"),
+    ("-c constraints.txt", "exact pins only"),
 ])  # fmt: skip
 def test_a_line_that_is_not_an_exact_pin_is_named(tmp_path, line, message):
     with pytest.raises(UserError, match=message):
         own_requirements.parse(f"uvicorn==0.38.0\n{line}\n", tmp_path / "requirements.txt")
+
+
+def test_an_app_requiring_an_editable_path_is_refused_in_one_line_exit_3(tmp_path):
+    """F9: `-e ./pkg` ran the package's own build backend, which saw the runner's GITHUB_OUTPUT."""
+    app = tmp_path / "app"
+    (app / "pkg").mkdir(parents=True)
+    (app / "main.py").write_text("from fastapi import FastAPI\napp = FastAPI()\n")
+    (app / "requirements.txt").write_text("fastapi==0.121.0\n-e ./pkg\n")
+    (app / "benchwatch-app.toml").write_text('name = "edit"\napp = "main:app"\nrequirements = "requirements.txt"\n'
+                                             '[[endpoints]]\nname = "root"\npath = "/"\n')  # fmt: skip
+    (tmp_path / "benchwatch.toml").write_text('[benchwatch]\napps = ["app"]\n')
+    done = benchwatch("list", root=tmp_path)
+    assert done.returncode == 3, done.stderr
+    [line] = [x for x in done.stderr.splitlines() if x.strip()]
+    assert line.startswith("ERROR: ") and "'-e ./pkg': an app's requirements are exact pins only" in line
+
+
+def test_every_uv_call_runs_without_the_runners_variables(monkeypatch):
+    """F9: uv runs build backends; they get the environment the servers get (placeholders.app_environ)."""
+    from benchwatch.placeholders import RUNNER_PREFIXES
+    from benchwatch.uv_tool import uv_environ
+
+    for name in ("GITHUB_OUTPUT", "GITHUB_ENV", "ACTIONS_RUNTIME_TOKEN", "RUNNER_TEMP"):
+        monkeypatch.setenv(name, "/runner/" + name)
+    monkeypatch.setenv("UV_INDEX_URL", "https://pypi.example/simple")
+    environ = uv_environ()
+    assert not [k for k in environ if k.startswith(RUNNER_PREFIXES)]
+    assert environ["UV_INDEX_URL"] == "https://pypi.example/simple" and environ["UV_PYTHON_DOWNLOADS"] == "never"
+
+
+def test_no_uv_call_gets_an_environment_of_its_own_making():
+    """Every subprocess running uv_executable() passes env=uv_environ() (one definition)."""
+    import ast
+
+    callers = []
+    for path in (REPO / "src" / "benchwatch").rglob("*.py"):
+        source = path.read_text()
+        if "uv_executable()" not in source or path.name == "uv_tool.py":
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "run" and node.args and (
+                    ast.unparse(node.args[0]) == "argv" or "uv_executable()" in ast.unparse(node.args[0])):
+                env = next((k.value for k in node.keywords if k.arg == "env"), None)
+                callers.append((path.name, node.lineno, ast.unparse(env) if env is not None else None))
+    assert {name for name, *_ in callers} >= {"envs.py", "own_requirements.py", "resolver.py", "python_releases.py"}
+    assert [c for c in callers if c[2] != "uv_environ()"] == []
 
 
 def test_a_lock_file_without_its_lock_says_how_to_make_one(tmp_path):

@@ -179,6 +179,50 @@ def test_the_site_put_replaces_only_the_sites_own_names(origin, tmp_path, plante
     assert pages(origin, "CNAME") == "bench.example.org" and pages(origin, "nightly/data.js") == "nightly trend"
 
 
+@pytest.mark.parametrize("planted", ["latest/evil/.git", "latest/evil/.GIT", "assets/.git", "latest/passwd", "latest"])
+def test_a_site_holding_a_git_folder_or_a_symlink_is_refused(origin, tmp_path, planted):
+    """F12: `latest/evil/.git` in a site artifact was pushed to gh-pages as a gitlink; a symlink
+    would copy a link (or what it points at). Refused, at any depth, before anything is pushed."""
+    c1, *_ = commits(origin)
+    hostile = site(tmp_path, "mine")
+    target = hostile / planted
+    if planted == "latest/passwd":
+        target.parent.mkdir(parents=True)
+        target.symlink_to("/etc/passwd")
+    elif planted == "latest":
+        (tmp_path / "elsewhere").mkdir()
+        target.symlink_to(tmp_path / "elsewhere")
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        git(tmp_path, "init", "-q", str(target.parent))
+        if target.name != ".git":
+            (target.parent / ".git").rename(target)
+    before = git(origin, "rev-parse", "gh-pages")
+    job = RecordJob(origin, tmp_path, "publish")
+    code, err = finish(job.record("--put", str(hostile), ".", "--state", STATE, "--sha", c1))
+    assert code == 1
+    assert err.strip().splitlines()[-1] == f"ERROR: --put {hostile} holds '{hostile / planted}' (a symlink or a .git): nothing pushed"
+    assert git(origin, "rev-parse", "gh-pages") == before
+    assert git(origin, "ls-tree", "-r", "gh-pages") == ""
+
+
+def test_an_added_folder_holding_a_symlink_or_a_git_folder_is_refused(origin, tmp_path):
+    folder = tmp_path / "attribution"
+    folder.mkdir()
+    (folder / "2026-11-24-0123456789ab.json").write_text("{}\n")
+    (folder / "link.json").symlink_to("/etc/passwd")
+    job = RecordJob(origin, tmp_path, "nightly")
+    code, err = finish(job.record("--add", str(folder), "nightly/attribution"))
+    assert code == 1 and err.strip().endswith(f"holds '{folder / 'link.json'}' (a symlink or a .git): nothing pushed")
+    (folder / "link.json").unlink()
+    (folder / ".git").mkdir()
+    code, err = finish(job.record("--add", str(folder), "nightly/attribution"))
+    assert code == 1 and f"holds '{folder / '.git'}'" in err
+    for dest in ("nightly/.git", "x/.Git/y"):
+        code, err = finish(job.record("--add", str(tmp_path / "attribution"), dest))
+        assert code == 1 and f"ERROR: --add destination '{dest}' must be a folder inside gh-pages" in err
+
+
 def test_publish_and_nightly_race_and_the_loser_rebases_and_retries(origin, tmp_path):
     c1, *_ = commits(origin)
     publish = RecordJob(origin, tmp_path, "publish")

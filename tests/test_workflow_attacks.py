@@ -232,8 +232,10 @@ const onIndex = JSON.parse(process.env.ON_INDEX || '{}');
 const fetchJson = async (url) => { calls.push(['fetch', url]); return onIndex[url] || null; };
 const m = require(process.env.MODULE);
 const dir = process.env.RECORD_DIR, out = process.env.OUT_DIR;
+const RUN_SHA = '0123456789ab' + 'c'.repeat(28); // the commit of the run whose artifact it is (TONIGHT)
 ({
-  check: () => m.check({ core, dir, out, fetchJson, index: process.env.INDEX_URL }),
+  check: () => m.check({ core, dir, out, fetchJson, index: process.env.INDEX_URL, sha: process.env.SHA || RUN_SHA,
+                        now: new Date(process.env.NOW || '2026-11-24T22:30:00Z') }),
   issue: () => m.issue({ github, context, core, dir }),
   changePoints: () => m({ github, context, core, dir, source: 'nightly' }),
   neutralise: async () => calls.push(['text', m.neutralise(process.env.TEXT)]),
@@ -269,10 +271,10 @@ def nightly_artifact(tmp_path: Path, state: object = GOOD_STATE) -> Path:
     return record
 
 
-def check_artifact(tmp_path: Path, record: Path, on_index: dict = ON_INDEX) -> tuple[list, Path]:
+def check_artifact(tmp_path: Path, record: Path, on_index: dict = ON_INDEX, **env: str) -> tuple[list, Path]:
     out = tmp_path / "nightly-checked"
     calls = node_call(tmp_path, "nightly-record.js", "check", RECORD_DIR=str(record), OUT_DIR=str(out),
-                      ON_INDEX=json.dumps(on_index))  # fmt: skip
+                      ON_INDEX=json.dumps(on_index), **env)  # fmt: skip
     return calls, out
 
 
@@ -294,6 +296,25 @@ def test_only_attribution_files_that_parse_are_published(tmp_path):
         assert json.dumps(name) in warned and "not published" in warned
     assert json.loads((out / "state.json").read_text()) == GOOD_STATE
     assert "setFailed" not in [kind for kind, _ in calls]
+
+
+@pytest.mark.parametrize("now, accepted", [("2026-11-24T22:30:00Z", True), ("2026-11-25T01:10:00Z", True),
+                                          ("2026-11-26T01:10:00Z", False), ("2026-11-23T23:00:00Z", False)])  # fmt: skip
+def test_only_this_runs_attribution_file_is_published(tmp_path, now, accepted):
+    """F6: an artifact could name an earlier night's file (its date, any commit); only the run's own
+    `<date>-<sha12>.json` is accepted, the date the record job's today or yesterday (UTC)."""
+    record = nightly_artifact(tmp_path)
+    for earlier in ("2026-11-01-eeeeeeeeeeee.json", "2026-11-24-eeeeeeeeeeee.json", "2026-11-20-0123456789ab.json"):
+        (record / "attribution" / earlier).write_text(json.dumps({"steps": []}))
+    calls, out = check_artifact(tmp_path, record, NOW=now)
+    assert [p.name for p in (out / "attribution").iterdir()] == ([TONIGHT] if accepted else [])
+    warned = [m for kind, m in calls if kind == "warning"]
+    assert len(warned) == 4 - accepted and all("not this run's" in m and "not published" in m for m in warned)
+    calls, out = check_artifact(tmp_path / "no-sha", nightly_artifact(tmp_path / "no-sha"), SHA="main")
+    assert calls == [["setFailed", "the run's commit is not 40 hex; nothing recorded"]]
+    steps = yaml.safe_load((WORKFLOWS / "reusable-nightly.yml").read_text())["jobs"]["record"]["steps"]
+    assert "tool.check({ core, dir, out, index, sha: context.sha })" in next(
+        s["with"]["script"] for s in steps if "nightly-record.js" in s.get("with", {}).get("script", ""))
 
 
 def test_what_the_check_accepts_is_added_to_gh_pages_and_nothing_else_is_touched(tmp_path):
@@ -323,6 +344,18 @@ def test_what_the_check_accepts_is_added_to_gh_pages_and_nothing_else_is_touched
     assert sorted(listed) == ["nightly/attribution/2026-11-01-eeeeeeeeeeee.json", f"nightly/attribution/{TONIGHT}",
                               "nightly/state.json"]  # fmt: skip
     assert json.loads(pages(bare, "nightly/state.json"))["versions"]["fastapi"] == "0.130.0"
+    # F6: a name already published is never replaced (the same content again, a re-run, is no change)
+    again = RecordJob(bare, tmp_path, "rerun")
+    code, err = finish(again.record("--add", str(out / "attribution"), "nightly/attribution"))
+    assert code == 0, err
+    before = git(bare, "rev-parse", "gh-pages")
+    (out / "attribution" / TONIGHT).write_text('{"steps": []}\n')
+    late = RecordJob(bare, tmp_path, "other")
+    code, err = finish(late.record("--add", str(out / "attribution"), "nightly/attribution"))
+    assert code == 1 and err.strip().splitlines()[-1] == (
+        f"ERROR: --add {out / 'attribution' / TONIGHT}: nightly/attribution/{TONIGHT} is already published with other content; nothing pushed")
+    assert git(bare, "rev-parse", "gh-pages") == before
+    assert json.loads(pages(bare, f"nightly/attribution/{TONIGHT}"))["steps"][0]["moved"] == ["starlette"]
 
 
 def test_the_state_versions_are_checked_against_the_projects_release_list(tmp_path):
@@ -378,13 +411,20 @@ def test_the_gab_files_benchwatch_writes_pass_the_nightly_check_unchanged(tmp_pa
 
 
 @pytest.mark.parametrize("entry, problem", [
-    ({"name": "svc @acme/security cpu/req", "unit": "us", "value": 1}, "name is not plain text"),
-    ({"name": "see [here](https://evil.example)", "unit": "us", "value": 1}, "name is not plain text"),
-    ({"name": "<img src=x onerror=alert(1)>", "unit": "us", "value": 1}, "name is not plain text"),
-    ({"name": "fixes #1", "unit": "us", "value": 1}, "name is not plain text"),
-    ({"name": "a\nb", "unit": "us", "value": 1}, "name is not plain text"),
-    ({"name": "x", "unit": "@team", "value": 1}, "unit is not plain text"),
-    ({"name": "x", "unit": "us", "value": "1"}, "value is not a finite number"),
+    ({"name": "svc @acme/security cpu/req", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "see [here](https://evil.example)", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "<img src=x onerror=alert(1)>", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "fixes #1", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "a\nb", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    # F5: github-action-benchmark prints the name in backticks in a table row: a `|` ends the cell
+    ({"name": "svc@latest GET /|_@alice_| c=10 cpu/req", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "svc@latest GET / c=10 cpu/req _@alice_", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "svc@latest GET /` @alice ` c=10 cpu/req", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+    ({"name": "x", "unit": "@team", "value": 1}, "name is not a benchwatch figure name"),
+    # F5: and the unit as it is, outside the backticks
+    ({"name": "svc@latest GET / c=10 cpu/req", "unit": "_@alice_", "value": 1}, "unit is not one of benchwatch's"),
+    ({"name": "svc@latest GET / c=10 cpu/req", "unit": "us|@alice", "value": 1}, "unit is not one of benchwatch's"),
+    ({"name": "svc@latest GET / c=10 cpu/req", "unit": "us", "value": "1"}, "value is not a finite number"),
     ({"name": "x", "unit": "us", "value": 1, "biggerIsBetter": True}, 'unexpected key "biggerIsBetter"'),
     ("x", "not an object"),
 ])  # fmt: skip
@@ -397,22 +437,105 @@ def test_a_hostile_gab_entry_is_dropped_and_said(tmp_path, entry, problem):
 
 
 def test_gab_extras_are_flattened_and_a_gab_file_that_is_not_a_list_records_nothing(tmp_path):
-    entry = {"name": "x", "unit": "us", "value": 1, "extra": "ping @team, see [x](https://e.example) <b>", "range": "± `1`"}
+    entry = {"name": "svc@latest rss peak", "unit": "MB", "value": 1, "extra": "ping @team, see [x](https://e.example) <b>",
+             "range": "± `1` | _@alice_"}  # fmt: skip
     ok, calls, out = check_gab(tmp_path, {"gab-bigger.json": [entry]})
     [kept] = json.loads((out / "gab-bigger.json").read_text())
     assert ok and calls == [] and "@team" not in kept["extra"] and "](" not in kept["extra"] and "<" not in kept["extra"]
-    assert "`" not in kept["range"]
+    assert "`" not in kept["range"] and "|" not in kept["range"] and "@alice" not in kept["range"]
     ok, calls, _ = check_gab(tmp_path / "object", {"gab-smaller.json": {"name": "x"}})
     assert not ok and calls[0][0] == "setFailed" and "gab-smaller.json in the artifact: not a JSON list" in calls[0][1]
 
 
-def test_the_nightly_record_job_feeds_github_action_benchmark_only_checked_gab_files():
-    steps = yaml.safe_load((WORKFLOWS / "reusable-nightly.yml").read_text())["jobs"]["record"]["steps"]
+@pytest.mark.parametrize("workflow", ["reusable-nightly.yml", "reusable-publish.yml"])
+def test_each_record_job_feeds_github_action_benchmark_only_checked_gab_files(workflow):
+    """F5: publish's record job passed the artifact's gab files to github-action-benchmark unchecked."""
+    steps = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"]["record"]["steps"]
     check = next(i for i, s in enumerate(steps) if "nightly-record.js" in s.get("with", {}).get("script", ""))
     assert "if" not in steps[check] and "tool.gab(" in steps[check]["with"]["script"]
+    fed = [s for s in steps if "github-action-benchmark@" in s.get("uses", "")]
+    assert len(fed) >= 3
     for i, s in enumerate(steps):
         if "github-action-benchmark@" in s.get("uses", ""):
             assert i > check and s["with"]["output-file-path"].startswith("${{ runner.temp }}/checked/gab-")
+    tool = next(s for s in steps if s.get("with", {}).get("path") == "record-tool")
+    assert ".github/scripts/*.js" in tool["with"]["sparse-checkout"].split()
+
+
+GAB_LISTS = """
+const m = require(process.env.MODULE);
+const names = JSON.parse(process.env.NAMES);
+console.log(JSON.stringify({ units: m.UNITS, perEndpoint: m.PER_ENDPOINT, perVariant: m.PER_VARIANT, marks: m.MARKS,
+                             accepted: names.map((n) => m.figureName(n)) }));
+"""
+
+
+def gab_names(tmp_path: Path, names: list[str]) -> dict:
+    from test_workflows import _tool
+
+    program = tmp_path / "gab-lists.js"
+    program.write_text(GAB_LISTS)
+    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60, env={
+        "PATH": "/usr/bin:/bin", "MODULE": str(SCRIPTS / "nightly-record.js"), "NAMES": json.dumps(names)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def every_name_benchwatch_writes() -> list[str]:
+    from benchwatch import figure_key as fk
+    from benchwatch.metrics import METRICS, MICRO_INSTRUCTIONS, Closed, Counted, Open, load_metrics
+
+    names = []
+    for mark in ("", fk.SIDE_BY_SIDE, f" {fk.PARENT_MARK}"):
+        for variant in ("hello@latest", "hello-falcon@seed-v1", "posts@v2-pre-rust+fastapi", "item_api@3.13"):
+            for setting in (Closed(10), Closed(1), Open(0.5), Open(0.25), Counted()):
+                for what in load_metrics(setting):
+                    for endpoint in ("GET /", "GET /items/{item_id}?limit=10&skip=0", "POST /login/access-token"):
+                        names.append(fk.load_key(variant, endpoint, setting, what, mark).name)
+            names += [fk.server_key(variant, m, mark).name for m in METRICS if m.per_variant]
+        names += [fk.micro_key(("payloads-1MB",), "dump_json", "latest").marked(mark).name,
+                  fk.micro_key(("services", "n=100"), "peakmem_validate", "seed-v1").marked(mark).name,
+                  fk.micro_key(("payloads",), "dump_json", "next", instructions=True).marked(mark).name]  # fmt: skip
+    assert any(MICRO_INSTRUCTIONS.unit in n for n in names)
+    return names
+
+
+def test_the_gab_checks_lists_are_figure_keys_and_metrics(tmp_path):
+    """F5: the one definition of a figure name is figure_key.py (metrics.py's metrics, marks): the
+    JS check's lists are these, and every name figure_key encodes passes it."""
+    from benchwatch import figure_key as fk
+    from benchwatch.metrics import METRICS
+    from benchwatch.trend import relative
+
+    found = gab_names(tmp_path, every_name_benchwatch_writes())
+    assert set(found["units"]) == {m.unit for m in METRICS} | {relative.UNIT}
+    assert set(found["perEndpoint"]) == {m.short for m in METRICS if m.short and not m.per_variant and m.short != "instructions"}
+    assert set(found["perVariant"]) == {m.short for m in METRICS if m.per_variant}
+    assert set(found["marks"]) == {fk.SIDE_BY_SIDE, f" {fk.PARENT_MARK}"}
+    assert all(found["accepted"])
+
+
+def test_a_name_the_gab_check_accepts_is_one_figure_key_reads_back(tmp_path):
+    """Hostile and random names: whatever the JS check accepts, figure_key.decode reads as a figure."""
+    import random
+
+    from benchwatch.figure_key import decode
+
+    good = every_name_benchwatch_writes()
+    rng = random.Random(42)
+    pieces = [" ", "@", "|", "`", "_", "#1", "<b>", "GH-1", "/", "c=", "rps", "&#64;", "a", "\\", "(vs parent)", "\n"]
+    mutated = []
+    for _ in range(1500):
+        name = list(rng.choice(good))
+        for _ in range(rng.randint(1, 3)):
+            name.insert(rng.randint(0, len(name)), rng.choice(pieces))
+        mutated.append("".join(name))
+    found = gab_names(tmp_path, mutated)
+    accepted = [n for n, ok in zip(mutated, found["accepted"], strict=True) if ok]
+    assert 0 < len(accepted) < len(mutated)
+    for name in accepted:
+        assert decode(name) is not None, name
+        assert not set(name) & set("|`\\\n"), name
 
 
 @pytest.mark.parametrize("state, problem", [
@@ -475,8 +598,8 @@ PLANTED_TEXTS = ["&#64;a &commat;b &#x40;c @d e@f", "#1 o/r#2 GH-3 https://githu
 
 
 @pytest.mark.parametrize("text", PLANTED_TEXTS)
-def test_the_comments_inline_neutraliser_is_the_modules(tmp_path, text):
-    """reusable-comment.yml checks nothing out, so it holds the neutraliser inline: the same text out."""
+def test_the_comment_posts_what_the_one_neutraliser_gives(tmp_path, text):
+    """reusable-comment.yml requires .github/scripts/neutralise.js (no copy of its own): the same text out."""
     from test_workflows import PR, RUN, _run_script
 
     [(_, module_text)] = node_call(tmp_path, "neutralise.js", "neutralise", TEXT=text)
@@ -487,6 +610,82 @@ def test_the_comments_inline_neutraliser_is_the_modules(tmp_path, text):
     [(_, args)] = _run_script("reusable-comment.yml", tmp_path, {"run": RUN, "pr": PR},
                               {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": ""})  # fmt: skip
     assert args["body"].partition("\n\n---\n\n")[2] == module_text
+
+
+def test_the_comment_holds_no_neutraliser_of_its_own_and_checks_out_only_benchwatchs():
+    """F4: one copy. The comment job checks out benchwatch's neutralise.js at the pinned commit, and nothing else."""
+    steps = yaml.safe_load((WORKFLOWS / "reusable-comment.yml").read_text())["jobs"]["comment"]["steps"]
+    checkouts = [s for s in steps if s.get("uses", "").startswith("actions/checkout@")]
+    assert [c["with"] for c in checkouts] == [{
+        "repository": "${{ inputs.benchwatch-repository }}", "ref": "${{ inputs.benchwatch-ref }}", "path": "comment-tool",
+        "sparse-checkout": ".github/scripts/neutralise.js", "sparse-checkout-cone-mode": False, "persist-credentials": False}]  # fmt: skip
+    check = next(i for i, s in enumerate(steps) if "BW_REF" in s.get("env", {}))
+    assert check < steps.index(checkouts[0])
+    script = next(s for s in steps if "github-script@" in s.get("uses", ""))["with"]["script"]
+    assert "/comment-tool/.github/scripts/neutralise.js" in script
+    for own in ("const breakRefs", "const codeSpans", "const quiet", "const plainTags =", "replace(/@"):
+        assert own not in script, own
+
+
+@pytest.mark.parametrize("ref", ["v1.2.0", "main", ""])
+def test_the_comment_refuses_a_movable_ref_before_checking_anything_out(ref):
+    found = step("reusable-comment.yml", "comment", "Check the pinned commit (the script below runs with the write token)")
+    done = run_step(found, {"BW_REF": ref, "BW_REPOSITORY": "benchwatch/benchwatch"})
+    assert done.returncode == BAD_INPUT and "::error::benchwatch-ref: give the 40-hex commit" in done.stdout
+    assert run_step(found, {"BW_REF": RELEASE, "BW_REPOSITORY": "benchwatch/benchwatch"}).returncode == 0
+
+
+# F4 (fourth review): each got a mention or an issue link past the neutraliser (`_` is emphasis
+# around a mention; a character reference is decoded by GitHub after the neutraliser looked).
+F4_PLANTED = {"_@alice_": "alice", "__@acme/security-team__": "acme", "@&#x61;lice": "alice", "&#x23;12": "#12",
+              "&num;12": "#12", "G&#x48;-12": "GH-12", "_GH-12_": "GH-12", "&commat;bob": "bob",
+              "GH\\-12": "GH-12", "&amp;#64;carol": None}  # fmt: skip
+
+
+def test_emphasis_and_character_references_mention_and_link_no_one_in_the_comment(tmp_path):
+    from test_workflow_wiring import references
+
+    text = "\n\n".join(F4_PLANTED)
+    assert len(references(text)) >= 8  # the stand-in renderer sees what GitHub would mention or link
+    body = post_comment(tmp_path, text).partition("\n\n---\n\n")[2]
+    assert references(body) == [], body
+    for said in ("@alice", "@acme", "#12", "GH-12", "@bob"):
+        assert said not in body
+    assert f"_@{ZW}alice_" in body and f"__@{ZW}acme/security-team__" in body and f"GH-{ZW}12" in body
+    assert "&amp;#" in body and "carol" in body  # decoded once, as GitHub does: shown as the text `&#64;carol`
+    # every & is escaped: no reference the neutraliser did not decode reaches GitHub
+    assert "&amp;" in post_comment(tmp_path, "a & b &unknownref; c").partition("\n\n---\n\n")[2]
+    assert "&unknownref;" not in post_comment(tmp_path, "&unknownref;").partition("\n\n---\n\n")[2]
+
+
+def test_a_change_point_issue_for_a_series_named_with_a_mention_mentions_no_one(tmp_path):
+    from test_workflow_wiring import references
+    from test_workflows import _series
+
+    record = tmp_path / "record"
+    record.mkdir()
+    (record / "changes.json").write_text(json.dumps({"schema_version": 1, "series": [
+        _series("svc@latest GET / c=10 cpu/req _@alice_", True)]}))  # fmt: skip
+    [(kind, args)] = [c for c in node_call(tmp_path, "change-points.js", "changePoints", RECORD_DIR=str(record)) if c[0] == "create"]
+    assert "@alice" not in args["title"] and "@alice" not in args["body"]
+    assert references(args["body"]) == [] and f"_@{ZW}alice_" in args["body"]
+
+
+def test_the_comment_checks_the_head_again_after_listing_the_files(tmp_path):
+    """A force-push between the head check and the file listing would list another commit's files."""
+    from test_workflows import PR
+
+    artifact = tmp_path / "artifact"
+    artifact.mkdir()
+    (artifact / "pr-number.txt").write_text("12\n")
+    (artifact / "comment.md").write_text("ok\n")
+    from test_workflows import RUN, _run_script
+
+    pushed = {**PR, "head": {**PR["head"], "sha": "b" * 40}}
+    calls = _run_script("reusable-comment.yml", tmp_path, {"run": RUN, "prs": [PR, pushed], "pr": PR},
+                        {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": ""})  # fmt: skip
+    [(kind, message)] = calls
+    assert kind == "warning" and "head commit is " + "b" * 40 + " after listing its files" in message
 
 
 # L4: a pending record job is replaced only by a newer one of its own kind.
@@ -607,21 +806,57 @@ def test_a_run_that_refused_its_input_publishes_nothing(tmp_path, workflow, code
         assert "::error::benchwatch run: bad input (exit 3)" in done.stdout
 
 
-def test_the_wheel_carries_its_build_commit_which_init_pins_by_default(tmp_path):
-    """No --workflows-from: init pins the commit benchwatch was built from (no network, no tag)."""
-    from benchwatch.scaffold.workflows import default_source, release_commit
-
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+def build_wheel(source: Path, out: Path) -> zipfile.ZipFile:
     uv = Path(sys.executable).parent / "uv"
-    done = subprocess.run([str(uv), "build", "--wheel", "--quiet", "--out-dir", str(tmp_path), str(ROOT)],
+    done = subprocess.run([str(uv), "build", "--wheel", "--quiet", "--out-dir", str(out), str(source)],
                           capture_output=True, text=True, timeout=300)  # fmt: skip
     assert done.returncode == 0, done.stderr
-    (built,) = tmp_path.glob("benchwatch-*.whl")
-    with zipfile.ZipFile(built) as wheel:
-        assert wheel.read("benchwatch/build_commit.txt").decode().strip() == head.stdout.strip()
-    assert release_commit() == head.stdout.strip()  # this checkout: its HEAD
-    files = caller_workflows(default_source())
-    assert f"reusable-pr.yml@{head.stdout.strip()} # v" in files["benchwatch-pr.yml"]
+    (built,) = out.glob("benchwatch-*.whl")
+    return zipfile.ZipFile(built)
+
+
+def benchwatch_source(into: Path) -> Path:
+    """This checkout's files as they are now (tracked and new), copied without its .git."""
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            capture_output=True, text=True, check=True).stdout.split("\0")  # fmt: skip
+    for name in filter(None, listed):
+        if (ROOT / name).is_file() and not (ROOT / name).is_symlink():
+            (into / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, into / name)
+    return into
+
+
+@pytest.mark.slow
+def test_the_wheel_carries_its_build_commit_only_from_benchwatchs_own_unchanged_checkout(tmp_path):
+    """No --workflows-from: init pins the commit benchwatch was built from (no network, no tag).
+    F10: built from a copy inside another repository, the wheel took that repository's HEAD;
+    from a tree with changes, a commit that is not what was built."""
+    from test_record_push import git
+
+    from benchwatch.scaffold.workflows import caller_workflows, default_source, release_commit
+
+    own = benchwatch_source(tmp_path / "benchwatch")
+    git(own, "init", "-q", "-b", "main")
+    git(own, "add", "-A")
+    git(own, "commit", "-q", "-m", "benchwatch as it is")
+    head = git(own, "rev-parse", "HEAD")
+    with build_wheel(own, tmp_path / "clean") as wheel:
+        assert wheel.read("benchwatch/build_commit.txt").decode().strip() == head
+    assert release_commit(own / "src" / "benchwatch") == head  # init from that checkout: its HEAD
+    (own / "README.md").write_text((own / "README.md").read_text() + "\nchanged, not committed\n")
+    with build_wheel(own, tmp_path / "dirty") as wheel:
+        assert "benchwatch/build_commit.txt" not in wheel.namelist()
+    theirs = tmp_path / "their-repo"
+    vendored = benchwatch_source(theirs / "vendor" / "benchwatch")
+    git(theirs, "init", "-q", "-b", "main")
+    git(theirs, "add", "-A")
+    git(theirs, "commit", "-q", "-m", "their repository, benchwatch vendored in it")
+    with build_wheel(vendored, tmp_path / "vendored") as wheel:
+        assert "benchwatch/build_commit.txt" not in wheel.namelist()
+    assert release_commit(vendored / "src" / "benchwatch") is None
+    ours = release_commit()
+    if ours is not None:  # this checkout (clean or not: init reads its HEAD) or the installed wheel
+        assert f"reusable-pr.yml@{ours} # v" in caller_workflows(default_source())["benchwatch-pr.yml"]
 
 
 def test_a_cut_comment_leaves_no_block_open(tmp_path):

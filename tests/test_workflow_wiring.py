@@ -613,12 +613,14 @@ def test_the_reference_finder_sees_what_the_hostile_texts_would_mention():
 
 
 def test_no_mix_of_backticks_pipes_lines_and_tags_mentions_anyone(tmp_path):
-    """2,000 random texts of the pieces markdown reads around a code span: after the neutraliser
-    none renders a mention or an issue link, and a span standing alone keeps its @."""
+    """2,000 random texts of the pieces markdown reads around a code span, emphasis and character
+    references among them: after the neutraliser none renders a mention or an issue link, and a
+    span standing alone keeps its @."""
     import random
 
     pieces = ["`", "``", "@z", "@y ", " ", "x", "\n", "\n\n", "\r", "|", "\\", "[a](", "[b][", ")", "]", "<b>", "</b>",
-              "<details>", "</details>", "# ", "> ", "- ", "    ", "$", "http://h", "&#64;v", "#7", "```\n", "~~"]  # fmt: skip
+              "<details>", "</details>", "# ", "> ", "- ", "    ", "$", "http://h", "&#64;v", "#7", "```\n", "~~",
+              "_", "__", "*", "&#x40;", "&commat;", "&num;", "&#x23;", "&#35;", "&amp;", "G&#x48;-", "GH-", "1", "@"]  # fmt: skip
     rng = random.Random(30)
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 24))) for _ in range(2000)]
     for text, out in zip(texts, neutralised(tmp_path, texts), strict=True):

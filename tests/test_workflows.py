@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -119,10 +121,18 @@ def test_our_pr_workflow_is_the_one_users_get():
     assert set(job["with"]) <= set(declared)
 
 
+def _checks_out_only_benchwatchs_neutraliser(path: Path) -> bool:
+    """The one checkout a commenter may make: benchwatch's neutralise.js at the pinned commit, no PR code."""
+    checkouts = [s for s in _steps(path) if "actions/checkout@" in s.get("uses", "")]
+    return all(c["with"]["ref"] == "${{ inputs.benchwatch-ref }}" and c["with"]["sparse-checkout"] == ".github/scripts/neutralise.js"
+               for c in checkouts)  # fmt: skip
+
+
 @pytest.mark.parametrize("name", ["pr-comment.yml", "reusable-comment.yml"])
 def test_pr_comment_never_checks_out_code(name):
     path = GITHUB / "workflows" / name
-    assert not any("checkout" in line for line in _uses_lines(path))
+    assert _checks_out_only_benchwatchs_neutraliser(path)
+    assert name == "reusable-comment.yml" or not any("checkout" in line for line in _uses_lines(path))
     assert "./bw" not in path.read_text()
 
 
@@ -219,8 +229,8 @@ def test_the_counts_per_request_are_their_own_suite_with_a_tight_threshold(name)
     doc = _load(GITHUB / "workflows" / name)
     [step] = [s for s in _benchmark_steps(GITHUB / "workflows" / name) if "counts" in s["with"]["name"]]
     assert step["with"]["name"] == (COUNTS if name == "reusable-publish.yml" else COUNTS.replace("benchwatch ", "benchwatch nightly "))
-    folder = "record" if name == "reusable-publish.yml" else "checked"  # the nightly's artifact is checked first
-    assert step["with"]["output-file-path"] == f"${{{{ runner.temp }}}}/{folder}/gab-counts.json"
+    # the artifact is checked first (.github/scripts/nightly-record.js's gab)
+    assert step["with"]["output-file-path"] == "${{ runner.temp }}/checked/gab-counts.json"
     assert step["with"]["alert-threshold"] == "${{ inputs.counts-alert-threshold }}"
     assert doc[True]["workflow_call"]["inputs"]["counts-alert-threshold"]["default"] == "105%"
     assert step["if"] == "needs.measure.outputs.counts == 'true'"
@@ -246,7 +256,7 @@ def test_the_relative_trend_is_its_own_series_recorded_when_the_measure_job_made
     assert checkout["with"]["fetch-depth"] == 0  # the parent must be in the local history to be checked out
     [step] = [s for s in _benchmark_steps(path) if s["with"]["name"] == "benchwatch (vs parent)"]
     assert step["if"] == "needs.measure.outputs.relative == 'true'"
-    assert step["with"]["output-file-path"] == "${{ runner.temp }}/record/gab-relative.json"
+    assert step["with"]["output-file-path"] == "${{ runner.temp }}/checked/gab-relative.json"
     assert jobs["measure"]["outputs"]["relative"] == "${{ steps.changes.outputs.relative }}"
 
 
@@ -408,7 +418,9 @@ def test_tonights_attribution_is_named_as_the_record_jobs_check_accepts(tmp_path
     for old in (artifact / "attribution").iterdir():
         old.unlink()
     shutil.copy(filed, artifact / "attribution" / filed.name)
-    calls, out = check_artifact(tmp_path / "check", artifact)
+    # the measure job's clock names it, the record job's (an hour later here) checks it
+    later = (dt.datetime.now(dt.UTC) + dt.timedelta(hours=1)).isoformat()
+    calls, out = check_artifact(tmp_path / "check", artifact, NOW=later)
     assert [p.name for p in (out / "attribution").iterdir()] == [filed.name], calls
 
 
@@ -599,14 +611,15 @@ const core = { warning: (m) => calls.push(['warning', m]), setFailed: (m) => cal
                summary: { addRaw(text) { calls.push(['summary', text]); return this; }, write: async () => {} } };
 const github = {
   rest: {
-    pulls: { get: async () => ({ data: scenario.pr }), listFiles: 'listFiles' },
+    // scenario.prs: what each pulls.get answers in turn (a force-push between two), else scenario.pr
+    pulls: { get: async () => ({ data: (scenario.prs || []).length ? scenario.prs.shift() : scenario.pr }), listFiles: 'listFiles' },
     issues: { listComments: 'listComments', listForRepo: 'listForRepo', updateComment: record('updateComment'),
               createComment: record('createComment'), update: record('update'), create: record('create') },
   },
   paginate: async (list) => scenario[list] || [],
 };
 const context = { repo: { owner: 'o', repo: 'r' }, payload: { workflow_run: scenario.run },
-                  serverUrl: 'https://github.com', runId: 99 };
+                  serverUrl: 'https://github.com', runId: 99, sha: scenario.sha || 'c'.repeat(40) };
 (async () => {
 SCRIPT
 })().then(() => console.log(JSON.stringify(calls)), (e) => { console.error(e); process.exit(1); });
@@ -625,10 +638,10 @@ def _github_script(workflow: str, name: str | None = None) -> tuple[str, dict]:
 
 def _workspace(tmp_path: Path) -> Path:
     """$GITHUB_WORKSPACE as the reusable workflows lay it out: benchwatch's sparse checkouts at the
-    pinned commit (record-tool/, issue-tool/), here this repository."""
+    pinned commit (record-tool/, issue-tool/, comment-tool/), here this repository."""
     work = tmp_path / "workspace"
     work.mkdir(exist_ok=True)
-    for name in ("record-tool", "issue-tool"):
+    for name in ("record-tool", "issue-tool", "comment-tool"):
         if not (work / name).exists():
             (work / name).symlink_to(ROOT)
     return work
@@ -686,12 +699,17 @@ def test_pr_comment_header_is_built_from_the_run_and_mentions_are_neutralised(tm
 
 
 def test_pr_comment_warns_when_the_pr_changes_the_tooling(tmp_path, artifact):
+    # F11: the PR job's editable install runs the wheel's build hook (pyproject.toml names it)
+    hook = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"]
+    build_hook = hook.get("path", "hatch_build.py")
+    assert (ROOT / build_hook).is_file()
     files = [{"filename": "apps/hello/app.py"}, {"filename": ".github/workflows/ci.yml"}, {"filename": "bw"},
-             {"filename": "src/benchwatch/cli.py"}, {"filename": "new.toml", "previous_filename": "pyproject.toml"}]
+             {"filename": "src/benchwatch/cli.py"}, {"filename": "new.toml", "previous_filename": "pyproject.toml"},
+             {"filename": build_hook}]  # fmt: skip
     [(_, args)] = _comment(tmp_path, artifact, listFiles=files)
     head = args["body"].partition("\n\n---\n\n")[0]
     assert "[!WARNING]" in head
-    for name in (".github/workflows/ci.yml", "bw", "src/benchwatch/cli.py", "pyproject.toml"):
+    for name in (".github/workflows/ci.yml", "bw", "src/benchwatch/cli.py", "pyproject.toml", build_hook):
         assert f"`{name}`" in head
     assert "apps/hello" not in head
     [(_, args)] = _comment(tmp_path, artifact, listFiles=[{"filename": "apps/hello/app.py"}])
@@ -873,7 +891,7 @@ def test_reusable_pr_is_read_only_and_the_commenter_runs_no_code():
     # GitHub gives a fork's pull request none
     assert set(pr[True]["workflow_call"]["secrets"]) == {"app-env"}
     comment = GITHUB / "workflows" / "reusable-comment.yml"
-    assert not any("checkout" in line for line in _uses_lines(comment))
+    assert _checks_out_only_benchwatchs_neutraliser(comment)
     assert "tool/bw" not in comment.read_text()
     script = next(s["with"]["script"] for s in _steps(comment) if "github-script" in s.get("uses", ""))
     assert "<!-- benchwatch-compare -->" in script and "^[1-9][0-9]{0,9}$" in script
@@ -891,9 +909,8 @@ def test_reusable_record_job_runs_only_git_and_pinned_actions(name):
     assert uses - {"actions/github-script"} == {"actions/checkout", "actions/download-artifact",
                                                 "benchmark-action/github-action-benchmark"}  # fmt: skip
     tool = next(s for s in jobs["record"]["steps"] if s.get("with", {}).get("path") == "record-tool")
-    # the script that pushes, and for the nightly the artifact check (node, run by github-script)
-    assert tool["with"]["sparse-checkout"].split() == ["scripts/record_push.sh"] + (
-        [".github/scripts/*.js"] if name == "reusable-nightly.yml" else [])
+    # the script that pushes, and the artifact check (node, run by github-script)
+    assert tool["with"]["sparse-checkout"].split() == ["scripts/record_push.sh", ".github/scripts/*.js"]
 
 
 def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
@@ -920,6 +937,11 @@ def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
         (job,) = yaml.safe_load(text)["jobs"].values()
         callee = _load(GITHUB / "workflows" / f"reusable-{name.split('-')[1]}")
         assert _ceiling_problems(job, callee) == [], name
+        declared = callee[True]["workflow_call"].get("inputs", {})
+        required = {k for k, v in declared.items() if v.get("required")}
+        assert required <= set(job.get("with", {})) <= set(declared), name  # e.g. the commenter's benchwatch-ref
+        if "benchwatch-ref" in declared:
+            assert job["with"]["benchwatch-ref"] == sha, name
     assert set(yaml.safe_load(files["benchwatch-comment.yml"])[True]) == {"workflow_run"}
 
 

@@ -5,7 +5,7 @@
 // tests/test_workflows.py runs it under node with a stubbed GitHub API.
 const fs = require('fs');
 const path = require('path');
-const { neutralise, count } = require('./neutralise.js');
+const { neutralise, plainLine, count } = require('./neutralise.js');
 
 const LABEL = 'change-point';
 const MAX_NEW_ISSUES = 5; // one run opens at most this many issues; the summary lists every series
@@ -28,9 +28,11 @@ function readArtifact(core, dir, name, limit) {
 const clean = (text) => neutralise(String(text).replace(/[|\r\n`<>]/g, ' ')).slice(0, 300);
 const num = (x) => (typeof x === 'number' && isFinite(x) ? x.toFixed(3) : 'n/a');
 
-// one title per series, whichever workflow finds it (publish reads the nightly trend too)
+// one title per series, whichever workflow finds it (publish reads the nightly trend too); a title
+// is plain text (no markdown, no references decoded), its mentions broken all the same
+const plain = (text) => plainLine(String(text).replace(/[|`<>]/g, ' ')).slice(0, 300);
 function title(series) {
-  return `Change point: ${clean(series.name)} [${clean(series.suite)}]`.slice(0, 250);
+  return `Change point: ${plain(series.name)} [${plain(series.suite)}]`.slice(0, 250);
 }
 
 // a point links only to a commit of this repository, on this server: the artifact says the url

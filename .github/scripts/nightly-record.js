@@ -1,11 +1,12 @@
-// The nightly's record job (nightly.yml) on its measure job's artifact, which ran brand-new
+// The record jobs (reusable-nightly.yml; reusable-publish.yml: gab only) on their measure job's artifact, which ran brand-new
 // releases and is therefore untrusted data. Runs through actions/github-script: reads files,
 // writes the accepted ones to a separate folder and calls the issues API; nothing else.
 //   check: state.json must match the schema benchwatch writes (releases.py) or nothing is
-//          recorded; an attribution file is published only when its name is
-//          YYYY-MM-DD-<12 hex>.json and its content parses as a JSON object
+//          recorded; an attribution file is published only when its name is this run's
+//          <date>-<sha12>.json and its content parses as a JSON object
 //   gab:   each gab-*.json github-action-benchmark reads must be a list of {name, unit, value,
-//          range?, extra?}; an entry whose text would mention, link or tag is dropped (said)
+//          range?, extra?}; an entry whose name is not a benchwatch figure name or whose unit is not
+//          one of benchwatch's is dropped (said). The publish record job runs it too.
 //   issue: the nightly-regression issue, its artifact text neutralised
 // tests/test_workflow_attacks.py plants each attack and runs this under node.
 const fs = require('fs');
@@ -89,15 +90,31 @@ const indexJson = async (url) => {
   return answer.ok ? answer.json() : null;
 };
 
-// check({core, dir, out, index, fetchJson}): accepted files copied under `out`; returns what was
-// accepted. A bad state.json fails the step (nothing recorded, the next night tries again).
-// `index`: the index-url the nightly resolved on (empty: PyPI).
-async function check({ core, dir, out, index, fetchJson = indexJson }) {
+// The one attribution file a night may publish: `<run date>-<sha12>.json`, named by the measure job
+// (reusable-nightly.yml) from its date and the commit measured. The record job runs within hours
+// of it, so the date is today or yesterday (UTC) by the record job's clock, and the commit is its
+// own github.sha: an artifact cannot name an earlier night's file (record_push.sh --add refuses a
+// name already published, too).
+const tonightsNames = (sha, now) => [0, 1].map((back) => {
+  const day = new Date(now.getTime() - back * 86400000).toISOString().slice(0, 10);
+  return `${day}-${sha.slice(0, 12)}.json`;
+});
+
+// check({core, dir, out, index, sha, now, fetchJson}): accepted files copied under `out`; returns
+// what was accepted. A bad state.json fails the step (nothing recorded, the next night tries
+// again). `index`: the index-url the nightly resolved on (empty: PyPI); `sha`: the commit this run
+// measured (context.sha).
+async function check({ core, dir, out, index, sha, now = new Date(), fetchJson = indexJson }) {
   const INDEX = indexUrl(index);
   if (INDEX === null) {
     core.setFailed('index-url: not an http(s) URL without credentials, query or fragment; nothing recorded');
     return null;
   }
+  if (!/^[0-9a-f]{40}$/.test(String(sha))) {
+    core.setFailed('the run\'s commit is not 40 hex; nothing recorded');
+    return null;
+  }
+  const tonight = tonightsNames(sha, now);
   fs.mkdirSync(path.join(out, 'attribution'), { recursive: true });
   const text = regularFile(path.join(dir, 'state.json'), MAX_STATE);
   let problem = typeof text === 'string' ? null : `not a regular file under ${MAX_STATE} bytes`;
@@ -118,6 +135,7 @@ async function check({ core, dir, out, index, fetchJson = indexJson }) {
   for (const name of names.sort()) {
     const shown = JSON.stringify(name.slice(0, 60));
     if (!ATTRIBUTION_NAME.test(name)) { core.warning(`attribution/${shown}: not YYYY-MM-DD-<12 hex>.json, not published`); continue; }
+    if (!tonight.includes(name)) { core.warning(`attribution/${shown}: not this run's ${tonight.join(' or ')}, not published`); continue; }
     const content = regularFile(path.join(folder, name), MAX_ATTRIBUTION);
     if (typeof content !== 'string') { core.warning(`attribution/${shown}: not a regular file under ${MAX_ATTRIBUTION} bytes, not published`); continue; }
     let parsed;
@@ -130,20 +148,34 @@ async function check({ core, dir, out, index, fetchJson = indexJson }) {
 }
 
 const MAX_GAB = 5000000;
-const GAB_FILES = ['gab-smaller.json', 'gab-bigger.json', 'gab-counts.json'];
+const GAB_FILES = ['gab-smaller.json', 'gab-bigger.json', 'gab-counts.json', 'gab-relative.json'];
 const GAB_KEYS = ['name', 'unit', 'value', 'range', 'extra'];
-// text a commit comment or a chart would show: printable, short, and quiet() leaves it as it is
-// (no mention, no issue link); no tag, no markdown link or code span
-const plainText = (x, limit) => typeof x === 'string' && x.length > 0 && x.length <= limit
-  && !/[\u0000-\u001f\u007f<>[\]`]/.test(x) && quiet(x) === x;
+
+// benchwatch's own figure names, nothing else. The one definition is src/benchwatch/figure_key.py
+// (with metrics.py); tests/test_workflow_attacks.py checks these lists against it and every name
+// it encodes against this check. github-action-benchmark prints a name in backticks in a table
+// row (a `|` would split the row, a backtick end the code) and the unit as it is.
+const UNITS = ['us', 'req/s', 'ms', 'MB', 'instructions', 'calls', 'x']; // metrics.METRICS' units, trend/relative.UNIT
+const PER_ENDPOINT = ['cost/req', 'instr/req', 'syscalls/req', 'cpu/req', 'user/req', 'sys/req', 'rps', 'p50', 'p99'];
+const PER_VARIANT = ['rss idle', 'rss warm', 'rss peak'];
+const MARKS = [' (side by side)', ' (vs parent)']; // figure_key.SIDE_BY_SIDE, PARENT_MARK
+const words = (list) => list.map((w) => w.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');
+const VARIANT = '[a-z0-9][a-z0-9_-]*@[a-z0-9][a-z0-9._+-]*'; // declarations' scenario and stack names
+const SETTING = '(?:c=[0-9]+|rate=[0-9]+(?:\\.[0-9]+)?%|seq)'; // metrics.Closed, Open, Counted tags
+const ENDPOINT = '[A-Z]+ /[^\\u0000-\\u001f\\u007f|`\\\\]*'; // a method and its path (query values as declared)
+const MICRO_WORD = '[A-Za-z0-9_.,=+:-]+';
+const FIGURE_NAME = new RegExp(`^(?:${VARIANT} ${ENDPOINT} ${SETTING} (?:${words(PER_ENDPOINT)})`
+  + `|${VARIANT} (?:${words(PER_VARIANT)})`
+  + `|micro ${MICRO_WORD}(?: ${MICRO_WORD})*@[a-z0-9][a-z0-9._+-]*)(?:${words(MARKS)})?$`);
+const figureName = (x) => typeof x === 'string' && x.length <= 300 && FIGURE_NAME.test(x);
 
 // the problem with one entry of a gab file, or null when it is what benchwatch writes (results.gab_entries)
 function gabEntryProblem(entry) {
   if (!isObject(entry)) return 'not an object';
   const extra = Object.keys(entry).filter((k) => !GAB_KEYS.includes(k));
   if (extra.length) return `unexpected key ${JSON.stringify(extra[0].slice(0, 40))}`;
-  if (!plainText(entry.name, 300)) return 'name is not plain text (a mention, link, tag or control character, or too long)';
-  if (!plainText(entry.unit, 40)) return 'unit is not plain text';
+  if (!figureName(entry.name)) return 'name is not a benchwatch figure name';
+  if (!UNITS.includes(entry.unit)) return `unit is not one of benchwatch's (${UNITS.join(', ')})`;
   if (typeof entry.value !== 'number' || !Number.isFinite(entry.value)) return 'value is not a finite number';
   for (const key of ['range', 'extra']) {
     if (entry[key] !== undefined && !(typeof entry[key] === 'string' && entry[key].length <= 2000)) return `${key} is not text of at most 2000 characters`;
@@ -151,8 +183,9 @@ function gabEntryProblem(entry) {
   return null;
 }
 
-// range and extra (a note, the samples) are shown as they are: tags, links and code spans flattened
-const flatten = (text) => quiet(text.replace(/[\u0000-\u001f\u007f<>[\]`]/g, ' '));
+// range and extra (a note, the samples) are shown as they are: tags, links, code spans and table
+// cells flattened
+const flatten = (text) => quiet(text.replace(/[\u0000-\u001f\u007f<>[\]`|\\]/g, ' '));
 
 // gab({core, dir, out}): every gab-*.json of the artifact, checked, written under `out` (only the
 // entries that pass; a file that is not a list fails the step: nothing recorded)
@@ -215,4 +248,4 @@ async function issue({ github, context, core, dir }) {
   }
 }
 
-module.exports = { check, gab, issue, stateProblem };
+module.exports = { check, gab, issue, stateProblem, figureName, UNITS, PER_ENDPOINT, PER_VARIANT, MARKS };

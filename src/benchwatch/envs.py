@@ -17,7 +17,7 @@ from benchwatch import interpreters, own_requirements
 from benchwatch.config import digest
 from benchwatch.declarations import Stack, normalize_package
 from benchwatch.interpreters import Interpreter
-from benchwatch.uv_tool import cache_dir, uv_executable
+from benchwatch.uv_tool import cache_dir, uv_environ, uv_executable
 
 READY_MARKER = "benchwatch-env.json"
 _LIST_VERSIONS = (
@@ -126,7 +126,7 @@ def _build(path: Path, stack: Stack, recipe: dict, requirements_file: Path | Non
 
 
 def _uv(argv: list[str], stack: Stack) -> None:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=interpreters.uv_environment())
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=uv_environ())
     if done.returncode != 0:
         tail = " | ".join(done.stderr.strip().splitlines()[-3:])
         raise EnvError(f"stack {stack.name}: `{' '.join(argv[1:3])}` failed: {tail}")

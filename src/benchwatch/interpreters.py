@@ -255,8 +255,3 @@ def reset() -> None:
     """Forget the choices and the inspected interpreters (tests; a long-lived process)."""
     _chosen.clear()
     _known.clear()
-
-
-def uv_environment() -> dict[str, str]:
-    """uv never downloads an interpreter behind benchwatch's back: `choose` names the one to use."""
-    return {**os.environ, "UV_PYTHON_DOWNLOADS": "never"}

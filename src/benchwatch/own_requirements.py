@@ -21,7 +21,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from benchwatch import interpreters
 from benchwatch.errors import UserError
-from benchwatch.uv_tool import uv_executable
+from benchwatch.uv_tool import uv_environ, uv_executable
 
 __all__ = ["Pin", "applying", "export", "parse", "python_of"]
 
@@ -41,12 +41,18 @@ class Pin:
 
 
 def parse(text: str, source: Path) -> list[Pin]:
-    """Every requirement line as an exact pin; anything else is one error naming the line."""
+    """Every requirement line as an exact pin; anything else is one error naming the line. No
+    option either (uv reads the file itself): `-e ./pkg` or a path would run an in-tree build
+    backend, `--index-url`, `--extra-index-url`, `-f` would fetch from elsewhere than the stack's
+    index, `-r`/`-c` would read another file."""
     pins = []
     for raw in text.splitlines():
         line = raw.split(" #", 1)[0].strip() if not raw.lstrip().startswith("#") else ""
-        if not line or line.startswith("-"):
+        if not line:
             continue
+        if line.startswith("-"):
+            raise UserError(f"{source}: {line!r}: an app's requirements are exact pins only (name==version), no "
+                            "option: no -e, path, index (--index-url, --extra-index-url, -f) or other file")  # fmt: skip
         requirement, _, marker = (part.strip() for part in line.partition(";"))
         found = _PIN.fullmatch(requirement)
         if not found:
@@ -87,8 +93,7 @@ def export(path: Path, cache: Path) -> Path:
 
     argv = [uv_executable(), "export", "--frozen", "--no-dev", "--no-emit-project", "--no-emit-workspace",
             "--no-hashes", "--no-header", "--no-annotate", "--format", "requirements.txt", "--directory", str(project)]  # fmt: skip
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "UV_PYTHON_DOWNLOADS": "never"})  # fmt: skip
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=uv_environ())
     if done.returncode != 0:
         tail = " | ".join(done.stderr.strip().splitlines()[-2:])
         raise UserError(f"{lock}: `uv export --frozen` failed: {tail}")

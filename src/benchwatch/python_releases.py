@@ -60,11 +60,11 @@ def installable(listing: str) -> dict[str, str]:
 
 
 def _uv_listing() -> str:
-    from benchwatch.uv_tool import uv_executable
+    from benchwatch.uv_tool import uv_environ, uv_executable
 
     done = subprocess.run([uv_executable(), "python", "list", "--all-versions", "--only-downloads",
                            "--output-format", "json"], capture_output=True, text=True, timeout=60,
-                          env=interpreters.uv_environment())  # fmt: skip
+                          env=uv_environ())  # fmt: skip
     if done.returncode != 0:
         raise UserError(f"`uv python list` failed: {done.stderr.strip()[-200:]}")
     return done.stdout

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from benchwatch.declarations import Question
 from benchwatch.errors import UserError
 from benchwatch.metrics import Counted, Metric, Setting, metric, setting_from_params
+from benchwatch.placeholders import redact_tree, redact_written
 
 # 2: typed `environment` and `extra`; a version-1 run.json has the same keys and is read as is
 SCHEMA_VERSION = 2
@@ -357,16 +358,28 @@ class NotWritten(UserError, OSError):
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
+    """`data` as JSON at `path`, whole or not at all; every remembered secret in its strings is
+    replaced by its name (placeholders.redact_tree): the one door results, comparisons,
+    attributions and calibrations leave by."""
+    _write_all({path: json_text(data)})
+
+
+def json_text(data: Any) -> str:
+    """`data` as the JSON benchwatch writes, every remembered secret in its strings replaced by its
+    name (placeholders.redact_tree)."""
+    return json.dumps(redact_tree(data), indent=1, allow_nan=False) + "\n"
 
 
 def write_text_atomic(path: Path, text: str) -> None:
-    write_texts_atomic({path: text})
+    """`text` at `path`, whole or not at all, with every remembered secret replaced by its name
+    (placeholders.redact_written): reports, the comment, site pages, trend files."""
+    _write_all({path: redact_written(text)})
 
 
-def write_texts_atomic(files: Mapping[Path, str]) -> None:
+def _write_all(files: Mapping[Path, str]) -> None:
     """Every file written to a temporary name beside it first, then all renamed into place (a
-    rename takes no space): on a full disk none of them changes, not some."""
+    rename takes no space): on a full disk none of them changes, not some. The texts are written as
+    given: redacted by the callers above."""
     staged: list[tuple[str, Path]] = []
     try:
         for path, text in files.items():
@@ -408,7 +421,7 @@ def write_run(directory: Path, run: Run) -> None:
     smaller = gab_entries(run.figures, bigger_is_better=False)
     counts = gab_entries(run.figures, bigger_is_better=False, counts=True)
     files = {GAB_BIGGER: bigger, GAB_SMALLER: smaller, GAB_COUNTS: counts, RUN_FILE: run.model_dump(mode="json")}
-    write_texts_atomic({directory / name: json.dumps(data, indent=1, allow_nan=False) + "\n" for name, data in files.items()})
+    _write_all({directory / name: json_text(data) for name, data in files.items()})
 
 
 def read_run(directory: Path) -> Run:

@@ -1,6 +1,7 @@
-"""uv as benchwatch runs it: which executable, and the folder where what it builds is cached
-(the stacks' environments, the apps' exported requirements). A leaf: it imports nothing of
-benchwatch but its errors, so config, envs and own_requirements can all use it."""
+"""uv as benchwatch runs it: which executable, with which environment, and the folder where what
+it builds is cached (the stacks' environments, the apps' exported requirements). A leaf: it
+imports nothing of benchwatch but its errors and placeholders' runner variables, so config, envs
+and own_requirements can all use it."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import sys
 from pathlib import Path
 
 from benchwatch.errors import UserError
+from benchwatch.placeholders import app_environ
 
 
 def cache_dir() -> Path:
@@ -28,3 +30,11 @@ def uv_executable() -> str:
     if not found:
         raise UserError("uv not found: install it with `pip install uv` (or run ./bw, which does)")
     return found
+
+
+def uv_environ() -> dict[str, str]:
+    """The environment of every uv call. The runner's variables apart (placeholders.RUNNER_PREFIXES,
+    as for the servers): uv runs a package's build backend when it builds from source, and none
+    may see GITHUB_OUTPUT, GITHUB_ENV or ACTIONS_RUNTIME_TOKEN. And uv never downloads an
+    interpreter behind benchwatch's back: `interpreters.choose` names the one to use."""
+    return {**app_environ(), "UV_PYTHON_DOWNLOADS": "never"}

@@ -6,7 +6,7 @@ import subprocess
 
 from benchwatch.declarations import Stack
 from benchwatch.envs import resolution_flags
-from benchwatch.uv_tool import uv_executable
+from benchwatch.uv_tool import uv_environ, uv_executable
 
 
 def try_resolve(stack: Stack) -> str | None:
@@ -15,7 +15,7 @@ def try_resolve(stack: Stack) -> str | None:
     argv += resolution_flags(stack)  # as the environment would be built
     try:
         done = subprocess.run(argv, input="\n".join(stack.requirements()) + "\n", capture_output=True,
-                              text=True, timeout=300)  # fmt: skip
+                              text=True, timeout=300, env=uv_environ())  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"uv pip compile did not run: {exc}"
     return None if done.returncode == 0 else (done.stderr.strip() or f"uv exited with {done.returncode}")

@@ -62,8 +62,12 @@ jobs:
     if: github.event.workflow_run.event == 'pull_request' && github.event.workflow_run.conclusion != 'cancelled'
     permissions:
       actions: read
+      contents: read
       pull-requests: write
     uses: {repo}/.github/workflows/reusable-comment.yml@{sha} # {label}
+    with:
+      benchwatch-repository: {repo}
+      benchwatch-ref: {sha} # {label}
 """
 
 _PUBLISH = """\
@@ -167,15 +171,10 @@ def _git(where: Path, *argv: str) -> str | None:
 
 
 def _is_benchwatch_checkout(top: Path, package: Path) -> bool:
-    """The work tree is benchwatch's own: its pyproject.toml names the project benchwatch and the
-    package is its src/benchwatch."""
-    import tomllib
+    """The work tree is benchwatch's own (own_checkout.py: the wheel's build hook asks the same)."""
+    from benchwatch.own_checkout import is_benchwatch_checkout
 
-    try:
-        name = tomllib.loads((top / "pyproject.toml").read_text()).get("project", {}).get("name")
-        return name == "benchwatch" and package.resolve() == (top / "src" / "benchwatch").resolve()
-    except (OSError, tomllib.TOMLDecodeError):
-        return False
+    return is_benchwatch_checkout(top, package)
 
 
 def default_source() -> str:
