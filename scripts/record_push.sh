@@ -26,6 +26,8 @@
 #            new state says which first-parent commits since the previous one this publish
 #            covers, and which of them were skipped (superseded pushes: no data point of their own)
 # Exit 0 when pushed (or nothing to push), 1 with one ERROR line otherwise.
+# A data.js the commits to push change must keep every entry it had (github-action-benchmark reads
+# one it cannot parse as an empty history and writes the new point alone): else nothing is pushed.
 set -euo pipefail
 
 fail() { echo "ERROR: $*" >&2; exit 1; }
@@ -192,6 +194,23 @@ write_state() {
   git -C "$site" "${bot[@]}" commit -q "${body[@]}"
   state_committed=1
 }
+
+# 2b. Never a history with less: every data.js the commits to push change holds at least as many
+#     entries (`"commit": {`, one per entry as github-action-benchmark and benchwatch write them) as
+#     it held where those commits start (a damaged data.js on gh-pages becomes one point otherwise).
+entries() { { grep -o '"commit": *{' || true; } | wc -l; }
+check_histories() {
+  local base path old new
+  git -C "$site" fetch -q "$remote" gh-pages || fail "cannot fetch gh-pages from the remote"
+  base=$(git -C "$site" merge-base HEAD FETCH_HEAD) || return 0
+  while IFS= read -r path; do
+    old=$(git -C "$site" show "$base:$path" 2>/dev/null | entries) || old=0
+    [ "$old" -gt 0 ] || continue
+    new=$(git -C "$site" show "HEAD:$path" 2>/dev/null | entries) || new=0
+    [ "$new" -ge "$old" ] || fail "$path: gh-pages holds $old entries and this push would leave $new (a data.js github-action-benchmark could not read is started again empty): nothing pushed; repair $path on gh-pages, then re-run"
+  done < <(git -C "$site" diff --name-only "$base" HEAD -- '*data.js')
+}
+check_histories
 
 # 3. Push; when rejected, drop the state commit, rebase on what was pushed meanwhile, retry.
 for ((attempt = 1; ; attempt++)); do

@@ -92,3 +92,17 @@ def test_aa_noise_leaves_out_a_figure_invalid_on_either_side() -> None:
     data.record(slots[1], CLOSED, 1, oha(), 0.1, True)
     assert data.aa_noise(slots[1]).figures == {}
     assert data.problems[0].reason.endswith("(A/A copy)")
+
+
+def test_the_servers_error_line_is_its_exception_not_what_follows_it() -> None:
+    from benchwatch.measure.collect import error_line
+
+    sqlalchemy = ("ERROR:    Exception in ASGI application\n  + Exception Group Traceback (most recent call last):\n"
+                  "    | sqlalchemy.exc.OperationalError: (psycopg.OperationalError) connection failed: refused\n"
+                  "    | \tIs the server running on that host and accepting TCP/IP connections?\n"
+                  "    | (Background on this error at: https://sqlalche.me/e/21/e3q8)\n")  # fmt: skip
+    assert error_line(sqlalchemy) == "sqlalchemy.exc.OperationalError: (psycopg.OperationalError) connection failed: refused"
+    chained = "KeyError: 'a'\n\nDuring handling of the above exception, another exception occurred:\napp.PoolExhausted: none left"
+    assert error_line(chained) == "app.PoolExhausted: none left"
+    assert error_line("ERROR:    Exception in ASGI application\n") == "ERROR:    Exception in ASGI application"
+    assert error_line("") == ""

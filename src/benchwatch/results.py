@@ -352,35 +352,51 @@ def gab_entries(figures: list[Figure], bigger_is_better: bool, counts: bool = Fa
     return entries
 
 
+class NotWritten(UserError, OSError):
+    """A file that could not be written (a full disk, a folder gone): nothing of it was written, and
+    the file there before, if any, is untouched. An OSError still, for callers that catch those."""
+
+
 def write_json_atomic(path: Path, data: Any) -> None:
     """`data` as JSON at `path`, whole or not at all; every remembered secret in its strings is
     replaced by its name (placeholders.redact_tree): the one door results, comparisons,
     attributions and calibrations leave by."""
-    data = redact_tree(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, indent=1, allow_nan=False)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    _write_all({path: json_text(data)})
+
+
+def json_text(data: Any) -> str:
+    """`data` as the JSON benchwatch writes, every remembered secret in its strings replaced by its
+    name (placeholders.redact_tree)."""
+    return json.dumps(redact_tree(data), indent=1, allow_nan=False) + "\n"
 
 
 def write_text_atomic(path: Path, text: str) -> None:
     """`text` at `path`, whole or not at all, with every remembered secret replaced by its name
     (placeholders.redact_written): reports, the comment, site pages, trend files."""
-    text = redact_written(text)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    _write_all({path: redact_written(text)})
+
+
+def _write_all(files: Mapping[Path, str]) -> None:
+    """Every file written to a temporary name beside it first, then all renamed into place (a
+    rename takes no space): on a full disk none of them changes, not some. The texts are written as
+    given: redacted by the callers above."""
+    staged: list[tuple[str, Path]] = []
     try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        for path, text in files.items():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            staged.append((tmp, path))
+            with os.fdopen(fd, "w") as handle:
+                handle.write(text)
+        for tmp, path in staged:
+            os.replace(tmp, path)
+    except BaseException as exc:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not isinstance(exc, UserError):
+            where = staged[-1][1] if staged else next(iter(files))
+            raise NotWritten(f"{where}: could not be written ({exc.strerror or exc}); nothing was written and the "
+                             "files there are untouched: free some space, or write to another folder") from None  # fmt: skip
         raise
 
 
@@ -399,14 +415,13 @@ def ensure_writable(directory: Path, chosen: bool = True) -> None:
 
 
 def write_run(directory: Path, run: Run) -> None:
-    """run.json plus both gab files; the gab files are validated before anything is written."""
+    """run.json plus the gab files, all or none (a full disk changes none of them); the gab files are
+    validated before anything is written."""
     bigger = gab_entries(run.figures, bigger_is_better=True)
     smaller = gab_entries(run.figures, bigger_is_better=False)
     counts = gab_entries(run.figures, bigger_is_better=False, counts=True)
-    write_json_atomic(directory / GAB_BIGGER, bigger)
-    write_json_atomic(directory / GAB_SMALLER, smaller)
-    write_json_atomic(directory / GAB_COUNTS, counts)
-    write_json_atomic(directory / RUN_FILE, run.model_dump(mode="json"))
+    files = {GAB_BIGGER: bigger, GAB_SMALLER: smaller, GAB_COUNTS: counts, RUN_FILE: run.model_dump(mode="json")}
+    _write_all({directory / name: json_text(data) for name, data in files.items()})
 
 
 def read_run(directory: Path) -> Run:

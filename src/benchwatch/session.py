@@ -1,5 +1,6 @@
 """What a measuring command sets up once: its output folder, oha and its version (when it
-load-tests), the environment fingerprint, the servers' cleanup at exit, and the runs it records.
+load-tests), the environment fingerprint, the servers' cleanup at exit (when benchwatch is killed,
+the guard's: measure/guard.py, which every server's launch registers with), and the runs it records.
 
 A command opens one session (`open_session`) at the point where it is about to write or measure,
 after its input has been checked, so bad input leaves nothing behind. A command made of other

@@ -4,6 +4,7 @@ measurements are invalid, and the A/A noise. No servers and no I/O here."""
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -40,6 +41,10 @@ from benchwatch.results import (
 )
 
 AA_SUFFIX = "'"
+# the line of a traceback that names the exception (`sqlalchemy.exc.OperationalError: …`, also inside
+# an exception group's `|` margin): what follows it ("Background on this error at …") says less
+_EXCEPTION_LINE = re.compile(r"^[\s|]*((?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*): .+)$")
+_LOG_LEVELS = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}  # uvicorn's `ERROR:    Exception in …`
 MB = 1024 * 1024
 MEMORY = (RSS_IDLE, RSS_WARM, RSS_PEAK)
 
@@ -153,9 +158,9 @@ class Collector:
         names = self.names(slot, shot.endpoint, shot.setting)
         if not outcome.valid or not server_alive:
             reason = redact("; ".join(outcome.problems)) or "server died during the measurement"
-            said = server_error.strip().splitlines()
+            said = error_line(server_error)
             if said:
-                reason += f"; the server said: {said[-1].strip()[:200]}"
+                reason += f"; the server said: {said[:200]}"
             for name in [*names.values(), *self.rss_names(slot).values()]:
                 self.invalid.setdefault(name, f"round {round_index + 1}: {shot.endpoint.label} {shot.tag}: {reason}")
             self.report(slot, Problem(variant=slot.variant.id, phase="load", endpoint=shot.endpoint.label,
@@ -251,3 +256,13 @@ class Collector:
                 a=series.samples, a_prime=twin.samples, metric=series.figure["metric"],
             )  # fmt: skip
         return AANoise(variant=original, figures=figures)
+
+
+def error_line(traceback_text: str) -> str:
+    """The server's last exception line in its traceback (`ValueError: …`), else its last line."""
+    lines = [line for line in traceback_text.strip().splitlines() if line.strip()]
+    for line in reversed(lines):
+        found = _EXCEPTION_LINE.match(line)
+        if found and found.group(2) not in _LOG_LEVELS:
+            return found.group(1).strip()
+    return lines[-1].strip() if lines else ""

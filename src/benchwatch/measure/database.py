@@ -5,7 +5,9 @@ so both sides of a compare (and every boot) start from the same state.
 The cluster it lives in: the running server `BENCHWATCH_POSTGRES_URL` names (an admin URL on
 loopback), or a throwaway cluster started once per command from PostgreSQL's server binaries
 (as root through `runuser -u postgres`, in a directory owned by postgres), stopped at exit.
-Databases are created and dropped with PostgreSQL's own client, psql."""
+Databases are created and dropped with PostgreSQL's own client, psql. Should benchwatch end
+without its cleanup (SIGKILL), the guard (measure/guard.py) stops the throwaway cluster and removes
+its folder, or drops the boot's database in a configured cluster."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from benchwatch import placeholders
 from benchwatch.errors import UserError
+from benchwatch.measure import guard
 
 URL_ENV = "BENCHWATCH_POSTGRES_URL"
 INSTALL = "install it with `sudo apt-get install postgresql`"
@@ -49,12 +52,16 @@ class Cluster:
     admin_database: str
     psql: str
 
-    def sql(self, statement: str) -> None:
-        environ = {**os.environ, "PGPASSWORD": self.password, "PGCONNECT_TIMEOUT": "10"}
+    def psql_command(self, statement: str) -> tuple[list[str], dict[str, str]]:
+        """psql's argv running `statement`, and the variables it needs on top of the environment."""
         argv = [self.psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", self.host, "-p", str(self.port),
                 "-U", self.user, "-d", self.admin_database, "-c", statement]  # fmt: skip
+        return argv, {"PGPASSWORD": self.password, "PGCONNECT_TIMEOUT": "10"}
+
+    def sql(self, statement: str) -> None:
+        argv, extra = self.psql_command(statement)
         try:
-            done = subprocess.run(argv, env=environ, capture_output=True, text=True, timeout=_TIMEOUT_S)
+            done = subprocess.run(argv, env={**os.environ, **extra}, capture_output=True, text=True, timeout=_TIMEOUT_S)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise DatabaseError(f"psql: {exc}") from None
         if done.returncode != 0:
@@ -165,13 +172,17 @@ class _Throwaway:
             raise DatabaseError(f"PostgreSQL's server (initdb, pg_ctl) not found: {INSTALL}")
         self.as_root = os.geteuid() == 0
         self.directory = Path(tempfile.mkdtemp(prefix=CLUSTER_PREFIX, dir=cluster_parent()))
+        self.tickets = [guard.watch_folder(self.directory)]
         if self.as_root:
             shutil.chown(self.directory, "postgres")
         self.started = False
 
-    def _run(self, *argv: str | Path) -> subprocess.CompletedProcess:
+    def _as_owner(self, *argv: str | Path) -> list[str]:
         prefix = ["runuser", "-u", "postgres", "--"] if self.as_root else []
-        return subprocess.run([*prefix, *map(str, argv)], capture_output=True, text=True, timeout=120,
+        return [*prefix, *map(str, argv)]
+
+    def _run(self, *argv: str | Path) -> subprocess.CompletedProcess:
+        return subprocess.run(self._as_owner(*argv), capture_output=True, text=True, timeout=120,
                               cwd=self.directory)  # fmt: skip
 
     def start(self) -> Cluster:
@@ -180,6 +191,9 @@ class _Throwaway:
                          "--locale=C", "--no-sync")  # fmt: skip
         if done.returncode != 0:
             raise DatabaseError(f"initdb failed: {done.stderr.strip()[-300:]}")
+        # pg_ctl daemonizes the server: should benchwatch be killed, the guard stops it (a stop of a
+        # cluster that never started fails, harmlessly), then removes the folder
+        self.tickets.append(guard.watch_command(self._as_owner(self.bin / "pg_ctl", "-D", data, "-m", "immediate", "stop")))  # type: ignore[operator]
         for _attempt in range(3):
             port = _free_port()
             done = self._run(self.bin / "pg_ctl", "-D", data, "-o", f"-k {self.directory} -h 127.0.0.1 -p {port}",
@@ -196,6 +210,9 @@ class _Throwaway:
             self._run(self.bin / "pg_ctl", "-D", self.directory / "data", "-m", "fast", "stop")  # type: ignore[operator]
             self.started = False
         shutil.rmtree(self.directory, ignore_errors=True)
+        for ticket in self.tickets:
+            guard.forget(ticket)
+        self.tickets = []
 
 
 def cluster_parent() -> Path:
@@ -257,17 +274,25 @@ def fresh() -> Iterator[BootDatabase]:
     """A new empty database for one boot, dropped afterwards (its connections closed by force)."""
     where = cluster()
     database = BootDatabase(where, f"benchwatch_{os.getpid()}_{secrets.token_hex(4)}")
+    # in a configured cluster, the guard drops what benchwatch could not (ours is removed whole)
+    ticket = None if _own is not None else guard.watch_command(*where.psql_command(_drop_statements(database.name)[0]))
     where.sql(f'CREATE DATABASE "{database.name}"')
     try:
         yield database
     finally:
         _drop(where, database.name)
+        if ticket is not None:
+            guard.forget(ticket)
+
+
+def _drop_statements(name: str) -> tuple[str, str]:
+    return f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'DROP DATABASE IF EXISTS "{name}"'
 
 
 def _drop(where: Cluster, name: str) -> None:
     """WITH (FORCE) closes what is left connected (PostgreSQL 13+); an older server gets a plain
     drop (the boot's server has stopped by now). A database left behind is a name, not a result."""
-    for statement in (f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)', f'DROP DATABASE IF EXISTS "{name}"'):
+    for statement in _drop_statements(name):
         try:
             where.sql(statement)
             return

@@ -22,7 +22,7 @@ import psutil
 from benchwatch.config import APP_FILE, Variant
 from benchwatch.envs import Env
 from benchwatch.errors import UserError
-from benchwatch.measure import database
+from benchwatch.measure import database, guard
 from benchwatch.measure.inject import INJECT_ENVS, NO_INJECTION, Injection
 from benchwatch.measure.setup import SetupError, run_setup
 from benchwatch.placeholders import (
@@ -40,6 +40,7 @@ HOST = "127.0.0.1"
 TRACEBACK_STARTS = ("ERROR:", "Traceback (most recent call last)")
 PRE_START_TIMEOUT_S = 300
 _live: dict[int, subprocess.Popen] = {}
+_guarded: dict[int, int] = {}  # server pid -> its guard ticket (measure/guard.py)
 
 
 class BootError(Exception):
@@ -281,8 +282,8 @@ def running(
 
     Every boot has a fresh `{tmp}` directory and, when the app declares one, a fresh database;
     the app's set-up runs once the server answers (`Server.context` holds its values)."""
-    with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name, _boot_database(variant) as boot_db:
-        scratch = Path(scratch_name)
+    with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name, guard.folder(Path(scratch_name)) as scratch, \
+            _boot_database(variant) as boot_db:
         context = Context(tmp=str(scratch), database=boot_db.parts if boot_db else None)
         environ = server_environment(variant, env, context, inject)
         root = variant.app.root
@@ -400,6 +401,9 @@ def _spawn(
             stdin=subprocess.DEVNULL, start_new_session=True,
         )  # fmt: skip
     _live[process.pid] = process
+    # the server leads a group of its own (the wrapper and whatever it starts): killed should benchwatch
+    # end without stopping it, SIGKILL included
+    _guarded[process.pid] = guard.watch_group(process.pid)
     return Server(variant=variant, port=port, process=process, log_path=log_path)
 
 
@@ -509,6 +513,9 @@ def _stop(process: subprocess.Popen, grace: float = 5.0) -> None:
     except (ProcessLookupError, PermissionError):
         pass
     _live.pop(process.pid, None)
+    ticket = _guarded.pop(process.pid, None)
+    if ticket is not None:
+        guard.forget(ticket)
 
 
 def stop_all() -> None:
