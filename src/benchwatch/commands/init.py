@@ -40,10 +40,11 @@ def split_targets(targets: list[str]) -> tuple[str | None, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from benchwatch import app_env
     from benchwatch.errors import EXIT_BAD_INPUT, UserError
     from benchwatch.scaffold.init import init, parse_env
     from benchwatch.scaffold.layout import layout
-    from benchwatch.scaffold.workflows import APP_ENV_SECRET, default_source
+    from benchwatch.scaffold.workflows import default_source
 
     if args.python is not None and not (args.python.startswith("3.") and args.python[2:].isdigit()):
         raise UserError(f"--python {args.python!r}: give a version like 3.12")
@@ -59,9 +60,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"kept {path.relative_to(where.root)} (exists; --force replaces it)")
     app_file = (where.app_dir / "benchwatch-app.toml").relative_to(where.root)
     print(f"init: declared {outcome.declared}, left out {outcome.left_out} (each says what it needs in {app_file})")
-    if outcome.secrets:
-        print(f"init: create the repository secret {APP_ENV_SECRET} with one NAME=value line for each of "
-              f"{', '.join(outcome.secrets)} (Settings > Secrets and variables > Actions)")  # fmt: skip
+    for line in app_env.instruction(outcome.secrets):
+        print(line)
     if outcome.declared == 0:
         print(f"ERROR: no endpoint answered 2xx at init: fill in one of the commented "
               f"[[endpoints]] in {app_file}, then run `benchwatch verify`", file=sys.stderr)  # fmt: skip

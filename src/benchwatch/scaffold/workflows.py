@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from benchwatch import __version__
+from benchwatch import __version__, app_env
 from benchwatch.errors import UserError
 
 DEFAULT_SOURCE = f"benchwatch/benchwatch@v{__version__}"
@@ -125,7 +125,7 @@ jobs:
       python-version: "3.12"
 {extra}"""
 
-APP_ENV_SECRET = "BENCHWATCH_APP_ENV"  # the repository secret: lines of NAME=value for the apps' ${NAME}s
+APP_ENV_SECRET = app_env.SECRET  # the repository secret: lines of NAME=value for the apps' ${NAME}s
 _MEASURING = ("benchwatch-pr.yml", "benchwatch-publish.yml", "benchwatch-nightly.yml")
 
 TEMPLATES = {
