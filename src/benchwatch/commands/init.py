@@ -44,15 +44,16 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.errors import EXIT_BAD_INPUT, UserError
     from benchwatch.scaffold.init import init, parse_env
     from benchwatch.scaffold.layout import layout
-    from benchwatch.scaffold.workflows import default_source
+    from benchwatch.scaffold.workflows import default_source, placeholder_said
 
     if args.python is not None and not (args.python.startswith("3.") and args.python[2:].isdigit()):
         raise UserError(f"--python {args.python!r}: give a version like 3.12")
     folder, app = split_targets(args.targets)
     env = parse_env(args.env)
     where = layout(Path.cwd(), folder)
+    source = args.workflows_from or default_source()
     outcome = init(where, app, force=args.force, python=args.python, env=env, migrate=args.migrate,
-                   pre_start=args.pre_start, workflows_from=args.workflows_from or default_source())  # fmt: skip
+                   pre_start=args.pre_start, workflows_from=source)  # fmt: skip
     where = outcome.where or where
     for path in outcome.written:
         print(f"wrote {path.relative_to(where.root)}")
@@ -62,6 +63,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"init: declared {outcome.declared}, left out {outcome.left_out} (each says what it needs in {app_file})")
     for line in app_env.instruction(outcome.secrets):
         print(line)
+    placeholder = placeholder_said(source)
+    if placeholder is not None:
+        print(placeholder)
     if outcome.declared == 0:
         print(f"ERROR: no endpoint answered 2xx at init: fill in one of the commented "
               f"[[endpoints]] in {app_file}, then run `benchwatch verify`", file=sys.stderr)  # fmt: skip
