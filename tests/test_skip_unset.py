@@ -151,3 +151,39 @@ def test_the_comment_says_what_was_left_out_and_why() -> None:
 ${BENCHWATCH_USER}""") in text
     assert "`shop@own` `GET /items/`, `shop@own` `GET /items/{id}`" in text
     assert comparison.exit_code() == 2  # nothing measured at all: not measured, never ok
+
+
+def test_compare_with_nothing_left_says_what_it_left_out_and_exits_not_measured(tmp_path: Path, cli, monkeypatch) -> None:
+    """`compare --skip-unset` when every variant needs an unset `${NAME}` to boot: nothing boots,
+    the comment and compare.json list each endpoint left out with why, exit 2 (not measured);
+    without the option, the same compare is the usual one-line exit 3."""
+    from benchwatch.errors import EXIT_BAD_INPUT, EXIT_UNMEASURED
+
+    for name in ("SIGNING_KEY", "API_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    app = tmp_path / "secret"
+    app.mkdir()
+    (app / "benchwatch-app.toml").write_text(textwrap.dedent('''\
+        name = "secret"
+        app = "main:app"
+        stacks = ["latest"]
+        env = { KEY = "${SIGNING_KEY}" }
+        [[endpoints]]
+        name = "health"
+        path = "/health"
+        '''))
+    project = make_project(tmp_path / "project", [app])
+    compare = ["compare", "--base", "latest", "--head", "latest", "--quick", "--no-micro", "-k", "secret@*"]
+    refused = cli(*compare, root=project)
+    assert refused.returncode == EXIT_BAD_INPUT and "${SIGNING_KEY} is not set in the environment" in refused.stderr
+    out = tmp_path / "out"
+    done = cli(*compare, "--skip-unset", "--out", str(out), root=project)
+    assert done.returncode == EXIT_UNMEASURED, done.stdout + done.stderr
+    why = "left out: needs ${SIGNING_KEY} (secret/benchwatch-app.toml: env.KEY), not set here"
+    comment = (out / "comment.md").read_text()
+    assert f"- no timings and counts: {why}: `secret@latest` `GET /health`" in comment
+    assert "1 declared endpoint left out (--skip-unset)" in comment
+    summary = json.loads((out / "compare.json").read_text())
+    assert summary["summary"]["exit_code"] == EXIT_UNMEASURED
+    assert summary["extra"]["coverage"]["not_measured"] == [
+        {"variant": "secret@latest", "endpoint": "GET /health", "missing": "timings and counts", "why": why}]
