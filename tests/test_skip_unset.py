@@ -6,9 +6,11 @@ comment lists each left-out endpoint with why."""
 from __future__ import annotations
 
 import json
+import os
 import textwrap
 from pathlib import Path
 
+import pytest
 from conftest import make_project
 
 from benchwatch.compare.comment import render
@@ -187,3 +189,79 @@ def test_compare_with_nothing_left_says_what_it_left_out_and_exits_not_measured(
     assert summary["summary"]["exit_code"] == EXIT_UNMEASURED
     assert summary["extra"]["coverage"]["not_measured"] == [
         {"variant": "secret@latest", "endpoint": "GET /health", "missing": "timings and counts", "why": why}]
+
+
+SHOP_APP = '''\
+from fastapi import FastAPI, Header, HTTPException
+
+app = FastAPI()
+
+
+@app.get("/health")
+def health() -> dict:
+    return {"ok": True}
+
+
+@app.post("/login")
+def login(x_key: str = Header()) -> dict:
+    return {"access_token": "token-for-" + x_key}
+
+
+@app.get("/private")
+def private(authorization: str = Header()) -> dict:
+    if not authorization.startswith("Bearer token-for-"):
+        raise HTTPException(401)
+    return {"private": True}
+'''
+SHOP_DECLARATION = '''\
+name = "shop"
+app = "main:app"
+stacks = ["latest"]
+quick = ["health", "private"]
+
+[[setup.requests]]
+name = "login"
+method = "POST"
+path = "/login"
+headers = { X-Key = "${SHOP_KEY}" }
+save = { token = "access_token" }
+
+[[endpoints]]
+name = "health"
+path = "/health"
+
+[[endpoints]]
+name = "private"
+path = "/private"
+headers = { Authorization = "Bearer {setup.token}" }
+'''
+
+
+@pytest.mark.slow
+def test_a_real_compare_measures_what_needs_no_secret_and_lists_the_rest(tmp_path: Path, monkeypatch) -> None:
+    """Two real servers, their login's key unset: the login is not sent, `/private` (its token) is
+    listed as left out, `/health` is load-tested on both sides. One round: no verdict, so exit 2;
+    what is asserted is what was measured and what the comment lists."""
+    from conftest import benchwatch
+
+    app = tmp_path / "shop"
+    app.mkdir()
+    (app / "main.py").write_text(SHOP_APP)
+    (app / "benchwatch-app.toml").write_text(SHOP_DECLARATION)
+    project = make_project(tmp_path / "project", [app])
+    out = tmp_path / "out"
+    environ = {k: v for k, v in os.environ.items() if k != "SHOP_KEY"}
+    monkeypatch.delenv("SHOP_KEY", raising=False)
+    done = benchwatch("compare", "--base", "latest", "--head", "latest", "-k", "shop@latest", "--quick", "--rounds",
+                      "1", "--no-micro", "--no-counts", "--skip-unset", "--out", str(out), root=project, env=environ)  # fmt: skip
+    assert done.returncode in (0, 2), done.stdout + done.stderr
+    compared = json.loads((out / "compare.json").read_text())
+    assert compared["problems"] == []  # nothing failed: the login was never sent
+    coverage = compared["extra"]["coverage"]
+    assert (coverage["endpoints"], coverage["timed"]) == (2, 1)
+    (left_out,) = [n for n in coverage["not_measured"] if n["why"] != "--no-counts"]
+    assert left_out["endpoint"] == "GET /private" and left_out["missing"] == "timings and counts"
+    assert left_out["why"].startswith("left out: needs {setup.token} from the set-up request login, which needs "
+                                      "${SHOP_KEY} (shop/benchwatch-app.toml: setup.requests.login.headers.X-Key)")  # fmt: skip
+    assert {r["endpoint"] for r in compared["rows"] if r["endpoint"]} == {"GET /health"}
+    assert "1 declared endpoint left out (--skip-unset)" in (out / "comment.md").read_text()
