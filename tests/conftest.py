@@ -65,6 +65,17 @@ def make_project(directory: Path, apps: list[Path], extra_settings: str = "") ->
     return directory
 
 
+@pytest.fixture(autouse=True)
+def _no_remembered_secrets():
+    """The secrets a test's in-process command remembered (placeholders.remember, kept for a
+    process's life) are not the next test's: each would be redacted from its files and lines."""
+    from benchwatch import placeholders
+
+    placeholders.forget_all()
+    yield
+    placeholders.forget_all()
+
+
 @pytest.fixture
 def fixture_project(tmp_path: Path) -> Path:
     apps = sorted(p for p in FIXTURE_APPS.iterdir() if (p / "benchwatch-app.toml").is_file())

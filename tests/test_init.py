@@ -126,6 +126,8 @@ def test_bad_init_arguments_are_bad_input_and_write_nothing(tmp_path: Path, cli)
     for argv, message in [
         (("--migrate",), "ERROR: --migrate: no alembic.ini in"),
         (("--env", "X"), "ERROR: --env 'X': give KEY=VALUE"),
+        (("--env-literal", "1X=2"), "ERROR: --env-literal '1X=2': give KEY=VALUE"),
+        (("--env", "MODE=a", "--env-literal", "MODE=b"), "ERROR: --env and --env-literal both give MODE: give it once"),
         (("a", "b"), "ERROR: init a b: give at most one folder and one import string"),
         (("nowhere",), "ERROR: nowhere: no such folder"),
     ]:  # fmt: skip
@@ -273,13 +275,17 @@ def test_init_from_an_app_folder_and_from_the_root_writes_the_shared_files_at_th
     assert not (first / "benchwatch.toml").exists() and not (first / ".github").exists()
     assert sorted(p.name for p in (root / ".github" / "workflows").iterdir())[0] == "benchwatch-comment.yml"
     text = (first / "benchwatch" / "benchwatch-app.toml").read_text()
-    assert 'root = ".."' in text and 'app = "main:app"' in text and 'env = { GREETING = "hi" }' in text
+    # the value is read from the environment on every run, never written down
+    assert 'root = ".."' in text and 'app = "main:app"' in text and 'env = { GREETING = "${GREETING}" }' in text
+    assert "init: GREETING from --env are written as ${NAME}, never their values: set them in the environment" in done.stdout
+    assert "with one NAME=value line for each of GREETING" in done.stdout
     assert "# [[endpoints]]   # GET /posts: answered 500 at init: RuntimeError: relation posts does not exist" in text
     assert "# [[endpoints]]   # GET /zz_crash: no answer at init: the server exited (code 3)" in text
     assert json.loads((first / "benchwatch" / "expected" / "hello.json").read_text()) == {"greeting": "hi"}
 
-    again = bw("init", "services/shop", "main:app", "--env", "GREETING=hey", cwd=root)
+    again = bw("init", "services/shop", "main:app", "--env-literal", "GREETING=hey", cwd=root)
     assert again.returncode == 0, again.stderr
+    assert 'env = { GREETING = "hey" }' in (second / "benchwatch" / "benchwatch-app.toml").read_text()
     assert "kept .github/workflows/benchwatch-pr.yml (exists; --force replaces it)" in again.stdout
     assert 'apps = ["blog/benchwatch", "services/shop/benchwatch"]' in (root / "benchwatch.toml").read_text()
     assert 'root = ".."' in (second / "benchwatch" / "benchwatch-app.toml").read_text()
@@ -425,6 +431,26 @@ def test_callers_pass_the_database_and_the_app_env_secret_only_when_asked() -> N
         assert "      database: postgresql" in asked[name]
         assert "    secrets:\n      app-env: ${{ secrets.BENCHWATCH_APP_ENV }}" in asked[name]
     assert asked["benchwatch-comment.yml"] == plain["benchwatch-comment.yml"]
+
+
+def test_env_values_are_written_as_references_and_given_to_inits_own_boots_only(monkeypatch) -> None:
+    """`--env KEY=VALUE` may be a secret: the declaration reads `${KEY}`, init's boots get VALUE
+    from its environment, which is as it was once init ends; `--env-literal` and values that
+    are placeholders (or empty, or a PostgreSQL server's URL, which _database replaces) stay."""
+    from benchwatch.scaffold.init import _references
+
+    monkeypatch.setenv("SMTP_PASSWORD", "the-shells-own")
+    monkeypatch.delenv("FIRST_SUPERUSER", raising=False)
+    given = {"SMTP_PASSWORD": "literal-pw-4d3c", "FIRST_SUPERUSER": "admin@example.com", "SMTP_HOST": "",
+             "POSTGRES_SERVER": "{database_host}", "SECRET_KEY": "${APP_SECRET_KEY}",
+             "DATABASE_URL": "postgresql://u:pw@127.0.0.1:5432/app"}  # fmt: skip
+    with _references(given, {"ENVIRONMENT": "local"}) as (env, referenced):
+        assert env == {"SMTP_PASSWORD": "${SMTP_PASSWORD}", "FIRST_SUPERUSER": "${FIRST_SUPERUSER}", "SMTP_HOST": "",
+                       "POSTGRES_SERVER": "{database_host}", "SECRET_KEY": "${APP_SECRET_KEY}",
+                       "DATABASE_URL": "postgresql://u:pw@127.0.0.1:5432/app", "ENVIRONMENT": "local"}  # fmt: skip
+        assert referenced == ["FIRST_SUPERUSER", "SMTP_PASSWORD"]
+        assert (os.environ["SMTP_PASSWORD"], os.environ["FIRST_SUPERUSER"]) == ("literal-pw-4d3c", "admin@example.com")
+    assert os.environ["SMTP_PASSWORD"] == "the-shells-own" and "FIRST_SUPERUSER" not in os.environ
 
 
 def test_a_postgresql_setting_becomes_the_per_boot_database() -> None:

@@ -265,3 +265,88 @@ def test_an_app_never_gets_the_runners_variables_not_even_by_name(tmp_path, cli,
     assert done.returncode == 3, done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
         f"ERROR: {app / 'benchwatch-app.toml'}: env.KEY: ${{GITHUB_OUTPUT}} is not set in the environment")
+
+
+def test_the_writers_redact_every_string_and_leave_figures_and_bytes_alone(tmp_path):
+    """write_json_atomic / write_text_atomic are the doors results, reports, the comment and the
+    site leave by: with no secret remembered they write exactly what they were given; with one,
+    every string form of it is its name, and numbers (figures, a numeric secret) stay as they are."""
+    from benchwatch.results import write_json_atomic, write_text_atomic
+
+    data = {"figures": [{"name": "api@latest/GET /items/p50", "value": 1234.0, "samples": [1234, 1234.5]}],
+            "problems": [{"reason": 'said: pw"é\\x 1234 true', "detail": "token t0k-3n/+x"}], "valid": True}
+    text = '<td>pw&quot;é\\x</td> | pw"é\\\\x | 1234 | t0k-3n%2F%2Bx | true\n'
+    write_json_atomic(tmp_path / "before.json", data)
+    write_text_atomic(tmp_path / "before.md", text)
+    assert (tmp_path / "before.json").read_text() == json.dumps(data, indent=1) + "\n"
+    assert (tmp_path / "before.md").read_text() == text
+
+    placeholders.remember("PASSWORD", 'pw"é\\x')
+    placeholders.remember("PIN", "1234")  # a number: redacted in quoted text only
+    placeholders.remember("DEBUG", "true")
+    placeholders.remember_setup({"token": "t0k-3n/+x", "item_id": "1234567", "admin": "false"})
+    write_json_atomic(tmp_path / "after.json", data)
+    write_text_atomic(tmp_path / "after.md", text)
+    assert json.loads((tmp_path / "after.json").read_text()) == {
+        "figures": [{"name": "api@latest/GET /items/p50", "value": 1234.0, "samples": [1234, 1234.5]}],
+        "problems": [{"reason": "said: ${PASSWORD} 1234 true", "detail": "token {setup.token}"}], "valid": True}
+    assert (tmp_path / "after.md").read_text() == "<td>${PASSWORD}</td> | ${PASSWORD} | 1234 | {setup.token} | true\n"
+    assert placeholders.redact("pin 1234, debug true, id 1234567") == "pin ${PIN}, debug ${DEBUG}, id 1234567"
+
+
+def test_the_pieces_of_a_value_pydantic_cut_short_are_redacted():
+    """pydantic quotes a long input as its first 24 and last 23 characters, and a settings dict cut
+    anywhere (`{'SECRET_KEY': 'Long-Plan...`): a piece of 6 characters or more beside the cut goes."""
+    from pydantic import BaseModel, ValidationError, model_validator
+
+    class Port(BaseModel):
+        port: int
+
+    class Settings(BaseModel):
+        SECRET_KEY: str
+        PROJECT: str
+
+        @model_validator(mode="after")
+        def _never(self) -> Settings:
+            raise ValueError("change the secrets")
+
+    secret = "Long-secret-value-" + "q9w8e7r6" * 6
+    placeholders.remember("SECRET_KEY", secret)
+    said = []
+    for attempt in (lambda: Port(port=secret), lambda: Settings(SECRET_KEY=secret, PROJECT="shop")):
+        with pytest.raises(ValidationError) as caught:
+            attempt()
+        said.append(placeholders.redact(str(caught.value)))
+    assert "input_value='${SECRET_KEY}...${SECRET_KEY}'" in said[0]
+    assert "input_value={'SECRET_KEY': '${SECRET_KEY}...7r6', 'PROJECT': 'shop'}" in said[1]  # 3 left: too few
+    assert not [s for s in said if "Long-se" in s or "e7r6" in s]
+    # a word that only begins like the value, and a piece too short to tell anything, stay
+    assert placeholders.redact("Long-... Long-secretive... Long-secret-v…x ...r6q9w8e7r6") == (
+        "Long-... Long-secretive... ${SECRET_KEY}…x ...${SECRET_KEY}")
+
+
+def test_the_login_and_the_named_variables_are_secrets_for_the_whole_command(capsys):
+    """A server inherits benchwatch's environment: BENCHWATCH_USER / BENCHWATCH_PASSWORD and the
+    variables BENCHWATCH_SECRET_NAMES lists (the workflows' app-env lines) are kept out of every
+    line the command prints, whether a `${NAME}` reads them or not."""
+    import sys
+
+    placeholders.remember_environment({"BENCHWATCH_USER": "admin@example.com", "BENCHWATCH_PASSWORD": "",
+                                       "BENCHWATCH_SECRET_NAMES": "SIGNING_KEY, SMTP_PASSWORD UNSET",
+                                       "SIGNING_KEY": "sk-9f8e7d", "SMTP_PASSWORD": "smtp-pw-1", "OTHER": "visible"})  # fmt: skip
+    stream = placeholders.RedactedStream(sys.stdout)
+    print("login admin@example.com signed with sk-9f8e7d, mail smtp-pw-1, other visible", file=stream, flush=True)
+    assert capsys.readouterr().out == (
+        "login ${BENCHWATCH_USER} signed with ${SIGNING_KEY}, mail ${SMTP_PASSWORD}, other visible\n")
+
+
+def test_an_error_answer_init_comments_on_quotes_no_secret():
+    """init writes a left-out endpoint's error answer into the committed declaration as a comment."""
+    import httpx
+
+    from benchwatch.scaffold.probe import _detail
+
+    placeholders.remember("API_TOKEN", "tk-" + "9" * 300)
+    said = _detail(httpx.Response(401, json={"detail": f"token {'tk-' + '9' * 300} expired"}))
+    assert said == '"token ${API_TOKEN} expired"'
+    assert _detail(httpx.Response(400, text="x" * 290 + " tk-" + "9" * 300)) == "x" * 290 + " ${API_TOK"

@@ -17,6 +17,7 @@ from benchwatch.errors import (
     EXIT_UNMEASURED,
     UserError,
 )
+from benchwatch.placeholders import RedactedStream, remember_environment
 
 COMMANDS = [
     "list", "verify", "load", "micro", "run", "merge", "compare", "calibrate",
@@ -65,6 +66,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # every line this command prints passes the secrets' redaction, as every file it writes does
+    # (results.write_json_atomic / write_text_atomic): what a terminal or a CI log keeps
+    remember_environment()
+    streams = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = RedactedStream(sys.stdout), RedactedStream(sys.stderr)
+    try:
+        return _run(args)
+    finally:
+        sys.stdout, sys.stderr = streams
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return int(args._run(args) or 0)
     except UserError as exc:

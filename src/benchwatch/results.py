@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from benchwatch.declarations import Question
 from benchwatch.errors import UserError
 from benchwatch.metrics import Counted, Metric, Setting, metric, setting_from_params
+from benchwatch.placeholders import redact_tree, redact_written
 
 # 2: typed `environment` and `extra`; a version-1 run.json has the same keys and is read as is
 SCHEMA_VERSION = 2
@@ -352,6 +353,10 @@ def gab_entries(figures: list[Figure], bigger_is_better: bool, counts: bool = Fa
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
+    """`data` as JSON at `path`, whole or not at all; every remembered secret in its strings is
+    replaced by its name (placeholders.redact_tree): the one door results, comparisons,
+    attributions and calibrations leave by."""
+    data = redact_tree(data)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -365,6 +370,9 @@ def write_json_atomic(path: Path, data: Any) -> None:
 
 
 def write_text_atomic(path: Path, text: str) -> None:
+    """`text` at `path`, whole or not at all, with every remembered secret replaced by its name
+    (placeholders.redact_written): reports, the comment, site pages, trend files."""
+    text = redact_written(text)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:

@@ -15,8 +15,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--force", action="store_true", help="replace files that already exist")
     parser.add_argument("--python", metavar="X.Y", help="the Python the app's environment uses (e.g. 3.12)")
     parser.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
-                        help="a setting the app needs to boot (e.g. DATABASE_URL=...), written into its "
-                             "declaration; repeatable")  # fmt: skip
+                        help="a setting the app needs to boot (e.g. SECRET_KEY=...), written into its "
+                             "declaration as KEY = \"${KEY}\", read from the environment on every run "
+                             "(VALUE is never written down); repeatable")  # fmt: skip
+    parser.add_argument("--env-literal", action="append", default=[], metavar="KEY=VALUE",
+                        help="a setting that is no secret (e.g. ENVIRONMENT=local), written into the "
+                             "declaration as it is; repeatable")  # fmt: skip
     parser.add_argument("--migrate", action="store_true",
                         help="run `alembic upgrade head` (alembic.ini in the app folder) before each boot, "
                              "init's included")  # fmt: skip
@@ -50,10 +54,11 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"--python {args.python!r}: give a version like 3.12")
     folder, app = split_targets(args.targets)
     env = parse_env(args.env)
+    literal_env = parse_env(args.env_literal, "--env-literal")
     where = layout(Path.cwd(), folder)
     source = args.workflows_from or default_source()
     outcome = init(where, app, force=args.force, python=args.python, env=env, migrate=args.migrate,
-                   pre_start=args.pre_start, workflows_from=source)  # fmt: skip
+                   pre_start=args.pre_start, workflows_from=source, literal_env=literal_env)  # fmt: skip
     where = outcome.where or where
     for path in outcome.written:
         print(f"wrote {path.relative_to(where.root)}")
@@ -61,6 +66,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"kept {path.relative_to(where.root)} (exists; --force replaces it)")
     app_file = (where.app_dir / "benchwatch-app.toml").relative_to(where.root)
     print(f"init: declared {outcome.declared}, left out {outcome.left_out} (each says what it needs in {app_file})")
+    if outcome.referenced:
+        print(f"init: {', '.join(outcome.referenced)} from --env are written as ${{NAME}}, never their values: set them "
+              "in the environment benchwatch runs in (--env-literal writes a value that is no secret)")  # fmt: skip
     for line in app_env.instruction(outcome.secrets):
         print(line)
     placeholder = placeholder_said(source)

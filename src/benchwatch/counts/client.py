@@ -61,7 +61,7 @@ class Client:
             except (OSError, http.client.HTTPException) as exc:
                 raise RequestFailed(f"{request.label or request.url_path}: {type(exc).__name__}: {redact(str(exc))}") from None
             if not 200 <= response.status < 300:
-                snippet = redact(body[:120].decode(errors="replace").replace("\n", " "))
+                snippet = redact(body[:2000].decode(errors="replace").replace("\n", " "))[:120]  # whole, then cut
                 raise RequestFailed(f"{request.label or request.url_path}: status {response.status} ({snippet})")
         return time.monotonic() - started
 

@@ -58,7 +58,7 @@ class Cluster:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise DatabaseError(f"psql: {exc}") from None
         if done.returncode != 0:
-            raise DatabaseError(placeholders.redact(f"psql: {done.stderr.strip()[-300:]}"))
+            raise DatabaseError("psql: " + placeholders.redact(done.stderr.strip()[-2000:])[-300:])
 
 
 @dataclass(frozen=True)

@@ -198,7 +198,7 @@ def run_oha(oha: str, spec: LoadSpec, cores: list[int] | None = None) -> OhaRun:
             wall = time.monotonic() - started
         used_cores = len(cores) if taskset and cores else (os.cpu_count() or 1)
         if status != 0:
-            tail = redact(err_path.read_text(errors="replace").strip()[-300:])
+            tail = redact(err_path.read_text(errors="replace").strip()[-2000:])[-300:]
             reason = "killed after its time limit" if status is None else f"exited with {status}"
             return OhaRun(argv, Outcome(problems=[f"oha {reason}: {tail}"]), wall, cpu, used_cores)
         try:

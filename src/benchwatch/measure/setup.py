@@ -16,7 +16,7 @@ import httpx
 from benchwatch.config import Variant
 from benchwatch.declarations import SetupRequest, declared_strings
 from benchwatch.measure.request import prepare
-from benchwatch.placeholders import Context, Unresolved, redact, refs, resolve
+from benchwatch.placeholders import Context, Unresolved, redact, refs, remember_setup, resolve
 
 BASE_URL_ENV = "BENCHWATCH_BASE_URL"
 VALUE_ENV_PREFIX = "BENCHWATCH_SETUP_"
@@ -63,6 +63,7 @@ def run_setup(variant: Variant, base_url: str, context: Context, environ: Mappin
                 values.update(_seed(variant, base_url, here, environ, python, left))
             else:
                 values.update(_request(client, variant, step, here, left))
+            remember_setup(values)  # a login's token is kept out of what benchwatch writes
             if time.monotonic() > deadline:
                 raise SetupError("timeout", f"took over {timeout:g} s (setup.timeout)")
     _check_endpoints(variant, context.with_setup(values))
@@ -83,7 +84,7 @@ def _request(client: httpx.Client, variant: Variant, step: SetupRequest, context
         raise SetupError(name, f"{step.method} {step.path}: no answer ({type(exc).__name__})") from None
     wanted = step.expect_status
     if (wanted is None and not 200 <= response.status_code < 300) or (wanted is not None and response.status_code != wanted):
-        snippet = response.text[:SNIPPET].replace("\n", " ")
+        snippet = redact(response.text[:2000].replace("\n", " "))[:SNIPPET]  # a secret redacted whole, then cut
         want = f"want {wanted}" if wanted is not None else "want 2xx"
         raise SetupError(name, f"{step.method} {step.path}: status {response.status_code}, {want} ({snippet})")
     if not step.save:

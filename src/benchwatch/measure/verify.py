@@ -86,7 +86,7 @@ def check_endpoint(client: httpx.Client, srv: Server, endpoint: Endpoint) -> tup
     except httpx.HTTPError as exc:
         return f"request failed: {type(exc).__name__}: {redact(str(exc))}", MISSING
     if response.status_code != expect.status:
-        snippet = redact(response.text[:120].replace("\n", " "))
+        snippet = redact(response.text[:2000].replace("\n", " "))[:120]  # a secret redacted whole, then cut
         return f"status {response.status_code}, want {expect.status} ({snippet})", MISSING
     media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != expect.content_type.lower():

@@ -51,17 +51,18 @@ class Outcome:
     kept: list[Path] = field(default_factory=list)  # shared files that exist already (workflows)
     left_out: int = 0
     secrets: list[str] = field(default_factory=list)  # the ${NAME}s the declaration reads
+    referenced: list[str] = field(default_factory=list)  # the --env settings written as ${NAME}
     database: str = ""  # "postgresql": the callers ask the workflows for it
     where: Layout | None = None  # the layout init wrote into (the app folder may have moved)
 
 
-def parse_env(pairs: list[str]) -> dict[str, str]:
+def parse_env(pairs: list[str], option: str = "--env") -> dict[str, str]:
     """`--env KEY=VALUE` (repeatable) as a dict; a malformed one is bad input."""
     settings: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not _ENV_KEY.fullmatch(key):
-            raise UserError(f"--env {pair!r}: give KEY=VALUE, KEY a variable name (e.g. DATABASE_URL=postgresql://...)")
+            raise UserError(f"{option} {pair!r}: give KEY=VALUE, KEY a variable name (e.g. DATABASE_URL=postgresql://...)")
         settings[key] = value
     return settings
 
@@ -69,11 +70,51 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
 def init(
     where: Layout, app: str | None = None, *, force: bool = False, workflows_from: str | None = None,
     python: str | None = None, env: dict[str, str] | None = None, migrate: bool = False,
-    pre_start: str | None = None, say: Callable[[str], None] = print,
+    pre_start: str | None = None, say: Callable[[str], None] = print, literal_env: dict[str, str] | None = None,
+) -> Outcome:  # fmt: skip
+    both = sorted(set(env or {}) & set(literal_env or {}))
+    if both:
+        raise UserError(f"--env and --env-literal both give {both[0]}: give it once")
+    with _references(dict(env or {}), literal_env or {}) as (env, referenced):
+        return _init(where, app, force=force, workflows_from=workflows_from, python=python, env=env,
+                     migrate=migrate, pre_start=pre_start, say=say, referenced=referenced)  # fmt: skip
+
+
+@contextmanager
+def _references(env: dict[str, str], literal: dict[str, str]) -> Iterator[tuple[dict[str, str], list[str]]]:
+    """The declaration's `env`: each `--env KEY=VALUE` as `KEY = "${KEY}"`, read from the
+    environment on every later run (a value may be a secret: nothing of it is committed), VALUE
+    in init's own environment while it boots the app; one that holds a placeholder (`{database_host}`,
+    `${APP_SECRET_KEY}`), or is empty, stays as it is, as does every `--env-literal` one.
+    Yields (the env, the names written as references)."""
+    from benchwatch.placeholders import PlaceholderError, refs
+
+    def placeholder(value: str) -> bool:
+        try:
+            return bool(refs(value))
+        except PlaceholderError:
+            return True  # written as given: the declaration's check names what is wrong
+
+    given = {k: v for k, v in env.items() if v and not placeholder(v) and not _POSTGRES_URL.match(v)}
+    before = {k: os.environ.get(k) for k in given}
+    os.environ.update(given)
+    try:
+        yield {**env, **{k: "${" + k + "}" for k in given}, **literal}, sorted(given)
+    finally:
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def _init(
+    where: Layout, app: str | None, *, force: bool, workflows_from: str | None, python: str | None,
+    env: dict[str, str], migrate: bool, pre_start: str | None, say: Callable[[str], None], referenced: list[str],
 ) -> Outcome:  # fmt: skip
     found = discover.find_app(where.folder, app)
     where, found = _app_folder(where, found, say)
-    env, database = _database(dict(env or {}), say)
+    env, database = _database(env, say)
     # pinned to a commit (a tag resolved with git) before anything is written
     source = workflows_from or default_source()
     project_file = where.root / PROJECT_FILE
@@ -125,7 +166,7 @@ def init(
         files[ignored] = ""
     variant = f"{name}@{'own' if requirements else 'latest'}"
     return Outcome(written=list(files), declared=len(declared), variant=variant, kept=kept, left_out=len(left_out),
-                   secrets=secrets, database=database, where=where)  # fmt: skip
+                   secrets=secrets, database=database, where=where, referenced=referenced)  # fmt: skip
 
 
 def _refs(text: str) -> list[Any]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import httpx
 
 from benchwatch.measure.request import Prepared
+from benchwatch.placeholders import redact
 
 
 @dataclass(frozen=True)
@@ -93,12 +94,14 @@ def server_error(srv, before: int, wait: float = 0.0) -> str:  # type: ignore[no
 
 
 def _detail(reply: httpx.Response) -> str:
+    """An error answer's own words, for the declaration's comment: a secret it quotes is redacted
+    (whole, before the cut), as the server's logged lines are."""
     try:
         body = reply.json()
     except ValueError:
-        return reply.text.strip().splitlines()[0][:300] if reply.text.strip() else ""
+        return redact(reply.text.strip().splitlines()[0])[:300] if reply.text.strip() else ""
     detail = body.get("detail", body) if isinstance(body, dict) else body
-    return json.dumps(detail, ensure_ascii=False)[:300]
+    return redact(json.dumps(detail, ensure_ascii=False))[:300]
 
 
 def show_tail(tail: str) -> None:
