@@ -3,10 +3,11 @@
 # APP_ENV holds dotenv-style lines NAME=value (blank lines and # comments skipped; one pair of
 # surrounding quotes dropped). Each value is masked in the log (escaped as the runner's commands
 # require: `%`, CR and LF, else the runner would mask another string), then exported; APP_ENV is
-# unset. A NAME that is not ^[A-Z_][A-Z0-9_]*$, or that the runner, the shell or benchwatch owns
-# (GITHUB_*, PATH, BENCHWATCH_*, …: the list is src/benchwatch/app_env.py, which init uses too; the
-# login init declares, BENCHWATCH_USER and BENCHWATCH_PASSWORD, is accepted), is refused with exit 3
-# naming the line, never the value. bash only.
+# unset, and BENCHWATCH_SECRET_NAMES lists the names, so benchwatch redacts every value. A NAME
+# that is not ^[A-Z_][A-Z0-9_]*$, or that the runner, the shell or benchwatch owns (GITHUB_*,
+# PATH, BENCHWATCH_*, …: the list is src/benchwatch/app_env.py, which init uses too; the login init
+# declares, BENCHWATCH_USER and BENCHWATCH_PASSWORD, is accepted), is refused with exit 3 naming
+# the line, never the value. bash only.
 
 _app_env_refuse() {
   echo "::error::app-env secret, line $1: $2 (give NAME=value lines, NAME in capitals, not one the runner owns)"
@@ -22,7 +23,7 @@ _app_env_mask() {
 }
 
 _app_env_load() {
-  local number=0 line name value
+  local number=0 line name value names=""
   while IFS= read -r line || [[ -n "$line" ]]; do
     number=$((number + 1))
     line=${line%$'\r'}
@@ -49,7 +50,11 @@ _app_env_load() {
     fi
     if [[ -n "$value" ]]; then _app_env_mask "$value"; fi
     export "$name=$value"
+    names+="${names:+ }$name"
   done <<< "${APP_ENV:-}"
+  # benchwatch redacts these values wherever it writes, even where no ${NAME} reads them (a server
+  # inherits them): placeholders.SECRET_NAMES_ENV
+  if [[ -n "$names" ]]; then export BENCHWATCH_SECRET_NAMES="${BENCHWATCH_SECRET_NAMES:+$BENCHWATCH_SECRET_NAMES }$names"; fi
 }
 
 _app_env_load
