@@ -166,3 +166,35 @@ def test_real_locked_app_installs_its_lock_on_the_python_it_asks_for(tmp_path):
     answered = subprocess.run([str(env.python), "-c", "import sys; print(*sys.version_info[:2])"],
                               capture_output=True, text=True, check=True)  # fmt: skip
     assert answered.stdout.split() == ["3", "12"]
+
+
+def test_a_missing_python_is_installed_with_uv_when_the_workflows_ask(tmp_path, monkeypatch):
+    """BENCHWATCH_INSTALL_PYTHON=1 (the reusable workflows): requires-python >=3.14 on a runner
+    without it runs `uv python install 3.14` and uses what uv installed; without it, the error
+    names that command and nothing is installed."""
+    made = fake_python(tmp_path / "made", "3.14.2", symbols=True)
+    uv_dir, log = tmp_path / "uv-pythons", tmp_path / "uv.log"
+    uv = tmp_path / "uv"
+    uv.write_text(f'#!/bin/sh\necho "$@" >> {log}\nmkdir -p {uv_dir}/cpython-3.14.2-linux/bin\n'
+                  f'cp {made} {uv_dir}/cpython-3.14.2-linux/bin/python3.14\n')  # fmt: skip
+    uv.chmod(0o755)
+    monkeypatch.setattr("benchwatch.uv_tool.uv_executable", lambda: str(uv))
+    monkeypatch.delenv("BENCHWATCH_PYTHONS", raising=False)
+    monkeypatch.setenv("UV_PYTHON_INSTALL_DIR", str(uv_dir))
+    monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))
+    monkeypatch.delenv("RUNNER_TOOL_CACHE", raising=False)
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no CPython 3.14 there
+    project = tmp_path / "backend"
+    project.mkdir()
+    (project / "pyproject.toml").write_text('[project]\nname = "app"\nrequires-python = ">=3.14"\n')
+
+    monkeypatch.delenv(interpreters.INSTALL_ENV, raising=False)
+    with pytest.raises(UserError, match=r"install one with `uv python install 3\.14`"):
+        own_requirements.python_of(project, project, None)
+    assert not log.exists()
+
+    monkeypatch.setenv(interpreters.INSTALL_ENV, "1")
+    assert own_requirements.python_of(project, project, None) == "3.14"
+    assert log.read_text() == "python install 3.14\n"
+    assert interpreters.choose("3.14", say=False).version == "3.14.2"
+    assert log.read_text() == "python install 3.14\n"  # installed once: found from then on

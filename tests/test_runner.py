@@ -433,3 +433,109 @@ def test_the_callers_init_writes_compare_a_users_pull_request_and_comment(tmp_pa
         check_ran(commented, "benchwatch-comment.yml")
         (posted,) = api.calls("POST", rf"/repos/{user}/issues/1/comments")
         assert posted.body["body"].startswith(MARKER) and "shop@own" in posted.body["body"]
+
+
+FULLSTACK = REPO / "tests" / "fixtures" / "fullstack_repo"  # shaped like the full-stack template
+
+
+def test_a_team_s_app_with_a_login_a_database_and_its_secret_is_compared_on_its_pull_requests(
+    tmp_path: Path,
+) -> None:
+    """A team's app as `init` adopts it (tests/test_fullstack.py's settings: a login, a PostgreSQL
+    database per boot, `${NAME}`s), its repository secret created from the line init printed, then
+    its benchwatch-pr.yml under act: green on a no-op, red on a loop in `GET /items/{id}` (counted
+    behind the login, so the secret reached the app), and benchwatch-comment.yml posts the comment.
+    No secret value in the artifacts or the comment."""
+    import re
+
+    from test_fullstack import SECRETS, SETTINGS, _environ
+
+    team = "team/fullstack"
+    environ = _environ()  # skips without PostgreSQL; the login and APP_SECRET_KEY for init
+    with StubAPI(team) as api:
+        sandbox = Sandbox(tmp_path, api, team)
+        tool = sandbox.add_repository(REPOSITORY, REPO)  # benchwatch, where the callers point
+        repo = tmp_path / "fullstack"
+        shutil.copytree(FULLSTACK, repo, ignore=shutil.ignore_patterns("__pycache__"))
+        inited = subprocess.run(
+            [sys.executable, "-m", "benchwatch", "init", "--workflows-from", f"{REPOSITORY}@{tool}", *SETTINGS],
+            cwd=repo, env=environ, capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+        assert inited.returncode == 0, inited.stdout + inited.stderr
+        asked = re.search(
+            r"^init: create the repository secret (\w+) with one NAME=value line for each of (.*) \(Settings",
+            inited.stdout,
+            re.M,
+        )
+        assert asked, inited.stdout
+        names = asked.group(2).split(", ")
+        assert {"BENCHWATCH_USER", "BENCHWATCH_PASSWORD"} <= set(names)
+        secrets = {asked.group(1): "".join(f"{name}={SECRETS[name]}\n" for name in names)}
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)  # start() copies what git keeps
+        main = sandbox.start(repo, [])
+
+        def pull_request(number: int, branch: str, path: str, text: str, run_id: int):
+            head = sandbox.commit(branch, path, text, f"PR {number}")
+            api.state.pulls[number] = {
+                "number": number,
+                "state": "open",
+                "changed_files": 1,
+                "head": {"sha": head, "ref": branch, "repo": {"id": 2}},
+                "base": {"sha": main, "ref": "main"},
+            }
+            api.state.pull_files[number] = [{"filename": path}]
+            payload = pr_payload(sandbox, number, main, head)
+            payload["pull_request"]["head"]["ref"] = branch
+            done = sandbox.act(
+                "pull_request", "benchwatch-pr.yml", payload, head, run_id, secrets=secrets
+            )
+            artifact = sandbox.artifacts / str(run_id) / "benchwatch-compare"
+            assert artifact.is_dir(), f"no artifact uploaded:\n{tail(done.stdout)}"
+            code = (artifact / "exit-code.txt").read_text().strip()
+            return done, artifact, code, head
+
+        main_py = "backend/app/main.py"
+        noop, noop_artifact, code, _ = pull_request(
+            1, "noop", main_py, (FULLSTACK / main_py).read_text() + "\n# a comment\n", 501
+        )
+        assert code == "0", f"the no-op compare exited {code}:\n{tail(noop.stdout)}"
+        assert noop.returncode == 0, tail(noop.stdout)
+        coverage = json.loads((noop_artifact / "compare.json").read_text())["extra"]["coverage"]
+        assert coverage["counted"] == coverage["endpoints"] == 5, coverage  # behind the login too
+
+        items = "backend/app/api/routes/items.py"
+        marker = "    # benchwatch-test: an endpoint outside quick\n"
+        slowed_text = (FULLSTACK / items).read_text().replace(
+            marker, marker + "    for _ in range(20000):\n        pass\n"
+        )
+        slowed, artifact, code, head = pull_request(2, "slow", items, slowed_text, 503)
+        assert code == "1", f"the slowdown's compare exited {code}:\n{tail(slowed.stdout)}"
+        assert slowed.returncode != 0
+        rows = json.loads((artifact / "compare.json").read_text())["rows"]
+        assert {r["endpoint"] for r in rows if r["gating"] and r["verdict"] == "regression"} == {
+            "GET /api/v1/items/{id}"
+        }
+
+        run = {
+            "id": 503,
+            "event": "pull_request",
+            "conclusion": "failure",
+            "head_sha": head,
+            "head_branch": "slow",
+            "head_repository": {"id": 2},
+            "html_url": f"{api.url}/{team}/actions/runs/503",
+        }
+        payload = {"action": "completed", "workflow_run": run, "repository": sandbox.repository_payload()}
+        commented = sandbox.act("workflow_run", "benchwatch-comment.yml", payload, main, 504)
+        check_ran(commented, "benchwatch-comment.yml")
+        (posted,) = api.calls("POST", rf"/repos/{team}/issues/2/comments")
+        body = posted.body["body"]
+        assert body.startswith(MARKER) and "reported: **a regression (exit 1)**" in body
+        assert "GET /api/v1/items/{id}" in body
+
+        written = body + "".join(
+            p.read_text(errors="replace")
+            for folder in (noop_artifact, artifact)
+            for p in folder.iterdir()
+        )
+        assert not [name for name, value in SECRETS.items() if value in written]

@@ -398,7 +398,7 @@ def test_the_app_env_secret_reaches_only_the_steps_that_boot_the_apps(workflow, 
 
 
 def source_app_env(tmp_path: Path, app_env: str) -> subprocess.CompletedProcess:
-    script = 'source scripts/app_env.sh\necho "APP_ENV=${APP_ENV-unset}"\nenv | grep -E "^(BENCH|TOKEN|QUOTED|EMPTY)" | sort'
+    script = 'source scripts/app_env.sh\necho "APP_ENV=${APP_ENV-unset}"\nenv | grep -E "^(BENCH_|TOKEN|QUOTED|EMPTY)" | sort'
     return subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=ROOT, capture_output=True, text=True,
                           timeout=30, env={"PATH": os.environ["PATH"], "APP_ENV": app_env})  # fmt: skip
 

@@ -961,3 +961,75 @@ def test_callers_with_a_database_and_the_app_env_secret_are_actionlint_clean(tmp
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     result = subprocess.run([_tool("actionlint")], cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+# --- issue 39, item 7: the workflows as a team gets them ----------------------------------------
+
+SOMEONE = "someone/benchwatch@0123456789abcdef0123456789abcdef01234567"
+
+
+@pytest.mark.parametrize("app_env", [False, True])
+def test_the_pr_caller_s_header_says_which_secret_it_passes(app_env):
+    from benchwatch.scaffold.workflows import caller_workflows
+
+    text = caller_workflows(SOMEONE, app_env=app_env)["benchwatch-pr.yml"]
+    header = text.split("\non:\n", 1)[0]
+    (job,) = yaml.safe_load(text)["jobs"].values()
+    assert ("secrets" in job) is app_env
+    assert ("read-only token, no secrets" in header) is not app_env
+    if app_env:
+        assert "the secret BENCHWATCH_APP_ENV" in header and "a pull request from a fork gets no secrets" in header
+
+
+def test_the_reusable_pr_workflow_s_header_names_its_one_secret():
+    header = (GITHUB / "workflows" / "reusable-pr.yml").read_text().split("\non:\n", 1)[0]
+    assert "no secrets" not in header and "`app-env`" in header and "--skip-unset" in header
+
+
+def test_callers_of_the_placeholder_say_so_and_how_to_pin_a_real_copy():
+    from benchwatch.scaffold.workflows import PLACEHOLDER, caller_workflows, placeholder_said
+
+    sha = "0123456789abcdef0123456789abcdef01234567"
+    for name, text in caller_workflows(f"{PLACEHOLDER}@{sha}").items():
+        header = text.split("\non:\n", 1)[0]
+        assert f"NOTE: {PLACEHOLDER} is a placeholder" in header, name
+        assert f"`benchwatch init --workflows-from OWNER/REPO@{sha}`" in header, name
+    for name, text in caller_workflows(SOMEONE).items():
+        assert "placeholder" not in text, name
+    said = placeholder_said(f"{PLACEHOLDER}@{sha}#v0.1.0")  # default_source's form
+    assert said is not None and said.startswith(f"init: the workflows call {PLACEHOLDER}@{sha}, a placeholder")
+    assert f"--workflows-from OWNER/REPO@{sha}" in said
+    assert placeholder_said(SOMEONE) is None
+
+
+@pytest.mark.parametrize("no_secrets, skips", [("true", True), ("false", False)])
+def test_a_pull_request_without_secrets_compares_what_needs_none(tmp_path, no_secrets, skips):
+    """A fork's (or Dependabot's) pull request: GitHub passes an empty app-env; the compare step
+    asks compare for --skip-unset (what needs a ${NAME} is listed as not measured) instead of
+    failing on `${NAME} is not set`. A pull request of the repository itself keeps the exit 3."""
+    from test_workflow_attacks import run_step, step
+
+    found = step("reusable-pr.yml", "compare", "Compare merge base and head on this runner")
+    assert found["env"]["NO_SECRETS"] == (
+        "${{ github.event.pull_request.head.repo.full_name != github.repository || github.actor == 'dependabot[bot]' }}")
+    work = tmp_path / "work"
+    (work / "tool" / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "app_env.sh", work / "tool" / "scripts")
+    (work / "tool" / "bw").write_text('#!/bin/sh\necho "$@" > "$PWD/bw-args"\nexit 0\n')
+    (work / "tool" / "bw").chmod(0o755)
+    env = {"MERGE_BASE": "b" * 40, "HEAD_SHA": "c" * 40, "PR_NUMBER": "7", "SCENARIOS": "", "PATTERNS": "",
+           "PROFILE": "false", "NO_SECRETS": no_secrets, "APP_ENV": "", "RUNNER_TEMP": str(tmp_path),
+           "GITHUB_WORKSPACE": str(work), "GITHUB_OUTPUT": str(tmp_path / "output")}  # fmt: skip
+    done = run_step(found, env, cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert ("--skip-unset" in (work / "bw-args").read_text().split()) is skips
+
+
+@pytest.mark.parametrize("workflow, job", [("reusable-pr.yml", "compare"), ("reusable-publish.yml", "measure"),
+                                           ("reusable-nightly.yml", "measure")])  # fmt: skip
+def test_the_measuring_jobs_install_a_python_the_apps_require(workflow, job):
+    """interpreters.install_missing: with BENCHWATCH_INSTALL_PYTHON=1 a Python an app requires
+    (`.python-version`, `requires-python`) that the runner lacks is installed with uv."""
+    from benchwatch.interpreters import INSTALL_ENV
+
+    assert yaml.safe_load((GITHUB / "workflows" / workflow).read_text())["jobs"][job]["env"] == {INSTALL_ENV: "1"}

@@ -10,6 +10,10 @@ executables: only these), else uv's own Python installs, pyenv's versions folder
 cache and every folder on PATH (pyenv's shims are not interpreters and are skipped). Among the
 builds of a requested version the newest patch release wins, then one that carries a symbol
 table (function names in the counts' tables), then the order above.
+
+A version that is not installed is one error naming `uv python install X`, unless
+`BENCHWATCH_INSTALL_PYTHON=1` (the reusable workflows set it: a runner holds only its own
+Pythons), which installs it with uv and goes on (`install_missing`).
 """
 
 from __future__ import annotations
@@ -238,7 +242,7 @@ def choose(spec: str, *, say: bool = True) -> Interpreter:
     key = spec.strip()
     if key in _chosen:
         return _chosen[key]
-    found = find_installed(key)
+    found = find_installed(key) or install_missing(key)
     if not found:
         looked = "BENCHWATCH_PYTHONS" if os.environ.get("BENCHWATCH_PYTHONS") else \
             "uv's Python installs, pyenv's versions, PATH"
@@ -255,3 +259,27 @@ def reset() -> None:
     """Forget the choices and the inspected interpreters (tests; a long-lived process)."""
     _chosen.clear()
     _known.clear()
+
+
+INSTALL_ENV = "BENCHWATCH_INSTALL_PYTHON"
+
+
+def install_missing(spec: str) -> list[Interpreter]:
+    """With BENCHWATCH_INSTALL_PYTHON=1: `uv python install SPEC` (uv's own folder, where
+    `find_installed` looks first) and the builds of SPEC found then; otherwise none, and the caller
+    names the install command."""
+    if os.environ.get(INSTALL_ENV) != "1":
+        return []
+    from benchwatch.uv_tool import uv_environ, uv_executable
+
+    print(f"python {spec}: not installed here; {INSTALL_ENV}=1: uv python install {spec}", file=sys.stderr, flush=True)
+    environ = {k: v for k, v in uv_environ().items() if k != "UV_PYTHON_DOWNLOADS"}  # this one call may download
+    try:
+        done = subprocess.run([uv_executable(), "python", "install", spec], capture_output=True, text=True,
+                              timeout=900, env=environ)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise UserError(f"uv python install {spec} failed ({exc})") from None
+    if done.returncode != 0:
+        raise UserError(f"uv python install {spec} failed: {(done.stderr or done.stdout).strip()[-300:]}")
+    return find_installed(spec)
+

@@ -199,5 +199,7 @@ def _lowest_installed(wanted: SpecifierSet, pyproject: Path) -> str:
         if builds:
             preferred = interpreters.find_installed(minor)[0]
             return minor if allows(preferred.version) else builds[0].version
+    if any(allows(b.version) for b in interpreters.install_missing(possible[0])):
+        return possible[0]  # BENCHWATCH_INSTALL_PYTHON=1 (the reusable workflows)
     raise UserError(f"{pyproject}: requires-python {str(wanted)!r}: no such Python is installed here: install one "
                     f"with `uv python install {possible[0]}`, then run again")  # fmt: skip

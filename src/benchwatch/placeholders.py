@@ -37,6 +37,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 from urllib.parse import quote, quote_plus
 
+from benchwatch import app_env
+
 DATABASE_PARTS = ("url", "host", "port", "name", "user", "password")
 ENV_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 SETUP_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
@@ -228,7 +230,7 @@ MIN_PIECE = 6  # the shortest piece of a cut value that is replaced (a shorter o
 # benchwatch's environment): the login init declares, and the names BENCHWATCH_SECRET_NAMES lists
 # (an app-env line the declaration does not name; locally, any variable the user names)
 SECRET_NAMES_ENV = "BENCHWATCH_SECRET_NAMES"
-LOGIN_NAMES = ("BENCHWATCH_USER", "BENCHWATCH_PASSWORD")
+LOGIN_NAMES = app_env.ALLOWED  # init's login: BENCHWATCH_USER, BENCHWATCH_PASSWORD
 
 
 def forms(value: str) -> set[str]:

@@ -233,8 +233,10 @@ class Sandbox:
         run_id: int,
         extra_env: dict[str, str] | None = None,
         timeout: float = 1200,
+        secrets: dict[str, str] | None = None,
     ) -> subprocess.CompletedProcess:
         """Run `workflow` for `event` at commit `sha` (the workflows are read from that commit).
+        `secrets`: the repository's secrets (besides GITHUB_TOKEN), as a user creates them.
         The log goes to logs/<run_id>-<workflow>.log."""
         binary = act_binary()
         if binary is None:
@@ -271,6 +273,8 @@ class Sandbox:
             "--secret",
             f"GITHUB_TOKEN={TOKEN}",
         ]
+        for name, value in (secrets or {}).items():
+            argv += ["--secret", f"{name}={value}"]
         for name, ref in sorted(pinned):
             argv += ["--local-repository", f"{name}@{ref}={STANDINS / STANDIN_FOR[name]}"]
         for (name, ref), folder in self.workflow_sources.items():

@@ -35,6 +35,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-confirm", action="store_true",
                         help="do not measure flagged timing regressions once more (each timing figure then "
                              "alone decides; false alarms per PR rise with the number of figures)")  # fmt: skip
+    parser.add_argument("--skip-unset", action="store_true",
+                        help="leave out the variants, set-up requests and endpoints that need a ${NAME} not set "
+                             "here, and list them as not measured (a pull request from a fork gets no secrets; "
+                             "reusable-pr.yml passes it then)")  # fmt: skip
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
         "--inject-head-cpu-us", type=float, default=0.0, metavar="US",
@@ -67,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         inject_head=Injection(cpu_us=args.inject_head_cpu_us, slowdown=args.inject_head_slowdown,
                               loops=args.inject_head_loops),
         inject_head_micro=args.inject_head_micro, instructions=not args.no_instructions,
-        profile=args.profile, confirm=not args.no_confirm, counts=not args.no_counts,
+        profile=args.profile, confirm=not args.no_confirm, counts=not args.no_counts, skip_unset=args.skip_unset,
     )  # fmt: skip
     for row in comparison.rows:
         if row.significant or row.verdict in ("no verdict", "unconfirmed"):

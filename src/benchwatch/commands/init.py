@@ -44,10 +44,11 @@ def split_targets(targets: list[str]) -> tuple[str | None, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from benchwatch import app_env
     from benchwatch.errors import EXIT_BAD_INPUT, UserError
     from benchwatch.scaffold.init import init, parse_env
     from benchwatch.scaffold.layout import layout
-    from benchwatch.scaffold.workflows import APP_ENV_SECRET, default_source
+    from benchwatch.scaffold.workflows import default_source, placeholder_said
 
     if args.python is not None and not (args.python.startswith("3.") and args.python[2:].isdigit()):
         raise UserError(f"--python {args.python!r}: give a version like 3.12")
@@ -55,9 +56,9 @@ def run(args: argparse.Namespace) -> int:
     env = parse_env(args.env)
     literal_env = parse_env(args.env_literal, "--env-literal")
     where = layout(Path.cwd(), folder)
+    source = args.workflows_from or default_source()
     outcome = init(where, app, force=args.force, python=args.python, env=env, migrate=args.migrate,
-                   pre_start=args.pre_start, workflows_from=args.workflows_from or default_source(),
-                   literal_env=literal_env)  # fmt: skip
+                   pre_start=args.pre_start, workflows_from=source, literal_env=literal_env)  # fmt: skip
     where = outcome.where or where
     for path in outcome.written:
         print(f"wrote {path.relative_to(where.root)}")
@@ -68,9 +69,11 @@ def run(args: argparse.Namespace) -> int:
     if outcome.referenced:
         print(f"init: {', '.join(outcome.referenced)} from --env are written as ${{NAME}}, never their values: set them "
               "in the environment benchwatch runs in (--env-literal writes a value that is no secret)")  # fmt: skip
-    if outcome.secrets:
-        print(f"init: create the repository secret {APP_ENV_SECRET} with one NAME=value line for each of "
-              f"{', '.join(outcome.secrets)} (Settings > Secrets and variables > Actions)")  # fmt: skip
+    for line in app_env.instruction(outcome.secrets):
+        print(line)
+    placeholder = placeholder_said(source)
+    if placeholder is not None:
+        print(placeholder)
     if outcome.declared == 0:
         print(f"ERROR: no endpoint answered 2xx at init: fill in one of the commented "
               f"[[endpoints]] in {app_file}, then run `benchwatch verify`", file=sys.stderr)  # fmt: skip

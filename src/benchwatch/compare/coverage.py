@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from benchwatch.config import Variant
+from benchwatch.measure.preflight import Skipped
 from benchwatch.results import Figure, Problem, is_counted
 
 NOT_IN_QUICK = "counts only (not in quick)"
@@ -123,3 +124,14 @@ def _why(problems: Sequence[Problem], variants: tuple[str, str], label: str, *, 
 
 def _short(text: str) -> str:
     return text if len(text) <= WHY_LIMIT else text[: WHY_LIMIT - 1] + "…"
+
+
+def add_left_out(found: Coverage, skipped: Sequence[Skipped]) -> Coverage:
+    """The endpoints `compare --skip-unset` left out (they need a `${NAME}` not set here: a fork's
+    pull request gets no secrets), each watched and not measured, with why."""
+    for each in skipped:
+        for label in each.endpoints:
+            found.endpoints += 1
+            found.not_measured.append(NotMeasured(variant=each.variant, endpoint=label, missing="timings and counts",
+                                                  why=_short(f"left out: {each.why}")))  # fmt: skip
+    return found

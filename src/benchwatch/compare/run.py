@@ -10,7 +10,7 @@ from benchwatch.attribute.speedscope import ProfileReport
 from benchwatch.compare import gate
 from benchwatch.compare.calibrate import load_calibration
 from benchwatch.compare.confirm import measure_again
-from benchwatch.compare.coverage import coverage
+from benchwatch.compare.coverage import Coverage, add_left_out, coverage
 from benchwatch.compare.judged import judged_rows
 from benchwatch.compare.sides import Side
 from benchwatch.compare.verdict import (
@@ -48,7 +48,7 @@ def compare(
     rounds: int | None = None, out: Path | None = None, load: bool = True, micro: bool = True,
     quiet: bool = False, inject_head: Injection | None = None, inject_head_micro: float = 0.0,
     instructions: bool = True, profile: bool | str = False, confirm: bool = True, counts: bool = True,
-    session: Session | None = None,
+    session: Session | None = None, skip_unset: bool = False,
 ) -> tuple[Comparison, Path]:  # fmt: skip
     """Measure base and head on this machine (load side by side, micro timings in alternating batches) and judge
     every figure. The sides are resolved and matched before anything is created or built.
@@ -57,7 +57,8 @@ def compare(
     timing regression once more before it counts (compare/gate.py). `counts`: instructions and
     system calls per request of every selected endpoint (benchwatch.counts), which gate first.
     `session`: the one of the command this compare is a part of (attribute, bisect); `out` is
-    then this compare's folder in it."""
+    then this compare's folder in it. `skip_unset`: leave out what needs a `${NAME}` not set here
+    (a fork's pull request gets no secrets; measure/preflight.py), listed as not measured."""
     from benchwatch.compare import sides as sides_module
     from benchwatch.compare.rounds import (
         compare_plan,
@@ -85,13 +86,27 @@ def compare(
                 f"nothing to compare: base has {[v.id for v in base_side.variants] or 'no variant'}, "
                 f"head has {[v.id for v in head_side.variants] or 'no variant'}"
             )
+        skipped: list[preflight.Skipped] = []
+        if skip_unset:
+            matched, skipped = preflight.pairs_without_unset(matched)
         base_side.variants = [b for b, _ in matched]
         head_side.variants = [h for _, h in matched]
         preflight.check(base_side.variants + head_side.variants)
-        session = open_session(project.root, out, name="compare", load_tests=load, within=session)
+        session = open_session(project.root, out, name="compare", load_tests=load and bool(matched), within=session)
         out, oha, environment = session.out, session.oha if load else None, session.environment
         calibration = load_calibration(project.root)
         extra = CompareExtra(variants_on_one_side_only=alone)
+        if skipped:
+            extra.notes.append(f"{_plural_endpoints(skipped)} left out (--skip-unset): they need a ${{NAME}} not set here, "
+                               "as in a pull request from a fork, which GitHub gives no secrets; listed under what was "
+                               "not measured")  # fmt: skip
+        if not matched:  # nothing measurable here: the comment says what was left out, exit 2
+            extra.coverage = add_left_out(Coverage(), skipped)
+            comparison = Comparison(base=side_info(base_side, environment), head=side_info(head_side, environment),
+                                    rounds=plan.rounds, quick=quick, rows=[], problems=[], unpaired=[],
+                                    calibration=None, extra=extra)  # fmt: skip
+            write_outputs(comparison, out)
+            return comparison, out
         if load and calibration is not None and 0 < plan.rounds < calibration.compare_rounds:
             extra.notes.append(f"the load floors in calibration.json were measured for {calibration.compare_rounds}-round "
                                f"compares; this one ran {plan.rounds}: its timing verdicts flag noise more often "
@@ -171,8 +186,9 @@ def compare(
             extra.instructions_by_object = {label: by_object(found) for label, found in went.items()}
         if profile is True or (profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)):
             extra.profile = _profile(oha, rig, matched, base_side, head_side, out, quick, plan.duration)
-        extra.coverage = coverage(matched, figures, side_problems["base"] + side_problems["head"] + micro_problems,
-                                  quick=quick, load=load, counts=counts, counts_unavailable=extra.counts_unavailable)
+        extra.coverage = add_left_out(coverage(matched, figures, side_problems["base"] + side_problems["head"] + micro_problems,
+                                               quick=quick, load=load, counts=counts,
+                                               counts_unavailable=extra.counts_unavailable), skipped)  # fmt: skip
         infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}
         for side in (base_side, head_side):
             write_side_run(out / side.role, side, infos[side.role], figures[side.role], side_problems[side.role], started)
@@ -183,6 +199,11 @@ def compare(
         )  # fmt: skip
     write_outputs(comparison, out)
     return comparison, out
+
+
+def _plural_endpoints(skipped: list) -> str:
+    count = sum(len(s.endpoints) for s in skipped)
+    return f"{count} declared endpoint{'s' if count != 1 else ''}"
 
 
 def _weigh_counts(extra: CompareExtra) -> Weights | None:

@@ -9,11 +9,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from benchwatch import app_env
 from benchwatch.declarations import Endpoint, Expect, SetupRequest
 from benchwatch.scaffold.schema import Operation, endpoint_names, operations, password_login
 
-USER_VAR = "BENCHWATCH_USER"
-PASSWORD_VAR = "BENCHWATCH_PASSWORD"
+USER_VAR = app_env.USER  # the names the app-env secret accepts for them: one list (app_env.py)
+PASSWORD_VAR = app_env.PASSWORD
 LOGIN = "login"
 BEARER = {"Authorization": "Bearer {setup.token}"}
 LOGIN_WHY = f"the login: [setup] sends it with ${{{USER_VAR}}} and ${{{PASSWORD_VAR}}}"

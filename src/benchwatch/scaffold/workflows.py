@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from benchwatch import __version__
+from benchwatch import __version__, app_env
 from benchwatch.errors import UserError
 
 DEFAULT_SOURCE = f"benchwatch/benchwatch@v{__version__}"
@@ -17,8 +17,7 @@ _PR = """\
 name: benchwatch-pr
 
 # Written by `benchwatch init`. Compares the pull request with its merge base on one runner:
-# read-only token, no secrets; benchwatch-comment.yml posts the result as a sticky comment.
-on:
+{secrets}{note}on:
   pull_request:
 
 permissions: {{}}
@@ -44,7 +43,7 @@ name: benchwatch-comment
 
 # Written by `benchwatch init`. Posts the artifact benchwatch-pr left; never checks out or runs
 # the pull request's code.
-on:
+{note}on:
   workflow_run: # zizmor: ignore[dangerous-triggers] no PR code is checked out or run
     workflows: [benchwatch-pr]
     types: [completed]
@@ -75,7 +74,7 @@ name: benchwatch-publish
 
 # Written by `benchwatch init`. Measures every push to main (read-only job) and records the
 # trend on gh-pages (a job that runs only git and github-action-benchmark).
-on:
+{note}on:
   push:
     branches: [main]
 
@@ -104,7 +103,7 @@ name: benchwatch-nightly
 # Written by `benchwatch init`. Every night: the apps on the given stacks (default `latest`,
 # the newest FastAPI/Pydantic releases as pinned in the benchwatch release), recorded as a
 # separate `nightly` trend on gh-pages.
-on:
+{note}on:
   schedule:
     - cron: "17 3 * * *"
   workflow_dispatch: # runs only on main: another branch's numbers would enter main's nightly trend
@@ -129,7 +128,14 @@ jobs:
       python-version: "3.12"
 {extra}"""
 
-APP_ENV_SECRET = "BENCHWATCH_APP_ENV"  # the repository secret: lines of NAME=value for the apps' ${NAME}s
+PLACEHOLDER = DEFAULT_SOURCE.split("@")[0]  # benchwatch's name until it has a public repository
+NO_SECRETS = "# read-only token, no secrets; benchwatch-comment.yml posts the result as a sticky comment.\n"
+APP_ENV_TO_COMPARE = f"""\
+# read-only token; the secret {app_env.SECRET} (the apps' ${{NAME}}s) goes to the compare step
+# alone, and a pull request from a fork gets no secrets: compare then measures what needs none
+# and the comment lists what it left out and why. benchwatch-comment.yml posts the comment.
+"""
+APP_ENV_SECRET = app_env.SECRET  # the repository secret: lines of NAME=value for the apps' ${NAME}s
 _MEASURING = ("benchwatch-pr.yml", "benchwatch-publish.yml", "benchwatch-nightly.yml")
 
 TEMPLATES = {
@@ -215,8 +221,33 @@ def caller_workflows(source: str = DEFAULT_SOURCE, git_url: str | None = None, *
     else:
         sha, label = resolve_tag(git_url or f"https://github.com/{repo}.git", ref, source), ref
     extra = _extra(database, app_env)
-    return {name: template.format(repo=repo, sha=sha, label=label, extra=extra if name in _MEASURING else "")
+    note = "".join(f"# {line}\n" for line in placeholder_note(repo, sha))
+    secrets = APP_ENV_TO_COMPARE if app_env else NO_SECRETS
+    return {name: template.format(repo=repo, sha=sha, label=label, extra=extra if name in _MEASURING else "",
+                                  note=note, secrets=secrets)
             for name, template in TEMPLATES.items()}  # fmt: skip
+
+
+def placeholder_said(source: str) -> str | None:
+    """init's line when `source` (--workflows-from, or the default) names the placeholder."""
+    repo, _, ref = source.partition("#")[0].partition("@")
+    if repo != PLACEHOLDER:
+        return None
+    return (f"init: the workflows call {PLACEHOLDER}@{ref}, a placeholder until benchwatch has a public repository "
+            f"(GitHub finds no workflow there): pin a copy of benchwatch that holds that commit with "
+            f"`benchwatch init --workflows-from OWNER/REPO@{ref}`, or edit `uses:` and `benchwatch-repository` "
+            "in .github/workflows/benchwatch-*.yml")  # fmt: skip
+
+
+def placeholder_note(repo: str, sha: str) -> list[str]:
+    """What init says, and the callers say in their header, when they call benchwatch under its
+    placeholder name: nothing is published there yet, so GitHub would find no such workflow."""
+    if repo != PLACEHOLDER:
+        return []
+    return [f"NOTE: {PLACEHOLDER} is a placeholder until benchwatch has a public repository: GitHub",
+            "finds no workflow there. Name a copy of benchwatch that holds this commit in `uses:` and",
+            "`benchwatch-repository` below, or write these files with",
+            f"`benchwatch init --workflows-from OWNER/REPO@{sha}`."]
 
 
 def resolve_tag(url: str, tag: str, source: str) -> str:
