@@ -273,10 +273,9 @@ def install_missing(spec: str) -> list[Interpreter]:
     from benchwatch.uv_tool import uv_environ, uv_executable
 
     print(f"python {spec}: not installed here; {INSTALL_ENV}=1: uv python install {spec}", file=sys.stderr, flush=True)
-    environ = {k: v for k, v in uv_environ().items() if k != "UV_PYTHON_DOWNLOADS"}  # this one call may download
     try:
         done = subprocess.run([uv_executable(), "python", "install", spec], capture_output=True, text=True,
-                              timeout=900, env=environ)  # fmt: skip
+                              timeout=900, env=uv_environ(may_download=True))  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(f"uv python install {spec} failed ({exc})") from None
     if done.returncode != 0:

@@ -32,9 +32,10 @@ def uv_executable() -> str:
     return found
 
 
-def uv_environ() -> dict[str, str]:
+def uv_environ(*, may_download: bool = False) -> dict[str, str]:
     """The environment of every uv call. The runner's variables apart (placeholders.RUNNER_PREFIXES,
     as for the servers): uv runs a package's build backend when it builds from source, and none
     may see GITHUB_OUTPUT, GITHUB_ENV or ACTIONS_RUNTIME_TOKEN. And uv never downloads an
-    interpreter behind benchwatch's back: `interpreters.choose` names the one to use."""
-    return {**app_environ(), "UV_PYTHON_DOWNLOADS": "never"}
+    interpreter behind benchwatch's back: `interpreters.choose` names the one to use (but
+    `may_download`: `uv python install`, asked for with BENCHWATCH_INSTALL_PYTHON=1)."""
+    return {**app_environ(), **({} if may_download else {"UV_PYTHON_DOWNLOADS": "never"})}

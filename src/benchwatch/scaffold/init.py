@@ -374,8 +374,8 @@ def _read(
         setup = Setup(requests=found.setup_requests) if found.setup_requests else None
         checked = _variant(where, probe.model_copy(update={"setup": setup, "endpoints": [c.endpoint for c in declared],
                                                             "ready_path": schema_path}))  # fmt: skip
-        for turn in ("the set-up init writes", "again, to see what differs between boots"):
-            say(f"init: booting with {turn}: {len(declared)} requests")
+        for turn in ("with the set-up init writes", "again, to see what differs between boots"):
+            say(f"init: booting {turn}: {len(declared)} requests")
             with booted(checked) as (srv, client):
                 answers.append({c.name: ask(client, srv, prepare(checked.app, c.endpoint, srv.context)) for c in declared})
                 _stop_when_all_failed(answers[-1], srv, probe.env)
