@@ -52,6 +52,8 @@ PSYCOPG_REFUSED = (
 
 @pytest.mark.parametrize(("said", "cause"), [
     (PSYCOPG_REFUSED, "the database at 127.0.0.1:5432 is unreachable: Connection refused"),
+    ('connection to server at "${POSTGRES_SERVER}", port ${POSTGRES_PORT} failed: Connection refused',  # redacted
+     "the database at ${POSTGRES_SERVER}:${POSTGRES_PORT} is unreachable: Connection refused"),
     ('psycopg2.OperationalError: could not connect to server: Connection refused\n\tIs the server running on host '
      '"localhost" (127.0.0.1) and accepting\n\tTCP/IP connections on port 5433?\n',
      "the database at localhost:5433 is unreachable: Connection refused"),

@@ -15,9 +15,11 @@ DATABASE_HINT = ("give the app a fresh database per boot: --env settings naming 
 # failed: Connection refused`; older libpq: `could not connect to server: Connection refused` then
 # `Is the server running on host "localhost" (127.0.0.1) and accepting TCP/IP connections on port 5432?`;
 # asyncpg: `ConnectionRefusedError: [Errno 111] Connect call failed ('127.0.0.1', 5432)`
-_AT_HOST = re.compile(r'connection to server at "([^"]+)"(?: \([^)]*\))?, port (\d+) failed: ([^\n]+)')
-_OLD_LIBPQ = re.compile(r'could not connect to server: ([^\n]+)\s+Is the server running on host "([^"]+)".*?port (\d+)', re.S)
-_ASYNCPG = re.compile(r"(Connect call failed|Multiple exceptions: \[Errno \d+\] Connect call failed) \('([^']+)', (\d+)\)")
+# a host or port that came from a `${NAME}` is redacted to it in what the server said
+_PORT = r"(\d+|\$\{[A-Za-z_]\w*\})"
+_AT_HOST = re.compile(r'connection to server at "([^"]+)"(?: \([^)]*\))?, port ' + _PORT + r' failed: ([^\n]+)')
+_OLD_LIBPQ = re.compile(r'could not connect to server: ([^\n]+)\s+Is the server running on host "([^"]+)".*?port ' + _PORT, re.S)
+_ASYNCPG = re.compile(r"(Connect call failed|Multiple exceptions: \[Errno \d+\] Connect call failed) \('([^']+)', " + _PORT + r"\)")
 _SOCKET = re.compile(r'connection to server on socket "([^"]+)" failed: ([^\n]+)')
 _UNKNOWN_HOST = re.compile(r'could not translate host name "([^"]+)" to address')
 _NO_DATABASE = re.compile(r'database "([^"]+)" does not exist')
