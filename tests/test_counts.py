@@ -559,3 +559,13 @@ def test_real_counted_server_keeps_its_one_connection_while_the_counter_dumps():
             client.close()
     assert outcomes[KEEP_ALIVE_S] == "answered"
     assert outcomes[None] != "answered"  # the fault, as uvicorn's default planted it
+
+
+def test_the_reads_are_counted_in_every_repeat_before_any_write_is():
+    from benchwatch.counts.plan import counted_order
+
+    order = counted_order(["GET", "POST", "get", "PUT", "HEAD"], 3)
+    assert order[:9] == [(0, 0), (0, 2), (0, 4), (1, 0), (1, 2), (1, 4), (2, 0), (2, 2), (2, 4)]
+    assert order[9:] == [(0, 1), (0, 3), (1, 1), (1, 3), (2, 1), (2, 3)]
+    assert sorted(order) == [(r, i) for r in range(3) for i in range(5)]  # every phase once
+    assert counted_order(["GET", "GET"], 2) == [(0, 0), (0, 1), (1, 0), (1, 1)]  # reads only: as before

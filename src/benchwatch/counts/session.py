@@ -1,6 +1,7 @@
 """One target's counts: its server booted once under callgrind and once under strace, each
 served the same fixed sequence (probe, warm-up, settle, an idle pause, then `repeats` phases of N
-requests per endpoint) on one connection; what each phase cost, per request.
+requests per endpoint, every repeat of the reads before the writes': plan.counted_order) on one
+connection; what each phase cost, per request.
 
 Every counted phase begins with a full garbage collection in the server, asked for over the
 counting harness (counts/harness/sitecustomize.py) and left out of the count: the collector then
@@ -323,13 +324,12 @@ def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int, quie
             warmups = [w + n for w, n in zip(warmups, settles, strict=True)]  # strace sends as many
             time.sleep(quiet_idle_s if s.quiet else IDLE_S)
             idle_seconds = dump("idle")
-            for r in range(repeats):
-                for i, request in enumerate(requests):
-                    s.collect()
-                    dump(f"gc-r{r}-{i}")
-                    s.send(i, request, counts[i], THINK_S["callgrind"])
-                    phases.append(Phase(endpoints[i], r, counts[i], dump(f"r{r}-{i}")))
-                    phases[-1].ticks = ticks_between(f"gc-r{r}-{i}", f"r{r}-{i}")
+            for r, i in plan.counted_order([e.method for e in endpoints], repeats):
+                s.collect()
+                dump(f"gc-r{r}-{i}")
+                s.send(i, requests[i], counts[i], THINK_S["callgrind"])
+                phases.append(Phase(endpoints[i], r, counts[i], dump(f"r{r}-{i}")))
+                phases[-1].ticks = ticks_between(f"gc-r{r}-{i}", f"r{r}-{i}")
         tail = s.tail
     except callgrind.CallgrindError as exc:
         raise CountFailed(str(exc)) from None
@@ -368,18 +368,17 @@ def _strace(target: CountTarget, trace: Path, warmups: Sequence[int], counts: Se
         idle_start = time.time()
         time.sleep(quiet_idle_s if s.quiet else IDLE_S)
         windows.append((idle_start, time.time()))
-        for r in range(repeats):
-            for i, request in enumerate(requests):
-                time.sleep(PAUSE_S)  # the last window ends mid-pause: its tail stays clear
-                s.collect()  # between windows: the collection's calls (and the harness's) fall outside
-                time.sleep(PAUSE_S / 2)
-                start = time.time()
-                s.send(i, request, counts[i], THINK_S["strace"])
-                # the server's last calls of a phase (after its answer was sent) come
-                # just after the client has read it: the window ends mid-pause
-                end = time.time() + PAUSE_S / 2
-                windows.append((start, end))
-                phases.append(Phase(endpoints[i], r, counts[i], end - start))
+        for r, i in plan.counted_order([e.method for e in endpoints], repeats):
+            time.sleep(PAUSE_S)  # the last window ends mid-pause: its tail stays clear
+            s.collect()  # between windows: the collection's calls (and the harness's) fall outside
+            time.sleep(PAUSE_S / 2)
+            start = time.time()
+            s.send(i, requests[i], counts[i], THINK_S["strace"])
+            # the server's last calls of a phase (after its answer was sent) come
+            # just after the client has read it: the window ends mid-pause
+            end = time.time() + PAUSE_S / 2
+            windows.append((start, end))
+            phases.append(Phase(endpoints[i], r, counts[i], end - start))
         time.sleep(PAUSE_S)
     try:
         counted = strace.count_windows(strace.calls(trace), windows)
