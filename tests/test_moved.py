@@ -1,11 +1,16 @@
 """A compare's list of the installed versions that moved between base and head (compare/moved.py):
 made from the two sides' version maps, rendered in the comment's header, with a hint on a regression."""
 
+import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
-from conftest import REPO, make_project
+import pytest
+from conftest import REPO, benchwatch, make_project
 
+from benchwatch import interpreters
 from benchwatch.compare.comment import render
 from benchwatch.compare.moved import moved_packages, terminal_lines
 from benchwatch.compare.verdict import (
@@ -132,3 +137,36 @@ def test_a_regression_between_two_stacks_gives_the_attribute_command(tmp_path):
     text = render(comparison(moved, rows(scenario, slower=True), kind="stack", specs=("v2-pre-rust", "latest")))
     assert f"`benchwatch attribute --base v2-pre-rust --head latest -k '{scenario}@*'`" in text
     assert "<that commit>" not in text
+
+
+LOCKED = REPO / "tests" / "fixtures" / "locked_app"
+# the fixture's uv.lock after `uv lock --exclude-newer 2026-11-21T00:00:00Z --upgrade-package anyio==4.9.0`
+ANYIO_MOVED = REPO / "tests" / "fixtures" / "locked_app_anyio_moved.uv.lock"
+
+
+@pytest.mark.slow
+@pytest.mark.load_independent
+def test_a_lock_only_commit_says_what_moved_from_the_environments_measured(tmp_path):
+    """A team's app pinned by its uv.lock; head's commit moves anyio (and so adds sniffio): the real
+    compare of the two commits lists it in the comment, compare.json and the terminal (two load
+    rounds: too few for a timing verdict, exit 2; the header is what this test is about)."""
+    if not interpreters.find_installed("3.12"):
+        pytest.skip("no CPython 3.12 here (`uv python install 3.12`)")
+    repo = tmp_path / "repo"
+    shutil.copytree(LOCKED, repo)
+    git = ["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git[:3], "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    shutil.copy(ANYIO_MOVED, repo / "backend" / "uv.lock")
+    subprocess.run([*git, "commit", "-qam", "anyio 4.9.0"], check=True)
+    out = tmp_path / "out"
+    done = benchwatch("compare", "--base", "HEAD~1", "--head", "HEAD", "--quick", "--rounds", "2", "--no-micro",
+                      "--no-counts", "--out", str(out), root=repo, timeout=300)  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    said = "anyio 4.16.0 → 4.9.0, sniffio 1.3.1 added"
+    assert f"dependencies changed between base and head: {said} (locked@own)" in done.stdout.splitlines()
+    assert f"Dependencies changed between base and head: {said} (`locked@own`)." in (out / "comment.md").read_text()
+    (moved,) = json.loads((out / "compare.json").read_text())["extra"]["moved"]
+    assert moved["changed"] == {"anyio": ["4.16.0", "4.9.0"]} and moved["added"] == {"sniffio": "1.3.1"}
+    assert moved["removed"] == {} and moved["base_env"] != moved["head_env"]
