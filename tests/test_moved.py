@@ -125,6 +125,9 @@ def test_a_regression_names_the_candidates_and_what_to_run_between_two_refs(tmp_
     assert "- `fastapi==0.116.1` in app backend's `requirements.txt`" in text
     assert "- `starlette==0.46.0` in app backend's `requirements.txt`" in text
     assert "sniffio==1.3.2" not in text
+    locked = found.model_copy(deep=True)
+    locked.extra.moved[0].lock = "../uv.lock"  # an app pinned by its uv.lock: uv moves one package
+    assert "- `uv lock --upgrade-package fastapi==0.116.1` beside app backend's `../uv.lock`" in render(locked)
 
 
 def test_a_regression_between_two_stacks_gives_the_attribute_command(tmp_path):

@@ -108,5 +108,5 @@ def _one_package_moves(moved: MovedPackages) -> list[str]:
     """How to move one package of base's lock to head's version, per package that changed."""
     lock = moved.lock or "its requirements"
     if lock.endswith(("uv.lock", "pyproject.toml")):
-        return [f"`uv lock --upgrade-package {p}=={h}` (in app {moved.app}'s folder)" for p, (_, h) in moved.changed.items()]
+        return [f"`uv lock --upgrade-package {p}=={h}` beside app {moved.app}'s `{lock}`" for p, (_, h) in moved.changed.items()]
     return [f"`{p}=={h}` in app {moved.app}'s `{lock}`" for p, (_, h) in moved.changed.items()]
