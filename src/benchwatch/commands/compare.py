@@ -61,6 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from benchwatch.compare.comment import headline
+    from benchwatch.compare.moved import terminal_lines
     from benchwatch.compare.run import compare
     from benchwatch.config import load_project
     from benchwatch.measure.inject import Injection
@@ -73,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
         inject_head_micro=args.inject_head_micro, instructions=not args.no_instructions,
         profile=args.profile, confirm=not args.no_confirm, counts=not args.no_counts, skip_unset=args.skip_unset,
     )  # fmt: skip
+    for line in terminal_lines(comparison.extra.moved):
+        print(line)
     for row in comparison.rows:
         if row.significant or row.verdict in ("no verdict", "unconfirmed"):
             print(f"{row.verdict:<12} {row.label}: {row.text}")

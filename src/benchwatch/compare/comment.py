@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchwatch.attribute.speedscope import markdown as profile_markdown
+from benchwatch.compare.moved import comment_lines as moved_lines
 from benchwatch.compare.verdict import Comparison, Row, SideInfo
 from benchwatch.measure.inject import Injection
 from benchwatch.metrics import COST
@@ -124,6 +125,7 @@ def render(comparison: Comparison) -> str:
         f"in each{'' if base.kind == 'variant' else '; micro-benchmarks in alternating batches'}.",
         "",
         *_watched(comparison),
+        *moved_lines(comparison),
         *(f"Note: {note}." for note in comparison.extra.notes),
         *([""] if comparison.extra.notes else []),
     ]

@@ -12,6 +12,7 @@ from benchwatch.compare.calibrate import load_calibration
 from benchwatch.compare.confirm import measure_again
 from benchwatch.compare.coverage import Coverage, add_left_out, coverage
 from benchwatch.compare.judged import judged_rows
+from benchwatch.compare.moved import moved_packages
 from benchwatch.compare.sides import Side
 from benchwatch.compare.verdict import (
     COMMENT_FILE,
@@ -190,6 +191,8 @@ def compare(
                                                quick=quick, load=load, counts=counts,
                                                counts_unavailable=extra.counts_unavailable), skipped)  # fmt: skip
         infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}
+        extra.moved = moved_packages(base_side.kind, matched, infos["base"].environment.stacks,
+                                     infos["head"].environment.stacks)  # fmt: skip
         for side in (base_side, head_side):
             write_side_run(out / side.role, side, infos[side.role], figures[side.role], side_problems[side.role], started)
         comparison = Comparison(

@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from benchwatch.attribute.speedscope import ProfileReport
 from benchwatch.compare.calibrate import Calibration, floor_for, floor_key
 from benchwatch.compare.coverage import Coverage
+from benchwatch.compare.moved import MovedPackages
 from benchwatch.compare.stats import (
     RatioInterval,
     TooFewSamples,
@@ -133,6 +134,7 @@ class CompareExtra(BaseModel):
     cost_weights: Weights | None = None
     cost_unavailable: str | None = None  # why the counts were not weighed into a cost
     coverage: Coverage | None = None  # every declared endpoint compared, and what was not measured (compare/coverage.py)
+    moved: list[MovedPackages] = []  # installed versions that differ between base's and head's environments (compare/moved.py)
 
 
 class Comparison(BaseModel):
