@@ -1,6 +1,7 @@
 """No-op PR compares beside a CPU load: does a busy host make a quiet PR "not measured"?
 
     .venv/bin/python scripts/busy_noop.py --runs 10 --out /tmp/busy [--burners 2] [--repo DIR] [-- EXTRA]
+    .venv/bin/python scripts/busy_noop.py --runs 10 --out /tmp/busy --here 'hello@latest'
 
 The template-shaped fixture (tests/fixtures/fullstack_repo) is copied under --out, committed, and
 adopted with `init` as tests/test_fullstack.py does (a throwaway PostgreSQL cluster: benchwatch
@@ -8,7 +9,8 @@ starts its own); --repo reuses one adopted before. Each run is `benchwatch compa
 --head HEAD --quick` of it while --burners busy loops (one process each, normal priority) keep
 the cores busy for the whole compare; they are stopped after it. Prints one line per run: exit
 code, load rounds dropped and made up, rows without a verdict and why, gating verdicts; the
-compare folders stay under --out. The login below is the fixture's, not a secret.
+compare folders stay under --out. `--here PATTERN`: this checkout's own scenarios instead
+(`-k PATTERN`, HEAD against itself). The login below is the fixture's, not a secret.
 """
 
 from __future__ import annotations
@@ -91,13 +93,16 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--burners", type=int, default=2, help="busy-loop processes beside each compare")
     parser.add_argument("--repo", type=Path, help="an adopted copy of the fixture from an earlier run")
+    parser.add_argument("--here", metavar="PATTERN", help="compare this checkout's variants (-k PATTERN), not the fixture")
     parser.add_argument("extra", nargs="*", help="more compare arguments (after --)")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))  # stopped: the busy loops are stopped too
-    repo = args.repo or args.out / "repo"
-    if args.repo is None:
-        args.out.mkdir(parents=True, exist_ok=False)
+    repo = ROOT if args.here else args.repo or args.out / "repo"
+    args.out.mkdir(parents=True, exist_ok=bool(args.repo or args.here))
+    if args.repo is None and not args.here:
         adopt(repo)
+    if args.here:
+        args.extra = ["-k", args.here, *args.extra]
     results = []
     for index in range(args.runs):
         out = args.out / f"{index + 1:02d}"
