@@ -96,7 +96,8 @@ def main() -> int:
     parser.add_argument("--here", metavar="PATTERN", help="compare this checkout's variants (-k PATTERN), not the fixture")
     parser.add_argument("extra", nargs="*", help="more compare arguments (after --)")
     args = parser.parse_args()
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(130))  # stopped: the busy loops are stopped too
+    stopping: list[int] = []  # SIGTERM: the running compare (same process group) stops its servers; then stop here
+    signal.signal(signal.SIGTERM, lambda *_: stopping.append(1))
     repo = ROOT if args.here else args.repo or args.out / "repo"
     args.out.mkdir(parents=True, exist_ok=bool(args.repo or args.here))
     if args.repo is None and not args.here:
@@ -105,6 +106,8 @@ def main() -> int:
         args.extra = ["-k", args.here, *args.extra]
     results = []
     for index in range(args.runs):
+        if stopping:
+            break
         out = args.out / f"{index + 1:02d}"
         burners = [subprocess.Popen([sys.executable, "-c", BURN]) for _ in range(args.burners)]
         began = time.monotonic()
