@@ -65,7 +65,9 @@ def test_a_pair_is_kept_only_when_both_ran_in_the_same_window(monkeypatch, walls
         else:
             assert figures == {}
             assert data.dropped[0].round == 7
-            assert f"not side by side: oha ran 3.41 s and 2.03 s (in {tries} tries)" in data.dropped[0].reason
+            assert f"not side by side: oha windows 68% apart (3.41 s and 2.03 s, in {tries} tries)" in data.dropped[0].reason
+            assert data.dropped[0].windows_apart == pytest.approx(3.41 / 2.03 - 1)
+            assert data.short(aimed.lane.slot, rounds=6) == [("GET /", "c=10")]
 
 
 def test_a_pair_out_of_step_once_is_fired_again_and_kept(monkeypatch) -> None:
@@ -128,7 +130,7 @@ def test_warm_ups_run_step_by_step_so_a_big_endpoint_does_not_slow_a_small_ones(
 
     monkeypatch.setattr(rounds, "_checked", lambda lane: True)
     monkeypatch.setattr(rounds, "_together", together)
-    monkeypatch.setattr(rounds, "_measure_step", lambda rig, lanes, step, i: lanes)
+    monkeypatch.setattr(rounds, "_measure_step", lambda rig, lanes, step, i, tags=None: lanes)
     rounds.measure_lanes(RIG, lanes, round_index=0)  # type: ignore[arg-type]
     assert fired == [["small", "small"], ["big", "big"]]  # each step's endpoint on both lanes at once
     assert lanes[0].seconds_per_request == {small.label: pytest.approx(0.001), big.label: pytest.approx(0.1)}

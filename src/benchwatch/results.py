@@ -184,7 +184,8 @@ class SkippedRun(BaseModel):
     endpoint: str
     params: dict[str, Any]
     reason: str
-    round: int | None = None
+    round: int | None = None  # a compare's make-up rounds come after its planned ones (measure/rounds.py)
+    windows_apart: float | None = None  # a dropped pair: its longer oha window over the shorter, minus 1
 
 
 class LoadgenInfo(BaseModel):

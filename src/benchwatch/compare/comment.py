@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from benchwatch.attribute.speedscope import markdown as profile_markdown
+from benchwatch.compare import dropped
 from benchwatch.compare.moved import comment_lines as moved_lines
 from benchwatch.compare.verdict import Comparison, Row, SideInfo
 from benchwatch.measure.inject import Injection
@@ -146,6 +147,7 @@ def render(comparison: Comparison) -> str:
         out += [f"<details><summary>{len(unchanged)} unchanged</summary>", ""]
         out += _table(unchanged) + ["", "</details>", ""]
     out += _not_measured(comparison)
+    out += dropped.lines(comparison.extra.rounds_short)
     if comparison.extra.counts_unavailable:
         out += [f"Counts per request (instructions, system calls): not measured ({comparison.extra.counts_unavailable}); "
                 "only timings decided.", ""]

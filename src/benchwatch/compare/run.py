@@ -11,6 +11,7 @@ from benchwatch.compare import gate
 from benchwatch.compare.calibrate import load_calibration
 from benchwatch.compare.confirm import measure_again
 from benchwatch.compare.coverage import Coverage, add_left_out, coverage
+from benchwatch.compare.dropped import explain, short_rounds
 from benchwatch.compare.judged import judged_rows
 from benchwatch.compare.moved import moved_packages
 from benchwatch.compare.sides import Side
@@ -137,6 +138,7 @@ def compare(
             base_run, head_run = runs
             extra.load_plan = base_run.extra.load_plan
             extra.rounds_dropped = base_run.extra.loadgen.dropped_pairs if base_run.extra.loadgen else []
+            extra.rounds_short = short_rounds(extra.rounds_dropped, base_run.figures, plan.rounds)
             extra.loadgen_bottlenecked_runs = {
                 side.role: run.extra.loadgen.bottlenecked_runs if run.extra.loadgen else 0
                 for side, run in zip((base_side, head_side), runs, strict=True)
@@ -180,6 +182,7 @@ def compare(
                 flagged=[r.label for r in flagged], confirmed=[r.label for r in flagged if r.verdict != "unconfirmed"],
                 seconds=round(time.monotonic() - began, 1),
             )  # fmt: skip
+        explain(rows, extra.rounds_short, figures["base"])
         rows = sort_rows(rows)
         if counts and not extra.counts_unavailable:
             went = where_instructions_went(rows, figures, counted.dirs)

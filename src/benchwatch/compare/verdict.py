@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from benchwatch.attribute.speedscope import ProfileReport
 from benchwatch.compare.calibrate import Calibration, floor_for, floor_key
 from benchwatch.compare.coverage import Coverage
+from benchwatch.compare.dropped import ShortRounds
 from benchwatch.compare.moved import MovedPackages
 from benchwatch.compare.stats import (
     RatioInterval,
@@ -85,6 +86,10 @@ class Row(BaseModel):
     reason: str = ""
     confirmation: Confirmation | None = None
     detail: dict[str, list[float | None]] = {}  # a count's parts: name -> [base, head] per request
+    # a timing row without a verdict only because its load rounds were dropped (base and head not
+    # side by side) and could not be made up: the label of its endpoint's judged count row, which
+    # measured that endpoint instead (compare/dropped.py); such a row does not make the compare exit 2
+    judged_by: str = ""
 
     @property
     def significant(self) -> bool:
@@ -118,7 +123,8 @@ class CompareExtra(BaseModel):
     injected: dict[str, float] | None = None  # TEST ONLY: what head's servers were made to burn
     load_plan: LoadPlanInfo | None = None
     notes: list[str] = []  # what the compare left out, and why
-    rounds_dropped: list[SkippedRun] = []  # side-by-side pairs whose oha windows differed
+    rounds_dropped: list[SkippedRun] = []  # side-by-side pairs whose oha windows differed (base's lanes)
+    rounds_short: list[ShortRounds] = []  # per shot that lost pairs: made up in extra rounds, or not
     loadgen_bottlenecked_runs: dict[str, int] = {}
     instructions_unavailable: str | None = None  # why a compare with micro-benchmarks has no instruction counts
     counts_unavailable: str | None = None  # why there are no counts per request of the servers
@@ -160,7 +166,7 @@ class Comparison(BaseModel):
     def exit_code(self) -> int:
         if self.gating_regressions():
             return EXIT_REGRESSION
-        if self.problems or not self.rows or any(r.verdict == "no verdict" for r in self.rows):
+        if self.problems or not self.rows or any(r.verdict == "no verdict" and not r.judged_by for r in self.rows):
             return EXIT_UNMEASURED
         return EXIT_OK
 

@@ -116,6 +116,8 @@ class Collector:
     timings: list[dict] = field(default_factory=list)
     skipped: list[SkippedRun] = field(default_factory=list)
     dropped: list[SkippedRun] = field(default_factory=list)  # side-by-side pairs not kept
+    # the CPU figure's name of every shot that lost a pair -> (slot label, endpoint label, setting tag)
+    dropped_shots: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
     def _add(self, name: str, value: float, **figure) -> None:
         self.series.setdefault(name, _Series(figure={"name": name, **figure})).samples.append(value)
@@ -193,10 +195,25 @@ class Collector:
         return {"kind": "load", "variant": slot.label, "scenario": variant.scenario, "stack": variant.stack.name,
                 "metric": what.key, "unit": what.unit, "bigger_is_better": what.bigger_is_better}  # fmt: skip
 
-    def drop(self, slot: Slot, shot: Shot, round_index: int, reason: str) -> None:
+    def drop(self, slot: Slot, shot: Shot, round_index: int, reason: str, windows_apart: float | None = None) -> None:
         assert shot.setting is not None
         self.dropped.append(SkippedRun(variant=slot.label, endpoint=shot.endpoint.label,
-                                       params=shot.setting.params(), round=round_index, reason=reason))  # fmt: skip
+                                       params=shot.setting.params(), round=round_index, reason=reason,
+                                       windows_apart=windows_apart))  # fmt: skip
+        name = self.names(slot, shot.endpoint, shot.setting)[CPU]
+        self.dropped_shots[name] = (slot.label, shot.endpoint.label, shot.setting.tag)
+
+    def short(self, slot: Slot, rounds: int) -> list[tuple[str, str]]:
+        """(endpoint label, setting tag) of this slot's shots that lost a pair and have fewer than
+        `rounds` samples; a figure made invalid, or a failed slot, is not short but not measured."""
+        found = []
+        for name, (label, endpoint, tag) in self.dropped_shots.items():
+            if label != slot.label or name in self.invalid or label in self.failed:
+                continue
+            series = self.series.get(name)
+            if (len(series.samples) if series else 0) < rounds:
+                found.append((endpoint, tag))
+        return found
 
     def skip(self, slot: Slot, endpoint: Endpoint, setting: Open, reason: str) -> None:
         self.skipped.append(SkippedRun(variant=slot.label, endpoint=endpoint.label, params=setting.params(), reason=reason))

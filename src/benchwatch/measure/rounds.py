@@ -12,6 +12,7 @@ the other, 0.016 side by side.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,6 +33,13 @@ from benchwatch.results import Problem
 
 MIN_OPEN_REQUESTS = 10
 MISMATCH_RETRIES = 2  # side by side: a pair of shots out of step is fired again this often
+# side by side: a shot whose pair was dropped in some rounds is measured again, after the planned
+# rounds, in make-up rounds of its own (a fresh boot each, only the short shots), at most this share
+# of the planned rounds: 3 for a quick compare's 6, 4 for a full one's 8. A busy host drops a pair
+# now and then (one pair in ten no-op compares, docs/verdict.md); a host that drops every make-up
+# too is not letting two runs stay in step, and the load stage grows by half at most before the
+# figure says so instead.
+MAKE_UP_SHARE = 0.5
 SLOW_DRAIN_SHARE = 0.25  # a closed loop uses -n when draining its in-flight requests would take longer
 
 
@@ -67,6 +75,43 @@ def run_rounds(
         if first == 0:
             for track in tracks:
                 track.data.cross_check(track.slots)
+    if len(tracks) > 1:
+        make_up(rig, tracks, together, progress=progress, after_step=after_step)
+
+
+def make_up_limit(rounds: int) -> int:
+    """Make-up rounds at most for one group of slots measured side by side."""
+    return max(1, math.ceil(rounds * MAKE_UP_SHARE))
+
+
+def make_up(
+    rig: Rig, tracks: Sequence[Track], together: Sequence[tuple[Slot, ...]], *, progress: Progress,
+    after_step: Callable[[], None] = lambda: None,
+) -> None:  # fmt: skip
+    """Rounds whose pair of samples was dropped (not side by side), measured again: for each group
+    of slots, while a shot of theirs has fewer samples than the plan's rounds, one more round of
+    only those shots on freshly booted servers (round index `rounds`, `rounds + 1`, …), up to
+    make_up_limit. What stays short is said by the figure's samples and the drops recorded."""
+    planned = rig.plan.rounds
+    for slots in together:
+        for extra in range(make_up_limit(planned)):
+            entries = [(t, s) for t, s in zip(tracks, slots, strict=True) if s.label not in t.data.failed]
+            wanted: dict[str, set[str]] = {}
+            for track, slot in entries:
+                for endpoint, tag in track.data.short(slot, planned):
+                    wanted.setdefault(track.steps.get(endpoint, endpoint), set()).add(tag)
+            if not wanted or len(entries) < len(slots):  # a lane alone is not side by side
+                break
+            round_index = planned + extra
+            progress.total += 1
+            progress.step(" | ".join(s.label for s in slots),
+                          f"make-up round {extra + 1}/{make_up_limit(planned)} (round {round_index + 1}), "
+                          f"{sum(map(len, wanted.values()))} dropped pair(s) measured again")  # fmt: skip
+            if extra % 2:  # who boots first alternates here too
+                entries.reverse()
+            boot_and_measure(rig, entries, [round_index], only=wanted)
+            progress.advance()
+            after_step()
 
 
 @dataclass
@@ -115,9 +160,11 @@ class Aimed:
 def boot_and_measure(
     rig: Rig, entries: Sequence[tuple[Track, Slot]], rounds: Sequence[int], *,
     announce: Callable[[int], None] = lambda r: None, done: Callable[[int], None] = lambda r: None,
+    only: dict[str, set[str]] | None = None,
 ) -> None:  # fmt: skip
     """Boot the server of every (track, slot), in the order given (all at once when the rig
-    says so), then measure them together in each of `rounds` (one, unless servers are reused)."""
+    says so), then measure them together in each of `rounds` (one, unless servers are reused).
+    `only`: step -> setting tags (a make-up round): those shots alone."""
     with ExitStack() as stack:
         announce(rounds[0])
         booting = [Boot(rig, track, slot, rounds[0], len(entries)) for track, slot in entries]
@@ -145,17 +192,23 @@ def boot_and_measure(
                 announce(round_index)
             lanes = [lane for lane in lanes if lane.slot.label not in lane.data.failed]
             started = time.monotonic()
-            measure_lanes(rig, lanes, round_index, fresh=position == 0)
+            measure_lanes(rig, lanes, round_index, fresh=position == 0, only=only)
             for lane in lanes:
                 lane.timing["measure_s"] = round(lane.timing.get("measure_s", 0) + time.monotonic() - started, 3)
             done(round_index)
 
 
-def measure_lanes(rig: Rig, lanes: list[Lane], round_index: int, fresh: bool = True) -> None:
+def measure_lanes(
+    rig: Rig, lanes: list[Lane], round_index: int, fresh: bool = True, only: dict[str, set[str]] | None = None,
+) -> None:  # fmt: skip
     """One round on running servers. Fresh from boot: verified, idle memory, warm-up first, and
-    memory recorded; a reused server (a later round of the same boot) goes straight to the load."""
+    memory recorded; a reused server (a later round of the same boot) goes straight to the load.
+    `only` (a make-up round): step -> setting tags, the shots measured; memory is not recorded
+    (its planned rounds all have their samples)."""
     lanes = [lane for lane in lanes if _checked(lane)] if fresh else [lane for lane in lanes if lane.alive("rounds")]
     steps = list(dict.fromkeys(lane.track.step(e) for lane in lanes for e in lane.endpoints()))
+    if only is not None:
+        steps = [step for step in steps if step in only]
     for step in steps if fresh else []:
         # step by step, as the step is measured: a small endpoint warmed up beside a 1 MB one on
         # the same server took its seconds per request and was then run as a "slow" one
@@ -168,8 +221,8 @@ def measure_lanes(rig: Rig, lanes: list[Lane], round_index: int, fresh: bool = T
     with ExitStack() as stack:
         peaks = {id(lane): stack.enter_context(lane.srv.rss_peak()) for lane in lanes}
         for step in steps:
-            lanes = _measure_step(rig, lanes, step, round_index)
-    for lane in lanes if fresh else []:  # idle and after warm-up only mean something after a boot
+            lanes = _measure_step(rig, lanes, step, round_index, tags=None if only is None else only[step])
+    for lane in lanes if fresh and only is None else []:  # idle and after warm-up only mean something after a boot
         lane.data.record_memory(lane.slot, lane.idle_rss, warm[id(lane)], peaks[id(lane)][0])
 
 
@@ -185,9 +238,12 @@ def _checked(lane: Lane) -> bool:
     return checked.ok
 
 
-def _measure_step(rig: Rig, lanes: list[Lane], step: str, round_index: int) -> list[Lane]:
+def _measure_step(
+    rig: Rig, lanes: list[Lane], step: str, round_index: int, tags: set[str] | None = None,
+) -> list[Lane]:  # fmt: skip
     """Closed loops at each concurrency, then open loops at fractions of each lane's best rate,
-    each lane on its endpoint of this step; returns the lanes still alive."""
+    each lane on its endpoint of this step; returns the lanes still alive. `tags`: only the
+    settings with these tags (a make-up round; the open loops' rates are the first round's)."""
     plan = rig.plan
     here = [lane for lane in lanes if lane.endpoint(step)]
     if not here:
@@ -195,6 +251,8 @@ def _measure_step(rig: Rig, lanes: list[Lane], step: str, round_index: int) -> l
     for lane in here:
         lane.best_rps = 0.0
     for concurrency in plan.concurrencies:
+        if tags is not None and Closed(concurrency).tag not in tags:
+            continue
         shots = [Aimed(lane, _closed_shot(lane, step, concurrency, plan)) for lane in here]
         for aimed, outcome in zip(shots, _measure(rig, shots, round_index), strict=True):
             if outcome is not None:
@@ -206,6 +264,8 @@ def _measure_step(rig: Rig, lanes: list[Lane], step: str, round_index: int) -> l
             lane.data.rates[key] = {f: max(1, round(f * lane.best_rps)) for f in plan.rate_fractions}
     open_duration = plan.open_duration or plan.duration
     for fraction in plan.rate_fractions:
+        if tags is not None and Open(fraction).tag not in tags:
+            continue
         shots = []
         for lane in here:
             endpoint = lane.endpoint(step)
@@ -254,10 +314,11 @@ def _measure(rig: Rig, shots: list[Aimed], round_index: int) -> list[loadgen.Out
             break
         if attempt == MISMATCH_RETRIES or not all(aimed.lane.srv.alive() for aimed in shots):
             windows = [run.wall_seconds for run in runs]
-            reason = (f"not side by side: oha ran {' and '.join(f'{w:.2f} s' for w in windows)}"
-                      f"{f' (in {attempt + 1} tries)' if attempt else ''}; this round's pair of samples is dropped")
+            apart = max(windows) / min(windows) - 1
+            reason = (f"not side by side: oha windows {apart:.0%} apart ({' and '.join(f'{w:.2f} s' for w in windows)}"
+                      f"{f', in {attempt + 1} tries' if attempt else ''}); this round's pair of samples is dropped")
             for aimed in shots:
-                aimed.lane.data.drop(aimed.lane.slot, aimed.shot, round_index, reason)
+                aimed.lane.data.drop(aimed.lane.slot, aimed.shot, round_index, reason, windows_apart=apart)
             return [run.outcome for run in runs]
     return [
         aimed.lane.data.record(aimed.lane.slot, aimed.shot, round_index, run, cpu_after - cpu_before,
