@@ -186,6 +186,13 @@ class RequestParts(_Strict):
         return "json_body" in self.model_fields_set
 
     @property
+    def per_request(self) -> bool:
+        """Its request holds `{unique}`, a value fresh for every request: each send resolves its
+        own, so oha (one fixed request) cannot load-test it (counted only: PER_REQUEST_WHY)."""
+        return any(ref.kind == "unique" for _, text in request_strings(self, "")
+                   for ref in _refs_or_none(text))  # fmt: skip
+
+    @property
     def query_text(self) -> str:
         """The query as declared (placeholders unresolved): a raw string as written, a table as
         `key=value&…` in its order."""
@@ -375,10 +382,15 @@ class AppDeclaration(_Strict):
             for listed in (flavor.endpoints or []) + (flavor.quick or []):
                 if listed not in names:
                     raise ValueError(f"flavors.{flavor_name} names unknown endpoint {listed!r}")
-        for listed in self.quick or []:
-            if listed not in names:
-                raise ValueError(f"quick names unknown endpoint {listed!r}")
         _check_placeholders(self)
+        per_request = {e.name for e in self.endpoints if e.per_request}
+        for where, listed in [("quick", n) for n in self.quick or []] + [
+                (f"flavors.{f}.quick", n) for f, flavor in self.flavors.items() for n in flavor.quick or []]:
+            if listed not in names:
+                raise ValueError(f"{where} names unknown endpoint {listed!r}")
+            if listed in per_request:
+                raise ValueError(f"{where} names endpoint {listed!r}, whose request holds {{unique}}: {PER_REQUEST_WHY} "
+                                 "(take it out of quick)")  # fmt: skip
         return self
 
 
@@ -402,6 +414,17 @@ def declared_strings(decl: AppDeclaration, endpoints: list[Endpoint] | None = No
             yield f"setup.command[{index}]", arg
     for endpoint in decl.endpoints if endpoints is None else endpoints:
         yield from request_strings(endpoint, f"endpoints.{endpoint.name}")
+
+
+# why an endpoint whose request holds `{unique}` has counts and no timings (coverage, list, docs)
+PER_REQUEST_WHY = "counts only: its request holds a value unique per request, and the load test sends one fixed request"
+
+
+def _refs_or_none(text: str) -> list[placeholders.Ref]:
+    try:
+        return placeholders.refs(text)
+    except placeholders.PlaceholderError:
+        return []  # _check_placeholders names it
 
 
 def request_strings(request: RequestParts, where: str) -> Iterator[tuple[str, str]]:
@@ -441,6 +464,8 @@ def _check_placeholders(decl: AppDeclaration) -> None:
         for ref in found:
             if ref.kind == "setup" and before_boot:
                 raise DeclarationError(where, f"{ref.text}: set-up values exist only after the server booted")
+            if ref.kind == "unique" and (before_boot or where.startswith("setup.command")):
+                raise DeclarationError(where, f"{ref.text}: a value fresh per request goes in a request only")
             if ref.kind == "database" and decl.database is None:
                 raise DeclarationError(where, f'{ref.text} needs `database = "postgresql"`')
             if ref.kind == "setup" and not open_ended:
