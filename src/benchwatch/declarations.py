@@ -119,7 +119,7 @@ def _json_only(value: Any, where: str = "json") -> None:
 
 class RequestParts(_Strict):
     """What a request benchwatch sends is made of (an endpoint's, a set-up step's). String values
-    may hold placeholders (`${NAME}`, `{setup.NAME}`, `{tmp}`, `{database_*}`: docs/your-repository.md)."""
+    may hold placeholders (`${NAME}`, `{setup.NAME}`, `{tmp}`, `{unique}`, `{database_*}`: docs/your-repository.md)."""
 
     method: _METHOD = Field(default="GET", description="the HTTP method")
     path: str = Field(pattern=r"^/", description=(
@@ -357,7 +357,9 @@ class AppDeclaration(_Strict):
         "what runs after every boot, before anything is verified or measured: a login, seed data (below)"))  # fmt: skip
     ready_path: str | None = Field(default=None, description="the path polled until the server answers (default: the first GET endpoint)")
     ready_timeout: float = Field(default=30.0, gt=0, le=600, description="seconds a boot may take before it fails")
-    quick: list[str] | None = Field(default=None, description="the endpoint names `--quick` measures (default: the first endpoint)")
+    quick: list[str] | None = Field(default=None, description=(
+        "the endpoint names `--quick` measures (default: the first endpoint that can be load-tested); "
+        "not one whose request holds `{unique}` (counted only)"))  # fmt: skip
     endpoints: list[Endpoint] = Field(min_length=1, description="the requests to measure, at least one (below)")
     flavors: dict[str, Flavor] = Field(default={}, description=(
         "small overrides of these defaults, by name (`[a-z0-9_]`, below)"))  # fmt: skip
