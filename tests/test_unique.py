@@ -68,8 +68,12 @@ def test_quick_naming_an_endpoint_with_a_value_per_request_is_one_error_line_exi
     assert PER_REQUEST_WHY in line and "take it out of quick" in line
 
 
-def test_it_is_counted_not_timed_and_the_default_quick_skips_it(tmp_path):
-    (v,) = load_project(_project(tmp_path / "p", "")).variants(["latest"])
+def test_it_is_counted_not_timed_and_the_default_quick_skips_it(tmp_path, cli):
+    root = _project(tmp_path / "p", "")
+    listed = cli("list", root=root).stdout
+    assert "signup                       POST /users (counted only: {unique})" in listed
+    assert "hi                           GET /hi (quick)" in listed
+    (v,) = load_project(root).variants(["latest"])
     assert [e.name for e in v.quick_endpoints] == ["hi"]  # the first endpoint holds {unique}
     assert [e.name for e in v.timed_endpoints(quick=False)] == ["hi"]
     assert [e.name for e in v.selected_endpoints(quick=False)] == ["signup", "hi"]  # counts send both
