@@ -569,3 +569,24 @@ def test_the_reads_are_counted_in_every_repeat_before_any_write_is():
     assert order[9:] == [(0, 1), (0, 3), (1, 1), (1, 3), (2, 1), (2, 3)]
     assert sorted(order) == [(r, i) for r in range(3) for i in range(5)]  # every phase once
     assert counted_order(["GET", "GET"], 2) == [(0, 0), (0, 1), (1, 0), (1, 1)]  # reads only: as before
+
+
+@pytest.mark.slow
+@needs_counters
+@pytest.mark.load_independent
+def test_real_write_refused_when_repeated_is_counted_with_a_fresh_email_per_request(tmp_path):
+    """Every counted request resolves `{unique}` again: had one body been sent twice, the app's
+    400 would stop the count (a Problem, no figure)."""
+    from benchwatch.envs import ensure
+
+    app = REPO / "tests" / "fixtures" / "unique_users"
+    project = load_project(make_project(tmp_path / "project", [app]))
+    variant = project.select("unique_users@latest")[0]
+    assert variant.timed_endpoints(quick=False) == () and variant.quick_endpoints == ()
+    target = CountTarget(variant, ensure(variant.stack), variant.selected_endpoints(False), Injection())
+    figures, problems = count_requests([target], out_dir=tmp_path / "out", requests=20, repeats=2,
+                                       log=lambda _: None)  # fmt: skip
+    assert problems == []
+    assert {(f.endpoint, f.metric) for f in figures} == {("POST /users", m.key) for m in (INSTRUCTIONS, SYSCALLS)}
+    assert all(f.value > 0 and f.valid for f in figures)
+    assert uvicorn_processes(str(app)) == []

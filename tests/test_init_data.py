@@ -5,6 +5,7 @@ out, and golden bodies that keep secrets as references (verify --record writes t
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -292,3 +293,116 @@ def test_one_read_of_a_list_gives_every_value_taken_from_it() -> None:
     assert {c.name: c.endpoint.path_params for c in found.candidates if c.operation.path_params} == {
         "users_user_id": {"user_id": "{setup.users_id}"}, "post_recover_email": {"email": "{setup.users_email}"}}
     assert all(c.steps == (step.name,) for c in found.candidates if c.operation.path_params)
+
+
+def _refusing(repeated: str):  # type: ignore[no-untyped-def]
+    """An app that answers 400 to a POST whose `repeated` field it has seen before, and the bodies it got."""
+    import httpx
+
+    seen: list[dict] = []
+
+    def app(request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        known = [b[repeated] for b in seen]
+        seen.append(body)
+        if body[repeated] in known:
+            return httpx.Response(400, json={"detail": f"The user with this {repeated} already exists"})
+        return httpx.Response(200, json={"id": str(uuid.uuid4()), **body})
+
+    return app, seen
+
+
+def _ask_users(make_app) -> tuple[plan.Candidate, dict, list]:  # type: ignore[no-untyped-def]
+    """init's two checking boots of POST /users/ (each boot a fresh app); what the first got."""
+    import httpx
+
+    from benchwatch.config import App
+    from benchwatch.declarations import AppDeclaration
+    from benchwatch.scaffold import init
+    from benchwatch.scaffold.probe import ask_endpoint
+
+    found = plan.plan(API, can_login=True)
+    users = next(c for c in found.candidates if c.name == "post_users")
+    assert users.endpoint is not None and users.endpoint.json_body == {"email": "post_users_email@example.com"}
+    declared = App(AppDeclaration(name="api", app="main:app", endpoints=[users.endpoint]), Path.cwd())
+    context = placeholders.Context(environ={})
+    answers, seen = [], []
+    for boot in range(2):
+        app, got = make_app()
+        seen.append(got)
+        with httpx.Client(transport=httpx.MockTransport(app), base_url="http://test") as client:
+            def send(endpoint):  # type: ignore[no-untyped-def]
+                return ask_endpoint(client, _Srv(), declared, endpoint, context)
+
+            answers.append({"post_users": send(users.endpoint)})
+            if boot == 0:
+                init._retry_unique([users], answers[0], send)
+    init._expectations([users], answers)
+    return users, answers[0], seen[0] + seen[1]
+
+
+def test_a_write_refused_when_repeated_is_declared_with_its_email_unique_per_request() -> None:
+    from benchwatch.scaffold import declare
+
+    users, asked, seen = _ask_users(lambda: _refusing("email"))
+    # twice as init made it (200, then 400), twice with {unique} (200, 200), twice in the next boot
+    assert [b["email"] for b in seen[:2]] == ["post_users_email@example.com"] * 2
+    fresh = [b["email"] for b in seen[2:]]
+    assert len(set(fresh)) == 4 and all(re.fullmatch(r"u[0-9a-f]{32}@example\.com", e) for e in fresh)
+    assert users.declared and users.unique == ("email",) and users.endpoint.per_request
+    assert users.endpoint.json_body == {"email": "u{unique}@example.com"}
+    assert asked["post_users"].status == 200 and not asked["post_users"].again
+    assert users.endpoint.expect.volatile == ["email", "id"]  # the echoed e-mail differs: masked
+    text = declare.app_text(declare.AppText(
+        name="api", import_string="main:app", root="..", requirements=None, python=None, declared=[users],
+        left_out=[], env_names=[], migrations=[]))  # fmt: skip
+    assert ("[[endpoints]]\n# email: {unique}, fresh per request (the app refused a repeated one at init); "
+            'counted, not load-tested\nname = "post_users"') in text
+    assert declaration_of(text).endpoints[0].per_request
+
+
+def declaration_of(text: str):  # type: ignore[no-untyped-def]
+    import tomllib
+
+    from benchwatch.declarations import AppDeclaration
+
+    return AppDeclaration(**tomllib.loads(text))
+
+
+def test_a_write_refused_for_another_field_keeps_its_first_answer_and_true_reason() -> None:
+    def refuses_any_repeat():  # type: ignore[no-untyped-def]
+        import httpx
+
+        app, seen = _refusing("email")
+
+        def answer(request):  # type: ignore[no-untyped-def]
+            if seen:  # everything after the first: no field made unique helps
+                seen.append(json.loads(request.content))
+                return httpx.Response(409, json={"detail": "conflict"})
+            return app(request)
+
+        return answer, seen
+
+    users, _, seen = _ask_users(refuses_any_repeat)
+    assert len(seen) == 5  # init's two, the retry refused (an error is asked once), the next boot's two
+    assert not users.declared and users.unique == () and not users.endpoint.per_request
+    assert users.why == 'answered 200 at init, then 409: "conflict" when sent again: repeated under load it measures errors'
+
+
+@pytest.mark.parametrize(("body", "fields", "after"), [
+    ({"email": "a@b.org", "full_name": "A", "password": "p"}, ("email",),
+     {"email": "u{unique}@b.org", "full_name": "A", "password": "p"}),
+    ({"user_name": "x", "title": "t", "owner": {"contact": "c@d.io"}, "tags": [{"slug": "s"}]},
+     ("user_name", "owner.contact", "tags[0].slug"),
+     {"user_name": "u{unique}", "title": "t", "owner": {"contact": "u{unique}@d.io"}, "tags": [{"slug": "u{unique}"}]}),
+    ({"title": "t", "count": 1}, None, None),
+])  # fmt: skip
+def test_the_unique_key_rule(body: dict, fields: tuple | None, after: dict | None) -> None:
+    from benchwatch.declarations import Endpoint
+    from benchwatch.scaffold.unique import made_unique
+
+    made = made_unique(Endpoint(name="w", method="POST", path="/w", json=body))
+    if fields is None:
+        assert made is None
+    else:
+        assert made is not None and made[1] == fields and made[0].json_body == after and made[0].per_request

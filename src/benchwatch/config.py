@@ -108,6 +108,11 @@ class Variant:
     def selected_endpoints(self, quick: bool) -> tuple[Endpoint, ...]:
         return self.quick_endpoints if quick else self.endpoints
 
+    def timed_endpoints(self, quick: bool) -> tuple[Endpoint, ...]:
+        """Those the load tests send: the selected ones but an endpoint whose request holds
+        `{unique}` (counted only: declarations.PER_REQUEST_WHY)."""
+        return tuple(e for e in self.selected_endpoints(quick) if not e.per_request)
+
 
 @dataclass(frozen=True)
 class Project:
@@ -151,8 +156,9 @@ def _variants_of(app: App, stacks: dict[str, Stack], allowed: Sequence[str], roo
     flavors: list[tuple[str | None, Flavor]] = [(None, Flavor())] + list(decl.flavors.items())
     for flavor_name, flavor in flavors:
         endpoints = tuple(by_name[n] for n in flavor.endpoints) if flavor.endpoints else tuple(decl.endpoints)
-        quick_names = flavor.quick or decl.quick or [endpoints[0].name]
-        quick = tuple(e for e in endpoints if e.name in quick_names) or endpoints[:1]
+        timed = [e for e in endpoints if not e.per_request]
+        quick_names = flavor.quick or decl.quick or [e.name for e in timed[:1]]
+        quick = tuple(e for e in endpoints if e.name in quick_names) or tuple(timed[:1])
         if decl.requirements is not None:
             stack_list: list[Stack] = [_own_stack(app, root)]
         else:

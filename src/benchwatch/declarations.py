@@ -119,7 +119,7 @@ def _json_only(value: Any, where: str = "json") -> None:
 
 class RequestParts(_Strict):
     """What a request benchwatch sends is made of (an endpoint's, a set-up step's). String values
-    may hold placeholders (`${NAME}`, `{setup.NAME}`, `{tmp}`, `{database_*}`: docs/your-repository.md)."""
+    may hold placeholders (`${NAME}`, `{setup.NAME}`, `{tmp}`, `{unique}`, `{database_*}`: docs/your-repository.md)."""
 
     method: _METHOD = Field(default="GET", description="the HTTP method")
     path: str = Field(pattern=r"^/", description=(
@@ -184,6 +184,13 @@ class RequestParts(_Strict):
     @property
     def has_json(self) -> bool:
         return "json_body" in self.model_fields_set
+
+    @property
+    def per_request(self) -> bool:
+        """Its request holds `{unique}`, a value fresh for every request: each send resolves its
+        own, so oha (one fixed request) cannot load-test it (counted only: PER_REQUEST_WHY)."""
+        return any(ref.kind == "unique" for _, text in request_strings(self, "")
+                   for ref in _refs_or_none(text))  # fmt: skip
 
     @property
     def query_text(self) -> str:
@@ -350,7 +357,9 @@ class AppDeclaration(_Strict):
         "what runs after every boot, before anything is verified or measured: a login, seed data (below)"))  # fmt: skip
     ready_path: str | None = Field(default=None, description="the path polled until the server answers (default: the first GET endpoint)")
     ready_timeout: float = Field(default=30.0, gt=0, le=600, description="seconds a boot may take before it fails")
-    quick: list[str] | None = Field(default=None, description="the endpoint names `--quick` measures (default: the first endpoint)")
+    quick: list[str] | None = Field(default=None, description=(
+        "the endpoint names `--quick` measures (default: the first endpoint that can be load-tested); "
+        "not one whose request holds `{unique}` (counted only)"))  # fmt: skip
     endpoints: list[Endpoint] = Field(min_length=1, description="the requests to measure, at least one (below)")
     flavors: dict[str, Flavor] = Field(default={}, description=(
         "small overrides of these defaults, by name (`[a-z0-9_]`, below)"))  # fmt: skip
@@ -375,10 +384,15 @@ class AppDeclaration(_Strict):
             for listed in (flavor.endpoints or []) + (flavor.quick or []):
                 if listed not in names:
                     raise ValueError(f"flavors.{flavor_name} names unknown endpoint {listed!r}")
-        for listed in self.quick or []:
-            if listed not in names:
-                raise ValueError(f"quick names unknown endpoint {listed!r}")
         _check_placeholders(self)
+        per_request = {e.name for e in self.endpoints if e.per_request}
+        for where, listed in [("quick", n) for n in self.quick or []] + [
+                (f"flavors.{f}.quick", n) for f, flavor in self.flavors.items() for n in flavor.quick or []]:
+            if listed not in names:
+                raise ValueError(f"{where} names unknown endpoint {listed!r}")
+            if listed in per_request:
+                raise ValueError(f"{where} names endpoint {listed!r}, whose request holds {{unique}}: {PER_REQUEST_WHY} "
+                                 "(take it out of quick)")  # fmt: skip
         return self
 
 
@@ -402,6 +416,17 @@ def declared_strings(decl: AppDeclaration, endpoints: list[Endpoint] | None = No
             yield f"setup.command[{index}]", arg
     for endpoint in decl.endpoints if endpoints is None else endpoints:
         yield from request_strings(endpoint, f"endpoints.{endpoint.name}")
+
+
+# why an endpoint whose request holds `{unique}` has counts and no timings (coverage, list, docs)
+PER_REQUEST_WHY = "counts only: its request holds a value unique per request, and the load test sends one fixed request"
+
+
+def _refs_or_none(text: str) -> list[placeholders.Ref]:
+    try:
+        return placeholders.refs(text)
+    except placeholders.PlaceholderError:
+        return []  # _check_placeholders names it
 
 
 def request_strings(request: RequestParts, where: str) -> Iterator[tuple[str, str]]:
@@ -441,6 +466,8 @@ def _check_placeholders(decl: AppDeclaration) -> None:
         for ref in found:
             if ref.kind == "setup" and before_boot:
                 raise DeclarationError(where, f"{ref.text}: set-up values exist only after the server booted")
+            if ref.kind == "unique" and (before_boot or where.startswith("setup.command")):
+                raise DeclarationError(where, f"{ref.text}: a value fresh per request goes in a request only")
             if ref.kind == "database" and decl.database is None:
                 raise DeclarationError(where, f'{ref.text} needs `database = "postgresql"`')
             if ref.kind == "setup" and not open_ended:

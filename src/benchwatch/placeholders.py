@@ -6,12 +6,19 @@ The forms (nothing else is one: a JSON body's own braces are text):
                         time; secrets live only there (the shell; on GitHub, the `app-env` secret
                         that scripts/app_env.sh exports: docs/github.md)
     {tmp}               a fresh directory per server boot
+    {unique}            a fresh value for every request sent: 32 lowercase hex digits (a random
+                        UUID's), the same length every time, so a request's size and its counts
+                        per request stay comparable (`u{unique}@example.com` for an e-mail that
+                        must not exist yet). Every sender benchwatch controls resolves it per
+                        request (verify, the set-up, the counting client, init's probes); oha
+                        sends one fixed request, so an endpoint whose request holds it is counted
+                        only, never timed, and `quick` may not name it
     {setup.NAME}        a value the app's set-up produced for this boot
     {database_url}, {database_host}, {database_port}, {database_name}, {database_user},
     {database_password}  the boot's own PostgreSQL database (`database = "postgresql"`)
 
 Escapes: `$${` is the text `${`; a brace form written with doubled braces (`{{tmp}}`,
-`{{setup.token}}`, `{{database_url}}`) is that text with single braces.
+`{{setup.token}}`, `{{database_url}}`, `{{unique}}`) is that text with single braces.
 
 Every value read from `${NAME}` is remembered for the rest of the process (so are the login's
 variables, those BENCHWATCH_SECRET_NAMES lists, and a set-up's values), and `redact` turns it (in
@@ -32,6 +39,7 @@ import json
 import os
 import re
 import threading
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -46,13 +54,15 @@ MIN_SECRET = 4
 
 _TOKEN = re.compile(
     r"(?P<dollar>\$\$\{)"
-    r"|\{\{(?P<escaped>tmp|setup\.[^{}]*|database_[a-z_]*)\}\}"
+    r"|\{\{(?P<escaped>tmp|unique|setup\.[^{}]*|database_[a-z_]*)\}\}"
     r"|\$\{(?P<env>[^{}]*)\}"
-    r"|\{(?P<brace>tmp|setup\.[^{}]*|database_[a-z_]*)\}"
+    r"|\{(?P<brace>tmp|unique|setup\.[^{}]*|database_[a-z_]*)\}"
     r"|(?P<open>\$\{)"
 )
 
-Kind = Literal["env", "tmp", "setup", "database"]
+Kind = Literal["env", "tmp", "unique", "setup", "database"]
+UNIQUE = "{unique}"
+UNIQUE_LENGTH = 32
 
 
 class PlaceholderError(ValueError):
@@ -68,8 +78,8 @@ class Ref:
     def text(self) -> str:
         if self.kind == "env":
             return "${" + self.name + "}"
-        if self.kind == "tmp":
-            return "{tmp}"
+        if self.kind in ("tmp", "unique"):
+            return "{" + self.kind + "}"
         return "{" + (f"setup.{self.name}" if self.kind == "setup" else f"database_{self.name}") + "}"
 
 
@@ -86,8 +96,8 @@ def _ref(match: re.Match[str]) -> Ref | None:
                                    "letters, digits and `_` (write `$${` for the text `${`)")  # fmt: skip
         return Ref("env", env)
     brace = match.group("brace")
-    if brace == "tmp":
-        return Ref("tmp")
+    if brace in ("tmp", "unique"):
+        return Ref(brace)
     if brace.startswith("setup."):
         name = brace.removeprefix("setup.")
         if not re.fullmatch(SETUP_NAME, name):
@@ -160,6 +170,8 @@ def value_of(ref: Ref, context: Context) -> str:
         if context.tmp is None:
             raise Unresolved(ref, "has no value here (only a server's boot has a fresh directory)")
         return context.tmp
+    if ref.kind == "unique":
+        return uuid.uuid4().hex  # fresh at every resolution: every request sent resolves its own
     if ref.kind == "setup":
         if ref.name not in context.setup:
             given = ", ".join(sorted(context.setup)) or "none"
@@ -399,7 +411,7 @@ class RedactedStream:
         return getattr(self._stream, name)
 
 
-_LITERAL = re.compile(r"\$\{|\{(?:tmp|setup\.[^{}]*|database_[a-z_]*)\}")
+_LITERAL = re.compile(r"\$\{|\{(?:tmp|unique|setup\.[^{}]*|database_[a-z_]*)\}")
 
 
 def escape(text: str) -> str:

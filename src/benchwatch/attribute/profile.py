@@ -75,7 +75,7 @@ def _profile_pair(
                     *EXTRA, "--"]
             servers.append((role, variant, stack.enter_context(server.running(
                 variant, environments[variant.env_key], cpu=server_cores, inject=inject, wrap=wrap))))  # fmt: skip
-        for endpoint in base.selected_endpoints(quick):
+        for endpoint in base.timed_endpoints(quick):
             for seconds in (WARMUP, max(duration, MIN_SECONDS)):
                 sent = {role: prepare(variant.app, endpoint, srv.context) for role, variant, srv in servers}
                 specs = [(role, loadgen.LoadSpec(

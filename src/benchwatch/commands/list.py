@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"    flavor {flavor}: {decl.description}")
         quick = {e.name for v in variants if v.app is app for e in v.quick_endpoints}
         for endpoint in app.declaration.endpoints:
-            mark = " (quick)" if endpoint.name in quick else ""
+            mark = " (quick)" if endpoint.name in quick else " (counted only: {unique})" if endpoint.per_request else ""
             print(f"    {endpoint.name:<28} {endpoint.label}{mark}")
     print(f"variants ({len(variants)}):")
     for variant in variants:

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel
 
 from benchwatch.config import Variant
+from benchwatch.declarations import PER_REQUEST_WHY
 from benchwatch.measure.preflight import Skipped
 from benchwatch.results import Figure, Problem, is_counted
 
@@ -55,6 +56,7 @@ def coverage(
         base_labels = {e.label for e in base.endpoints}
         head_labels = {e.label for e in head.endpoints}
         quick_labels = {e.label for e in head.quick_endpoints} if quick else head_labels
+        per_request = {e.label for e in (*base.endpoints, *head.endpoints) if e.per_request}
         for label in dict.fromkeys([*(e.label for e in head.endpoints), *(e.label for e in base.endpoints)]):
             found.endpoints += 1
             variant = head.id if label in head_labels else base.id
@@ -69,7 +71,9 @@ def coverage(
             found.counted += has_counts
             why_timings = why_counts = None
             if not has_timings:
-                if not load:
+                if label in per_request:
+                    why_timings = PER_REQUEST_WHY
+                elif not load:
                     why_timings = "--no-load"
                 elif label not in quick_labels:
                     why_timings = "not in quick"

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import http.client
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 
 from benchwatch.config import Endpoint
 from benchwatch.measure.request import prepare
@@ -27,6 +28,8 @@ class Request:
     body: bytes | None
     headers: dict[str, str]
     label: str = ""  # the endpoint's label (the template), what errors name
+    # an endpoint whose request holds `{unique}`: how to resolve it again, for every request sent
+    again: Callable[[], Request] | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def of(cls, srv: Server, endpoint: Endpoint) -> Request:
@@ -34,7 +37,13 @@ class Request:
         sent = prepare(srv.variant.app, endpoint, srv.context)
         # a fixed Host (http.client would send the port, which differs from boot to boot)
         headers = {"Host": HOST, **sent.header_dict()}
-        return cls(sent.method, sent.target, sent.body, headers, endpoint.label)
+        again = (lambda: cls.of(srv, endpoint)) if endpoint.per_request else None
+        return cls(sent.method, sent.target, sent.body, headers, endpoint.label, again)
+
+    def fresh(self) -> Request:
+        """The request to send next: itself, or resolved again when it holds `{unique}` (a value
+        of constant length, so every request sent has the same size)."""
+        return self.again() if self.again is not None else self
 
 
 class Client:
@@ -50,12 +59,12 @@ class Client:
         comes (otherwise whether one more poll happens per request is a race)."""
         started = time.monotonic()
         for _ in range(times):
+            sent = request.fresh()  # before the pause: the server is idle while it is resolved
             if think:
                 time.sleep(think)
             try:
                 # the body goes with the headers in one write (http.client joins them)
-                self._connection.request(request.method, request.url_path, body=request.body,
-                                         headers=request.headers)  # fmt: skip
+                self._connection.request(sent.method, sent.url_path, body=sent.body, headers=sent.headers)
                 response = self._connection.getresponse()
                 body = response.read()
             except (OSError, http.client.HTTPException) as exc:

@@ -23,7 +23,7 @@ class LoadPlan:
     boot_overhead: float = 2.5  # seconds per boot + verify, for the estimate only
 
     def seconds_per_round(self, variant: Variant) -> float:
-        endpoints = len(variant.selected_endpoints(self.quick))
+        endpoints = len(variant.timed_endpoints(self.quick))
         closed = len(self.concurrencies) * (self.duration + 0.05)
         opened = len(self.rate_fractions) * ((self.open_duration or self.duration) + 0.05)
         return self.boot_overhead + endpoints * (self.warmup + closed + opened)

@@ -63,13 +63,12 @@ def record_variants(variants: list[Variant], quiet: bool = False) -> list[Record
 def _ask_all(variant: Variant, env: Any, server: Any) -> dict[str, Any]:
     import httpx
 
-    from benchwatch.measure.request import prepare
-    from benchwatch.scaffold.probe import ask
+    from benchwatch.scaffold.probe import ask_endpoint
 
     with server.running(variant, env) as srv, httpx.Client(
         base_url=srv.base_url, timeout=60, trust_env=False, headers={"Connection": "close"}
     ) as client:
-        return {e.name: ask(client, srv, prepare(variant.app, e, srv.context)) for e in recordable(variant)}
+        return {e.name: ask_endpoint(client, srv, variant.app, e, srv.context) for e in recordable(variant)}
 
 
 def _write(variant: Variant, answers: list[dict[str, Any]], outcome: Recorded) -> None:

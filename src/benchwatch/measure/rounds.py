@@ -136,7 +136,7 @@ class Lane:
         return next((e for e in self.endpoints() if self.track.step(e) == step), None)
 
     def endpoints(self) -> tuple[Endpoint, ...]:
-        return self.slot.variant.selected_endpoints(self.quick)
+        return self.slot.variant.timed_endpoints(self.quick)
 
     def fail(self, problem: Problem) -> None:
         self.data.fail(self.slot, problem)

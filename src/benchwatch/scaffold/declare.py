@@ -101,7 +101,11 @@ def app_text(app: AppText) -> str:
     lines += _setup_lines(app)
     for item in app.declared:
         assert item.endpoint is not None
-        lines += ["", "[[endpoints]]", *_request_lines(item.endpoint, with_name=True), "[endpoints.expect]"]
+        lines += ["", "[[endpoints]]"]
+        if item.unique:
+            lines.append(f"# {', '.join(item.unique)}: {{unique}}, fresh per request (the app refused a repeated one "
+                         "at init); counted, not load-tested")  # fmt: skip
+        lines += [*_request_lines(item.endpoint, with_name=True), "[endpoints.expect]"]
         expect = item.endpoint.expect
         if expect.status != 200:
             lines.append(f"status = {expect.status}")

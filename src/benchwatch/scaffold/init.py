@@ -29,9 +29,9 @@ from benchwatch.declarations import AppDeclaration, Endpoint, ProjectSettings, S
 from benchwatch.errors import UserError
 from benchwatch.measure.verify import golden_text
 from benchwatch.own_requirements import check_python
-from benchwatch.scaffold import causes, declare, discover, plan, schema
+from benchwatch.scaffold import causes, declare, discover, plan, schema, unique
 from benchwatch.scaffold.layout import Layout, ignore_outputs, project_with_app
-from benchwatch.scaffold.probe import Answer, ask, server_error, show_tail
+from benchwatch.scaffold.probe import Answer, ask, ask_endpoint, server_error, show_tail
 from benchwatch.scaffold.workflows import caller_workflows, default_source
 
 OPENAPI_PATH = "/openapi.json"
@@ -312,7 +312,6 @@ def _read(
 
     from benchwatch import envs
     from benchwatch.measure import server
-    from benchwatch.measure.request import prepare
     from benchwatch.measure.setup import SetupError
 
     created = not where.app_dir.exists()
@@ -353,7 +352,7 @@ def _read(
             first = {}
             for cand in [c for c in found.candidates if c.endpoint is not None and c.param is None
                          and c.operation.method == "GET" and not c.why]:  # fmt: skip
-                first[cand.name] = ask(client, srv, prepare(variant.app, cand.endpoint, context))
+                first[cand.name] = ask_endpoint(client, srv, variant.app, cand.endpoint, context)
             _stop_when_all_failed(first, srv, probe.env)
             lists = {c.operation.path: first[c.name].first for c in found.candidates
                      if c.name in first and 200 <= first[c.name].status < 300}  # fmt: skip
@@ -377,7 +376,10 @@ def _read(
         for turn in ("with the set-up init writes", "again, to see what differs between boots"):
             say(f"init: booting {turn}: {len(declared)} requests")
             with booted(checked) as (srv, client):
-                answers.append({c.name: ask(client, srv, prepare(checked.app, c.endpoint, srv.context)) for c in declared})
+                asked = {c.name: ask_endpoint(client, srv, checked.app, c.endpoint, srv.context) for c in declared}
+                if not answers:
+                    _retry_unique(declared, asked, lambda e: ask_endpoint(client, srv, checked.app, e, srv.context))
+                answers.append(asked)
                 _stop_when_all_failed(answers[-1], srv, probe.env)
         return found, _expectations(declared, answers), schema_path
     except BaseException:
@@ -503,6 +505,24 @@ def _stop_when_all_failed(answers: dict[str, Answer], srv: Any, env: dict[str, s
     raise UserError(f"every request init sent failed ({len(answers)}: {errors[0]}"
                     f"{f' and {len(errors) - 1} other errors' if len(errors) > 1 else ''}): the app or its "
                     f"settings are broken, so nothing is written; {fix}, then run init again")  # fmt: skip
+
+
+def _retry_unique(declared: list[plan.Candidate], asked: dict[str, Answer],
+                  send: Callable[[Endpoint], Answer]) -> None:
+    """A write that answered 2xx, then an error when sent again (a user whose e-mail exists now):
+    sent again (twice) with its body's unique-key strings as `{unique}` (scaffold/unique.py's
+    rule); when both sends answer 2xx, it is declared so, else it keeps its first answer (and reason)."""
+    for cand in declared:
+        answer = asked[cand.name]
+        if not answer.again or cand.endpoint is None:
+            continue
+        made = unique.made_unique(cand.endpoint)
+        if made is None:
+            continue
+        retried = send(made[0])
+        if 200 <= retried.status < 300 and not retried.again:
+            cand.endpoint, cand.unique = made
+            asked[cand.name] = retried
 
 
 def _expectations(declared: list[plan.Candidate], answers: list[dict[str, Answer]]) -> dict[str, tuple[object, set[str]]]:

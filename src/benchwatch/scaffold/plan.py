@@ -32,6 +32,7 @@ class Candidate:
     param: str | None = None  # a path parameter still to fill (fill_path_params)
     guess: str = ""  # its path parameter's value was made from the schema: said when it fails
     records: tuple[str, ...] = ()  # set-up requests that only give its list a record: it can do without
+    unique: tuple[str, ...] = ()  # body fields sent as `{unique}`: the app refused them repeated (scaffold/unique)
 
     @property
     def declared(self) -> bool:
@@ -286,7 +287,8 @@ def with_expectation(endpoint: Endpoint, status: int, content_type: str, golden:
 def quick_choice(declared: list[Candidate], goldens: dict[str, Any]) -> tuple[list[str], str]:
     """The endpoints --quick load-tests in a PR, and why: the lists behind the login (GETs whose
     answer at init held a list with records: what a signed-in user's pages ask for most), else the GETs behind
-    the login, else the parameter-free GETs, else the first endpoint."""
+    the login, else the parameter-free GETs, else the first endpoint that can be load-tested (no
+    `{unique}` in its request)."""
     def is_list(c: Candidate) -> bool:
         body = goldens.get(c.endpoint.expect.json_file or "") if c.endpoint is not None else None
         listing = isinstance(body, list) or (isinstance(body, dict) and any(isinstance(v, list) for v in body.values()))
@@ -298,7 +300,10 @@ def quick_choice(declared: list[Candidate], goldens: dict[str, Any]) -> tuple[li
             (behind_login, "the GETs behind the login"), (plain, "the parameter-free GETs"):
         if chosen:
             return [c.name for c in chosen], why
-    return [declared[0].name], "the first endpoint (no parameter-free GET was declared)"
+    timed = [c for c in declared if c.endpoint is None or not c.endpoint.per_request]
+    if not timed:
+        return [], "nothing (every endpoint's request holds {unique}: counted only)"
+    return [timed[0].name], "the first endpoint (no parameter-free GET was declared)"
 
 
 def in_order(candidates: list[Candidate]) -> list[Candidate]:

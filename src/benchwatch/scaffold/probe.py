@@ -9,12 +9,15 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import httpx
 
-from benchwatch.measure.request import Prepared
-from benchwatch.placeholders import redact
+from benchwatch.config import App
+from benchwatch.declarations import RequestParts
+from benchwatch.measure.request import Prepared, prepare
+from benchwatch.placeholders import Context, redact
 
 
 @dataclass(frozen=True)
@@ -38,24 +41,31 @@ class Answer:
         return f"{said}: {self.error}" if self.error else said
 
 
-def ask(client: httpx.Client, srv, request: Prepared) -> Answer:  # type: ignore[no-untyped-def]
+def ask_endpoint(client: httpx.Client, srv, app: App, endpoint: RequestParts, context: Context) -> Answer:  # type: ignore[no-untyped-def]
+    """`ask` with `endpoint`'s request, resolved again for the second send when it holds `{unique}`."""
+    again = (lambda: prepare(app, endpoint, context)) if endpoint.per_request else None
+    return ask(client, srv, prepare(app, endpoint, context), again)
+
+
+def ask(client: httpx.Client, srv, request: Prepared, again: Callable[[], Prepared] | None = None) -> Answer:  # type: ignore[no-untyped-def]
     """Send `request`; answered 2xx, it is sent once more (a write, to see it can be repeated:
-    `again` says what the second answered when that was an error). On an error status or no
-    answer, the server's own last error line."""
+    `again` says what the second answered when that was an error), as `again()` makes it when
+    given (a `{unique}` resolved afresh). On an error status or no answer, the server's own last
+    error line."""
     if not srv.alive():
         return Answer(0, error=f"the server exited (code {srv.process.returncode}) at an earlier request")
     before = len(srv.stderr_tail(lines=10_000).splitlines())
 
-    def send() -> httpx.Response:
-        return client.request(request.method, request.target, content=request.body, headers=request.header_dict())
+    def send(sent: Prepared) -> httpx.Response:
+        return client.request(sent.method, sent.target, content=sent.body, headers=sent.header_dict())
 
     try:
-        first = send()
+        first = send(request)
         content_type = first.headers.get("content-type", "").split(";")[0].strip()
         if not 200 <= first.status_code < 300:  # asked once: the server may close the connection after an error
             logged = server_error(srv, before, wait=2.0 if first.status_code >= 500 else 0.0)
             return Answer(first.status_code, content_type, error=logged or _detail(first))
-        second = send()
+        second = send(again() if again is not None else request)
         if not 200 <= second.status_code < 300:
             logged = server_error(srv, before, wait=2.0 if second.status_code >= 500 else 0.0)
             again = f"{second.status_code}: {logged or _detail(second)}".rstrip(": ")
