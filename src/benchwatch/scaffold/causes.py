@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 
 from benchwatch.scaffold.discover import SKIPPED_FOLDERS
@@ -32,27 +33,23 @@ _FIRST_USER_FILES = ("initial_data.py", "create_superuser.py", "create_admin.py"
 def database(said: str) -> str | None:
     """What the app said about its database, when it could not use it: `the database at
     localhost:5432 is unreachable: Connection refused`; None when it said nothing of the kind."""
-    found = _AT_HOST.search(said)
-    if found:
-        return f"the database at {found.group(1)}:{found.group(2)} is unreachable: {found.group(3).strip()}"
-    found = _OLD_LIBPQ.search(said)
-    if found:
-        return f"the database at {found.group(2)}:{found.group(3)} is unreachable: {found.group(1).strip()}"
-    found = _ASYNCPG.search(said)
-    if found:
-        return f"the database at {found.group(2)}:{found.group(3)} is unreachable: connection refused"
-    found = _SOCKET.search(said)
-    if found:
-        return f"the database at socket {found.group(1)} is unreachable: {found.group(2).strip()}"
-    found = _UNKNOWN_HOST.search(said)
-    if found:
-        return f"the database host {found.group(1)!r} is unknown here"
-    found = _NO_DATABASE.search(said)
-    if found:
-        return f"the database {found.group(1)!r} does not exist on the server the app connects to"
-    if _BAD_PASSWORD.search(said):
-        return "the database refused the app's password (password authentication failed)"
+    for pattern, say in _DATABASE_CAUSES:
+        found = pattern.search(said)
+        if found:
+            return say(found)
     return None
+
+
+# each way a driver says its database cannot be used, first match wins, and how init says it
+_DATABASE_CAUSES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (_AT_HOST, lambda m: f"the database at {m.group(1)}:{m.group(2)} is unreachable: {m.group(3).strip()}"),
+    (_OLD_LIBPQ, lambda m: f"the database at {m.group(2)}:{m.group(3)} is unreachable: {m.group(1).strip()}"),
+    (_ASYNCPG, lambda m: f"the database at {m.group(2)}:{m.group(3)} is unreachable: connection refused"),
+    (_SOCKET, lambda m: f"the database at socket {m.group(1)} is unreachable: {m.group(2).strip()}"),
+    (_UNKNOWN_HOST, lambda m: f"the database host {m.group(1)!r} is unknown here"),
+    (_NO_DATABASE, lambda m: f"the database {m.group(1)!r} does not exist on the server the app connects to"),
+    (_BAD_PASSWORD, lambda m: "the database refused the app's password (password authentication failed)"),
+)
 
 
 def database_fix(env: dict[str, str]) -> str:
