@@ -13,6 +13,7 @@ from conftest import variant
 
 from benchwatch.compare import dropped
 from benchwatch.compare.comment import render
+from benchwatch.compare.judged import explain_dropped
 from benchwatch.compare.verdict import (
     EXIT_OK,
     EXIT_UNMEASURED,
@@ -164,7 +165,7 @@ def judged(n_samples: int, drops: list[SkippedRun], counts: str = "judged", timi
         head.append(figure("cost_us_per_request", [405.1, 405.0, 405.2], seq, valid=counts == "judged"))
     rows, _ = compare_figures(base, head, None)
     shorts = dropped.short_rounds(drops, base, planned=6)
-    dropped.explain(rows, shorts, base)
+    explain_dropped(rows, shorts, base)
     side = lambda role: SideInfo(role=role, spec="HEAD", kind="ref")  # noqa: E731
     return Comparison(base=side("base"), head=side("head"), rounds=6, quick=True, rows=rows,
                       extra=CompareExtra(rounds_dropped=drops, rounds_short=shorts))  # fmt: skip

@@ -15,15 +15,11 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, computed_field
 
-from benchwatch.metrics import COUNT_KEYS, CPU
+from benchwatch.metrics import CPU
 from benchwatch.results import Figure, SkippedRun, is_counted
-
-if TYPE_CHECKING:
-    from benchwatch.compare.verdict import Row
 
 TOO_FEW = "too few samples"  # how judge_pair's reason starts when an interval needs more samples
 
@@ -76,7 +72,7 @@ def _apart(values: Sequence[float]) -> str:
     return f": oha windows {shown[0]}-{shown[-1]} % apart"
 
 
-def _key(variant: str, endpoint: str | None, params: dict) -> tuple:
+def shot_key(variant: str, endpoint: str | None, params: dict) -> tuple:
     return variant, endpoint, json.dumps(params, sort_keys=True, default=str)
 
 
@@ -86,8 +82,8 @@ def short_rounds(dropped: Iterable[SkippedRun], figures: Sequence[Figure], plann
     groups: dict[tuple, list[SkippedRun]] = defaultdict(list)
     for drop in dropped:
         if drop.round is not None:
-            groups[_key(drop.variant, drop.endpoint, drop.params)].append(drop)
-    cpu = {_key(f.variant, f.endpoint, f.params): f for f in figures
+            groups[shot_key(drop.variant, drop.endpoint, drop.params)].append(drop)
+    cpu = {shot_key(f.variant, f.endpoint, f.params): f for f in figures
            if f.kind == "load" and f.metric == CPU.key and not is_counted(f)}  # fmt: skip
     found = []
     for key, drops in groups.items():
@@ -101,30 +97,6 @@ def short_rounds(dropped: Iterable[SkippedRun], figures: Sequence[Figure], plann
             windows_apart=[d.windows_apart for d in drops if d.windows_apart is not None],
         ))  # fmt: skip
     return found
-
-
-def explain(rows: Iterable[Row], shorts: Sequence[ShortRounds], figures: Sequence[Figure]) -> None:
-    """Timing rows without a verdict for too few samples, of a shot that lost rounds: their reason
-    says so, and `judged_by` names the endpoint's judged count row (the gate) when there is one."""
-    rows = list(rows)
-    named = {f.name: f for f in figures}
-    shots = {_key(s.variant, s.endpoint, s.params): s for s in shorts if s.missing}
-    gates: dict[tuple[str, str | None], str] = {}
-    for row in rows:
-        figure = named.get(row.base_figure or "")
-        if figure is not None and row.gating and row.metric in COUNT_KEYS and row.verdict != "no verdict":
-            gates.setdefault((figure.variant, figure.endpoint), row.label)
-    for row in rows:
-        figure = named.get(row.base_figure or "")
-        if row.verdict != "no verdict" or figure is None or not row.reason.startswith(TOO_FEW):
-            continue
-        found = shots.get(_key(figure.variant, figure.endpoint, figure.params))
-        if found is None:
-            continue
-        gate = gates.get((figure.variant, figure.endpoint), "")
-        row.reason = f"{TOO_FEW}: {found.text}" + (f"; judged by its counts ({gate})" if gate else "")
-        row.text = "no verdict: " + row.reason
-        row.judged_by = gate
 
 
 def lines(shorts: Sequence[ShortRounds], limit: int = 12) -> list[str]:

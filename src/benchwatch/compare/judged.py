@@ -6,9 +6,10 @@ gating alone when no cost could be made, a timing row on a borrowed floor inform
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 
-from benchwatch.compare import gate
+from benchwatch import metrics
+from benchwatch.compare import dropped, gate
 from benchwatch.compare.calibrate import Calibration
 from benchwatch.compare.cost_floor import set_cost_floors
 from benchwatch.compare.threads_floor import set_threads_floors
@@ -32,3 +33,27 @@ def judged_rows(
         gate.gate_counts_alone(rows)
     gate.demote_borrowed_floors(rows)
     return rows, unpaired
+
+
+def explain_dropped(rows: Iterable[Row], shorts: Sequence[dropped.ShortRounds], figures: Sequence[Figure]) -> None:
+    """Timing rows without a verdict for too few samples, of a shot that lost rounds: their reason
+    says so, and `judged_by` names the endpoint's judged count row (the gate) when there is one."""
+    rows = list(rows)
+    named = {f.name: f for f in figures}
+    shots = {dropped.shot_key(s.variant, s.endpoint, s.params): s for s in shorts if s.missing}
+    gates: dict[tuple[str, str | None], str] = {}
+    for row in rows:
+        figure = named.get(row.base_figure or "")
+        if figure is not None and row.gating and row.metric in metrics.COUNT_KEYS and row.verdict != "no verdict":
+            gates.setdefault((figure.variant, figure.endpoint), row.label)
+    for row in rows:
+        figure = named.get(row.base_figure or "")
+        if row.verdict != "no verdict" or figure is None or not row.reason.startswith(dropped.TOO_FEW):
+            continue
+        found = shots.get(dropped.shot_key(figure.variant, figure.endpoint, figure.params))
+        if found is None:
+            continue
+        gate = gates.get((figure.variant, figure.endpoint), "")
+        row.reason = f"{dropped.TOO_FEW}: {found.text}" + (f"; judged by its counts ({gate})" if gate else "")
+        row.text = "no verdict: " + row.reason
+        row.judged_by = gate

@@ -7,15 +7,11 @@ compare.json all show that one list."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from benchwatch.attribute.steps import differing
 from benchwatch.config import Variant
-
-if TYPE_CHECKING:
-    from benchwatch.compare.verdict import Comparison
 
 
 class MovedPackages(BaseModel):
@@ -76,37 +72,3 @@ def moved_packages(kind: str, pairs: Sequence[tuple[Variant, Variant]], base_sta
 
 def terminal_lines(moved: Sequence[MovedPackages]) -> list[str]:
     return [f"dependencies changed between base and head: {m.text()}" for m in moved]
-
-
-def comment_lines(comparison: Comparison) -> list[str]:
-    """The comment's lines on what moved: one line per pair of environments, and on a gating
-    regression the candidate packages with the command that splits the change by package."""
-    moved = comparison.extra.moved
-    if not moved:
-        return []
-    out = [f"Dependencies changed between base and head: {m.text(code=True)}." for m in moved] + [""]
-    regressed = {r.scenario for r in comparison.gating_regressions()}
-    if not regressed:
-        return out
-    suspects = [m for m in moved if regressed & set(m.scenarios)] or list(moved)
-    names = list(dict.fromkeys(p for m in suspects for p in m.packages()))
-    out.append(f"**Which package?** The regression came with these packages' moves: {', '.join(names)}.")
-    if comparison.base.kind == "stack":
-        scenarios = ",".join(f"{s}@*" for s in sorted(regressed))
-        out += [f"`benchwatch attribute --base {comparison.base.spec} --head {comparison.head.spec} -k '{scenarios}'` "
-                "moves one package at a time (or the smallest group the resolver demands) and measures each step "
-                "against base.", ""]  # fmt: skip
-        return out
-    out.append("`benchwatch attribute` splits a change by package between two stacks of `stacks.toml` only, not yet "
-               "between two commits' own locks. To try one package today: on base, move only it, commit, and "
-               f"`benchwatch compare --base {comparison.base.spec} --head <that commit>`:")  # fmt: skip
-    out += [""] + [f"- {line}" for m in suspects for line in _one_package_moves(m)] + [""]
-    return out
-
-
-def _one_package_moves(moved: MovedPackages) -> list[str]:
-    """How to move one package of base's lock to head's version, per package that changed."""
-    lock = moved.lock or "its requirements"
-    if lock.endswith(("uv.lock", "pyproject.toml")):
-        return [f"`uv lock --upgrade-package {p}=={h}` beside app {moved.app}'s `{lock}`" for p, (_, h) in moved.changed.items()]
-    return [f"`{p}=={h}` in app {moved.app}'s `{lock}`" for p, (_, h) in moved.changed.items()]

@@ -11,8 +11,8 @@ from benchwatch.compare import gate
 from benchwatch.compare.calibrate import load_calibration
 from benchwatch.compare.confirm import measure_again
 from benchwatch.compare.coverage import Coverage, add_left_out, coverage
-from benchwatch.compare.dropped import explain, short_rounds
-from benchwatch.compare.judged import judged_rows
+from benchwatch.compare.dropped import short_rounds
+from benchwatch.compare.judged import explain_dropped, judged_rows
 from benchwatch.compare.moved import moved_packages
 from benchwatch.compare.sides import Side
 from benchwatch.compare.verdict import (
@@ -182,7 +182,7 @@ def compare(
                 flagged=[r.label for r in flagged], confirmed=[r.label for r in flagged if r.verdict != "unconfirmed"],
                 seconds=round(time.monotonic() - began, 1),
             )  # fmt: skip
-        explain(rows, extra.rounds_short, figures["base"])
+        explain_dropped(rows, extra.rounds_short, figures["base"])
         rows = sort_rows(rows)
         if counts and not extra.counts_unavailable:
             went = where_instructions_went(rows, figures, counted.dirs)
