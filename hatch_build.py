@@ -1,6 +1,6 @@
 """Wheel build hook: the wheel carries the commit it was built from (benchwatch/build_commit.txt),
 so `benchwatch init` pins the reusable workflows to that commit, never to a movable tag
-(docs/security.md, M3). Only from benchwatch's own checkout, unchanged (src/benchwatch/own_checkout.py,
+(docs/security.md, M3). Only from benchwatch's own checkout, unchanged (src/benchwatch/environments/own_checkout.py,
 the check init makes too): built from an sdist, from a copy inside another repository, or from a
 tree with changes, no file, and init resolves the tag."""
 
@@ -16,7 +16,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 class CustomBuildHook(BuildHookInterface):
     def initialize(self, version: str, build_data: dict) -> None:
         package = Path(self.root) / "src" / "benchwatch"
-        spec = importlib.util.spec_from_file_location("benchwatch_own_checkout", package / "own_checkout.py")
+        spec = importlib.util.spec_from_file_location("benchwatch_own_checkout", package / "environments" / "own_checkout.py")
         if spec is None or spec.loader is None:
             return
         own_checkout = importlib.util.module_from_spec(spec)

@@ -5,7 +5,7 @@
 # require: `%`, CR and LF, else the runner would mask another string), then exported; APP_ENV is
 # unset, and BENCHWATCH_SECRET_NAMES lists the names, so benchwatch redacts every value. A NAME
 # that is not ^[A-Z_][A-Z0-9_]*$, or that the runner, the shell or benchwatch owns (GITHUB_*,
-# PATH, BENCHWATCH_*, …: the list is src/benchwatch/app_env.py, which init uses too; the login init
+# PATH, BENCHWATCH_*, …: the list is src/benchwatch/declarations/app_env.py, which init uses too; the login init
 # declares, BENCHWATCH_USER and BENCHWATCH_PASSWORD, is accepted), is refused with exit 3 naming
 # the line, never the value. bash only.
 
@@ -32,7 +32,7 @@ _app_env_load() {
     name=${line%%=*} value=${line#*=}
     name=${name#export }
     [[ "$name" =~ ^[A-Z_][A-Z0-9_]*$ ]] || _app_env_refuse "$number" "the name is not ^[A-Z_][A-Z0-9_]*\$"
-    # --- the names: written from src/benchwatch/app_env.py by scripts/app_env_names.py ---
+    # --- the names: written from src/benchwatch/declarations/app_env.py by scripts/app_env_names.py ---
     case "$name" in
       BENCHWATCH_USER | BENCHWATCH_PASSWORD) ;;  # init's login: the app's user
       GITHUB_* | RUNNER_* | ACTIONS_* | CI)

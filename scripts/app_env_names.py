@@ -1,5 +1,5 @@
 """Write the `case` block of scripts/app_env.sh (the names the app-env secret may not set) from
-src/benchwatch/app_env.py, the one list init uses too (`--check`: exit 1 when the script differs)."""
+src/benchwatch/declarations/app_env.py, the one list init uses too (`--check`: exit 1 when the script differs)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from benchwatch.app_env import SHELL_BEGIN, SHELL_END, shell_case
+from benchwatch.declarations.app_env import SHELL_BEGIN, SHELL_END, shell_case
 
 TARGET = Path(__file__).resolve().parent / "app_env.sh"
 
@@ -30,7 +30,7 @@ def main() -> int:
         if wanted != text:
             print(f"ERROR: {TARGET} is out of date: run .venv/bin/python scripts/app_env_names.py", file=sys.stderr)
             return 1
-        print(f"{TARGET} agrees with src/benchwatch/app_env.py")
+        print(f"{TARGET} agrees with src/benchwatch/declarations/app_env.py")
         return 0
     TARGET.write_text(wanted)
     print(f"wrote {TARGET}")

@@ -6,7 +6,7 @@
 Each A/A run holds, per figure, one sample per round for two identical servers measured
 side by side. From them:
 - relative series: each point is compare's paired Hodges–Lehmann ratio
-  (benchwatch.compare.stats.paired_ratio_interval) of a random 8 of the rounds (what one
+  (benchwatch.judge.stats.paired_ratio_interval) of a random 8 of the rounds (what one
   `(vs parent)` point is);
 - absolute series: each point is one side's median of a random 8 rounds (what one
   published run is).
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchwatch.compare.stats import paired_ratio_interval
+from benchwatch.judge.stats import paired_ratio_interval
 from benchwatch.trend.changes import ABSOLUTE, PARENT, RELATIVE, Params, boundaries, spikes
 
 ROUNDS = 8  # rounds per compare --quick point (abrounds.COMPARE_QUICK_ROUNDS)

@@ -32,7 +32,7 @@ MIN_FLOOR = 0.005
 
 
 def count(stacks: list, bench: str, env: dict[str, str]) -> tuple[dict[str, float], float]:
-    from benchwatch.instructions import INJECT_ENV_VAR, count_instructions, quick_patterns
+    from benchwatch.micro.instructions import INJECT_ENV_VAR, count_instructions, quick_patterns
 
     started = time.monotonic()
     figures, problems = count_instructions(
@@ -57,8 +57,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "results" / "instructions-check.json")
     args = parser.parse_args()
 
-    from benchwatch.config import load_project
-    from benchwatch.instructions import INJECT_ENV_VAR
+    from benchwatch.micro.instructions import INJECT_ENV_VAR
+    from benchwatch.project.config import load_project
 
     project = load_project(REPO)
     stacks = [project.stack(name) for name in args.stacks.split(",")]

@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from benchwatch.metrics import COUNT_KEYS
+from benchwatch.figures.metrics import COUNT_KEYS
 
 ROOT = Path(__file__).resolve().parents[1]
 MEASURED = ("apps", "benchmarks", "stacks.toml", "benchwatch.toml")

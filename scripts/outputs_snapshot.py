@@ -37,9 +37,9 @@ def helps(out: Path) -> None:
 
 
 def compare_outputs(source: Path, out: Path) -> None:
-    from benchwatch.compare.comment import headline, render
-    from benchwatch.compare.moved import terminal_lines
-    from benchwatch.compare.verdict import Comparison
+    from benchwatch.judge.moved import terminal_lines
+    from benchwatch.judge.verdict import Comparison
+    from benchwatch.report.comment import headline, render
     from benchwatch.trend.relative import relative_entries
 
     comparison = Comparison.model_validate_json((source / "compare.json").read_text())
@@ -57,7 +57,8 @@ def compare_outputs(source: Path, out: Path) -> None:
 
 def run_outputs(source: Path, out: Path) -> None:
     from benchwatch.report.write import write_report
-    from benchwatch.results import gab_entries, read_run
+    from benchwatch.results.files import read_run
+    from benchwatch.results.schema import gab_entries
 
     record = read_run(source)
     out.mkdir(parents=True)

@@ -31,7 +31,7 @@
 set -euo pipefail
 
 fail() { echo "ERROR: $*" >&2; exit 1; }
-# the top-level entries `benchwatch site` writes (report/site.py); the only ones `--put SRC .` replaces
+# the top-level entries `benchwatch site` writes (publish/site.py); the only ones `--put SRC .` replaces
 SITE_NAMES=(index.html trends.html releases.html assets latest)
 say() { echo "record: $*" >&2; }
 

@@ -1,10 +1,10 @@
 """Does this host run a process slower for stretches of time? The reason compare's micro
-timings spread a case's batches over the whole round (measure/micro_pairs.py).
+timings spread a case's batches over the whole round (micro/pairs.py).
 
     .venv/bin/python scripts/slow_stretches.py [--stack latest] [--case "time_response_model\\('services'\\)"]
         [--seconds 5] [--batch-ms 1]
 
-One runner process (instructions/runner.py `serve`, as compare times micro-benchmarks), pinned
+One runner process (micro/runner.py `serve`, as compare times micro-benchmarks), pinned
 to the timing core, times one asv case in back-to-back batches of about --batch-ms for
 --seconds. Prints how the batches are spread (µs per call; fastest, median, 90th percentile,
 slowest), and the stretches of consecutive batches slower than 1.25x the fastest: how many,
@@ -27,7 +27,7 @@ REPEATS = 50  # batches per request: the runner times them back to back
 
 def batches(player, case, seconds: float, batch_s: float) -> tuple[list[float], int]:
     """Seconds per call of every batch, in order, and the calls per batch."""
-    from benchwatch.measure.micro_pairs import SETUP_TIMEOUT_S, PairsError, Runner, timing_core
+    from benchwatch.micro.pairs import SETUP_TIMEOUT_S, PairsError, Runner, timing_core
 
     runner = Runner(player, [case])
     try:
@@ -72,10 +72,10 @@ def main() -> int:
     parser.add_argument("--batch-ms", type=float, default=1.0)
     args = parser.parse_args()
 
-    from benchwatch.config import load_project
-    from benchwatch.envs import ensure
-    from benchwatch.instructions.cases import discover, runner_env, select
-    from benchwatch.measure.micro_pairs import Player
+    from benchwatch.environments.envs import ensure
+    from benchwatch.micro.cases import discover, runner_env, select
+    from benchwatch.micro.pairs import Player
+    from benchwatch.project.config import load_project
 
     stack = load_project(REPO).stack(args.stack)
     python = ensure(stack).python

@@ -1,5 +1,5 @@
 """The app-env secret: what init asks for is what scripts/app_env.sh accepts (one list of names,
-src/benchwatch/app_env.py), the names others own stay refused, and every value is masked as the
+src/benchwatch/declarations/app_env.py), the names others own stay refused, and every value is masked as the
 runner reads its commands (`%`, CR and LF escaped)."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch import app_env
+from benchwatch.declarations import app_env
 from benchwatch.errors import EXIT_BAD_INPUT as BAD_INPUT
-from benchwatch.scaffold import plan
+from benchwatch.scaffold import declared_requests as plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "app_env.sh"
@@ -100,7 +100,7 @@ def test_a_value_is_masked_as_the_runner_reads_it(value: str) -> None:
 def test_the_script_names_its_lines_so_benchwatch_redacts_their_values() -> None:
     """An app-env line no `${NAME}` reads still reaches the servers (they inherit the step's
     environment): BENCHWATCH_SECRET_NAMES lists every name, and benchwatch remembers their values."""
-    from benchwatch import placeholders
+    from benchwatch.declarations import placeholders
 
     done = sourced("APP_SECRET_KEY=k-8f7e6d5c4b\nSMTP_PASSWORD=smtp-pw-9911\nEMPTY=\n")
     assert done.returncode == 0, done.stderr

@@ -12,10 +12,10 @@ from types import SimpleNamespace
 import pytest
 from conftest import make_project
 
-from benchwatch.config import load_project
+from benchwatch.declarations.placeholders import Context
 from benchwatch.measure import server
 from benchwatch.measure.inject import NO_INJECTION
-from benchwatch.placeholders import Context
+from benchwatch.project.config import load_project
 
 INITIAL_DATA = '''"""Run by its path, as the template's prestart.sh runs app/initial_data.py."""
 import sys

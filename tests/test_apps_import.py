@@ -141,8 +141,8 @@ print(json.dumps({"v2": PYDANTIC_V2, "major": pydantic.VERSION[0], "serializer_c
 @pytest.mark.slow
 @pytest.mark.parametrize("stack_name", ["seed-v1", "seed-v2", "latest"])
 def test_every_app_module_imports_on_the_stack(stack_name: str) -> None:
-    from benchwatch import envs
-    from benchwatch.config import load_stacks
+    from benchwatch.environments import envs
+    from benchwatch.project.config import load_stacks
 
     env = envs.ensure(load_stacks(REPO)[stack_name])
     done = subprocess.run(

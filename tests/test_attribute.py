@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch.attribute.run import attribute, with_stacks
+from benchwatch.attribute.attribute import attribute, with_stacks
 from benchwatch.attribute.steps import declared_names, mentioned, plan_steps
 from benchwatch.attribute.table import Ratio, StepOutcome, build_lines, markdown, product
-from benchwatch.compare.verdict import Comparison, Row, SideInfo
-from benchwatch.config import load_project
-from benchwatch.declarations import Stack
-from benchwatch.envs import Env, EnvError
+from benchwatch.declarations.apps import Stack
+from benchwatch.environments.envs import Env, EnvError
 from benchwatch.errors import UserError
+from benchwatch.judge.verdict import Comparison, Row, SideInfo
+from benchwatch.project.config import load_project
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = Stack(name="old", exclude_newer="2026-01-01", pins={"fastapi": "1.0", "starlette": "1.0", "orjson": "1.0"})
@@ -258,7 +258,7 @@ def test_with_stacks_serves_a_new_stack_wherever_base_is_served():
 
 
 def test_changed_in_picks_the_scenarios_whose_gating_figures_changed(tmp_path):
-    from benchwatch.attribute.run import changed_scenarios
+    from benchwatch.attribute.attribute import changed_scenarios
 
     changed = _comparison(1.2)
     still = _comparison(1.0)
@@ -400,9 +400,9 @@ def fake_counts(factors: dict[str, float], failing: frozenset[str] = frozenset()
     stack's factor (a 0.2 % spread between the three phases), its system calls 10 per request; the
     targets of a `failing` stack fail as a server that exits would; `trace`: every target's strace
     file. `.calls`: the targets of each call."""
-    from benchwatch.counts.run import _figure
-    from benchwatch.metrics import INSTRUCTIONS, SYSCALLS
-    from benchwatch.results import Problem
+    from benchwatch.counts.all_targets import _figure
+    from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS
+    from benchwatch.results.schema import Problem
 
     calls: list[list[str]] = []
 

@@ -12,9 +12,9 @@ from conftest import REPO, benchwatch
 
 from benchwatch.attribute.bisect import Probe, first_parent_range, judge_comparison, search
 from benchwatch.attribute.table import Ratio
-from benchwatch.compare.verdict import Comparison, Row, SideInfo
 from benchwatch.errors import UserError
-from benchwatch.results import Problem
+from benchwatch.judge.verdict import Comparison, Row, SideInfo
+from benchwatch.results.schema import Problem
 
 COMMITS = [f"c{i}" for i in range(1, 9)]  # c8 is bad
 

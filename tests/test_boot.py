@@ -12,10 +12,10 @@ from typing import ClassVar
 import pytest
 from conftest import REPO, benchwatch, make_project
 
-from benchwatch import envs
-from benchwatch.config import load_project
+from benchwatch.environments import envs
 from benchwatch.measure import server
-from benchwatch.results import read_run
+from benchwatch.project.config import load_project
+from benchwatch.results.files import read_run
 
 pytestmark = pytest.mark.slow
 

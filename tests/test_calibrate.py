@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from conftest import make_project
 
-from benchwatch.compare.calibrate import (
+from benchwatch.errors import UserError
+from benchwatch.judge.calibrate import (
     DEFAULT_FLOORS,
     alert_threshold,
     floor_for,
@@ -12,8 +13,8 @@ from benchwatch.compare.calibrate import (
     load_calibration,
     write_calibration,
 )
-from benchwatch.errors import UserError
-from benchwatch.results import Environment, Figure, Run, write_run
+from benchwatch.results.files import write_run
+from benchwatch.results.schema import Environment, Figure, Run
 
 
 def figure(metric, samples):
@@ -88,7 +89,8 @@ def test_print_threshold_and_github_output(tmp_path, cli):
 
 
 def test_calibrate_from_recomputes_floors_from_earlier_aa_runs(tmp_path, cli):
-    from benchwatch.results import Run, write_run
+    from benchwatch.results.files import write_run
+    from benchwatch.results.schema import Run
 
     root = make_project(tmp_path / "project", [])
     rng = np.random.default_rng(3)
@@ -108,7 +110,8 @@ def test_calibrate_from_recomputes_floors_from_earlier_aa_runs(tmp_path, cli):
 
 
 def test_micro_aa_runs_give_timing_and_instruction_floors(tmp_path, cli):
-    from benchwatch.results import Run, write_run
+    from benchwatch.results.files import write_run
+    from benchwatch.results.schema import Run
 
     root = make_project(tmp_path / "project", [])
     rng = np.random.default_rng(4)
@@ -166,10 +169,10 @@ def test_load_floors_alone_keep_the_micro_and_count_floors_measured_before(tmp_p
 
 def _counts_compare(directory, head_a: float, spec: str = "latest", head_spec: str | None = None):
     """An A/A compare.json with one instructions-per-request row: base 1000 twice, head `head_a` twice."""
-    from benchwatch.compare.verdict import Comparison, SideInfo, compare_figures
-    from benchwatch.figure_key import load_key
-    from benchwatch.metrics import INSTRUCTIONS, Counted
-    from benchwatch.results import write_json_atomic
+    from benchwatch.figures.figure_key import load_key
+    from benchwatch.figures.metrics import INSTRUCTIONS, Counted
+    from benchwatch.judge.verdict import Comparison, SideInfo, compare_figures
+    from benchwatch.results.files import write_json_atomic
 
     def counted(samples):
         return Figure(name=load_key("x@latest", "GET /a", Counted(), INSTRUCTIONS).name, kind="load",

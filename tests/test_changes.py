@@ -13,7 +13,7 @@ from conftest import REPO, benchwatch
 
 from benchwatch.cli import main
 from benchwatch.errors import UserError
-from benchwatch.results import Figure, Run
+from benchwatch.results.schema import Figure, Run
 from benchwatch.trend import acks, histories, history
 from benchwatch.trend.changes import ABSOLUTE, RELATIVE, Point, Series, analyse, params_for
 

@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 from conftest import benchwatch, make_project
 
-from benchwatch.compare.comment import MARKER, render
-from benchwatch.compare.verdict import (
+from benchwatch.judge.verdict import (
     EXIT_OK,
     EXIT_REGRESSION,
     EXIT_UNMEASURED,
@@ -16,9 +15,11 @@ from benchwatch.compare.verdict import (
     SideInfo,
     compare_figures,
 )
-from benchwatch.config import load_stacks
-from benchwatch.measure.micro_pairs import QUICK_ROUNDS
-from benchwatch.results import Environment, Figure, read_run
+from benchwatch.micro.pairs import QUICK_ROUNDS
+from benchwatch.project.config import load_stacks
+from benchwatch.report.comment import MARKER, render
+from benchwatch.results.files import read_run
+from benchwatch.results.schema import Environment, Figure
 
 
 def figure(metric, samples, stack="latest", valid=True, bigger=False, params=None):
@@ -247,10 +248,11 @@ def test_headline_says_when_regressions_do_not_gate():
 
 
 def test_micro_times_pairs_memory_with_asv_only_in_full_compares(monkeypatch, tmp_path):
-    from benchwatch import envs
     from benchwatch.compare import rounds as abrounds
     from benchwatch.compare.sides import Side
-    from benchwatch.measure import micro, micro_pairs
+    from benchwatch.environments import envs
+    from benchwatch.micro import asv as micro
+    from benchwatch.micro import pairs as micro_pairs
 
     timed, asv_calls = [], []
 
@@ -289,11 +291,12 @@ def test_micro_times_pairs_memory_with_asv_only_in_full_compares(monkeypatch, tm
 
 
 def test_quick_compares_leave_slow_cases_out_of_the_instruction_counts_and_say_so(monkeypatch, tmp_path):
-    import benchwatch.instructions as instructions
-    from benchwatch import envs
+    import benchwatch.micro.instructions as instructions
     from benchwatch.compare import rounds as abrounds
     from benchwatch.compare.sides import Side
-    from benchwatch.measure import micro, micro_pairs
+    from benchwatch.environments import envs
+    from benchwatch.micro import asv as micro
+    from benchwatch.micro import pairs as micro_pairs
 
     def timed(name, value):
         return figure(name, [value, value]).model_copy(update={"kind": "micro", "unit": "us",
@@ -304,7 +307,7 @@ def test_quick_compares_leave_slow_cases_out_of_the_instruction_counts_and_say_s
     monkeypatch.setattr(envs, "ensure", lambda stack: type("E", (), {"python": Path("/envs/python")})())
     monkeypatch.setattr(micro, "run_micro", lambda *a, **kw: ([], []))
     counted = []
-    monkeypatch.setattr(instructions, "unavailable_reason", lambda: None)
+    monkeypatch.setattr("benchwatch.micro.cachegrind.unavailable_reason", lambda: None)
     monkeypatch.setattr(instructions, "count_instructions", lambda stacks, **kw: counted.append(kw["leave_out"]) or ([], []))
     project = type("P", (), {"stack": staticmethod(load_stacks(Path(__file__).parents[1]).__getitem__),
                              "root": tmp_path})()  # fmt: skip
@@ -357,9 +360,9 @@ def test_comment_says_how_each_kind_is_judged_and_lists_each_sides_own_stacks():
 
 
 def test_a_side_lists_only_the_stacks_its_variants_use(tmp_path):
-    from benchwatch.compare.run import side_info
+    from benchwatch.compare.compare import side_info
     from benchwatch.compare.sides import Side
-    from benchwatch.config import load_project
+    from benchwatch.project.config import load_project
 
     project = load_project(Path(__file__).parents[1])
     variants = project.select("services@v2-pre-rust")

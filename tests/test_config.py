@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from conftest import REPO, make_project
 
-from benchwatch.config import load_project, select_variants
 from benchwatch.errors import UserError
+from benchwatch.project.config import load_project, select_variants
 
 
 def write_app(directory: Path, text: str) -> Path:

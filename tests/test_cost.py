@@ -3,14 +3,14 @@
 import pytest
 from test_gate import WEIGHTS, comparison, judged, load_figure
 
-from benchwatch.compare import gate
-from benchwatch.compare.calibrate import Calibration
-from benchwatch.compare.comment import render
-from benchwatch.compare.cost_floor import FROM_PARTS, floor_from_parts
-from benchwatch.compare.verdict import EXIT_OK, EXIT_REGRESSION, compare_figures
 from benchwatch.counts import weights
 from benchwatch.counts.cost import INSTRUCTIONS_PART, cost_figure
-from benchwatch.metrics import COST, INSTRUCTIONS, SYSCALLS, Counted
+from benchwatch.figures.metrics import COST, INSTRUCTIONS, SYSCALLS, Counted
+from benchwatch.judge import gate
+from benchwatch.judge.calibrate import Calibration
+from benchwatch.judge.cost_floor import FROM_PARTS, floor_from_parts
+from benchwatch.judge.verdict import EXIT_OK, EXIT_REGRESSION, compare_figures
+from benchwatch.report.comment import render
 
 
 def counts(endpoint, instructions, calls):

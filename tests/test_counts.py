@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from conftest import FIXTURE_APPS, REPO, benchwatch, make_project, uvicorn_processes
 
-from benchwatch.config import load_project
 from benchwatch.counts import (
     CountTarget,
     breakdown,
@@ -19,17 +18,20 @@ from benchwatch.counts import (
     callgrind,
     count_requests,
     phase_files,
-    plan,
     render,
     strace,
     target_dirs,
 )
+from benchwatch.counts import (
+    request_budget as plan,
+)
+from benchwatch.counts.all_targets import endpoint_figures
 from benchwatch.counts.breakdown import INTERPRETER, object_group
-from benchwatch.counts.run import endpoint_figures
-from benchwatch.counts.session import Phase, TargetCounts
-from benchwatch.figure_key import load_key
+from benchwatch.counts.counted_server import Phase, TargetCounts
+from benchwatch.figures.figure_key import load_key
+from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS, Counted
 from benchwatch.measure.inject import Injection
-from benchwatch.metrics import INSTRUCTIONS, SYSCALLS, Counted
+from benchwatch.project.config import load_project
 
 FIXTURES = REPO / "tests" / "fixtures" / "counts"
 # real callgrind dumps of one counted phase of hello@latest (GET /): base with the injection layer
@@ -111,7 +113,7 @@ def test_the_breakdown_puts_an_injected_python_loop_in_the_interpreter(tmp_path)
     assert [f"| {o.name} |" in table for o in data.objects] == [True] * len(data.objects)
     # what compare calls them by (a package attribute named `breakdown` once shadowed the module
     # there, and a compare with a moved instruction count crashed after its counts)
-    from benchwatch.compare import run as compare_run
+    from benchwatch.compare import compare as compare_run
 
     assert compare_run.render(found) == table and compare_run.by_object(found) == data
 
@@ -238,8 +240,8 @@ def test_two_targets_of_one_variant_get_their_own_directories(tmp_path):
 
 def test_given_directories_are_where_each_target_counts(tmp_path, monkeypatch):
     """attribute counts every stack in one call, each target in its stack's folder."""
-    from benchwatch.counts import run
-    from benchwatch.counts.session import CountFailed
+    from benchwatch.counts import all_targets as run
+    from benchwatch.counts.counted_server import CountFailed
 
     variant = load_project(REPO).select("hello@latest")[0]
     targets = [CountTarget(variant, None, variant.endpoints) for _ in range(2)]  # type: ignore[arg-type]
@@ -272,7 +274,7 @@ def test_the_command_refuses_bad_numbers_and_unknown_variants(cli):
 def test_real_hello_counted_with_and_without_an_injected_loop(tmp_path):
     """hello@latest counted twice side by side, once with a fixed loop per request: the loop's
     instructions show in every repeat and in the breakdown's interpreter row; no server is left."""
-    from benchwatch.envs import ensure
+    from benchwatch.environments.envs import ensure
 
     variant = load_project(REPO).select("hello@latest")[0]
     env = ensure(variant.stack)
@@ -303,7 +305,7 @@ def test_real_hello_counted_with_and_without_an_injected_loop(tmp_path):
 def test_real_post_and_thread_pool_endpoints_are_counted_while_a_broken_server_is_reported(tmp_path):
     """A sync app (its endpoints run in uvicorn's thread pool; one takes a POST body) beside one
     that cannot import: figures for the first, a Problem naming the second, both stopped."""
-    from benchwatch.envs import ensure
+    from benchwatch.environments.envs import ensure
 
     project = load_project(make_project(tmp_path / "project", [FIXTURE_APPS / "good", FIXTURE_APPS / "broken_import"]))
     good, broken = project.select("good@latest")[0], project.select("broken_import@latest")[0]
@@ -341,7 +343,7 @@ def test_real_command_reports_a_server_that_cannot_boot_and_writes_its_run(tmp_p
 def test_real_app_with_a_pre_start_is_counted_its_migration_runs_without_the_harness(tmp_path):
     """pre_start is a Python process of the app's environment: had it the counting harness's
     variables, it would bind the harness's socket first and the server's harness could not."""
-    from benchwatch.envs import ensure
+    from benchwatch.environments.envs import ensure
 
     root = make_project(tmp_path / "project", [REPO / "examples" / "todo_api"])
     variant = load_project(root).select("todo_api@own")[0]
@@ -461,7 +463,7 @@ def test_the_harness_holds_a_uvicorn_loop_still_and_counts_its_timer_ticks(tmp_p
     import urllib.request
 
     from benchwatch.counts.harness_control import Harness
-    from benchwatch.envs import ensure
+    from benchwatch.environments.envs import ensure
     from benchwatch.measure.server import free_port
 
     python = str(ensure(load_project(REPO).select("hello@latest")[0].stack).python)
@@ -537,9 +539,9 @@ def test_real_counted_server_keeps_its_one_connection_while_the_counter_dumps():
     'Connection reset by peer'. A counted server is booted with a keep-alive longer than any dump."""
     import time
 
-    from benchwatch import envs
     from benchwatch.counts.client import Client, Request, RequestFailed
-    from benchwatch.counts.session import KEEP_ALIVE_S
+    from benchwatch.counts.counted_server import KEEP_ALIVE_S
+    from benchwatch.environments import envs
     from benchwatch.measure import server
 
     (hello,) = load_project(REPO).select("hello@latest")
@@ -562,7 +564,7 @@ def test_real_counted_server_keeps_its_one_connection_while_the_counter_dumps():
 
 
 def test_the_reads_are_counted_in_every_repeat_before_any_write_is():
-    from benchwatch.counts.plan import counted_order
+    from benchwatch.counts.request_budget import counted_order
 
     order = counted_order(["GET", "POST", "get", "PUT", "HEAD"], 3)
     assert order[:9] == [(0, 0), (0, 2), (0, 4), (1, 0), (1, 2), (1, 4), (2, 0), (2, 2), (2, 4)]
@@ -577,7 +579,7 @@ def test_the_reads_are_counted_in_every_repeat_before_any_write_is():
 def test_real_write_refused_when_repeated_is_counted_with_a_fresh_email_per_request(tmp_path):
     """Every counted request resolves `{unique}` again: had one body been sent twice, the app's
     400 would stop the count (a Problem, no figure)."""
-    from benchwatch.envs import ensure
+    from benchwatch.environments.envs import ensure
 
     app = REPO / "tests" / "fixtures" / "unique_users"
     project = load_project(make_project(tmp_path / "project", [app]))

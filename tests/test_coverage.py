@@ -7,11 +7,11 @@ from pathlib import Path
 
 from conftest import variant
 
-from benchwatch.compare.comment import render
-from benchwatch.compare.coverage import NOT_IN_QUICK, coverage
-from benchwatch.compare.verdict import CompareExtra, Comparison, SideInfo
-from benchwatch.declarations import Endpoint
-from benchwatch.results import Figure, Problem
+from benchwatch.declarations.apps import Endpoint
+from benchwatch.judge.coverage import NOT_IN_QUICK, coverage
+from benchwatch.judge.verdict import CompareExtra, Comparison, SideInfo
+from benchwatch.report.comment import render
+from benchwatch.results.schema import Figure, Problem
 
 
 def two_endpoints(stack: str):
@@ -93,10 +93,10 @@ def test_the_comment_lists_what_was_not_measured_and_shows_the_servers_error():
 
 def test_counts_problems_survive_a_compare_that_also_runs_the_micro_benchmarks(monkeypatch, fixture_project: Path):
     """Before: the micro stage's problems replaced the counts' (`micro_problems = found.problems`)."""
-    from benchwatch import envs
     from benchwatch.compare import rounds
-    from benchwatch.compare.run import compare
-    from benchwatch.config import load_project
+    from benchwatch.compare.compare import compare
+    from benchwatch.environments import envs
+    from benchwatch.project.config import load_project
 
     counted = Problem(variant="good@latest", phase="load", endpoint="GET /items", reason="base: count failed: boom")
     timed = Problem(variant="micro@latest", phase="micro", reason="asv failed")

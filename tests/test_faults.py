@@ -25,7 +25,7 @@ import pytest
 from conftest import FIXTURE_APPS, REPO, benchwatch, make_project, uvicorn_processes
 
 from benchwatch.measure import database
-from benchwatch.results import read_run
+from benchwatch.results.files import read_run
 from benchwatch.trend import history
 
 pytestmark = pytest.mark.slow

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch.figure_key import (
+from benchwatch.figures.figure_key import (
     PARENT_MARK,
     SIDE_BY_SIDE,
     app_of,
@@ -16,7 +16,7 @@ from benchwatch.figure_key import (
     server_key,
     split_variant,
 )
-from benchwatch.metrics import (
+from benchwatch.figures.metrics import (
     CPU,
     INSTRUCTIONS,
     MICRO_INSTRUCTIONS,
@@ -26,7 +26,7 @@ from benchwatch.metrics import (
     Counted,
     Open,
 )
-from benchwatch.results import Figure
+from benchwatch.results.schema import Figure
 
 RUN = Path(__file__).parent / "fixtures" / "site" / "run-quick.json.gz"
 

@@ -41,7 +41,7 @@ def test_the_wheel_in_a_fresh_venv_benchmarks_a_foreign_repository(tmp_path: Pat
     _run([uv, "venv", "--quiet", "--python", sys.executable, str(venv)], tmp_path, env)
     _run([uv, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), str(wheel)], tmp_path, env)
     benchwatch = str(venv / "bin" / "benchwatch")
-    packaged = _run([str(venv / "bin" / "python"), "-c", "import benchwatch.config as c; print(c.default_stacks_file())"], tmp_path, env)
+    packaged = _run([str(venv / "bin" / "python"), "-c", "import benchwatch.project.config as c; print(c.default_stacks_file())"], tmp_path, env)
     assert str(venv) in packaged.stdout  # the stacks come from the wheel, not from this checkout
 
     repo = tmp_path / "shop-repo"

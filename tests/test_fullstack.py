@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, uvicorn_processes
 
-from benchwatch.results import read_run
+from benchwatch.results.files import read_run
 
 # two inits, verify, a compare, a run; no timing verdict (the counts decide the compare, judged
 # against the threads' floor): ./bw test runs it beside the runner tests
@@ -147,7 +147,7 @@ def test_a_slowdown_behind_the_login_outside_quick_is_flagged_and_nothing_else_m
     either way: they are this compare's no-op (a separate no-op commit doubled the test's time;
     its compares are in docs/evidence.md). Their requests cross threads (`def` endpoints), whose
     counts move from boot to boot by about the 0.5 % default floor: they are judged against the
-    threads' floor (compare/threads_floor.py). Every declared endpoint was counted."""
+    threads' floor (judge/threads_floor.py). Every declared endpoint was counted."""
     repo, environ = _copy(adopted, tmp_path)
     timings: dict[str, float] = {}
     items = repo / "backend" / "app" / "api" / "routes" / "items.py"

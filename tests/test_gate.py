@@ -5,22 +5,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchwatch.compare import gate
-from benchwatch.compare.calibrate import Calibration
-from benchwatch.compare.comment import render
-from benchwatch.compare.cost_floor import set_cost_floors
-from benchwatch.compare.verdict import (
-    EXIT_OK,
-    EXIT_REGRESSION,
-    Comparison,
-    SideInfo,
-    compare_figures,
-)
 from benchwatch.counts.cost import cost_figures
 from benchwatch.counts.weights import Weights
-from benchwatch.figure_key import load_key
-from benchwatch.metrics import COST, CPU, INSTRUCTIONS, SYSCALLS, Closed, Counted
-from benchwatch.results import Figure
+from benchwatch.figures.figure_key import load_key
+from benchwatch.figures.metrics import COST, CPU, INSTRUCTIONS, SYSCALLS, Closed, Counted
+from benchwatch.judge import gate
+from benchwatch.judge.calibrate import Calibration
+from benchwatch.judge.cost_floor import set_cost_floors
+from benchwatch.judge.verdict import EXIT_OK, EXIT_REGRESSION, Comparison, SideInfo, compare_figures
+from benchwatch.report.comment import render
+from benchwatch.results.schema import Figure
 
 CLOSED = Closed(10)
 
@@ -136,7 +130,7 @@ def test_compare_measures_only_the_flagged_figures_again(monkeypatch, tmp_path):
     """compare() wiring: the flagged load figure's variant is booted again with that endpoint only."""
     from benchwatch.compare import confirm, rounds
     from benchwatch.compare.sides import Side
-    from benchwatch.config import load_project
+    from benchwatch.project.config import load_project
 
     project = load_project(Path(__file__).resolve().parents[1])
     hello = next(v for v in project.variants() if v.id == "hello@latest")
@@ -189,11 +183,11 @@ def test_a_flagged_micro_case_is_timed_again_alone_with_the_same_injection(monke
 
     from conftest import REPO, make_project
 
-    from benchwatch import envs
     from benchwatch.compare import confirm, rounds
     from benchwatch.compare.sides import Side
-    from benchwatch.config import load_project
-    from benchwatch.measure import micro_pairs
+    from benchwatch.environments import envs
+    from benchwatch.micro import pairs as micro_pairs
+    from benchwatch.project.config import load_project
 
     app = tmp_path / "svc"
     app.mkdir()
@@ -233,7 +227,7 @@ def test_a_flagged_micro_case_is_timed_again_alone_with_the_same_injection(monke
 
 
 def test_count_floors_come_from_an_aa_compare_and_a_count_never_borrows_another_endpoints():
-    from benchwatch.compare.calibrate import count_floors, floor_for
+    from benchwatch.judge.calibrate import count_floors, floor_for
 
     base = [load_figure("GET /a", INSTRUCTIONS, [1000.0, 1001.0], Counted()),
             load_figure("GET /b", INSTRUCTIONS, [1000.0, 1000.0], Counted())]

@@ -176,8 +176,8 @@ def test_an_app_without_a_parameter_free_get_gets_commented_examples(tmp_path: P
 
 def test_the_pull_request_that_adds_benchwatch_borrows_heads_declarations(tmp_path: Path) -> None:
     from benchwatch.compare.sides import resolve
-    from benchwatch.config import load_project
     from benchwatch.measure.inject import NO_INJECTION
+    from benchwatch.project.config import load_project
 
     root = repository(tmp_path / "repo", APP + '\n\n@app.get("/")\ndef root() -> dict:\n    return {}\n')
     git(root, "init", "-q")
@@ -355,7 +355,7 @@ TEMPLATE_SCHEMA = {
 
 
 def test_a_template_schema_gives_a_login_path_parameters_from_a_created_record_and_bodies_from_examples() -> None:
-    from benchwatch.scaffold import plan
+    from benchwatch.scaffold import declared_requests as plan
 
     assert schema.password_login(TEMPLATE_SCHEMA) == "/api/v1/login/access-token"
     assert schema.password_login({"components": {"securitySchemes": {"o": {"type": "oauth2", "flows": {
@@ -385,7 +385,8 @@ def test_a_template_schema_gives_a_login_path_parameters_from_a_created_record_a
 
 
 def test_without_the_credentials_the_endpoints_behind_the_login_say_what_they_need() -> None:
-    from benchwatch.scaffold import declare, plan
+    from benchwatch.scaffold import declare
+    from benchwatch.scaffold import declared_requests as plan
 
     found = plan.plan(TEMPLATE_SCHEMA, can_login=False)
     needs = {c.name: c.why for c in found.candidates}
@@ -400,7 +401,7 @@ def test_without_the_credentials_the_endpoints_behind_the_login_say_what_they_ne
 
 
 def test_quick_is_the_lists_behind_the_login_with_its_reason() -> None:
-    from benchwatch.scaffold import plan
+    from benchwatch.scaffold import declared_requests as plan
 
     found = plan.plan(TEMPLATE_SCHEMA, can_login=True)
     plan.fill_path_params(found, {})

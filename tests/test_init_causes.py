@@ -80,7 +80,7 @@ class _Refused(Exception):
 
 
 def _probe(**settings: object):
-    from benchwatch.declarations import AppDeclaration, Endpoint
+    from benchwatch.declarations.apps import AppDeclaration, Endpoint
 
     return AppDeclaration(name="backend", app="app.main:app", stacks=["latest"], endpoints=[Endpoint(name="o", path="/o")],
                           **settings)  # fmt: skip

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch import placeholders
-from benchwatch.scaffold import plan, schema
+from benchwatch.declarations import placeholders
+from benchwatch.scaffold import declared_requests as plan
+from benchwatch.scaffold import schema
 
 
 def made(node: dict, seed: str = "s") -> tuple[object, list[str]]:
@@ -166,7 +167,7 @@ def test_a_golden_body_keeps_secrets_as_references_and_volatile_values_masked(mo
 
 
 def test_the_volatile_line_is_set_in_place_and_nothing_else_changes() -> None:
-    from benchwatch.measure.record import with_volatile
+    from benchwatch.scaffold.record import with_volatile
 
     text = ('name = "app"\n\n[[endpoints]]\nname = "a"\npath = "/a"\n[endpoints.expect]\njson = "expected/a.json"\n'
             '\n[[endpoints]]\nname = "b"\npath = "/b"\n[endpoints.expect]\nvolatile = ["id"]  # kept?\n')  # fmt: skip
@@ -316,8 +317,8 @@ def _ask_users(make_app) -> tuple[plan.Candidate, dict, list]:  # type: ignore[n
     """init's two checking boots of POST /users/ (each boot a fresh app); what the first got."""
     import httpx
 
-    from benchwatch.config import App
-    from benchwatch.declarations import AppDeclaration
+    from benchwatch.declarations.apps import AppDeclaration
+    from benchwatch.project.config import App
     from benchwatch.scaffold import init
     from benchwatch.scaffold.probe import ask_endpoint
 
@@ -364,7 +365,7 @@ def test_a_write_refused_when_repeated_is_declared_with_its_email_unique_per_req
 def declaration_of(text: str):  # type: ignore[no-untyped-def]
     import tomllib
 
-    from benchwatch.declarations import AppDeclaration
+    from benchwatch.declarations.apps import AppDeclaration
 
     return AppDeclaration(**tomllib.loads(text))
 
@@ -398,7 +399,7 @@ def test_a_write_refused_for_another_field_keeps_its_first_answer_and_true_reaso
     ({"title": "t", "count": 1}, None, None),
 ])  # fmt: skip
 def test_the_unique_key_rule(body: dict, fields: tuple | None, after: dict | None) -> None:
-    from benchwatch.declarations import Endpoint
+    from benchwatch.declarations.apps import Endpoint
     from benchwatch.scaffold.unique import made_unique
 
     made = made_unique(Endpoint(name="w", method="POST", path="/w", json=body))

@@ -12,10 +12,17 @@ from pathlib import Path
 import pytest
 from conftest import REPO, benchwatch
 
-from benchwatch.config import Stack, load_stacks
-from benchwatch.instructions import INJECT_ENV_VAR, cachegrind, count_instructions, quick_patterns
-from benchwatch.instructions.cases import Case, check, discover, runner_env, select
-from benchwatch.instructions.count import Target, _count_target, per_call
+from benchwatch.micro import cachegrind
+from benchwatch.micro.cases import Case, check, discover, runner_env, select
+from benchwatch.micro.instructions import (
+    INJECT_ENV_VAR,
+    Target,
+    _count_target,
+    count_instructions,
+    per_call,
+    quick_patterns,
+)
+from benchwatch.project.config import Stack, load_stacks
 
 SAMPLE = REPO / "tests" / "fixtures" / "cachegrind" / "small.out"
 TINY_STACK = Stack(name="tiny", pins={"python": "3"})
@@ -250,7 +257,7 @@ def test_aa_counts_agree_and_an_injected_two_percent_shows(tiny: Path) -> None:
 
 @pytest.mark.slow
 def test_discovers_every_time_method_of_the_repository_benchmarks() -> None:
-    from benchwatch.envs import ensure
+    from benchwatch.environments.envs import ensure
 
     python = ensure(load_stacks(REPO)["latest"]).python
     keys = {c.key for c in discover(python, REPO / "benchmarks", runner_env())}

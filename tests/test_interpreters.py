@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch import envs, interpreters
-from benchwatch.declarations import Stack
+from benchwatch.declarations.apps import Stack
+from benchwatch.environments import envs, interpreters
 from benchwatch.errors import UserError
-from benchwatch.results import Environment
+from benchwatch.results.schema import Environment
 
 
 def elf(path: Path, *, symtab: bool) -> Path:

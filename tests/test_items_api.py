@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, benchwatch, make_project, uvicorn_processes
 
-from benchwatch.results import read_run
+from benchwatch.results.files import read_run
 
 pytestmark = pytest.mark.slow
 

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 from conftest import variant
 
-from benchwatch.compare import dropped
-from benchwatch.compare.comment import render
-from benchwatch.compare.judged import explain_dropped
-from benchwatch.compare.verdict import (
+from benchwatch.figures.metrics import CPU, RSS_IDLE
+from benchwatch.judge import dropped
+from benchwatch.judge.judged import explain_dropped
+from benchwatch.judge.verdict import (
     EXIT_OK,
     EXIT_UNMEASURED,
     CompareExtra,
@@ -24,13 +24,13 @@ from benchwatch.compare.verdict import (
 )
 from benchwatch.measure import rounds
 from benchwatch.measure.collect import Collector, Slot
+from benchwatch.measure.load_plan import QUICK, LoadPlan
 from benchwatch.measure.loadgen import OhaRun, Outcome
-from benchwatch.measure.plan import QUICK, LoadPlan
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import Lane
 from benchwatch.measure.server import CpuTimes
-from benchwatch.metrics import CPU, RSS_IDLE
-from benchwatch.results import Figure, SkippedRun
+from benchwatch.report.comment import render
+from benchwatch.results.schema import Figure, SkippedRun
 
 PLAN = LoadPlan(rounds=6, warmup=0.2, duration=1.5, open_duration=0.5, concurrencies=(10,), rate_fractions=(0.5,),
                 quick=True)  # fmt: skip

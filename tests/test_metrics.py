@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from benchwatch.config import Stack
-from benchwatch.figure_key import load_key, server_key
-from benchwatch.measure.micro_figures import _figure as micro_figure
-from benchwatch.metrics import (
+from benchwatch.figures.figure_key import load_key, server_key
+from benchwatch.figures.metrics import (
     CPU,
     MICRO_PEAKMEM,
     MICRO_TIME,
@@ -19,7 +17,9 @@ from benchwatch.metrics import (
     metric,
     setting_from_params,
 )
-from benchwatch.results import Figure, figure_label
+from benchwatch.micro.figures import _figure as micro_figure
+from benchwatch.project.config import Stack
+from benchwatch.results.schema import Figure, figure_label
 
 ENDPOINT = "GET /services?offset=0"
 
@@ -69,7 +69,7 @@ def test_every_figure_kind_has_its_metric() -> None:
 
 
 def test_instruction_counts_are_their_own_gating_metric() -> None:
-    from benchwatch.metrics import MICRO_INSTRUCTIONS
+    from benchwatch.figures.metrics import MICRO_INSTRUCTIONS
 
     found = metric("micro", "validate_json", "instructions")
     assert found is MICRO_INSTRUCTIONS and found.gating and found.unit == "instructions"

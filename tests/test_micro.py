@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from benchwatch.config import Stack, load_stacks
-from benchwatch.envs import ensure
+from benchwatch.environments.envs import ensure
 from benchwatch.errors import UserError
-from benchwatch.measure.micro import run_micro
-from benchwatch.measure.micro_figures import figures_from_results, results_path, version_number
+from benchwatch.micro.asv import run_micro
+from benchwatch.micro.figures import figures_from_results, results_path, version_number
+from benchwatch.project.config import Stack, load_stacks
 
 STACKS = load_stacks(REPO)
 TWO_STACKS = [STACKS["seed-v1"], STACKS["latest"]]

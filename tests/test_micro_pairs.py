@@ -1,4 +1,4 @@
-"""Paired micro timings (measure/micro_pairs.py) with the real runner on a small benchmark
+"""Paired micro timings (micro/pairs.py) with the real runner on a small benchmark
 package: this interpreter plays both sides, so no stack environment is built."""
 
 import itertools
@@ -6,10 +6,10 @@ import sys
 import textwrap
 from pathlib import Path
 
-from benchwatch.compare.stats import paired_ratio_interval
-from benchwatch.config import Stack
-from benchwatch.measure import micro_pairs
-from benchwatch.measure.micro_pairs import Player, time_cases
+from benchwatch.judge.stats import paired_ratio_interval
+from benchwatch.micro import pairs as micro_pairs
+from benchwatch.micro.pairs import Player, time_cases
+from benchwatch.project.config import Stack
 
 BENCH = '''
 import os

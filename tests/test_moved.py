@@ -1,4 +1,4 @@
-"""A compare's list of the installed versions that moved between base and head (compare/moved.py):
+"""A compare's list of the installed versions that moved between base and head (judge/moved.py):
 made from the two sides' version maps, rendered in the comment's header, with a hint on a regression."""
 
 import json
@@ -10,10 +10,9 @@ import numpy as np
 import pytest
 from conftest import REPO, benchwatch, make_project
 
-from benchwatch import interpreters
-from benchwatch.compare.comment import render
-from benchwatch.compare.moved import moved_packages, terminal_lines
-from benchwatch.compare.verdict import (
+from benchwatch.environments import interpreters
+from benchwatch.judge.moved import moved_packages, terminal_lines
+from benchwatch.judge.verdict import (
     EXIT_OK,
     EXIT_REGRESSION,
     CompareExtra,
@@ -21,8 +20,9 @@ from benchwatch.compare.verdict import (
     SideInfo,
     compare_figures,
 )
-from benchwatch.config import load_project
-from benchwatch.results import Figure
+from benchwatch.project.config import load_project
+from benchwatch.report.comment import render
+from benchwatch.results.schema import Figure
 
 APP = "from fastapi import FastAPI\napp = FastAPI()\n"
 BASE = {"anyio": "4.9.0", "fastapi": "0.115.0", "pydantic": "2.11.7", "sniffio": "1.3.1", "starlette": "0.41.3"}

@@ -11,9 +11,9 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from benchwatch.declarations import Stack
-from benchwatch.envs import resolution_flags
-from benchwatch.uv_tool import uv_executable
+from benchwatch.declarations.apps import Stack
+from benchwatch.environments.envs import resolution_flags
+from benchwatch.environments.uv_tool import uv_executable
 
 
 def wheel(folder: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> None:
@@ -72,7 +72,7 @@ def test_next_takes_a_pre_release_only_where_pinned_and_builds_nothing(tmp_path)
 def test_pinned_stacks_keep_their_day():
     from conftest import REPO
 
-    from benchwatch.config import load_stacks
+    from benchwatch.project.config import load_stacks
 
     stacks = load_stacks(REPO)
     pinned = next(s for s in stacks.values() if not s.resolved_at_run_time and s.exclude_newer)

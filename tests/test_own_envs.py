@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch.config import load_project, load_stacks
 from benchwatch.errors import UserError
+from benchwatch.project.config import load_project, load_stacks
 
 V1_APP = '''import pydantic
 from fastapi import FastAPI
@@ -103,7 +103,7 @@ def test_two_apps_with_one_name_are_an_error(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_two_own_apps_boot_in_their_own_environments(tmp_path: Path) -> None:
-    from benchwatch import envs
+    from benchwatch.environments import envs
     from benchwatch.measure.verify import verify_variants
 
     variants = load_project(two_own_apps(tmp_path / "p")).variants()

@@ -9,9 +9,9 @@ import pytest
 from conftest import REPO, benchwatch
 from test_interpreters import fake_python
 
-from benchwatch import interpreters, own_requirements
-from benchwatch.config import load_project
+from benchwatch.environments import interpreters, own_requirements
 from benchwatch.errors import UserError
+from benchwatch.project.config import load_project
 
 LOCKED = REPO / "tests" / "fixtures" / "locked_app"
 LINUX = {"sys_platform": "linux", "platform_python_implementation": "CPython", "python_version": "3.12"}
@@ -73,8 +73,8 @@ def test_an_app_requiring_an_editable_path_is_refused_in_one_line_exit_3(tmp_pat
 
 def test_every_uv_call_runs_without_the_runners_variables(monkeypatch):
     """F9: uv runs build backends; they get the environment the servers get (placeholders.app_environ)."""
-    from benchwatch.placeholders import RUNNER_PREFIXES
-    from benchwatch.uv_tool import uv_environ
+    from benchwatch.declarations.placeholders import RUNNER_PREFIXES
+    from benchwatch.environments.uv_tool import uv_environ
 
     for name in ("GITHUB_OUTPUT", "GITHUB_ENV", "ACTIONS_RUNTIME_TOKEN", "RUNNER_TEMP"):
         monkeypatch.setenv(name, "/runner/" + name)
@@ -156,7 +156,7 @@ def test_real_locked_app_installs_its_lock_on_the_python_it_asks_for(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "python 3.12: CPython 3.12" in done.stderr
     exported = own_requirements.parse(variant.requirements_file.read_text(), variant.requirements_file)
-    from benchwatch import envs
+    from benchwatch.environments import envs
 
     env = envs.ensure(variant.stack, requirements_file=variant.requirements_file)
     assert env.interpreter is not None and env.interpreter.minor == "3.12"
@@ -178,7 +178,7 @@ def test_a_missing_python_is_installed_with_uv_when_the_workflows_ask(tmp_path, 
     uv.write_text(f'#!/bin/sh\necho "$@" >> {log}\nmkdir -p {uv_dir}/cpython-3.14.2-linux/bin\n'
                   f'cp {made} {uv_dir}/cpython-3.14.2-linux/bin/python3.14\n')  # fmt: skip
     uv.chmod(0o755)
-    monkeypatch.setattr("benchwatch.uv_tool.uv_executable", lambda: str(uv))
+    monkeypatch.setattr("benchwatch.environments.uv_tool.uv_executable", lambda: str(uv))
     monkeypatch.delenv("BENCHWATCH_PYTHONS", raising=False)
     monkeypatch.setenv("UV_PYTHON_INSTALL_DIR", str(uv_dir))
     monkeypatch.setenv("PYENV_ROOT", str(tmp_path / "no-pyenv"))

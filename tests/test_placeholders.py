@@ -10,12 +10,19 @@ from pathlib import Path
 import pytest
 from conftest import make_project
 
-from benchwatch import placeholders
-from benchwatch.config import App, load_app, load_project
-from benchwatch.declarations import AppDeclaration, Endpoint
+from benchwatch.declarations import placeholders
+from benchwatch.declarations.apps import AppDeclaration, Endpoint
+from benchwatch.declarations.placeholders import (
+    Context,
+    PlaceholderError,
+    Ref,
+    Unresolved,
+    refs,
+    resolve,
+)
 from benchwatch.errors import UserError
 from benchwatch.measure.request import prepare
-from benchwatch.placeholders import Context, PlaceholderError, Ref, Unresolved, refs, resolve
+from benchwatch.project.config import App, load_app, load_project
 
 
 @pytest.fixture(autouse=True)
@@ -271,7 +278,7 @@ def test_the_writers_redact_every_string_and_leave_figures_and_bytes_alone(tmp_p
     """write_json_atomic / write_text_atomic are the doors results, reports, the comment and the
     site leave by: with no secret remembered they write exactly what they were given; with one,
     every string form of it is its name, and numbers (figures, a numeric secret) stay as they are."""
-    from benchwatch.results import write_json_atomic, write_text_atomic
+    from benchwatch.results.files import write_json_atomic, write_text_atomic
 
     data = {"figures": [{"name": "api@latest/GET /items/p50", "value": 1234.0, "samples": [1234, 1234.5]}],
             "problems": [{"reason": 'said: pw"é\\x 1234 true', "detail": "token t0k-3n/+x"}], "valid": True}

@@ -8,16 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch.attribute import profile
-from benchwatch.attribute.speedscope import (
+from benchwatch.judge.verdict import CompareExtra, Comparison, SideInfo
+from benchwatch.profiling import profile
+from benchwatch.profiling.speedscope import (
     ProfileReport,
     VariantProfile,
     difference,
     markdown,
     per_request,
 )
-from benchwatch.compare.comment import render
-from benchwatch.compare.verdict import CompareExtra, Comparison, SideInfo
+from benchwatch.report.comment import render
 
 FRAMES = [
     {"name": "run", "file": "/env/lib/python3.11/site-packages/uvicorn/main.py", "line": 1},

@@ -7,7 +7,7 @@ import json
 import pytest
 from test_interpreters import fake_python
 
-from benchwatch import interpreters, python_releases
+from benchwatch.environments import interpreters, python_releases
 
 LISTING = json.dumps([
     {"implementation": "cpython", "variant": "default", "version": "3.13.9"},

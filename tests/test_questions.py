@@ -11,10 +11,10 @@ from conftest import FIXTURE_APPS, benchwatch, make_project, uvicorn_processes
 
 from benchwatch.commands.run import aa_variant
 from benchwatch.compare.questions import group_of
-from benchwatch.config import load_project
 from benchwatch.errors import UserError
-from benchwatch.metrics import CPU, RSS_IDLE
-from benchwatch.results import read_run
+from benchwatch.figures.metrics import CPU, RSS_IDLE
+from benchwatch.project.config import load_project
+from benchwatch.results.files import read_run
 
 GOOD = FIXTURE_APPS / "good"
 ITEMS_VS_ECHO = """

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch.compare.verdict import Comparison, Row, SideInfo
+from benchwatch.judge.verdict import Comparison, Row, SideInfo
 from benchwatch.trend import histories
 from benchwatch.trend.changes import params_for
 

@@ -12,8 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from conftest import REPO
 
-from benchwatch import releases
 from benchwatch.cli import main
+from benchwatch.environments import releases
 
 HOSTILE = ["1.0; rm -rf /", "$(id)", "2.0 ", "`id`", "9.9.9\n"]
 
@@ -223,8 +223,8 @@ def test_state_file_path_unused_until_resolution_succeeds(capsys, tmp_path, monk
 
 
 def test_next_is_pinned_to_exactly_the_resolved_versions_and_its_env_checks_them(tmp_path):
-    from benchwatch.config import load_stacks
-    from benchwatch.releases import pin_requirements, pin_stack_file
+    from benchwatch.environments.releases import pin_requirements, pin_stack_file
+    from benchwatch.project.config import load_stacks
 
     assert pin_requirements(["fastapi", "psycopg[binary]", "orjson"], {"fastapi": "0.166.0b1", "psycopg": "3.3.9"}) == [
         "fastapi==0.166.0b1", "psycopg[binary]==3.3.9", "orjson"]
@@ -237,7 +237,12 @@ def test_next_is_pinned_to_exactly_the_resolved_versions_and_its_env_checks_them
 
 
 def test_record_measured_adds_every_package_to_the_state(tmp_path):
-    from benchwatch.releases import Resolution, read_state, record_measured, write_state
+    from benchwatch.environments.releases import (
+        Resolution,
+        read_state,
+        record_measured,
+        write_state,
+    )
 
     state = tmp_path / "state.json"
     write_state(state, Resolution("https://pypi.org", True, {"fastapi": "0.166.0b1"}))

@@ -14,7 +14,8 @@ import pytest
 from benchwatch.cli import main
 from benchwatch.report.markdown import REPORT_HTML, REPORT_MD
 from benchwatch.report.write import write_report
-from benchwatch.results import Figure, Problem, Run, write_run
+from benchwatch.results.files import write_run
+from benchwatch.results.schema import Figure, Problem, Run
 
 STACKS = ("seed-v1", "seed-v2", "latest")
 _UNITS = {"cpu_us_per_request": "us", "rps": "req/s", "latency_p50_ms": "ms", "latency_p99_ms": "ms"}

@@ -17,7 +17,7 @@ import yaml
 from conftest import make_project
 from site_demo import STEP_NAME, attributions, real_run, step_history
 
-from benchwatch.results import read_run, write_run
+from benchwatch.results.files import read_run, write_run
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = REPO / ".github" / "workflows" / "reusable-publish.yml"

@@ -7,15 +7,15 @@ from dataclasses import dataclass
 import pytest
 from conftest import variant
 
-from benchwatch.config import Endpoint
+from benchwatch.figures.metrics import Closed
 from benchwatch.measure import rounds
 from benchwatch.measure.collect import Shot, Slot
+from benchwatch.measure.load_plan import QUICK
 from benchwatch.measure.loadgen import OhaRun, Outcome
-from benchwatch.measure.plan import QUICK
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import Aimed, Lane
 from benchwatch.measure.server import CpuTimes
-from benchwatch.metrics import Closed
+from benchwatch.project.config import Endpoint
 
 
 @dataclass

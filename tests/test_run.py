@@ -6,10 +6,11 @@ from pathlib import Path
 import pytest
 from conftest import REPO, benchwatch, make_project, uvicorn_processes
 
-from benchwatch.config import load_project
 from benchwatch.errors import UserError
-from benchwatch.measure.plan import FULL, QUICK, parse_shard, shard
-from benchwatch.results import Figure, LoadgenInfo, Run, RunExtra, SkippedRun, read_run, write_run
+from benchwatch.measure.load_plan import FULL, QUICK, parse_shard, shard
+from benchwatch.project.config import load_project
+from benchwatch.results.files import read_run, write_run
+from benchwatch.results.schema import Figure, LoadgenInfo, Run, RunExtra, SkippedRun
 from benchwatch.trend import history
 
 GOOD = REPO / "tests" / "fixtures" / "apps" / "good"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchwatch.counts.same_paths import Links
-from benchwatch.envs import Env
+from benchwatch.environments.envs import Env
 
 
 def test_two_environments_get_links_of_one_length_to_themselves_and_only_the_links_are_removed(tmp_path: Path):

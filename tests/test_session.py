@@ -1,4 +1,4 @@
-"""One session per command (benchwatch.session): the output folder chosen and checked once, the
+"""One session per command (benchwatch.measure.session): the output folder chosen and checked once, the
 fingerprint, oha and the servers' cleanup set up once, handed down to a command's parts; and one
 definition of the shared options (commands.add_shared_options) in every parser."""
 
@@ -12,11 +12,12 @@ from types import SimpleNamespace
 import pytest
 from conftest import make_project
 
-from benchwatch import commands, fingerprint
+from benchwatch import commands
 from benchwatch.cli import build_parser
 from benchwatch.errors import EXIT_BAD_INPUT, UserError
 from benchwatch.measure import server
-from benchwatch.session import open_session
+from benchwatch.measure.session import open_session
+from benchwatch.results import fingerprint
 
 APP = "from fastapi import FastAPI\n\napp = FastAPI()\n\n\n@app.get('/hi')\ndef hi() -> dict:\n    return {}\n"
 DECLARATION = 'name = "tiny"\napp = "app:app"\n[[endpoints]]\nname = "hi"\npath = "/hi"\n'

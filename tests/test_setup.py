@@ -13,10 +13,10 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from benchwatch.config import App, Variant
-from benchwatch.declarations import AppDeclaration, Stack
+from benchwatch.declarations.apps import AppDeclaration, Stack
+from benchwatch.declarations.placeholders import Context
 from benchwatch.measure.setup import SetupError, run_setup
-from benchwatch.placeholders import Context
+from benchwatch.project.config import App, Variant
 
 
 class _Api(http.server.BaseHTTPRequestHandler):

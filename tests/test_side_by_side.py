@@ -8,26 +8,26 @@ import pytest
 from conftest import REPO, variant
 
 from benchwatch.compare import sides
-from benchwatch.compare.comment import render
 from benchwatch.compare.findings_rounds import QUICK as FINDINGS_QUICK
 from benchwatch.compare.findings_rounds import group_ratios, lane_track
 from benchwatch.compare.questions import chosen_lanes, group_of
-from benchwatch.compare.verdict import CompareExtra, Comparison, SideInfo, compare_figures
-from benchwatch.config import Endpoint, load_project
-from benchwatch.declarations import Question
+from benchwatch.declarations.apps import Question
 from benchwatch.errors import UserError
+from benchwatch.figures.metrics import CPU, CPU_SYS, CPU_USER, RSS_PEAK, Closed
+from benchwatch.judge.verdict import CompareExtra, Comparison, SideInfo, compare_figures
 from benchwatch.measure import rounds
 from benchwatch.measure.collect import Collector, Shot, Slot
 from benchwatch.measure.inject import NO_INJECTION
+from benchwatch.measure.load_plan import QUICK
 from benchwatch.measure.loadgen import OhaRun, Outcome
-from benchwatch.measure.plan import QUICK
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import Lane
 from benchwatch.measure.server import CpuTimes
-from benchwatch.metrics import CPU, CPU_SYS, CPU_USER, RSS_PEAK, Closed
+from benchwatch.project.config import Endpoint, load_project
+from benchwatch.report.comment import render
 from benchwatch.report.markdown import build, render_markdown
 from benchwatch.report.questions import NOT_RUN, paired_text, study_rows
-from benchwatch.results import AAFigure, AANoise, Figure, PairedRatio, Run, SideBySideInfo
+from benchwatch.results.schema import AAFigure, AANoise, Figure, PairedRatio, Run, SideBySideInfo
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """The gh-pages landing page (index.html): every chart drawn in Python by the report's renderer
-(report/svg.py, report/trends.py) from the data.js files at hand, no chart drawn by a script; a
+(report/svg.py, publish/trends.py) from the data.js files at hand, no chart drawn by a script; a
 missing or corrupt data.js is a message on the page; the nightly status; change points marked on
 their commit and listed with links. One test types into the page's filter in headless Chromium.
 
@@ -18,11 +18,11 @@ from browser import CHROMIUM, Chromium
 from test_report import synthetic_run
 
 from benchwatch.cli import main
-from benchwatch.report.nightly import nightly_status
+from benchwatch.publish.nightly import nightly_status
+from benchwatch.publish.site import build_site, find_trend_files
+from benchwatch.publish.trend_read import read_trend
 from benchwatch.report.palette import stack_color
-from benchwatch.report.site import build_site, find_trend_files
-from benchwatch.report.trend_read import read_trend
-from benchwatch.results import write_run
+from benchwatch.results.files import write_run
 
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install -y chromium)")
 STACKS = ("seed-v1", "seed-v2", "latest")

@@ -16,14 +16,14 @@ from test_changes import _sha
 from test_report import synthetic_run
 
 from benchwatch.attribute.table import Attribution
+from benchwatch.publish.latest import speedup_table
+from benchwatch.publish.releases_page import release_name, release_table
+from benchwatch.publish.site import build_site
 from benchwatch.report.honest import measured
 from benchwatch.report.html import STYLESHEET
-from benchwatch.report.latest import speedup_table
 from benchwatch.report.palette import STACK_COLORS, shared_flavors, stack_color, styles
 from benchwatch.report.questions import questions_table
-from benchwatch.report.releases_page import release_name, release_table
-from benchwatch.report.site import build_site
-from benchwatch.results import AAFigure, AANoise, LoadPlanInfo
+from benchwatch.results.schema import AAFigure, AANoise, LoadPlanInfo
 from benchwatch.trend.history import PREFIX
 
 
@@ -231,7 +231,7 @@ def test_a_release_that_moved_a_figure_shows_its_cost_and_mechanism_in_its_own_r
     uvloop 0.23's write/writev — not one run): the uvloop row names its versions, its estimated cost
     1.037x higher in µs, the shared objects whose instructions moved and the calls by name that changed;
     the uvicorn row its own; the transitive step moved nothing and has no row."""
-    from benchwatch.report.releases_page import read_attribution
+    from benchwatch.publish.releases_page import read_attribution
 
     build_site(tmp_path, attributions=[(MECHANISM.name, read_attribution(MECHANISM))])
     page = (tmp_path / "releases.html").read_text()
@@ -255,13 +255,13 @@ def test_a_release_table_from_an_attribution_without_a_cost_or_a_mechanism_says_
     """An attribution written before the mechanism was kept (the real timed hello one) still renders:
     its moved figures are CPU per request, and the mechanism is "not recorded"; one with counts but
     no cost gives the counts' ratios."""
-    from benchwatch.report.releases_page import mechanism_table
+    from benchwatch.publish.releases_page import mechanism_table
 
     old = Attribution.model_validate_json((Path(__file__).parent / "fixtures" / "site" / "attribution-hello.json").read_text())
     rows = [[c.text for c in row] for row in mechanism_table(old.base, old.head, [old]).rows]
     [fastapi] = [row for row in rows if row[0].startswith("fastapi") and row[3] == "GET / c=10"]
     assert fastapi[4:] == ["not counted: cpu/req 1.136 [1.122, 1.159] slower", "not recorded", "not recorded"]
-    from benchwatch.report.site import render_releases_page
+    from benchwatch.publish.site import render_releases_page
 
     page = render_releases_page([("attribution-hello.json", old)], None)
     assert "<td>not recorded</td>" in page and "Every figure of every step" in page
@@ -275,7 +275,7 @@ def test_a_release_table_from_an_attribution_without_a_cost_or_a_mechanism_says_
 
 def test_every_string_of_a_recorded_mechanism_is_escaped(tmp_path: Path) -> None:
     """A published attribution is data from a nightly run: an object or call name cannot inject HTML."""
-    from benchwatch.report.site import render_releases_page
+    from benchwatch.publish.site import render_releases_page
 
     data = json.loads(MECHANISM.read_text())
     mechanism = next(s for s in data["steps"] if s["requested"] == "uvloop")["mechanism"]["hello GET / seq"]
@@ -329,8 +329,8 @@ def test_pages_share_one_nav_and_stay_offline(demo: Path) -> None:
 def test_a_long_history_draws_its_lines_without_a_marker_per_point(tmp_path: Path) -> None:
     from test_changes import _write
 
-    from benchwatch.report.trend_read import read_trend
-    from benchwatch.report.trends import DENSE, trend_section
+    from benchwatch.publish.trend_read import read_trend
+    from benchwatch.publish.trends import DENSE, trend_section
 
     names = {f"svc@{stack} GET / c=10 cpu/req": [100.0 + i % 3 for i in range(DENSE + 40)] for stack in ("seed-v1", "latest")}
     path = _write(tmp_path / "data.js", {"s": ("customSmallerIsBetter", names)})

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from conftest import make_project
 
-from benchwatch.compare.comment import render
-from benchwatch.compare.coverage import Coverage, add_left_out
-from benchwatch.config import load_project
+from benchwatch.judge.coverage import Coverage, add_left_out
 from benchwatch.measure.preflight import pairs_without_unset, without_unset
+from benchwatch.project.config import load_project
+from benchwatch.report.comment import render
 
 LOGIN = {"BENCHWATCH_USER": "admin@example.com", "BENCHWATCH_PASSWORD": "pw-1234"}
 APP = """\
@@ -136,9 +136,9 @@ def test_a_pair_leaves_out_on_both_sides_what_either_side_cannot_send(tmp_path: 
 
 
 def test_the_comment_says_what_was_left_out_and_why() -> None:
-    from benchwatch.compare.verdict import CompareExtra, Comparison, SideInfo
+    from benchwatch.judge.verdict import CompareExtra, Comparison, SideInfo
     from benchwatch.measure.preflight import Skipped
-    from benchwatch.results import Environment
+    from benchwatch.results.schema import Environment
 
     skipped = [Skipped("shop@own", ("GET /items/", "GET /items/{id}"), "needs {setup.token} from the set-up request "
                        "login, which needs ${BENCHWATCH_USER} (benchwatch/benchwatch-app.toml: setup.requests.login."

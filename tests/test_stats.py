@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from benchwatch.compare.stats import (
+from benchwatch.judge.stats import (
     TooFewSamples,
     aa_floor,
     describe,

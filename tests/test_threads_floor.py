@@ -1,16 +1,16 @@
 """An instruction count whose request crosses threads, without a floor of its own, is judged
-against the threads' floor; its cost's floor follows (compare/threads_floor.py)."""
+against the threads' floor; its cost's floor follows (judge/threads_floor.py)."""
 
 import pytest
 from test_gate import WEIGHTS, comparison, load_figure
 
-from benchwatch.compare.calibrate import Calibration
-from benchwatch.compare.comment import render
-from benchwatch.compare.cost_floor import set_cost_floors
-from benchwatch.compare.threads_floor import THREADS_FLOOR, set_threads_floors
-from benchwatch.compare.verdict import EXIT_OK, EXIT_REGRESSION, compare_figures
 from benchwatch.counts.cost import cost_figures
-from benchwatch.metrics import COST, INSTRUCTIONS, SYSCALLS, Counted
+from benchwatch.figures.metrics import COST, INSTRUCTIONS, SYSCALLS, Counted
+from benchwatch.judge.calibrate import Calibration
+from benchwatch.judge.cost_floor import set_cost_floors
+from benchwatch.judge.threads_floor import THREADS_FLOOR, set_threads_floors
+from benchwatch.judge.verdict import EXIT_OK, EXIT_REGRESSION, compare_figures
+from benchwatch.report.comment import render
 
 SYNC_CALLS = {"recvfrom": 1.0, "sendto": 1.0, "futex": 29.0, "epoll_wait": 22.6}  # a `def` endpoint
 ASYNC_CALLS = {"recvfrom": 1.0, "sendto": 1.0, "epoll_wait": 2.0}  # the event loop alone

@@ -12,14 +12,14 @@ import pytest
 from conftest import REPO, make_project, variant
 from test_coverage import made
 
-from benchwatch import placeholders
-from benchwatch.compare.coverage import coverage
-from benchwatch.config import App, load_project
 from benchwatch.counts.client import Client, Request
-from benchwatch.declarations import PER_REQUEST_WHY, AppDeclaration, Endpoint
+from benchwatch.declarations import placeholders
+from benchwatch.declarations.apps import PER_REQUEST_WHY, AppDeclaration, Endpoint
+from benchwatch.declarations.placeholders import UNIQUE_LENGTH, Context, Ref, refs, resolve
 from benchwatch.errors import UserError
+from benchwatch.judge.coverage import coverage
 from benchwatch.measure.request import prepare
-from benchwatch.placeholders import UNIQUE_LENGTH, Context, Ref, refs, resolve
+from benchwatch.project.config import App, load_project
 
 SIGNUP = Endpoint(name="signup", method="POST", path="/users", json={"email": "u{unique}@example.com", "n": 1})
 HI = Endpoint(name="hi", path="/hi")

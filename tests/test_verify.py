@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from conftest import benchwatch, uvicorn_processes
 
-from benchwatch import envs
-from benchwatch.config import load_project
+from benchwatch.environments import envs
 from benchwatch.measure import server
 from benchwatch.measure.verify import first_difference, mask
+from benchwatch.project.config import load_project
 
 pytestmark = pytest.mark.slow
 

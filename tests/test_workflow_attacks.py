@@ -190,7 +190,7 @@ def test_a_folded_block_cannot_fake_a_header_or_fold_the_page(tmp_path):
     # unbalanced: a lone closing tag could end a block of the trusted header's page; all shown as text
     body = post_comment(tmp_path, "</details>\n<details><summary>x</summary>\n").partition("\n\n---\n\n")[2]
     assert "<details>" not in body and "</details>" not in body and "<summary>" not in body
-    # what benchwatch writes (compare/comment.py) stays folded
+    # what benchwatch writes (report/comment.py) stays folded
     ours = "<details><summary><b>svc</b> 3 unchanged</summary>\n\n| a | b |\n\n</details>\n"
     assert ours in post_comment(tmp_path, ours)
 
@@ -399,7 +399,7 @@ def check_gab(tmp_path: Path, files: dict[str, object]) -> tuple[bool, list, Pat
 def test_the_gab_files_benchwatch_writes_pass_the_nightly_check_unchanged(tmp_path):
     from test_workflow_wiring import run_with_counts
 
-    from benchwatch.results import write_run
+    from benchwatch.results.files import write_run
 
     write_run(tmp_path / "run", run_with_counts())
     files = {name: (tmp_path / "run" / name).read_text() for name in ("gab-smaller.json", "gab-bigger.json", "gab-counts.json")}
@@ -482,8 +482,15 @@ def gab_names(tmp_path: Path, names: list[str]) -> dict:
 
 
 def every_name_benchwatch_writes() -> list[str]:
-    from benchwatch import figure_key as fk
-    from benchwatch.metrics import METRICS, MICRO_INSTRUCTIONS, Closed, Counted, Open, load_metrics
+    from benchwatch.figures import figure_key as fk
+    from benchwatch.figures.metrics import (
+        METRICS,
+        MICRO_INSTRUCTIONS,
+        Closed,
+        Counted,
+        Open,
+        load_metrics,
+    )
 
     names = []
     for mark in ("", fk.SIDE_BY_SIDE, f" {fk.PARENT_MARK}"):
@@ -503,8 +510,8 @@ def every_name_benchwatch_writes() -> list[str]:
 def test_the_gab_checks_lists_are_figure_keys_and_metrics(tmp_path):
     """F5: the one definition of a figure name is figure_key.py (metrics.py's metrics, marks): the
     JS check's lists are these, and every name figure_key encodes passes it."""
-    from benchwatch import figure_key as fk
-    from benchwatch.metrics import METRICS
+    from benchwatch.figures import figure_key as fk
+    from benchwatch.figures.metrics import METRICS
     from benchwatch.trend import relative
 
     found = gab_names(tmp_path, every_name_benchwatch_writes())
@@ -519,7 +526,7 @@ def test_a_name_the_gab_check_accepts_is_one_figure_key_reads_back(tmp_path):
     """Hostile and random names: whatever the JS check accepts, figure_key.decode reads as a figure."""
     import random
 
-    from benchwatch.figure_key import decode
+    from benchwatch.figures.figure_key import decode
 
     good = every_name_benchwatch_writes()
     rng = random.Random(42)

@@ -324,9 +324,9 @@ def run_with_counts():
     """A run holding every kind of figure: test_report's synthetic run and counts per request."""
     from test_report import synthetic_run
 
-    from benchwatch.figure_key import load_key
-    from benchwatch.metrics import INSTRUCTIONS, SYSCALLS, Counted
-    from benchwatch.results import Figure
+    from benchwatch.figures.figure_key import load_key
+    from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS, Counted
+    from benchwatch.results.schema import Figure
 
     run = synthetic_run()
     for metric, value in ((INSTRUCTIONS, 412_000.0), (SYSCALLS, 31.0)):
@@ -342,8 +342,8 @@ def test_the_counts_gab_file_holds_only_the_counts():
     kind of figure keeps only the counts per request (instructions, system calls), deterministic,
     so its tight threshold is not noise; never one-round timings. (In a compare their estimated
     cost gates; the trend keeps the counts, which do not depend on the machine's weights.)"""
-    from benchwatch import metrics
-    from benchwatch.results import gab_entries
+    from benchwatch.figures import metrics
+    from benchwatch.results.schema import gab_entries
 
     run = run_with_counts()
     kinds = {f.metric for f in run.figures if f.valid}
@@ -527,7 +527,7 @@ def neutralised(tmp_path: Path, texts: list[str]) -> list[str]:
     return json.loads(done.stdout)
 
 
-# what benchwatch writes (compare/comment.py): ids and a command in code, a folded table, a problem
+# what benchwatch writes (report/comment.py): ids and a command in code, a folded table, a problem
 OURS = """<!-- benchwatch-compare -->
 ## benchwatch: 1 regression, 0 improvements, 3 unchanged
 
@@ -564,9 +564,9 @@ def test_variant_ids_and_commands_in_code_stay_copyable_in_the_pr_comment(tmp_pa
 
 
 def test_compares_problem_lines_show_the_variant_id_as_code():
-    from benchwatch.compare.comment import render
-    from benchwatch.compare.verdict import Comparison, SideInfo
-    from benchwatch.results import Problem
+    from benchwatch.judge.verdict import Comparison, SideInfo
+    from benchwatch.report.comment import render
+    from benchwatch.results.schema import Problem
 
     side = lambda role: SideInfo(role=role, spec="latest", kind="stack")  # noqa: E731
     comparison = lambda rows, problems: Comparison(base=side("base"), head=side("head"), rounds=8, quick=True,  # noqa: E731

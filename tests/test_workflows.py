@@ -1030,6 +1030,6 @@ def test_a_pull_request_without_secrets_compares_what_needs_none(tmp_path, no_se
 def test_the_measuring_jobs_install_a_python_the_apps_require(workflow, job):
     """interpreters.install_missing: with BENCHWATCH_INSTALL_PYTHON=1 a Python an app requires
     (`.python-version`, `requires-python`) that the runner lacks is installed with uv."""
-    from benchwatch.interpreters import INSTALL_ENV
+    from benchwatch.environments.interpreters import INSTALL_ENV
 
     assert yaml.safe_load((GITHUB / "workflows" / workflow).read_text())["jobs"][job]["env"] == {INSTALL_ENV: "1"}

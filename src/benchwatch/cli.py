@@ -10,6 +10,7 @@ import traceback
 from typing import NoReturn
 
 from benchwatch import __version__
+from benchwatch.declarations.placeholders import RedactedStream, remember_environment
 from benchwatch.errors import (
     EXIT_BAD_INPUT,
     EXIT_CODES,
@@ -17,7 +18,6 @@ from benchwatch.errors import (
     EXIT_UNMEASURED,
     UserError,
 )
-from benchwatch.placeholders import RedactedStream, remember_environment
 
 COMMANDS = [
     "list", "verify", "load", "micro", "run", "merge", "compare", "calibrate",

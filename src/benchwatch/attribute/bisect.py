@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Literal
 
 from benchwatch.attribute.table import Ratio
-from benchwatch.compare.verdict import Comparison
-from benchwatch.config import Project
 from benchwatch.errors import EXIT_UNMEASURED, UserError
-from benchwatch.metrics import COUNTS, CPU, INSTRUCTIONS, Metric
-from benchwatch.session import open_session
+from benchwatch.figures.metrics import COUNTS, CPU, INSTRUCTIONS, Metric
+from benchwatch.judge.verdict import Comparison
+from benchwatch.measure.session import open_session
+from benchwatch.project.config import Project
 
 Outcome = Literal["bad", "good", "skip"]
 
@@ -133,7 +133,7 @@ def bisect(
     (instructions or system calls per request) is measured alone, once per side and probe: no
     timing rounds."""
     if compare_fn is None:
-        from benchwatch.compare.run import compare as compare_fn
+        from benchwatch.compare.compare import compare as compare_fn
     counted = metric in COUNTS
     root = project.root
     good_commit, bad_commit = commit_of(root, good), commit_of(root, bad)

@@ -6,18 +6,18 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from benchwatch import envs
 from benchwatch.attribute import interactions
 from benchwatch.attribute.mechanism import Mechanism, mechanisms
 from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.attribute.steps import Step
 from benchwatch.attribute.table import gating_ratios
-from benchwatch.compare.verdict import Comparison
-from benchwatch.config import Project
-from benchwatch.declarations import Stack
+from benchwatch.declarations.apps import Stack
+from benchwatch.environments import envs
+from benchwatch.judge.verdict import Comparison
+from benchwatch.measure.session import Session
 from benchwatch.progress import Progress
-from benchwatch.session import Session
+from benchwatch.project.config import Project
 
 CompareFn = Callable[..., tuple[Comparison, Path]]
 Ensure = Callable[[Stack], envs.Env]

@@ -11,14 +11,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchwatch import counts, envs
+from benchwatch import counts
 from benchwatch.attribute import imported, interactions
 from benchwatch.attribute.counted import Counted, Counter, Ensure
 from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.steps import Step
-from benchwatch.config import Project
-from benchwatch.declarations import Stack
+from benchwatch.declarations.apps import Stack
+from benchwatch.environments import envs
 from benchwatch.progress import Progress
+from benchwatch.project.config import Project
 
 
 def count_steps(

@@ -1,5 +1,5 @@
 """attribute without --timings: stacks counted in batches (`counts.count_requests`), base once, each
-stack's counts then paired with base's and judged as `compare` judges them (compare/judged.py: the
+stack's counts then paired with base's and judged as `compare` judges them (judge/judged.py: the
 estimated cost with one set of weights measured once, the calibrated, threads' and cost floors).
 
 Base is counted once, not once per step, and the weights are measured once: a count does not depend
@@ -14,20 +14,22 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchwatch import counts, envs
+from benchwatch import counts
 from benchwatch.attribute.mechanism import Mechanism, mechanisms_of
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.attribute.table import attributed_ratios
-from benchwatch.compare.calibrate import Calibration
-from benchwatch.compare.judged import judged_rows
 from benchwatch.compare.rounds import where_instructions_went
-from benchwatch.config import Project, Variant
 from benchwatch.counts.breakdown import by_object
 from benchwatch.counts.same_paths import Links
 from benchwatch.counts.weights import Weights, WeightsFailed
-from benchwatch.declarations import Stack
-from benchwatch.results import Figure, Problem, write_run
-from benchwatch.session import Session, now
+from benchwatch.declarations.apps import Stack
+from benchwatch.environments import envs
+from benchwatch.judge.calibrate import Calibration
+from benchwatch.judge.judged import judged_rows
+from benchwatch.measure.session import Session, now
+from benchwatch.project.config import Project, Variant
+from benchwatch.results.files import write_run
+from benchwatch.results.schema import Figure, Problem
 
 CountFn = Callable[..., tuple[list[Figure], list[Problem]]]
 Weigh = Callable[[], Weights]

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio, product, quotient
 from benchwatch.attribute.steps import Step
-from benchwatch.metrics import FALLBACK_FLOOR, metric
+from benchwatch.figures.metrics import FALLBACK_FLOOR, metric
 
 LARGEST_MOVERS = 3  # a figure's steps moved two at a time: at most three pairs
 

@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import BaseModel
 
-from benchwatch.compare.verdict import Comparison, Row
 from benchwatch.counts.breakdown import ByObject
-from benchwatch.metrics import COST, INSTRUCTIONS, SYSCALLS
+from benchwatch.figures.metrics import COST, INSTRUCTIONS, SYSCALLS
+from benchwatch.judge.verdict import Comparison, Row
 
 CALL_MOVE = 0.01  # a call by name changed when its count per request moved by this much (as compare's comment)
 Pair = tuple[float | None, float | None]  # base, head

@@ -7,7 +7,7 @@ import math
 
 from pydantic import BaseModel
 
-from benchwatch.compare.verdict import Row
+from benchwatch.judge.verdict import Row
 
 _Z = 1.959963984540054  # the normal quantile of a 95 % two-sided interval
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import subprocess
 
-from benchwatch.declarations import Stack
-from benchwatch.envs import resolution_flags
-from benchwatch.uv_tool import uv_environ, uv_executable
+from benchwatch.declarations.apps import Stack
+from benchwatch.environments.envs import resolution_flags
+from benchwatch.environments.uv_tool import uv_environ, uv_executable
 
 
 def try_resolve(stack: Stack) -> str | None:

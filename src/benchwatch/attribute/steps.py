@@ -14,7 +14,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from benchwatch.declarations import Stack, normalize_package
+from benchwatch.declarations.apps import Stack, normalize_package
+from benchwatch.environments.versions import differing
 
 TRANSITIVE = "transitive"
 Resolve = Callable[[Stack], "str | None"]  # None: the stack resolves; else the resolver's error
@@ -31,12 +32,6 @@ class Step:
     note: str = ""
     error: str | None = None
     moved: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # read back from the env
-
-
-def differing(base: Mapping[str, str], head: Mapping[str, str]) -> dict[str, tuple[str | None, str | None]]:
-    """{package: (base version, head version)} for every package the two environments disagree on."""
-    names = sorted(set(base) | set(head))
-    return {p: (base.get(p), head.get(p)) for p in names if base.get(p) != head.get(p)}
 
 
 def declared_names(*stacks: Stack) -> list[str]:

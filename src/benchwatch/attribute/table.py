@@ -11,9 +11,9 @@ from pydantic import BaseModel
 from benchwatch.attribute.interactions import Consistency, Interaction
 from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio, overlap, product
-from benchwatch.compare.stats import CONFIDENCE
-from benchwatch.compare.verdict import Comparison, Row
-from benchwatch.metrics import COST, COUNTS, CPU, CPU_SYS, CPU_USER
+from benchwatch.figures.metrics import COST, COUNTS, CPU, CPU_SYS, CPU_USER
+from benchwatch.judge.stats import CONFIDENCE
+from benchwatch.judge.verdict import Comparison, Row
 
 ATTRIBUTION_JSON = "attribution.json"
 ATTRIBUTION_MD = "attribution.md"

@@ -20,10 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch import metrics
     from benchwatch.attribute.bisect import bisect
-    from benchwatch.config import load_project
     from benchwatch.errors import UserError
+    from benchwatch.figures import metrics
+    from benchwatch.project.config import load_project
 
     metric = metrics.metric("load", args.figure)
     if metric is None:

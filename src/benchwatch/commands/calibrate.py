@@ -33,9 +33,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from benchwatch.compare.aa import DEFAULT_ROUNDS, calibrate, recompute
-    from benchwatch.compare.calibrate import alert_threshold, floor_key, load_calibration
-    from benchwatch.config import find_root, load_project
     from benchwatch.errors import UserError
+    from benchwatch.judge.calibrate import alert_threshold, floor_key, load_calibration
+    from benchwatch.project.config import find_root, load_project
 
     if args.print_threshold or args.github_output:
         threshold = alert_threshold(load_calibration(find_root()))
@@ -76,9 +76,9 @@ def run(args: argparse.Namespace) -> int:
 def _counts_from(directories: list[Path]) -> int:
     """Count floors from one or more A/A compares: per figure, the largest any of them gives
     (more A/A compares see more of the boot-to-boot spread)."""
-    from benchwatch.compare.calibrate import count_floors, merge_count_floors
-    from benchwatch.config import find_root
     from benchwatch.errors import UserError
+    from benchwatch.judge.calibrate import count_floors, merge_count_floors
+    from benchwatch.project.config import find_root
 
     floors: dict[str, dict[str, float]] = {}
     rows = 0
@@ -104,8 +104,8 @@ def _counts_from(directories: list[Path]) -> int:
 
 def _aa_compare(directory: Path):
     """The compare.json in `directory`, which must be an A/A compare (one spec, nothing injected)."""
-    from benchwatch.compare.verdict import COMPARE_FILE, Comparison
     from benchwatch.errors import UserError
+    from benchwatch.judge.verdict import COMPARE_FILE, Comparison
 
     path = directory / COMPARE_FILE
     try:

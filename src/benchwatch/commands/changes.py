@@ -28,8 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _default_acks() -> Path:
-    from benchwatch.config import find_root
     from benchwatch.errors import UserError
+    from benchwatch.project.config import find_root
     from benchwatch.trend.acks import ACKS_FILE
 
     try:
@@ -56,7 +56,7 @@ def changes(
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.results import write_json_atomic
+    from benchwatch.results.files import write_json_atomic
 
     acks_file = args.acks or _default_acks()
     document, markdown, code = changes(args.data, args.since, acks_file, args.acks is not None)

@@ -60,11 +60,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.compare.comment import headline
-    from benchwatch.compare.moved import terminal_lines
-    from benchwatch.compare.run import compare
-    from benchwatch.config import load_project
+    from benchwatch.compare.compare import compare
+    from benchwatch.judge.moved import terminal_lines
     from benchwatch.measure.inject import Injection
+    from benchwatch.project.config import load_project
+    from benchwatch.report.comment import headline
 
     comparison, out = compare(
         load_project(), args.base, args.head, patterns=args.patterns, quick=args.quick, rounds=args.rounds,

@@ -18,13 +18,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from benchwatch.config import load_project
     from benchwatch.counts import DEFAULT_REPEATS, DEFAULT_REQUESTS, count_requests, targets_for
-    from benchwatch.envs import prepare
+    from benchwatch.environments.envs import prepare
     from benchwatch.errors import UserError
     from benchwatch.measure import preflight
-    from benchwatch.results import Problem, write_run
-    from benchwatch.session import now, open_session
+    from benchwatch.measure.session import now, open_session
+    from benchwatch.project.config import load_project
+    from benchwatch.results.files import write_run
+    from benchwatch.results.schema import Problem
 
     for option, value in (("--repeats", args.repeats), ("--requests", args.requests), ("--jobs", args.jobs)):
         if value is not None and value < 1:

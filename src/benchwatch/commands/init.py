@@ -44,7 +44,7 @@ def split_targets(targets: list[str]) -> tuple[str | None, str | None]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch import app_env
+    from benchwatch.declarations import app_env
     from benchwatch.errors import EXIT_BAD_INPUT, UserError
     from benchwatch.scaffold.init import init, parse_env
     from benchwatch.scaffold.layout import layout

@@ -27,9 +27,9 @@ def run(args: argparse.Namespace) -> int:
     import re
 
     from benchwatch.commands.micro import finish
-    from benchwatch.config import OWN_REQUIREMENTS_STACK, load_project, select_figures
     from benchwatch.errors import UserError
-    from benchwatch.instructions import (
+    from benchwatch.measure.session import open_session
+    from benchwatch.micro.instructions import (
         DEFAULT_CALLS,
         DEFAULT_REPEATS,
         INJECT_ENV_VAR,
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
         count_instructions,
         quick_patterns,
     )
-    from benchwatch.session import open_session
+    from benchwatch.project.config import OWN_REQUIREMENTS_STACK, load_project, select_figures
 
     for option, value in (("--repeats", args.repeats), ("--calls", args.calls)):
         if value is not None and value < 1:
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             re.compile(args.pattern)
         except re.error as exc:
             raise UserError(f"--bench {args.pattern!r}: not a regular expression ({exc})") from None
-    from benchwatch.instructions.cachegrind import unavailable_reason
+    from benchwatch.micro.cachegrind import unavailable_reason
 
     missing = unavailable_reason()
     if missing:  # a missing prerequisite is bad input (exit 3), before anything is written

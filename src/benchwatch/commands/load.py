@@ -39,11 +39,11 @@ def run(args: argparse.Namespace) -> int:
 def execute(args: argparse.Namespace, aa_variant: str | None, project=None, variants=None, session=None):
     """Select (unless the caller already did), open the session (unless the caller did), measure,
     print; returns (Run, results directory)."""
-    from benchwatch.config import load_project
     from benchwatch.measure import preflight
-    from benchwatch.measure.load import load
-    from benchwatch.measure.plan import shard
-    from benchwatch.session import open_session
+    from benchwatch.measure.load_plan import shard
+    from benchwatch.measure.session import open_session
+    from benchwatch.pipeline.load_stage import load
+    from benchwatch.project.config import load_project
 
     project = project or load_project()
     if variants is None:
@@ -58,7 +58,7 @@ def execute(args: argparse.Namespace, aa_variant: str | None, project=None, vari
 
 def print_outcome(record, out: Path, variant_count: int) -> None:
     from benchwatch.commands.verify import print_problems
-    from benchwatch.metrics import CPU, RPS, Closed
+    from benchwatch.figures.metrics import CPU, RPS, Closed
 
     print_problems(record.problems)
     closed = [f for f in record.figures if f.kind == "load" and f.valid and isinstance(f.setting, Closed)]

@@ -14,9 +14,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.merge import merge_runs
     from benchwatch.report.write import write_report
-    from benchwatch.results import ensure_writable, read_run, write_run
+    from benchwatch.results.files import ensure_writable, read_run, write_run
+    from benchwatch.results.merge import merge_runs
 
     out = Path(args.out)
     runs = [(Path(d), read_run(Path(d))) for d in args.dirs]

@@ -24,9 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.config import OWN_REQUIREMENTS_STACK, load_project, select_figures
-    from benchwatch.measure.micro import run_micro
-    from benchwatch.session import open_session
+    from benchwatch.measure.session import open_session
+    from benchwatch.micro.asv import run_micro
+    from benchwatch.project.config import OWN_REQUIREMENTS_STACK, load_project, select_figures
 
     project = load_project()
     names = stack_names(args) or project.default_stacks
@@ -50,8 +50,9 @@ def finish(out: Path, record, project, stacks, figures, problems, **extra) -> in
     import sys
 
     from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED
-    from benchwatch.results import RunExtra, write_run
-    from benchwatch.session import now
+    from benchwatch.measure.session import now
+    from benchwatch.results.files import write_run
+    from benchwatch.results.schema import RunExtra
 
     record.environment.stacks = {stack.name: stack.pinned_versions() for stack in stacks}
     record.extra = RunExtra(reference_stack=project.reference_stack, stack_order=list(project.stacks), **extra)

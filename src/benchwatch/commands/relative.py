@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def relative(compare: Path, out: Path, every: bool = False) -> tuple[int, list[str]]:
     """(points written, lines about the rows that gave none)."""
     from benchwatch.errors import EXIT_UNMEASURED, UserError
-    from benchwatch.results import write_json_atomic
+    from benchwatch.results.files import write_json_atomic
     from benchwatch.trend.relative import read_comparison, relative_entries
 
     comparison = read_comparison(compare)

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
-    from benchwatch import releases
+    from benchwatch.environments import releases
     from benchwatch.errors import UserError
 
     if args.python:
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.record_measured and not args.state:
         raise UserError("--record-measured needs --state FILE")
     if args.record_measured:
-        from benchwatch.results import read_run
+        from benchwatch.results.files import read_run
 
         measured = read_run(Path(args.record_measured)).environment.stacks.get("next")
         if not measured:
@@ -130,9 +130,9 @@ def _python(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
-    from benchwatch import python_releases
-    from benchwatch.config import default_stacks_file, find_root, load_stacks
+    from benchwatch.environments import python_releases
     from benchwatch.errors import UserError
+    from benchwatch.project.config import default_stacks_file, find_root, load_stacks
 
     if args.state or args.write_state or args.pin_next or args.record_measured:
         raise UserError("--python reports CPython releases only: give it without --state, --pin-next or --record-measured")

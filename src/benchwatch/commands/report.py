@@ -14,11 +14,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.config import project_defaults
+    from benchwatch.project.config import project_defaults
     from benchwatch.report.markdown import REPORT_HTML, REPORT_MD
     from benchwatch.report.tables import require_reference
     from benchwatch.report.write import write_report
-    from benchwatch.results import read_run
+    from benchwatch.results.files import read_run
 
     record = read_run(args.directory)
     require_reference(record, args.reference)

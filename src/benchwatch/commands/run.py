@@ -26,14 +26,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from benchwatch.commands import load as load_command
     from benchwatch.commands import stack_names
-    from benchwatch.config import load_project
     from benchwatch.measure import preflight
     from benchwatch.measure.load import say
-    from benchwatch.measure.plan import shard
+    from benchwatch.measure.load_plan import shard
+    from benchwatch.measure.session import open_session
+    from benchwatch.project.config import load_project
     from benchwatch.report.tables import usable_reference
     from benchwatch.report.write import write_report
-    from benchwatch.results import write_run
-    from benchwatch.session import open_session
+    from benchwatch.results.files import write_run
     from benchwatch.trend import history
 
     project = load_project()
@@ -80,7 +80,7 @@ def _questions(args: argparse.Namespace, questions, selected, record, oha: str) 
     """benchwatch.toml's questions, each with its lanes side by side (shard 1 of N measures them all)."""
     from benchwatch.compare.findings_rounds import measure_questions
     from benchwatch.measure.load import say
-    from benchwatch.results import SideBySideInfo
+    from benchwatch.results.schema import SideBySideInfo
 
     if args.no_questions:
         reason = "skipped (run --no-questions)"
@@ -96,8 +96,8 @@ def _questions(args: argparse.Namespace, questions, selected, record, oha: str) 
 
 
 def _micro(args: argparse.Namespace, project, selected, record, out: Path) -> None:
-    from benchwatch.config import OWN_REQUIREMENTS_STACK
-    from benchwatch.measure.micro import has_benchmarks, run_micro
+    from benchwatch.micro.asv import has_benchmarks, run_micro
+    from benchwatch.project.config import OWN_REQUIREMENTS_STACK
 
     if not has_benchmarks(project.root):
         print(f"micro: skipped (no asv benchmarks/ folder in {project.root})", file=sys.stderr)

@@ -35,13 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from benchwatch.commands.changes import _default_acks
     from benchwatch.commands.changes import changes as find_changes
-    from benchwatch.config import project_defaults
     from benchwatch.errors import UserError
-    from benchwatch.report.releases_page import read_attribution, read_published_attributions
-    from benchwatch.report.site import build_site, find_trend_files
-    from benchwatch.report.site_changes import marks, read_changes
+    from benchwatch.project.config import project_defaults
+    from benchwatch.publish.releases_page import read_attribution, read_published_attributions
+    from benchwatch.publish.site import build_site, find_trend_files
+    from benchwatch.publish.site_changes import marks, read_changes
     from benchwatch.report.tables import require_reference
-    from benchwatch.results import ensure_writable, read_run
+    from benchwatch.results.files import ensure_writable, read_run
     from benchwatch.trend.histories import series_of
 
     files = []

@@ -13,9 +13,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch import asv_conf
-    from benchwatch.config import find_root, load_stacks
     from benchwatch.errors import UserError
+    from benchwatch.micro import asv_conf
+    from benchwatch.project.config import find_root, load_stacks
 
     root = find_root()
     stacks = load_stacks(root)

@@ -18,9 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.config import load_project
     from benchwatch.measure.server import install_cleanup
     from benchwatch.measure.verify import verify_variants
+    from benchwatch.project.config import load_project
 
     project = load_project()
     variants = project.select(args.patterns, stack_names(args))
@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
 
 def record(variants, quiet: bool) -> int:  # type: ignore[no-untyped-def]
     from benchwatch.errors import UserError
-    from benchwatch.measure.record import record_variants, recordable
+    from benchwatch.scaffold.record import record_variants, recordable
 
     if not any(recordable(v) for v in variants):
         raise UserError("verify --record: no endpoint of the variants selected has a golden body "

@@ -7,26 +7,19 @@ import datetime as dt
 import json
 from pathlib import Path
 
-from benchwatch.compare.calibrate import (
+from benchwatch.errors import EXIT_UNMEASURED, UserError
+from benchwatch.figures.metrics import COUNT_KEYS
+from benchwatch.judge.calibrate import (
     CALIBRATION_FILE,
     Calibration,
     floors_from_aa,
     load_calibration,
     write_calibration,
 )
-from benchwatch.config import Project
-from benchwatch.errors import EXIT_UNMEASURED, UserError
-from benchwatch.metrics import COUNT_KEYS
-from benchwatch.results import (
-    RUN_FILE,
-    Environment,
-    Figure,
-    Run,
-    read_run,
-    write_json_atomic,
-    write_run,
-)
-from benchwatch.session import now, open_session
+from benchwatch.measure.session import now, open_session
+from benchwatch.project.config import Project
+from benchwatch.results.files import read_run, write_json_atomic, write_run
+from benchwatch.results.schema import RUN_FILE, Environment, Figure, Run
 
 DEFAULT_STACK = "latest"
 DEFAULT_ROUNDS = 16
@@ -186,7 +179,7 @@ def _write(root: Path, pairs: list[tuple[Figure, Figure]], rounds: int, variants
 
 def _kept_micro(existing: Calibration | None) -> tuple[dict[str, float], dict[str, dict[str, float]], dict]:
     """The micro floors, per-figure floors and their method of an existing calibration."""
-    from benchwatch.metrics import MICRO_INSTRUCTIONS, MICRO_PEAKMEM, MICRO_TIME
+    from benchwatch.figures.metrics import MICRO_INSTRUCTIONS, MICRO_PEAKMEM, MICRO_TIME
 
     return *_kept(existing, {MICRO_TIME.key, MICRO_PEAKMEM.key, MICRO_INSTRUCTIONS.key}), existing.micro if existing else {}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from benchwatch.config import APP_FILE, PROJECT_FILE, STACKS_FILE, load_project
+from benchwatch.project.config import APP_FILE, PROJECT_FILE, STACKS_FILE, load_project
 
 
 def borrow_declarations(source_root: Path, target_root: Path) -> list[Path]:

@@ -7,11 +7,11 @@ import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
-from benchwatch.compare.calibrate import Calibration
 from benchwatch.compare.sides import Side
-from benchwatch.compare.verdict import Row, compare_figures
-from benchwatch.config import Variant
-from benchwatch.results import Environment, Figure, Problem
+from benchwatch.judge.calibrate import Calibration
+from benchwatch.judge.verdict import Row, compare_figures
+from benchwatch.project.config import Variant
+from benchwatch.results.schema import Environment, Figure, Problem
 
 CONFIRM_DIR = "confirm"
 

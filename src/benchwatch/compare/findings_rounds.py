@@ -14,17 +14,17 @@ import time
 from collections.abc import Sequence
 
 from benchwatch.compare.questions import Group, Lane, chosen_lanes, group_of
-from benchwatch.compare.stats import TooFewSamples, paired_ratio_interval
-from benchwatch.config import Variant
-from benchwatch.declarations import Question
+from benchwatch.declarations.apps import Question
 from benchwatch.errors import UserError
+from benchwatch.figures.metrics import Closed, Metric
+from benchwatch.judge.stats import TooFewSamples, paired_ratio_interval
 from benchwatch.measure.collect import Collector, Slot
-from benchwatch.measure.plan import LoadPlan
+from benchwatch.measure.load_plan import LoadPlan
 from benchwatch.measure.rig import Track, build_rig
 from benchwatch.measure.rounds import run_rounds
-from benchwatch.metrics import Closed, Metric
 from benchwatch.progress import Progress
-from benchwatch.results import Figure, PairedRatio, SideBySideInfo
+from benchwatch.project.config import Variant
+from benchwatch.results.schema import Figure, PairedRatio, SideBySideInfo
 
 # 6 rounds: the fewest whose Wilcoxon signed-rank test can give a 95 % interval
 QUICK = LoadPlan(rounds=6, warmup=0.2, duration=0.5, concurrencies=(4,), rate_fractions=(), quick=True,

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchwatch.declarations import Question
-from benchwatch.metrics import Metric, metric
+from benchwatch.declarations.apps import Question
+from benchwatch.figures.metrics import Metric, metric
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Base and head measured round by round: load tests side by side (both servers at once, see
-measure/rounds.py), micro-benchmark timings in alternating batches (measure/micro_pairs.py)."""
+measure/rounds.py), micro-benchmark timings in alternating batches (micro/pairs.py)."""
 
 from __future__ import annotations
 
@@ -14,20 +14,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchwatch.compare.sides import Side
-from benchwatch.config import OWN_REQUIREMENTS_STACK, select_figures
-from benchwatch.figure_key import SIDE_BY_SIDE as SIDE_BY_SIDE_TAG
-from benchwatch.figure_key import app_of, decode
+from benchwatch.figures.figure_key import SIDE_BY_SIDE as SIDE_BY_SIDE_TAG
+from benchwatch.figures.figure_key import app_of, decode
 from benchwatch.measure.collect import Collector, half_iqr, slots_for
 from benchwatch.measure.load import fill_run
-from benchwatch.measure.micro import has_benchmarks
-from benchwatch.measure.micro_figures import TIME_UNIT
-from benchwatch.measure.micro_pairs import QUICK_ROUNDS
-from benchwatch.measure.plan import FULL, QUICK, LoadPlan
+from benchwatch.measure.load_plan import FULL, QUICK, LoadPlan
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import run_rounds
+from benchwatch.measure.session import start_run
+from benchwatch.micro.asv import has_benchmarks
+from benchwatch.micro.figures import TIME_UNIT
+from benchwatch.micro.pairs import QUICK_ROUNDS
 from benchwatch.progress import Progress
-from benchwatch.results import Environment, Figure, Problem, Run, write_run
-from benchwatch.session import start_run
+from benchwatch.project.config import OWN_REQUIREMENTS_STACK, select_figures
+from benchwatch.results.files import write_run
+from benchwatch.results.schema import Environment, Figure, Problem, Run
 
 # the fewest paired rounds whose signed-rank interval can exclude 1 at 95 % (all six the same
 # way: p = 2/64); a PR's counts gate first, so its timings need not be sharper than that. A full
@@ -74,7 +75,7 @@ def measure_load(
     return runs[0], runs[1]
 
 
-# paired rounds of a compare's micro timings (measure/micro_pairs.py: 20 with --quick, 30 without):
+# paired rounds of a compare's micro timings (micro/pairs.py: 20 with --quick, 30 without):
 # room for the signed-rank interval to exclude a 2 % change
 MICRO_ROUNDS = QUICK_ROUNDS
 # --quick counts the instructions of cases faster than this per call only: under valgrind a
@@ -100,14 +101,14 @@ def measure_micro(
     *, inject_head: float = 0.0, instructions: bool = True, cases: Sequence[str] = (),
 ) -> MicroResult:  # fmt: skip
     """Micro timings of the selected scenarios' asv cases, base and head timed in alternating batches
-    (measure/micro_pairs.py), then (full compares) asv's peak-memory benchmarks in alternating rounds,
+    (micro/pairs.py), then (full compares) asv's peak-memory benchmarks in alternating rounds,
     then instruction counts of the timed cases under cachegrind. `rounds`: paired rounds (default
     MICRO_ROUNDS quick, micro_pairs.FULL_ROUNDS otherwise). `inject_head` (TESTING ONLY): head's
     benchmarks repeat that fraction of their calls. `cases`: only these asv cases (their full names),
     timed only (a confirmation round: compare/confirm.py)."""
-    from benchwatch.envs import EnvError, ensure
-    from benchwatch.instructions import quick_patterns
-    from benchwatch.measure.micro_pairs import Player, time_cases
+    from benchwatch.environments.envs import EnvError, ensure
+    from benchwatch.micro.instructions import quick_patterns
+    from benchwatch.micro.pairs import Player, time_cases
 
     if not all(_micro_stacks(side) and has_benchmarks(side.project.root) for side in (base, head)):
         print("micro: skipped (no asv benchmarks/ folder in the project, or only apps with their own "
@@ -176,7 +177,7 @@ def _asv_memory(
     base: Side, head: Side, patterns: str | None, out_dir: Path, envs_of: dict, result: MicroResult
 ) -> None:
     """asv's peakmem_ benchmarks, one asv process per side and round, alternating (A B A B …)."""
-    from benchwatch.measure.micro import run_micro
+    from benchwatch.micro.asv import run_micro
 
     samples: dict[str, dict[str, Figure]] = {"base": {}, "head": {}}
     for round_index in range(MEMORY_ROUNDS):
@@ -199,7 +200,7 @@ def _asv_memory(
 
 def _micro_inject_env(inject_head: float) -> dict[str, dict[str, str] | None]:
     """Base carries the injector's wrapper with nothing to add, so only the extra calls differ."""
-    from benchwatch.instructions import INJECT_ENV_VAR
+    from benchwatch.micro.instructions import INJECT_ENV_VAR
 
     if not inject_head:
         return {"base": None, "head": None}
@@ -212,12 +213,12 @@ def _count_instructions(
 ) -> None:
     """Instructions per call of the cases of the selected scenarios, one side after the other
     (a count does not depend on what else the machine does)."""
-    from benchwatch.instructions import (
+    from benchwatch.micro.cachegrind import unavailable_reason
+    from benchwatch.micro.instructions import (
         DEFAULT_REPEATS,
         QUICK_REPEATS,
         count_instructions,
         quick_patterns,
-        unavailable_reason,
     )
 
     result.instructions_unavailable = unavailable_reason()
@@ -288,7 +289,7 @@ def where_instructions_went(rows: list, figures: dict[str, list[Figure]], dirs: 
     """{row label: counts.Breakdown} for every instructions-per-request row that changed
     significantly: both sides' callgrind files of that endpoint, by shared object and function."""
     from benchwatch import counts
-    from benchwatch.metrics import INSTRUCTIONS
+    from benchwatch.figures.metrics import INSTRUCTIONS
 
     named = {role: {f.name: f for f in figures[role]} for role in ("base", "head")}
     found: dict[str, str] = {}

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Literal
 
 from benchwatch.compare.borrow import borrow_declarations
-from benchwatch.config import (
+from benchwatch.errors import UserError
+from benchwatch.measure.inject import NO_INJECTION, Injection
+from benchwatch.project.config import (
     OWN_REQUIREMENTS_STACK,
     PROJECT_FILE,
     Endpoint,
@@ -24,9 +26,7 @@ from benchwatch.config import (
     load_project,
     matches,
 )
-from benchwatch.errors import UserError
-from benchwatch.measure.inject import NO_INJECTION, Injection
-from benchwatch.results import Figure
+from benchwatch.results.schema import Figure
 
 REF_DEFAULT_PATTERNS = "*@latest"
 ENDPOINT_SEPARATOR = ":"

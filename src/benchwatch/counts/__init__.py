@@ -2,9 +2,14 @@
 calls by name (strace), over a fixed sequence of requests on one connection."""
 
 from benchwatch.counts import callgrind, strace
+from benchwatch.counts.all_targets import (
+    DEFAULT_REPEATS,
+    DEFAULT_REQUESTS,
+    count_requests,
+    target_dirs,
+)
 from benchwatch.counts.breakdown import Breakdown, ByObject, breakdown, by_object, render
-from benchwatch.counts.run import DEFAULT_REPEATS, DEFAULT_REQUESTS, count_requests, target_dirs
-from benchwatch.counts.session import TRACE, CountTarget, phase_files, targets_for
+from benchwatch.counts.counted_server import TRACE, CountTarget, phase_files, targets_for
 
 __all__ = [
     "DEFAULT_REPEATS", "DEFAULT_REQUESTS", "TRACE", "Breakdown", "ByObject", "CountTarget", "breakdown", "by_object",

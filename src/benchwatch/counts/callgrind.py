@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchwatch.instructions.cachegrind import INSTALL_HINT, _no_randomization
+from benchwatch.measure.valgrind import INSTALL_HINT, no_randomization
 
 DUMP_TIMEOUT_S = 120.0
 _NAMED = re.compile(r"^\((\d+)\)(?: (.*))?$")
@@ -40,7 +40,7 @@ def wrap(out_file: Path) -> list[str]:
     (`import apps.services.app`: 2.5 s against 11.8 s here, 2.9 s under `--tool=none`);
     `instrument(pid, True)` turns counting on once the server answers."""
     valgrind = shutil.which("valgrind") or "valgrind"
-    return [*_no_randomization(), valgrind, "--tool=callgrind", "--instr-atstart=no",
+    return [*no_randomization(), valgrind, "--tool=callgrind", "--instr-atstart=no",
             f"--callgrind-out-file={out_file}"]  # fmt: skip
 
 

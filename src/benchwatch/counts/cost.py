@@ -17,9 +17,9 @@ from collections.abc import Iterable
 
 from benchwatch.counts.strace import SCHEDULING
 from benchwatch.counts.weights import Weights
-from benchwatch.figure_key import load_key
-from benchwatch.metrics import COST, INSTRUCTIONS, SYSCALLS, Counted
-from benchwatch.results import Figure
+from benchwatch.figures.figure_key import load_key
+from benchwatch.figures.metrics import COST, INSTRUCTIONS, SYSCALLS, Counted
+from benchwatch.results.schema import Figure
 
 INSTRUCTIONS_PART = "instructions"  # the user-space part's name in a cost's detail
 

@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from benchwatch.envs import Env
+from benchwatch.environments.envs import Env
 
 
 class Links:

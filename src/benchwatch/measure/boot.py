@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from benchwatch.measure import server
 from benchwatch.measure.collect import Slot
-from benchwatch.results import Problem
+from benchwatch.results.schema import Problem
 
 if TYPE_CHECKING:
     from benchwatch.measure.rig import Rig, Track

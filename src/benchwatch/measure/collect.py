@@ -9,12 +9,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from benchwatch.config import Endpoint, Variant
-from benchwatch.figure_key import load_key, server_key
-from benchwatch.measure.loadgen import OhaRun, Outcome
-from benchwatch.measure.server import CpuTimes
-from benchwatch.measure.verify import Checked, cross_check
-from benchwatch.metrics import (
+from benchwatch.declarations.placeholders import redact
+from benchwatch.figures.figure_key import load_key, server_key
+from benchwatch.figures.metrics import (
     CPU,
     CPU_SYS,
     CPU_USER,
@@ -29,8 +26,11 @@ from benchwatch.metrics import (
     Open,
     load_metrics,
 )
-from benchwatch.placeholders import redact
-from benchwatch.results import (
+from benchwatch.measure.loadgen import OhaRun, Outcome
+from benchwatch.measure.server import CpuTimes
+from benchwatch.measure.verify import Checked, cross_check
+from benchwatch.project.config import Endpoint, Variant
+from benchwatch.results.schema import (
     AAFigure,
     AANoise,
     Figure,

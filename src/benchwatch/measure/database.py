@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-from benchwatch import placeholders
+from benchwatch.declarations import placeholders
 from benchwatch.errors import UserError
 from benchwatch.measure import guard
 

@@ -8,15 +8,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from benchwatch.config import Project, Variant
 from benchwatch.measure import loadgen
 from benchwatch.measure.collect import Collector, slots_for
-from benchwatch.measure.plan import FULL, QUICK, LoadPlan
+from benchwatch.measure.load_plan import FULL, QUICK, LoadPlan
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import run_rounds
+from benchwatch.measure.session import now
 from benchwatch.progress import Progress
-from benchwatch.results import Run, write_run
-from benchwatch.session import Session, now
+from benchwatch.project.config import Variant
+from benchwatch.results.files import write_run
+from benchwatch.results.schema import Run
 
 
 def measure_load(
@@ -42,58 +43,10 @@ def measure_load(
     return checkpoint(True)
 
 
-def load(
-    project: Project, variants: Sequence[Variant], session: Session, *, quick: bool = False,
-    rounds: int | None = None, aa_variant: str | None = None, shard: str | None = None, quiet: bool = False,
-    counts: bool = False,
-) -> Run:  # fmt: skip
-    """The load stage from end to end: environments, rounds, then (`counts`) the counts per
-    request of every variant's endpoints, written to the session's folder."""
-    from benchwatch.measure.rig import build_rig
-
-    if session.oha is None:
-        raise ValueError("the load stage needs a session opened with load_tests=True")
-    out = session.out
-    plan = load_plan(quick, rounds)
-    record = session.start_run()
-    record.extra.reference_stack = project.reference_stack
-    record.extra.stack_order = list(project.stacks)
-    record.extra.shard = shard
-    track = load_track(variants, aa_variant)
-    say(f"load: {len(track.slots)} variant slots x {plan.rounds} round(s), "
-        f"about {plan.estimate([s.variant for s in track.slots]) / 60:.1f} min; results in {out}", quiet)  # fmt: skip
-    rig, failed = build_rig(session.oha, plan, variants)
-    record = measure_load(rig, track, record, out, failed_stacks=failed, quiet=quiet)
-    if counts:
-        count_variants(record, variants, rig.environments, quick, out, quiet)
-    return record
-
-
 def load_plan(quick: bool, rounds: int | None = None) -> LoadPlan:
     """The quick or the full plan, with `rounds` rounds when asked."""
     plan = QUICK if quick else FULL
     return dataclasses.replace(plan, rounds=rounds) if rounds else plan
-
-
-def count_variants(record: Run, variants: Sequence[Variant], environments: dict, quick: bool, out: Path,
-                   quiet: bool) -> None:  # fmt: skip
-    """Instructions and system calls per request (benchwatch.counts) of every variant whose
-    environment was built, added to the run (gab-counts.json); a counter that is missing is
-    said once, as a note, and the timings stand alone."""
-    from benchwatch import counts
-
-    missing = counts.unavailable_reason()
-    if missing:
-        record.extra.counts = {"skipped": missing}
-        write_run(out, record)
-        return
-    targets = counts.targets_for(variants, environments, quick)
-    say(f"counts: instructions and system calls per request of {sum(len(t.endpoints) for t in targets)} "
-        f"endpoints", quiet)  # fmt: skip
-    found, trouble = counts.count_requests(targets, out_dir=out / "counts", log=(lambda line: None) if quiet else None)
-    record.figures += found
-    record.problems += trouble
-    write_run(out, record)
 
 
 def load_track(variants: Sequence[Variant], aa_variant: str | None = None, name_tag: str = "") -> Track:

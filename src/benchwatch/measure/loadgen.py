@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from benchwatch.declarations.placeholders import redact
 from benchwatch.errors import UserError
-from benchwatch.placeholders import redact
 
 OHA_ENV = "BENCHWATCH_OHA"
 DEADLINE_ABORT = "aborted due to deadline"

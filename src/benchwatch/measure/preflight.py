@@ -10,11 +10,11 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from benchwatch.config import APP_FILE, Variant
-from benchwatch.declarations import declared_strings, request_strings
+from benchwatch.declarations.apps import declared_strings, request_strings
+from benchwatch.declarations.placeholders import app_environ, refs, remember
 from benchwatch.errors import UserError
 from benchwatch.measure.server import refused_setting
-from benchwatch.placeholders import app_environ, refs, remember
+from benchwatch.project.config import APP_FILE, Variant
 
 
 def check(variants: Iterable[Variant]) -> None:

@@ -19,17 +19,17 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
-from benchwatch.config import Endpoint
+from benchwatch.figures.metrics import Closed, Open
 from benchwatch.measure import loadgen, server
 from benchwatch.measure.boot import Boot
 from benchwatch.measure.collect import Collector, Shot, Slot
-from benchwatch.measure.plan import LoadPlan
+from benchwatch.measure.load_plan import LoadPlan
 from benchwatch.measure.request import prepare
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.verify import check_server
-from benchwatch.metrics import Closed, Open
 from benchwatch.progress import Progress
-from benchwatch.results import Problem
+from benchwatch.project.config import Endpoint
+from benchwatch.results.schema import Problem
 
 MIN_OPEN_REQUESTS = 10
 MISMATCH_RETRIES = 2  # side by side: a pair of shots out of step is fired again this often

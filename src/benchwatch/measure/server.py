@@ -19,13 +19,7 @@ from typing import Literal
 import httpx
 import psutil
 
-from benchwatch.config import APP_FILE, Variant
-from benchwatch.envs import Env
-from benchwatch.errors import UserError
-from benchwatch.measure import database, guard
-from benchwatch.measure.inject import INJECT_ENVS, NO_INJECTION, Injection
-from benchwatch.measure.setup import SetupError, run_setup
-from benchwatch.placeholders import (
+from benchwatch.declarations.placeholders import (
     RUNNER_PREFIXES,
     Context,
     Unresolved,
@@ -33,6 +27,12 @@ from benchwatch.placeholders import (
     redact,
     resolve,
 )
+from benchwatch.environments.envs import Env
+from benchwatch.errors import UserError
+from benchwatch.measure import database, guard
+from benchwatch.measure.inject import INJECT_ENVS, NO_INJECTION, Injection
+from benchwatch.measure.setup import SetupError, run_setup
+from benchwatch.project.config import APP_FILE, Variant
 
 HOST = "127.0.0.1"
 # where the last failure's lines begin in uvicorn's log ("ERROR:    Exception in ASGI application",

@@ -13,10 +13,17 @@ from typing import Any
 
 import httpx
 
-from benchwatch.config import Variant
-from benchwatch.declarations import SetupRequest, declared_strings
+from benchwatch.declarations.apps import SetupRequest, declared_strings
+from benchwatch.declarations.placeholders import (
+    Context,
+    Unresolved,
+    redact,
+    refs,
+    remember_setup,
+    resolve,
+)
 from benchwatch.measure.request import prepare
-from benchwatch.placeholders import Context, Unresolved, redact, refs, remember_setup, resolve
+from benchwatch.project.config import Variant
 
 BASE_URL_ENV = "BENCHWATCH_BASE_URL"
 VALUE_ENV_PREFIX = "BENCHWATCH_SETUP_"

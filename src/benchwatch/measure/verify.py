@@ -9,9 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from benchwatch.config import Endpoint, Variant
-from benchwatch.measure.request import prepare
-from benchwatch.placeholders import (
+from benchwatch.declarations.placeholders import (
     Context,
     PlaceholderError,
     Unresolved,
@@ -19,7 +17,9 @@ from benchwatch.placeholders import (
     redact,
     resolve_tree,
 )
-from benchwatch.results import Problem
+from benchwatch.measure.request import prepare
+from benchwatch.project.config import Endpoint, Variant
+from benchwatch.results.schema import Problem
 
 if TYPE_CHECKING:
     from benchwatch.measure.server import Server
@@ -183,7 +183,7 @@ def cross_check(variants: list[Variant], checks: dict[str, Checked]) -> list[Pro
 
 def verify_variants(variants: list[Variant], quiet: bool = False) -> tuple[dict[str, Checked], list[Problem]]:
     """Boot each variant in turn, check every endpoint, stop it; then cross-check the bodies."""
-    from benchwatch import envs
+    from benchwatch.environments import envs
     from benchwatch.measure import preflight, server
     from benchwatch.progress import Progress
 

@@ -5,10 +5,20 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from benchwatch.metrics import CPU, P50, P99, RPS, RSS_IDLE, RSS_PEAK, RSS_WARM, Closed, Open
+from benchwatch.figures.metrics import (
+    CPU,
+    P50,
+    P99,
+    RPS,
+    RSS_IDLE,
+    RSS_PEAK,
+    RSS_WARM,
+    Closed,
+    Open,
+)
 from benchwatch.report.svg import Bar, Line, grouped_bars, line_chart
 from benchwatch.report.tables import app_of, variant_order
-from benchwatch.results import Figure, Run
+from benchwatch.results.schema import Figure, Run
 
 _MEMORY = ((RSS_IDLE.key, "idle"), (RSS_WARM.key, "warm"), (RSS_PEAK.key, "peak"))
 

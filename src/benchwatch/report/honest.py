@@ -7,9 +7,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from benchwatch.metrics import metric
+from benchwatch.figures.metrics import metric
 from benchwatch.report.tables import Tone
-from benchwatch.results import PairedRatio, Run
+from benchwatch.results.schema import PairedRatio, Run
 
 
 @dataclass(frozen=True)

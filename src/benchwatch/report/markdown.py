@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from benchwatch.metrics import metric, setting_from_params
+from benchwatch.figures.metrics import metric, setting_from_params
 from benchwatch.report.charts import app_charts
 from benchwatch.report.questions import StudyRow, questions_table, study_rows
 from benchwatch.report.tables import (
@@ -16,7 +16,7 @@ from benchwatch.report.tables import (
     stack_order,
     usable_reference,
 )
-from benchwatch.results import Run
+from benchwatch.results.schema import Run
 
 __all__ = ["Report", "build", "render_markdown"]
 

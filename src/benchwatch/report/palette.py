@@ -12,8 +12,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from benchwatch import figure_key
-from benchwatch.figure_key import app_of
+from benchwatch.figures import figure_key
+from benchwatch.figures.figure_key import app_of
 
 STACK_COLORS = {
     "seed-v1": "#d97706",  # amber

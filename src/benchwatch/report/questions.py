@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchwatch.declarations import Published, Question
-from benchwatch.metrics import metric
+from benchwatch.declarations.apps import Published, Question
+from benchwatch.figures.metrics import metric
 from benchwatch.report.honest import paired_tone
 from benchwatch.report.tables import Cell, Table
-from benchwatch.results import PairedRatio, Run, SideBySideInfo
+from benchwatch.results.schema import PairedRatio, Run, SideBySideInfo
 
 NOT_RUN = "not measured side by side in this run (run without the question rounds)"
 

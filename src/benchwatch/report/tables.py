@@ -8,10 +8,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from benchwatch import figure_key
 from benchwatch.errors import UserError
-from benchwatch.metrics import CPU, Closed, Open, metric_rank, setting_sort_key
-from benchwatch.results import Figure, Run
+from benchwatch.figures import figure_key
+from benchwatch.figures.metrics import CPU, Closed, Open, metric_rank, setting_sort_key
+from benchwatch.results.schema import Figure, Run
 
 Tone = Literal["", "better", "worse", "bad"]
 

@@ -8,7 +8,8 @@ from pathlib import Path
 from benchwatch.report.html import render_html
 from benchwatch.report.markdown import REPORT_HTML, REPORT_MD, build, render_markdown
 from benchwatch.report.palette import shared_flavors
-from benchwatch.results import Run, write_text_atomic
+from benchwatch.results.files import write_text_atomic
+from benchwatch.results.schema import Run
 
 
 def write_report(

@@ -6,8 +6,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from benchwatch.declarations import Endpoint, SetupRequest
-from benchwatch.scaffold.plan import LOGIN_WHY, PASSWORD_VAR, USER_VAR, Candidate
+from benchwatch.declarations.apps import Endpoint, SetupRequest
+from benchwatch.scaffold.declared_requests import LOGIN_WHY, PASSWORD_VAR, USER_VAR, Candidate
 
 
 def _s(text: str) -> str:

@@ -24,12 +24,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchwatch.config import APP_FILE, PROJECT_FILE, App, Project, Variant, _own_stack, load_stacks
-from benchwatch.declarations import AppDeclaration, Endpoint, ProjectSettings, Setup, SetupRequest
+from benchwatch.declarations.apps import (
+    AppDeclaration,
+    Endpoint,
+    ProjectSettings,
+    Setup,
+    SetupRequest,
+)
+from benchwatch.environments.own_requirements import check_python
 from benchwatch.errors import UserError
 from benchwatch.measure.verify import golden_text
-from benchwatch.own_requirements import check_python
-from benchwatch.scaffold import causes, declare, discover, plan, schema, unique
+from benchwatch.project.config import (
+    APP_FILE,
+    PROJECT_FILE,
+    App,
+    Project,
+    Variant,
+    _own_stack,
+    load_stacks,
+)
+from benchwatch.scaffold import causes, declare, discover, schema, unique
+from benchwatch.scaffold import declared_requests as plan
 from benchwatch.scaffold.layout import Layout, ignore_outputs, project_with_app
 from benchwatch.scaffold.probe import Answer, ask, ask_endpoint, server_error, show_tail
 from benchwatch.scaffold.workflows import caller_workflows, default_source
@@ -101,7 +116,7 @@ def _references(env: dict[str, str], literal: dict[str, str]) -> Iterator[tuple[
     in init's own environment while it boots the app; one that holds a placeholder (`{database_host}`,
     `${APP_SECRET_KEY}`), or is empty, stays as it is, as does every `--env-literal` one.
     Yields (the env, the names written as references)."""
-    from benchwatch.placeholders import PlaceholderError, refs
+    from benchwatch.declarations.placeholders import PlaceholderError, refs
 
     def placeholder(value: str) -> bool:
         try:
@@ -188,7 +203,7 @@ def _init(
 
 
 def _refs(text: str) -> list[Any]:
-    from benchwatch.placeholders import refs
+    from benchwatch.declarations.placeholders import refs
 
     return [r for line in text.splitlines() if not line.lstrip().startswith("#") for r in refs(line)]
 
@@ -310,7 +325,7 @@ def _read(
     endpoint's request and expectation, the golden bodies, and the path of the schema."""
     import httpx
 
-    from benchwatch import envs
+    from benchwatch.environments import envs
     from benchwatch.measure import server
     from benchwatch.measure.setup import SetupError
 

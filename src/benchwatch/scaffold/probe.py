@@ -14,10 +14,10 @@ from dataclasses import dataclass
 
 import httpx
 
-from benchwatch.config import App
-from benchwatch.declarations import RequestParts
+from benchwatch.declarations.apps import RequestParts
+from benchwatch.declarations.placeholders import Context, redact
 from benchwatch.measure.request import Prepared, prepare
-from benchwatch.placeholders import Context, redact
+from benchwatch.project.config import App
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from benchwatch.declarations import Endpoint
-from benchwatch.placeholders import UNIQUE
+from benchwatch.declarations.apps import Endpoint
+from benchwatch.declarations.placeholders import UNIQUE
 
 UNIQUE_KEYS = frozenset({"email", "username", "login", "handle", "slug", "name"})
 _EMAIL = re.compile(r"[^@\s]+@([^@\s]+\.[^@\s]+)")

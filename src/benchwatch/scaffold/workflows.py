@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from benchwatch import __version__, app_env
+from benchwatch import __version__
+from benchwatch.declarations import app_env
 from benchwatch.errors import UserError
 
 DEFAULT_SOURCE = f"benchwatch/benchwatch@v{__version__}"
@@ -178,7 +179,7 @@ def _git(where: Path, *argv: str) -> str | None:
 
 def _is_benchwatch_checkout(top: Path, package: Path) -> bool:
     """The work tree is benchwatch's own (own_checkout.py: the wheel's build hook asks the same)."""
-    from benchwatch.own_checkout import is_benchwatch_checkout
+    from benchwatch.environments.own_checkout import is_benchwatch_checkout
 
     return is_benchwatch_checkout(top, package)
 

@@ -6,7 +6,7 @@ estimate of the point-to-point noise) proposes segment boundaries; each boundary
 tested between its neighbouring segments with the Mann–Whitney U test, and the weakest
 non-significant boundary is dropped and its neighbours re-tested until all pass (the merge
 step of Otava/Hunter, with a rank test). Sizing: the ratio of the medians on either side
-and a rank-based (Mann–Whitney, Hodges–Lehmann) interval from benchwatch.compare.stats.
+and a rank-based (Mann–Whitney, Hodges–Lehmann) interval from benchwatch.judge.stats.
 
 `(vs parent)` series compare each commit with its parent side by side, so a regression is
 one point, not a new level: a point is a change when it lies far outside the series' own
@@ -23,9 +23,9 @@ from typing import Literal
 
 import numpy as np
 
-from benchwatch.compare.stats import CONFIDENCE, TooFewSamples, ratio_interval
-from benchwatch.figure_key import PARENT_MARK, RELATIVE_MARK, decode
-from benchwatch.metrics import COUNTS
+from benchwatch.figures.figure_key import PARENT_MARK, RELATIVE_MARK, decode
+from benchwatch.figures.metrics import COUNTS
+from benchwatch.judge.stats import CONFIDENCE, TooFewSamples, ratio_interval
 
 EXACT_BELOW = 8  # exact Mann–Whitney p-values when a side has at most this many points
 SIZE_WINDOW = 30  # at most this many points on each side size a change
@@ -136,7 +136,7 @@ def residual_scale(logs: np.ndarray, cuts: list[int]) -> float:
 def p_value(left: np.ndarray, right: np.ndarray, test: str = "rank") -> float:
     """Two-sided p-value that the two segments (log values) have the same level. The rank
     test is exact when one side is short: its normal approximation is far off there."""
-    from scipy.stats import mannwhitneyu, ttest_ind  # imported when used (~1.2 s): compare/stats.py
+    from scipy.stats import mannwhitneyu, ttest_ind  # imported when used (~1.2 s): judge/stats.py
 
     if test == "t":
         return float(ttest_ind(left, right).pvalue)

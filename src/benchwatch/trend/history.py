@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from benchwatch.errors import UserError
-from benchwatch.fingerprint import git
-from benchwatch.results import Run, gab_entries, write_text_atomic
+from benchwatch.results.files import write_text_atomic
+from benchwatch.results.fingerprint import git
+from benchwatch.results.schema import Run, gab_entries
 
 DEFAULT_DIR = Path(".benchwatch") / "history"
 DATA_FILE = "data.js"
@@ -100,7 +101,7 @@ def read_gab(path: Path) -> list[dict[str, Any]]:
     """A gab file (github-action-benchmark's custom format), every entry checked."""
     from pydantic import ValidationError
 
-    from benchwatch.results import GabEntry
+    from benchwatch.results.schema import GabEntry
 
     try:
         data = json.loads(path.read_text())

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchwatch.compare.verdict import COMPARE_FILE, Comparison, Row
 from benchwatch.errors import UserError
-from benchwatch.figure_key import PARENT_MARK, decode
-from benchwatch.results import GabEntry
+from benchwatch.figures.figure_key import PARENT_MARK, decode
+from benchwatch.judge.verdict import COMPARE_FILE, Comparison, Row
+from benchwatch.results.schema import GabEntry
 
 SUITE = "benchwatch (vs parent)"  # github-action-benchmark's `name:` for these points
 TOOL = "customSmallerIsBetter"

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from benchwatch.compare.stats import CONFIDENCE, RatioInterval, describe
+from benchwatch.judge.stats import CONFIDENCE, RatioInterval, describe
 from benchwatch.trend.acks import Ack
 from benchwatch.trend.changes import (
     ABSOLUTE,

@@ -1,0 +1,292 @@
+"""`benchwatch compare` from end to end: sides, side-by-side rounds, verdicts, files."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from benchwatch.compare.confirm import measure_again
+from benchwatch.compare.sides import Side
+from benchwatch.counts.breakdown import by_object, render
+from benchwatch.counts.weights import Weights
+from benchwatch.errors import UserError
+from benchwatch.judge import gate
+from benchwatch.judge.calibrate import load_calibration
+from benchwatch.judge.coverage import Coverage, add_left_out, coverage
+from benchwatch.judge.dropped import short_rounds
+from benchwatch.judge.judged import explain_dropped, judged_rows
+from benchwatch.judge.moved import moved_packages
+from benchwatch.judge.verdict import (
+    COMMENT_FILE,
+    COMPARE_FILE,
+    CompareExtra,
+    Comparison,
+    ConfirmationInfo,
+    SideInfo,
+    sort_rows,
+)
+from benchwatch.measure.inject import Injection
+from benchwatch.measure.session import Session, now, open_session
+from benchwatch.profiling.speedscope import ProfileReport
+from benchwatch.project.config import Project
+from benchwatch.results.files import write_json_atomic, write_run, write_text_atomic
+from benchwatch.results.schema import Environment, Figure, Problem, Run
+
+MICRO_PER_STACK = ("micro-benchmarks are per stack, not per variant: a compare of two variants "
+                   "measures the load tests only")
+ON_REGRESSION = "on-regression"
+
+
+def compare(
+    project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
+    rounds: int | None = None, out: Path | None = None, load: bool = True, micro: bool = True,
+    quiet: bool = False, inject_head: Injection | None = None, inject_head_micro: float = 0.0,
+    instructions: bool = True, profile: bool | str = False, confirm: bool = True, counts: bool = True,
+    session: Session | None = None, skip_unset: bool = False,
+) -> tuple[Comparison, Path]:  # fmt: skip
+    """Measure base and head on this machine (load side by side, micro timings in alternating batches) and judge
+    every figure. The sides are resolved and matched before anything is created or built.
+    `profile`: True, or ON_REGRESSION (only when a gating figure regressed): one more round
+    under py-spy after the verdicts are in (it never feeds them). `confirm`: measure every flagged
+    timing regression once more before it counts (judge/gate.py). `counts`: instructions and
+    system calls per request of every selected endpoint (benchwatch.counts), which gate first.
+    `session`: the one of the command this compare is a part of (attribute, bisect); `out` is
+    then this compare's folder in it. `skip_unset`: leave out what needs a `${NAME}` not set here
+    (a fork's pull request gets no secrets; measure/preflight.py), listed as not measured."""
+    from benchwatch.compare import sides as sides_module
+    from benchwatch.compare.rounds import (
+        compare_plan,
+        measure_counts,
+        measure_load,
+        measure_micro,
+        where_instructions_went,
+    )
+    from benchwatch.measure import preflight
+    from benchwatch.measure.rig import build_rig
+
+    inject_head = inject_head or Injection()
+    if not load and not micro and not counts:
+        raise UserError("--no-load, --no-micro and --no-counts together leave nothing to compare")
+    if rounds is not None and rounds < 1:
+        raise UserError("--rounds: give a positive number of rounds")
+    if inject_head.cpu_us < 0 or inject_head.loops < 0 or not 0 <= inject_head.slowdown < 10 or not 0 <= inject_head_micro < 1:
+        raise UserError("--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)")
+    started = now()
+    plan = compare_plan(quick, rounds)
+    with sides_module.resolve(project, base, head, patterns, inject_head) as (base_side, head_side):
+        matched, alone = sides_module.pairs(base_side, head_side)
+        if not matched:
+            raise UserError(
+                f"nothing to compare: base has {[v.id for v in base_side.variants] or 'no variant'}, "
+                f"head has {[v.id for v in head_side.variants] or 'no variant'}"
+            )
+        skipped: list[preflight.Skipped] = []
+        if skip_unset:
+            matched, skipped = preflight.pairs_without_unset(matched)
+        base_side.variants = [b for b, _ in matched]
+        head_side.variants = [h for _, h in matched]
+        preflight.check(base_side.variants + head_side.variants)
+        session = open_session(project.root, out, name="compare", load_tests=load and bool(matched), within=session)
+        out, oha, environment = session.out, session.oha if load else None, session.environment
+        calibration = load_calibration(project.root)
+        extra = CompareExtra(variants_on_one_side_only=alone)
+        if skipped:
+            extra.notes.append(f"{_plural_endpoints(skipped)} left out (--skip-unset): they need a ${{NAME}} not set here, "
+                               "as in a pull request from a fork, which GitHub gives no secrets; listed under what was "
+                               "not measured")  # fmt: skip
+        if not matched:  # nothing measurable here: the comment says what was left out, exit 2
+            extra.coverage = add_left_out(Coverage(), skipped)
+            comparison = Comparison(base=side_info(base_side, environment), head=side_info(head_side, environment),
+                                    rounds=plan.rounds, quick=quick, rows=[], problems=[], unpaired=[],
+                                    calibration=None, extra=extra)  # fmt: skip
+            write_outputs(comparison, out)
+            return comparison, out
+        if load and calibration is not None and 0 < plan.rounds < calibration.compare_rounds:
+            extra.notes.append(f"the load floors in calibration.json were measured for {calibration.compare_rounds}-round "
+                               f"compares; this one ran {plan.rounds}: its timing verdicts flag noise more often "
+                               "than the floors assume (run `benchwatch calibrate` again)")  # fmt: skip
+        if base_side.kind == "variant":
+            micro = False
+            extra.notes.append(MICRO_PER_STACK)
+        if inject_head:
+            extra.injected = {"slowdown": inject_head.slowdown, "cpu_us_per_request": inject_head.cpu_us}
+            if inject_head.loops:
+                extra.injected["loops"] = float(inject_head.loops)
+        if inject_head_micro:
+            extra.injected = {**(extra.injected or {}), "micro_calls": inject_head_micro}
+        figures: dict[str, list[Figure]] = {"base": [], "head": []}
+        side_problems: dict[str, list[Problem]] = {"base": [], "head": []}
+        micro_problems: list[Problem] = []
+        envs_of = {"base": environment, "head": environment}
+        rig = None
+        if oha is not None:
+            rig, failed = build_rig(oha, plan, base_side.variants + head_side.variants)
+            runs = measure_load(rig, base_side, head_side, out, environment, failed_stacks=failed, quiet=quiet)
+            for side, run in zip((base_side, head_side), runs, strict=True):
+                figures[side.role] += run.figures
+                side_problems[side.role] = [p.model_copy(update={"reason": f"{side.role}: {p.reason}"})
+                                            for p in run.problems]  # fmt: skip
+                envs_of[side.role] = run.environment
+            base_run, head_run = runs
+            extra.load_plan = base_run.extra.load_plan
+            extra.rounds_dropped = base_run.extra.loadgen.dropped_pairs if base_run.extra.loadgen else []
+            extra.rounds_short = short_rounds(extra.rounds_dropped, base_run.figures, plan.rounds)
+            extra.loadgen_bottlenecked_runs = {
+                side.role: run.extra.loadgen.bottlenecked_runs if run.extra.loadgen else 0
+                for side, run in zip((base_side, head_side), runs, strict=True)
+            }
+        environments = rig.environments if rig is not None else (_environments(matched, extra) if counts else {})
+        if rig is None:  # no load run recorded them: the counts' environments, the servers' interpreters
+            environment.record_environments(environments)
+        extra.notes[:0] = interpreter_notes(matched, environments)
+        if counts:
+            counted = measure_counts(base_side, head_side, environments, out)
+            figures["base"] += counted.base
+            figures["head"] += counted.head
+            micro_problems += counted.problems
+            extra.counts_unavailable = counted.unavailable
+            extra.counts_seconds = counted.seconds if not counted.unavailable else None
+        else:
+            extra.counts_unavailable = "--no-counts"
+        if micro:
+            found = measure_micro(base_side, head_side, quick, None, patterns, out,
+                                  inject_head=inject_head_micro, instructions=instructions)  # fmt: skip
+            figures["base"] += found.base
+            figures["head"] += found.head
+            micro_problems += found.problems
+            extra.instructions_unavailable = found.instructions_unavailable if instructions else "--no-instructions"
+            extra.notes += found.notes
+        key = sides_module.pair_key(base_side, head_side)
+        weights = _weigh_counts(extra) if counts and not extra.counts_unavailable else None
+        rows, unpaired = judged_rows(figures["base"], figures["head"], calibration, weights, key=key)
+        flagged = gate.to_confirm(rows)
+        if flagged and not confirm:
+            extra.confirmation = ConfirmationInfo(flagged=[r.label for r in flagged], skipped="--no-confirm")
+        elif flagged:
+            began = time.monotonic()
+            print(f"confirm: {len(flagged)} timing change(s) flagged; measuring them once more", file=sys.stderr)
+            again = measure_again(flagged, figures, base_side, head_side, rig=rig, environment=environment,
+                                  calibration=calibration, key=key, quick=quick, patterns=patterns, out=out,
+                                  inject_head_micro=inject_head_micro, quiet=quiet)  # fmt: skip
+            gate.confirm(flagged, again.rows)
+            micro_problems += again.problems
+            extra.confirmation = ConfirmationInfo(
+                flagged=[r.label for r in flagged], confirmed=[r.label for r in flagged if r.verdict != "unconfirmed"],
+                seconds=round(time.monotonic() - began, 1),
+            )  # fmt: skip
+        explain_dropped(rows, extra.rounds_short, figures["base"])
+        rows = sort_rows(rows)
+        if counts and not extra.counts_unavailable:
+            went = where_instructions_went(rows, figures, counted.dirs)
+            extra.instructions_went = {label: render(found) for label, found in went.items()}
+            extra.instructions_by_object = {label: by_object(found) for label, found in went.items()}
+        if profile is True or (profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)):
+            extra.profile = _profile(oha, rig, matched, base_side, head_side, out, quick, plan.duration)
+        extra.coverage = add_left_out(coverage(matched, figures, side_problems["base"] + side_problems["head"] + micro_problems,
+                                               quick=quick, load=load, counts=counts,
+                                               counts_unavailable=extra.counts_unavailable), skipped)  # fmt: skip
+        infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}
+        extra.moved = moved_packages(base_side.kind, matched, infos["base"].environment.stacks,
+                                     infos["head"].environment.stacks)  # fmt: skip
+        for side in (base_side, head_side):
+            write_side_run(out / side.role, side, infos[side.role], figures[side.role], side_problems[side.role], started)
+        comparison = Comparison(
+            base=infos["base"], head=infos["head"], rounds=plan.rounds, quick=quick, rows=rows,
+            problems=side_problems["base"] + side_problems["head"] + micro_problems, unpaired=unpaired,
+            calibration=calibration.model_dump(exclude={"detail"}) if calibration else None, extra=extra,
+        )  # fmt: skip
+    write_outputs(comparison, out)
+    return comparison, out
+
+
+def _plural_endpoints(skipped: list) -> str:
+    count = sum(len(s.endpoints) for s in skipped)
+    return f"{count} declared endpoint{'s' if count != 1 else ''}"
+
+
+def _weigh_counts(extra: CompareExtra) -> Weights | None:
+    """One set of weights measured here and now (counts/weights.py; kept in compare.json so a reader
+    sees them), which both sides' estimated costs are made with. Not in the sides' run files: a cost
+    depends on the machine's weights, the counts' trend must not. None: they failed (said in extra)."""
+    from benchwatch.counts import weights
+
+    print("counts: weighing an instruction and each system call on this machine", file=sys.stderr)
+    try:
+        extra.cost_weights = weights.measure()
+    except weights.WeightsFailed as exc:
+        extra.cost_unavailable = str(exc)
+        return None
+    return extra.cost_weights
+
+
+def _environments(matched: list, extra: CompareExtra) -> dict:
+    """The environments of both sides' variants when no load rounds built them (a counts-only compare)."""
+    from benchwatch.environments import envs
+
+    ready, failed = envs.prepare([v for pair in matched for v in pair])
+    extra.notes += [f"environment {key} failed: {why}" for key, why in failed.items()]
+    return ready
+
+
+def interpreter_notes(matched: list, environments: dict) -> list[str]:
+    """A pair whose servers run on two interpreters: said first. Unasked it cannot happen (one
+    build per Python version for the whole command, `interpreters.choose`); asked, the sides'
+    stacks declare two Pythons (a Python-version compare, or a change that moves the Python)."""
+    notes = []
+    for base, head in matched:
+        pair = [environments.get(v.env_key) for v in (base, head)]
+        pythons = [env.interpreter if env is not None else None for env in pair]
+        if None in pythons or pythons[0].build == pythons[1].build:
+            continue
+        note = (f"base and head run on different interpreters: base {pythons[0].describe()}, head "
+                f"{pythons[1].describe()} (the sides ask for Python {base.stack.python} and {head.stack.python}), "
+                "so every ratio of this pair includes the interpreter's difference")  # fmt: skip
+        if note not in notes:
+            notes.append(note)
+    return notes
+
+
+def _profile(oha: str | None, rig: object, matched: list, base: Side, head: Side, out: Path, quick: bool,
+             duration: float) -> ProfileReport:  # fmt: skip
+    from benchwatch.profiling.profile import profile_pairs
+
+    if oha is None or rig is None:
+        return ProfileReport(available=False, reason="--profile needs the load tests (not --no-load)")
+    return profile_pairs(oha, matched, rig.environments, (base.inject, head.inject), out / "profile",  # type: ignore[attr-defined]
+                         quick=quick, duration=duration)  # fmt: skip
+
+
+def side_info(side: Side, environment: Environment) -> SideInfo:
+    """A side as the comment shows it: its own checkout's commit, only its own stacks."""
+    env = environment.model_copy(deep=True)
+    if side.commit:
+        env.git_commit, env.git_dirty = side.commit, False
+    own = {v.env_key for v in side.variants}
+    env.stacks = {name: pins for name, pins in env.stacks.items() if name in own}
+    env.interpreters = {name: python for name, python in env.interpreters.items() if name in own}
+    return SideInfo(role=side.role, spec=side.spec, kind=side.kind, commit=side.commit,
+                    variants=[v.id for v in side.variants], environment=env,
+                    endpoint=side.endpoint.label if side.endpoint is not None else None,
+                    inject_cpu_us=side.inject.cpu_us, inject_slowdown=side.inject.slowdown,
+                    declarations_from=side.declarations_from)  # fmt: skip
+
+
+def write_side_run(
+    directory: Path, side: Side, info: SideInfo, figures: list[Figure], problems: list[Problem], started: str
+) -> None:
+    """One side as a run directory (run.json, gab-*.json): what the workflows hand to
+    github-action-benchmark for the PR's compare-only check and the nightly trend."""
+    run = Run(started_at=started, finished_at=now(),
+              complete=True, command=["benchwatch", "compare", side.role, side.spec],
+              environment=info.environment, figures=figures, problems=problems)  # fmt: skip
+    write_run(directory, run)
+
+
+def write_outputs(comparison: Comparison, out: Path) -> None:
+    from benchwatch.report.comment import render
+
+    data = comparison.model_dump(mode="json")
+    data["summary"] = {**comparison.counts(), "exit_code": comparison.exit_code()}
+    write_json_atomic(out / COMPARE_FILE, data)
+    write_text_atomic(out / COMMENT_FILE, render(comparison))

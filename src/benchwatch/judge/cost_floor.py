@@ -1,0 +1,63 @@
+"""The floor of an estimated cost per request, from the floors of its parts.
+
+A cost is  C = U + S  (U: instructions x µs per instruction, S: own system calls by name x µs per
+call), so head/base - 1 of the cost is the weighted mean of its parts' changes:
+
+    C'/C - 1 = u (I'/I - 1) + s (S'/S - 1),   u = U/C, s = S/C  (base's shares)
+
+If the instructions stray from 1 by at most their floor f_I when nothing changed (their A/A floor:
+calibration.json) and the system part by at most f_S, the cost strays by at most
+
+    floor = u f_I + s f_S
+
+That is the cost's floor. The weights are the same for both sides, so they cancel in an A/A. Both
+sides' shares are tried and the larger floor kept. A cost with an A/A floor of its own
+(`calibrate --counts-from` on a compare that had costs) keeps the larger of the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from benchwatch.counts.cost import INSTRUCTIONS_PART
+from benchwatch.figures.metrics import COST, INSTRUCTIONS, SYSCALLS
+from benchwatch.judge.verdict import Row, judge_again
+
+FROM_PARTS = "parts"  # Row.floor_source of a cost whose floor came from its parts'
+
+
+def part_label(cost_label: str, metric: str) -> str:
+    return cost_label[: -len(COST.key)] + metric
+
+
+def floor_from_parts(
+    shares: Iterable[float], instructions_floor: float, syscalls_floor: float
+) -> float:
+    """The largest u f_I + (1 - u) f_S over the user shares u given."""
+    return max(u * instructions_floor + (1.0 - u) * syscalls_floor for u in shares)
+
+
+def user_share(detail: dict[str, float]) -> float:
+    total = sum(detail.values())
+    return detail.get(INSTRUCTIONS_PART, 0.0) / total if total > 0 else 1.0
+
+
+def set_cost_floors(rows: list[Row]) -> None:
+    """Each cost row's floor from its parts' rows (its detail holds both sides' parts in µs), and its
+    verdict judged again against that floor."""
+    by_label = {r.label: r for r in rows}
+    for row in rows:
+        if row.metric != COST.key or not row.detail:
+            continue
+        instructions, syscalls = (
+            by_label.get(part_label(row.label, m.key)) for m in (INSTRUCTIONS, SYSCALLS)
+        )
+        if instructions is None or syscalls is None:
+            continue
+        sides = [{name: pair[i] or 0.0 for name, pair in row.detail.items()} for i in (0, 1)]
+        derived = floor_from_parts(
+            [user_share(d) for d in sides], instructions.floor, syscalls.floor
+        )
+        if row.floor_source == "figure" and row.floor >= derived:
+            continue
+        judge_again(row, derived, FROM_PARTS)

@@ -1,0 +1,320 @@
+"""compare.json -> the sticky PR comment (markdown)."""
+
+from __future__ import annotations
+
+from benchwatch.figures.metrics import COST
+from benchwatch.judge import dropped
+from benchwatch.judge.moved import MovedPackages
+from benchwatch.judge.verdict import Comparison, Row, SideInfo
+from benchwatch.measure.inject import Injection
+from benchwatch.profiling.speedscope import markdown as profile_markdown
+from benchwatch.results.schema import PER_STACK_FACTS, Environment, Problem
+
+MARKER = "<!-- benchwatch-compare -->"
+HEADLINE_PACKAGES = ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _gating_note(rows: list[Row], verdict: str) -> str:
+    """' (1 gating)' when some of the rows with this verdict do not gate, '' when all do."""
+    found = [r for r in rows if r.verdict == verdict]
+    gating = sum(r.gating for r in found)
+    if not found or gating == len(found):
+        return ""
+    return f" ({gating} gating)" if gating else " (none gating)"
+
+
+def cost_headline(rows: list[Row]) -> str:
+    """The estimated cost per request first: the one changed cost with its interval and endpoint,
+    or how many costs went which way."""
+    costs = [r for r in rows if r.metric == COST.key]
+    if not costs:
+        return ""
+    moved = [r for r in costs if r.significant]
+    if len(moved) == 1 and moved[0].ratio is not None:
+        row = moved[0]
+        low, high = row.low or row.ratio, row.high or row.ratio
+        factor, low, high, word = (row.ratio, low, high, "higher") if row.ratio > 1 else (1 / row.ratio, 1 / high, 1 / low, "lower")
+        where = row.scenario + (f" {row.endpoint}" if row.endpoint else "")
+        return f"estimated cost per request {factor:.2f}x {word} [{low:.2f}, {high:.2f}] ({where})"
+    higher = sum(r.verdict == "regression" for r in moved)
+    return (f"estimated cost per request: {higher} higher, {len(moved) - higher} lower, "
+            f"{len(costs) - len(moved)} unchanged")  # fmt: skip
+
+
+def headline(comparison: Comparison) -> str:
+    counts = comparison.counts()
+    parts = [
+        _plural(counts["regression"], "regression") + _gating_note(comparison.rows, "regression"),
+        _plural(counts["improvement"], "improvement") + _gating_note(comparison.rows, "improvement"),
+        f"{counts['unchanged']} unchanged",
+    ]
+    if counts["unconfirmed"]:
+        parts.append(f"{counts['unconfirmed']} not confirmed")
+    if counts["no verdict"]:
+        parts.append(f"{counts['no verdict']} without a verdict")
+    lead = cost_headline(comparison.rows)
+    return (f"{lead}; " if lead else "") + ", ".join(parts)
+
+
+def _side_title(side: SideInfo) -> str:
+    if side.kind == "variant":
+        what = f"variant `{side.variants[0] if side.variants else side.spec}`"
+        if side.endpoint:
+            what += f" endpoint `{side.endpoint}`"
+    else:
+        what = f"stack `{side.spec}`" if side.kind == "stack" else f"ref `{side.spec}`"
+    if side.commit:
+        what += f" ({side.commit[:10]})"
+    injection = Injection(cpu_us=side.inject_cpu_us, slowdown=side.inject_slowdown)
+    if injection:
+        what += f" — TEST ONLY: {injection.describe()}"
+    if side.declarations_from:
+        what += f" — no benchwatch.toml at this ref: measured with `{side.declarations_from}`'s declarations"
+    return what
+
+
+def _value(value: float | None, unit: str) -> str:
+    return "—" if value is None else f"{value:.4g} {unit}"
+
+
+def _table(rows: list[Row]) -> list[str]:
+    lines = ["| | figure | base | head | change [95 % CI] | floor |", "|---|---|---|---|---|---|"]
+    icons = {"regression": "🔴", "improvement": "🟢", "unchanged": "⚪", "no verdict": "⚠️", "unconfirmed": "🟡"}
+    for row in rows:
+        gate = " (gate)" if row.gating else ""
+        floor = f"{row.floor:.1%}" + {"figure": "", "metric": " (metric)", "default": " (default)",
+                                       "parts": " (its parts')", "threads": " (default, threads)"}.get(row.floor_source, "")  # fmt: skip
+        text = row.text
+        if row.confirmation is not None:
+            text += f"; again: {row.confirmation.text}"
+        lines.append(
+            f"| {icons[row.verdict]} | {row.label}{gate} | {_value(row.base_value, row.unit)} "
+            f"| {_value(row.head_value, row.unit)} | {text} | {floor} |"
+        )
+        lines += _parts(row)
+    return lines
+
+
+def _parts(row: Row, limit: int = 6) -> list[str]:
+    """Under a changed count: its parts that moved, largest first ("epoll_ctl 0.00 → 2.00 per request";
+    a cost's in µs)."""
+    if not row.detail or not row.significant:
+        return []
+    moved = [(name, b or 0.0, h or 0.0) for name, (b, h) in row.detail.items() if round(b or 0.0, 2) != round(h or 0.0, 2)]
+    moved.sort(key=lambda item: -abs(item[2] - item[1]))
+    shown = ", ".join(f"`{name}` {b:.2f} → {h:.2f}" for name, b, h in moved[:limit])
+    unit = " µs" if row.metric == COST.key else ""
+    return [f"| | ↳ per request{unit}: {shown or 'no part moved by 0.01'} | | | | |"]
+
+
+def render(comparison: Comparison) -> str:
+    base, head = comparison.base, comparison.head
+    significant = [r for r in comparison.rows if r.significant]
+    unconfirmed = [r for r in comparison.rows if r.verdict == "unconfirmed"]
+    unmeasured = [r for r in comparison.rows if r.verdict == "no verdict"]
+    unchanged = [r for r in comparison.rows if r.verdict == "unchanged"]
+    out = [
+        MARKER,
+        f"## benchwatch: {headline(comparison)}",
+        "",
+        f"**base** {_side_title(base)} vs **head** {_side_title(head)} — same machine, "
+        f"{comparison.rounds} rounds{' (quick)' if comparison.quick else ''}, both servers loaded side by side "
+        f"in each{'' if base.kind == 'variant' else '; micro-benchmarks in alternating batches'}.",
+        "",
+        *_watched(comparison),
+        *_moved_lines(comparison),
+        *(f"Note: {note}." for note in comparison.extra.notes),
+        *([""] if comparison.extra.notes else []),
+    ]
+    regressions = comparison.gating_regressions()
+    if regressions:
+        out += [f"**Regression** in a gating figure ({', '.join(r.label for r in regressions[:3])}).", ""]
+    if significant:
+        out += _table(significant) + [""]
+    for label, table in comparison.extra.instructions_went.items():
+        out += [f"<details><summary>Where the instructions went: {label}</summary>", "", table.rstrip(), "",
+                "</details>", ""]
+    if unconfirmed:
+        out += ["**Not confirmed**: flagged in the first rounds (as a regression or an improvement), not again "
+                "when measured once more side by side (neither; see how this is judged):", ""] + _table(unconfirmed) + [""]
+    if unmeasured:
+        out += ["**No verdict** for these (said why):", ""] + _table(unmeasured) + [""]
+    if unchanged:
+        out += [f"<details><summary>{len(unchanged)} unchanged</summary>", ""]
+        out += _table(unchanged) + ["", "</details>", ""]
+    out += _not_measured(comparison)
+    out += dropped.lines(comparison.extra.rounds_short)
+    if comparison.extra.counts_unavailable:
+        out += [f"Counts per request (instructions, system calls): not measured ({comparison.extra.counts_unavailable}); "
+                "only timings decided.", ""]
+    out += _weights(comparison)
+    if comparison.extra.instructions_unavailable:
+        out += [f"Micro-benchmark instruction counts: not measured ({comparison.extra.instructions_unavailable}).", ""]
+    if comparison.problems:
+        out += ["**Problems**", ""]
+        for problem in comparison.problems:
+            folded = _detail(problem.detail)
+            # a blank line apart: a paragraph holding HTML keeps its `@`s broken (the PR comment's neutraliser)
+            out += [f"- {_problem_line(problem)}", *([""] if folded else []), *folded]
+        out += [""]
+    if comparison.unpaired:
+        out += [f"<details><summary>{len(comparison.unpaired)} measured on one side only</summary>", ""]
+        out += [f"- {u}" for u in comparison.unpaired] + ["", "</details>", ""]
+    if comparison.extra.profile is not None:
+        out += profile_markdown(comparison.extra.profile)
+    out += _method(comparison)
+    out += _fingerprints(base, head)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _weights(comparison: Comparison, shown: int = 12) -> list[str]:
+    """The weights the estimated costs were made with, or why there are none."""
+    if comparison.extra.cost_unavailable:
+        return [f"Estimated cost per request: not made ({comparison.extra.cost_unavailable}); the instructions "
+                "and system calls per request gate one by one instead.", ""]  # fmt: skip
+    found = comparison.extra.cost_weights
+    if found is None:
+        return []
+    calls = ", ".join(f"`{name}` {us:.2f}" for name, us in sorted(found.system_us_per_call.items())[:shown])
+    return ["<details><summary>The estimated cost's weights (measured on this machine)</summary>", "",
+            f"Estimated cost per request = instructions × {found.user_us_per_instruction * 1000:.4f} ns + each own "
+            f"system call × its µs: {calls}; any other call {found.other_call_us:.2f} µs. Measured in "
+            f"{found.seconds:g} s: {found.method}.", "", "</details>", ""]  # fmt: skip
+
+
+def _watched(comparison: Comparison) -> list[str]:
+    """One line: how many declared endpoints the compare watched, and how many it timed and counted."""
+    found = comparison.extra.coverage
+    if found is None or not found.endpoints:
+        return []
+    return [f"Watched {_plural(found.endpoints, 'declared endpoint')}: {found.timed} timed, {found.counted} counted "
+            f"per request{f'; {len(found.not_measured)} not measured in full (below)' if found.not_measured else ''}.",
+            ""]  # fmt: skip
+
+
+def _not_measured(comparison: Comparison, shown: int = 8) -> list[str]:
+    """Every endpoint lacking timings or counts, grouped by why: nothing is dropped silently."""
+    found = comparison.extra.coverage
+    if found is None or not found.not_measured:
+        return []
+    out = ["**What was not measured, and why**", ""]
+    for (missing, why), items in found.groups().items():
+        names = [f"`{item.variant}` `{item.endpoint}`" for item in items]
+        listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+        out.append(f"- no {missing}: {why}: {listed}")
+        if len(names) > shown:
+            out += ["  <details><summary>all of them</summary>", "", *(f"  - {n}" for n in names), "", "  </details>"]
+    return out + [""]
+
+
+def _problem_line(problem: Problem) -> str:
+    """Problem.line() with the variant id and endpoint as code: copyable as they are (the PR
+    comment breaks an `@` that would mention someone only outside code spans)."""
+    where = f"`{problem.variant}`" + (f" `{problem.endpoint}`" if problem.endpoint else "")
+    return f"{where} [{problem.phase}]: {problem.reason}"
+
+
+def _detail(text: str, lines: int = 20) -> list[str]:
+    """A problem's detail (the server's last error: its traceback) folded under it."""
+    kept = text.strip().splitlines()[-lines:]
+    if not kept:
+        return []
+    fence = "~~~~" if any("```" in line for line in kept) else "```"
+    return ["  <details><summary>the server's last lines</summary>", "", f"  {fence}text",
+            *(f"  {line}" for line in kept), f"  {fence}", "", "  </details>"]  # fmt: skip
+
+
+def _method(comparison: Comparison) -> list[str]:
+    calibration = comparison.calibration
+    source = (
+        f"noise floors from `calibration.json` ({calibration.get('date', '?')}, "
+        f"{calibration.get('rounds', '?')} A/A rounds)"
+        if calibration else "**default noise floors** (no `calibration.json`: run `benchwatch calibrate`)"
+    )  # fmt: skip
+    return [
+        "<details><summary>How this is judged</summary>",
+        "",
+        "Change = head/base with a 95 % confidence interval. Load-test figures are paired by "
+        "round (both servers measured at the same moment): the Hodges–Lehmann estimate of the "
+        "per-round log ratios, interval from the Wilcoxon signed-rank test. Micro-benchmark "
+        "times (asv's cases, timed by benchwatch) are paired the same way: in each round base and head "
+        "time the same case in short batches that alternate on one core, each side's fastest batch "
+        "its sample. Instruction counts (valgrind's cachegrind, instructions per call "
+        "from N and 2N calls) are deterministic: the bracket is the range of every base repetition "
+        "against every head repetition. Significant only when the interval excludes 1 "
+        f"**and** the change exceeds the figure's noise floor; {source}. Counts gate first: "
+        "instructions and system calls per request of the real server (a fixed sequence of requests "
+        "on one connection, counted in phases under callgrind and strace, the idle server's own cost taken "
+        "off), weighed into one estimated cost per request (each instruction and each system call by name at "
+        "what it costs on this machine; its floor from its parts' floors), and instructions per call "
+        "of the micro-benchmarks are deterministic; the instructions and system calls are shown as the "
+        "cost's mechanism, not gating one by one. Timings (server CPU µs per request, micro-benchmark "
+        "time) gate only with a floor of their own, and a timing regression or improvement counts only when fresh "
+        "side-by-side rounds of just the flagged figures see it again, so false alarms stay rare per "
+        "PR, not only per figure. Exit 1 on a gating regression, 2 when something could not be "
+        "measured, 3 on bad input.",
+        "",
+        "</details>",
+        "",
+    ]
+
+
+def _fingerprints(base: SideInfo, head: SideInfo) -> list[str]:
+    """The machine once per side, then each side's own stacks (a stack compare has one per side)."""
+    out = ["<details><summary>Environment</summary>", "", "| | base | head |", "|---|---|---|"]
+    for key in Environment.model_fields:
+        if key in PER_STACK_FACTS:
+            continue
+        b, h = getattr(base.environment, key), getattr(head.environment, key)
+        if b is None and h is None:
+            continue
+        out.append(f"| {key} | {b} | {h} |")
+    for stack in dict.fromkeys([*base.environment.stacks, *head.environment.stacks]):
+        cells = []
+        for side in (base, head):
+            pins = side.environment.stacks.get(stack, {})
+            cells.append(", ".join(f"{p} {v}" for p, v in sorted(pins.items()) if p in HEADLINE_PACKAGES))
+        out.append(f"| stack {stack} | {cells[0]} | {cells[1]} |")
+        pythons = [side.environment.interpreters.get(stack) for side in (base, head)]
+        if any(pythons):
+            out.append(f"| server Python ({stack}) | {' | '.join(p.line() if p else '—' for p in pythons)} |")
+    out += ["", "</details>"]
+    return out
+
+
+def _moved_lines(comparison: Comparison) -> list[str]:
+    """The comment's lines on what moved: one line per pair of environments, and on a gating
+    regression the candidate packages with the command that splits the change by package."""
+    moved = comparison.extra.moved
+    if not moved:
+        return []
+    out = [f"Dependencies changed between base and head: {m.text(code=True)}." for m in moved] + [""]
+    regressed = {r.scenario for r in comparison.gating_regressions()}
+    if not regressed:
+        return out
+    suspects = [m for m in moved if regressed & set(m.scenarios)] or list(moved)
+    names = list(dict.fromkeys(p for m in suspects for p in m.packages()))
+    out.append(f"**Which package?** The regression came with these packages' moves: {', '.join(names)}.")
+    if comparison.base.kind == "stack":
+        scenarios = ",".join(f"{s}@*" for s in sorted(regressed))
+        out += [f"`benchwatch attribute --base {comparison.base.spec} --head {comparison.head.spec} -k '{scenarios}'` "
+                "moves one package at a time (or the smallest group the resolver demands) and measures each step "
+                "against base.", ""]  # fmt: skip
+        return out
+    out.append("`benchwatch attribute` splits a change by package between two stacks of `stacks.toml` only, not yet "
+               "between two commits' own locks. To try one package today: on base, move only it, commit, and "
+               f"`benchwatch compare --base {comparison.base.spec} --head <that commit>`:")  # fmt: skip
+    out += [""] + [f"- {line}" for m in suspects for line in _one_package_moves(m)] + [""]
+    return out
+
+
+def _one_package_moves(moved: MovedPackages) -> list[str]:
+    """How to move one package of base's lock to head's version, per package that changed."""
+    lock = moved.lock or "its requirements"
+    if lock.endswith(("uv.lock", "pyproject.toml")):
+        return [f"`uv lock --upgrade-package {p}=={h}` beside app {moved.app}'s `{lock}`" for p, (_, h) in moved.changed.items()]
+    return [f"`{p}=={h}` in app {moved.app}'s `{lock}`" for p, (_, h) in moved.changed.items()]
