@@ -16,7 +16,9 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 class CustomBuildHook(BuildHookInterface):
     def initialize(self, version: str, build_data: dict) -> None:
         package = Path(self.root) / "src" / "benchwatch"
-        spec = importlib.util.spec_from_file_location("benchwatch_own_checkout", package / "environments" / "own_checkout.py")
+        spec = importlib.util.spec_from_file_location(
+            "benchwatch_own_checkout", package / "environments" / "own_checkout.py"
+        )
         if spec is None or spec.loader is None:
             return
         own_checkout = importlib.util.module_from_spec(spec)

@@ -16,7 +16,9 @@ def rewritten(text: str) -> str:
     before, found, rest = text.partition(SHELL_BEGIN)
     _, ended, after = rest.partition(SHELL_END)
     if not found or not ended:
-        raise SystemExit(f"ERROR: {TARGET} has no block between {SHELL_BEGIN.strip()!r} and {SHELL_END.strip()!r}")
+        raise SystemExit(
+            f"ERROR: {TARGET} has no block between {SHELL_BEGIN.strip()!r} and {SHELL_END.strip()!r}"
+        )
     return before + shell_case() + after
 
 
@@ -28,7 +30,10 @@ def main() -> int:
     wanted = rewritten(text)
     if args.check:
         if wanted != text:
-            print(f"ERROR: {TARGET} is out of date: run .venv/bin/python scripts/app_env_names.py", file=sys.stderr)
+            print(
+                f"ERROR: {TARGET} is out of date: run .venv/bin/python scripts/app_env_names.py",
+                file=sys.stderr,
+            )
             return 1
         print(f"{TARGET} agrees with src/benchwatch/declarations/app_env.py")
         return 0

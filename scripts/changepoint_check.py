@@ -126,21 +126,28 @@ def trial(
 
 
 ROWS = (  # (series kind, step, points from the step on, target, detector parameters)
-    ("vs parent", 0.05, 1, 0.95, PARENT), ("vs parent", 0.03, 1, None, PARENT),
-    ("relative", 0.05, 2, 0.95, RELATIVE), ("relative", 0.05, 3, None, RELATIVE),
-    ("absolute", 0.10, 5, 0.90, ABSOLUTE), ("absolute", 0.10, 6, None, ABSOLUTE),
+    ("vs parent", 0.05, 1, 0.95, PARENT),
+    ("vs parent", 0.03, 1, None, PARENT),
+    ("relative", 0.05, 2, 0.95, RELATIVE),
+    ("relative", 0.05, 3, None, RELATIVE),
+    ("absolute", 0.10, 5, 0.90, ABSOLUTE),
+    ("absolute", 0.10, 6, None, ABSOLUTE),
     ("absolute", 0.10, 8, None, ABSOLUTE),
-)  # fmt: skip
+)
 
 
 def run(directory: Path, metric: str, library: str, trials: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     figures = aa_samples(directory, metric)
     pool = pools(figures, rng)
-    print(f"{len(figures)} {metric} figures from {directory}; {POOL} resampled points each; "
-          f"{trials} trials per row; detector {library}\n")  # fmt: skip
-    print("| series | step | history (before + after) | target | at the step's commit | "
-          "within 1 commit | false per 100 commits |")  # fmt: skip
+    print(
+        f"{len(figures)} {metric} figures from {directory}; {POOL} resampled points each; "
+        f"{trials} trials per row; detector {library}\n"
+    )
+    print(
+        "| series | step | history (before + after) | target | at the step's commit | "
+        "within 1 commit | false per 100 commits |"
+    )
     print("|---|---|---|---|---|---|---|")
     started = time.perf_counter()
     for kind, step, k, target, params in ROWS:
@@ -157,16 +164,20 @@ def run(directory: Path, metric: str, library: str, trials: int, seed: int) -> N
             rate = exact / trials
             verdict = "" if target is None else (" met" if rate >= target else " NOT met")
             goal = f">= {target:.0%}" if target else "-"
-            print(f"| {kind} | {step:.0%} | {before} + {k} | {goal} | {exact}/{trials} = "
-                  f"{rate:.1%}{verdict} | {near / trials:.1%} | "
-                  f"{100 * extra / (trials * (before + k)):.2f} |")  # fmt: skip
+            print(
+                f"| {kind} | {step:.0%} | {before} + {k} | {goal} | {exact}/{trials} = "
+                f"{rate:.1%}{verdict} | {near / trials:.1%} | "
+                f"{100 * extra / (trials * (before + k)):.2f} |"
+            )
     for kind, params in (("vs parent", PARENT), ("relative", RELATIVE), ("absolute", ABSOLUTE)):
         detect = ours(params) if params.mode == "spike" else candidate(library, params)
         series = pool["absolute" if kind == "absolute" else "relative"]
         false = sum(len(detect(history(series[t % len(figures)], 100, rng))) for t in range(trials))
         per100 = 100 * false / (trials * 100)
-        print(f"| {kind} | none | 100 | <= 1 per 100 | - | - | {false} in {trials * 100} commits = "
-              f"{per100:.2f}{' met' if per100 <= 1 else ' NOT met'} |")  # fmt: skip
+        print(
+            f"| {kind} | none | 100 | <= 1 per 100 | - | - | {false} in {trials * 100} commits = "
+            f"{per100:.2f}{' met' if per100 <= 1 else ' NOT met'} |"
+        )
     print(f"\n{time.perf_counter() - started:.1f} s of detection")
 
 
@@ -196,19 +207,29 @@ def speed(directory: Path, entries: int = 200, series: int = 200, seed: int = 7)
     (directory / "data.js").write_text(PREFIX + json.dumps(body))
     started = time.perf_counter()
     document, _, _ = changes([directory])
-    print(f"{directory / 'data.js'}: {entries} entries x {series} series: "
-          f"{time.perf_counter() - started:.2f} s in changes(); {document['summary']}")  # fmt: skip
+    print(
+        f"{directory / 'data.js'}: {entries} entries x {series} series: "
+        f"{time.perf_counter() - started:.2f} s in changes(); {document['summary']}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("aa_dir", type=Path, help="a `benchwatch calibrate --out` directory "
-                        "(with --speed: where to write the timing history)")  # fmt: skip
-    parser.add_argument("--speed", action="store_true",
-                        help="instead: time `changes` on a 200 entries x 200 series history")  # fmt: skip
+    parser.add_argument(
+        "aa_dir",
+        type=Path,
+        help="a `benchwatch calibrate --out` directory "
+        "(with --speed: where to write the timing history)",
+    )
+    parser.add_argument(
+        "--speed",
+        action="store_true",
+        help="instead: time `changes` on a 200 entries x 200 series history",
+    )
     parser.add_argument("--metric", default="cpu_us_per_request")
-    parser.add_argument("--library", default="benchwatch",
-                        choices=["benchwatch", "ruptures-pelt", "otava", "spa"])  # fmt: skip
+    parser.add_argument(
+        "--library", default="benchwatch", choices=["benchwatch", "ruptures-pelt", "otava", "spa"]
+    )
     parser.add_argument("--trials", type=int, default=200)
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()

@@ -19,8 +19,10 @@ def main() -> int:
     text = render()
     if args.check:
         if not TARGET.is_file() or TARGET.read_text() != text:
-            print(f"ERROR: {TARGET} is out of date: run .venv/bin/python scripts/config_reference.py",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                f"ERROR: {TARGET} is out of date: run .venv/bin/python scripts/config_reference.py",
+                file=sys.stderr,
+            )
             return 1
         print(f"{TARGET} agrees with the models")
         return 0

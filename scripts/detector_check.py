@@ -31,8 +31,23 @@ def _spin() -> None:
 
 
 def compare(variant: str, slowdown: float, out: Path) -> dict:
-    argv = [sys.executable, "-m", "benchwatch", "compare", "--base", "latest", "--head", "latest",
-            "-k", variant, "--quick", "--no-micro", "-q", "--out", str(out)]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "benchwatch",
+        "compare",
+        "--base",
+        "latest",
+        "--head",
+        "latest",
+        "-k",
+        variant,
+        "--quick",
+        "--no-micro",
+        "-q",
+        "--out",
+        str(out),
+    ]
     if slowdown:
         argv += ["--inject-head-slowdown", str(slowdown)]
     subprocess.run(argv, cwd=REPO, capture_output=True, text=True, timeout=1800)
@@ -45,7 +60,9 @@ def main() -> int:
     parser.add_argument("--slowdowns", default="0,0.05,0.10")
     parser.add_argument("-k", dest="variant", default="services@latest")
     parser.add_argument("--hog", action="store_true", help="a CPU hog beside the server throughout")
-    parser.add_argument("--out", type=Path, default=REPO / "results" / f"detector-{time.strftime('%Y%m%d-%H%M%S')}")
+    parser.add_argument(
+        "--out", type=Path, default=REPO / "results" / f"detector-{time.strftime('%Y%m%d-%H%M%S')}"
+    )
     args = parser.parse_args()
     slowdowns = [float(s) for s in args.slowdowns.split(",")]
     hog = multiprocessing.Process(target=_spin, daemon=True) if args.hog else None
@@ -61,26 +78,40 @@ def main() -> int:
                 for row in data["rows"]:
                     key = f"{row['metric']} {row['label'].split(' ')[-2]}"
                     tally[slowdown][key][row["verdict"]] += 1
-                    if row["metric"] == "cpu_us_per_request" and row["ratio"] and "c=" in row["label"]:
+                    if (
+                        row["metric"] == "cpu_us_per_request"
+                        and row["ratio"]
+                        and "c=" in row["label"]
+                    ):
                         ratios[slowdown].append(row["ratio"])
-                print(f"run {run + 1}/{args.runs} slowdown {slowdown:g}: exit {data['summary']['exit_code']} "
-                      f"({time.monotonic() - started:.0f} s)", file=sys.stderr, flush=True)  # fmt: skip
+                print(
+                    f"run {run + 1}/{args.runs} slowdown {slowdown:g}: exit {data['summary']['exit_code']} "
+                    f"({time.monotonic() - started:.0f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
     finally:
         if hog:
             hog.kill()
-    print(f"\n{args.variant}, {args.runs} runs per condition{', CPU hog running' if args.hog else ''}; "
-          f"{time.monotonic() - started:.0f} s; compare.json files under {args.out}\n")  # fmt: skip
+    print(
+        f"\n{args.variant}, {args.runs} runs per condition{', CPU hog running' if args.hog else ''}; "
+        f"{time.monotonic() - started:.0f} s; compare.json files under {args.out}\n"
+    )
     print("| injected slowdown | figure | regression | improvement | unchanged | no verdict |")
     print("|---|---|---|---|---|---|")
     for slowdown in slowdowns:
         for key, counts in sorted(tally[slowdown].items()):
-            print(f"| {slowdown:.0%} | {key} | {counts['regression']} | {counts['improvement']} | "
-                  f"{counts['unchanged']} | {counts['no verdict']} |")  # fmt: skip
+            print(
+                f"| {slowdown:.0%} | {key} | {counts['regression']} | {counts['improvement']} | "
+                f"{counts['unchanged']} | {counts['no verdict']} |"
+            )
     for slowdown in slowdowns:
         found = sorted(ratios[slowdown])
         if found:
-            print(f"\ncpu/req head/base ratio at {slowdown:.0%}: median {found[len(found) // 2]:.3f}, "
-                  f"range {found[0]:.3f}–{found[-1]:.3f}")  # fmt: skip
+            print(
+                f"\ncpu/req head/base ratio at {slowdown:.0%}: median {found[len(found) // 2]:.3f}, "
+                f"range {found[0]:.3f}–{found[-1]:.3f}"
+            )
     return 0
 
 

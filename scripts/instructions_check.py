@@ -36,9 +36,14 @@ def count(stacks: list, bench: str, env: dict[str, str]) -> tuple[dict[str, floa
 
     started = time.monotonic()
     figures, problems = count_instructions(
-        stacks, benchmark_dir=REPO / "benchmarks", patterns=quick_patterns(REPO), within=[bench],
-        repeats=1, extra_env=env, log=lambda line: None,
-    )  # fmt: skip
+        stacks,
+        benchmark_dir=REPO / "benchmarks",
+        patterns=quick_patterns(REPO),
+        within=[bench],
+        repeats=1,
+        extra_env=env,
+        log=lambda line: None,
+    )
     if problems:
         sys.exit("problems: " + "; ".join(p.line() for p in problems))
     label = f" {INJECT_ENV_VAR}={env[INJECT_ENV_VAR]}" if env else ""
@@ -64,14 +69,18 @@ def main() -> int:
     stacks = [project.stack(name) for name in args.stacks.split(",")]
     aa = [count(stacks, args.bench, {}) for _ in range(args.aa)]
     null, _ = count(stacks, args.bench, {INJECT_ENV_VAR: "0"})
-    injected = [count(stacks, args.bench, {INJECT_ENV_VAR: str(args.fraction)})
-                for _ in range(args.injected)]  # fmt: skip
+    injected = [
+        count(stacks, args.bench, {INJECT_ENV_VAR: str(args.fraction)})
+        for _ in range(args.injected)
+    ]
     names = sorted(aa[0][0])
     spread = {n: max(abs(run[n] / aa[0][0][n] - 1) for run, _ in aa) for n in names}
     floor = max(3 * max(spread.values()), MIN_FLOOR)
     print(f"floor = max(3 x A/A spread, {MIN_FLOOR:.1%}) = {floor:.3%}")
-    print(f"| figure | A/A max abs(ratio-1) ({args.aa} counts) | null ratio | injected {args.fraction:.0%}: "
-          f"ratio (min-max) | detected |")  # fmt: skip
+    print(
+        f"| figure | A/A max abs(ratio-1) ({args.aa} counts) | null ratio | injected {args.fraction:.0%}: "
+        f"ratio (min-max) | detected |"
+    )
     print("|---|---|---|---|---|")
     detected_total = 0
     rows = []
@@ -80,16 +89,29 @@ def main() -> int:
         ratios = [run[n] / null[n] for run, _ in injected]
         detected = sum(r - 1 > floor for r in ratios)
         detected_total += detected
-        rows.append({"figure": n, "aa_spread": spread[n], "null_ratio": null[n] / mean,
-                     "injected_ratios": ratios, "detected": detected})  # fmt: skip
-        print(f"| {n} | {spread[n]:.4%} | {null[n] / mean:.4f} | {min(ratios):.4f}-{max(ratios):.4f} "
-              f"| {detected}/{len(ratios)} |")  # fmt: skip
+        rows.append(
+            {
+                "figure": n,
+                "aa_spread": spread[n],
+                "null_ratio": null[n] / mean,
+                "injected_ratios": ratios,
+                "detected": detected,
+            }
+        )
+        print(
+            f"| {n} | {spread[n]:.4%} | {null[n] / mean:.4f} | {min(ratios):.4f}-{max(ratios):.4f} "
+            f"| {detected}/{len(ratios)} |"
+        )
     times = [t for _, t in aa] + [t for _, t in injected]
-    print(f"detected {detected_total} of {len(names) * len(injected)}; "
-          f"a count of {len(names)} figures took {min(times):.0f}-{max(times):.0f} s "
-          f"(median {statistics.median(times):.0f} s)")  # fmt: skip
+    print(
+        f"detected {detected_total} of {len(names) * len(injected)}; "
+        f"a count of {len(names)} figures took {min(times):.0f}-{max(times):.0f} s "
+        f"(median {statistics.median(times):.0f} s)"
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"floor": floor, "rows": rows, "seconds": times}, indent=1) + "\n")
+    args.out.write_text(
+        json.dumps({"floor": floor, "rows": rows, "seconds": times}, indent=1) + "\n"
+    )
     return 0
 
 

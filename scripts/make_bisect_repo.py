@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-APP = '''from fastapi import FastAPI
+APP = """from fastapi import FastAPI
 
 app = FastAPI()
 SPIN = {spin}
@@ -23,8 +23,8 @@ async def hello() -> dict[str, str]:
     for _ in range(SPIN):  # commit "{slow}" makes this loop run
         pass
     return {{"message": "Hello World"}}
-'''
-DECLARATION = '''name = "hello"
+"""
+DECLARATION = """name = "hello"
 root = "../.."
 app = "apps.hello.app:app"
 stacks = ["latest"]
@@ -32,12 +32,25 @@ stacks = ["latest"]
 [[endpoints]]
 name = "hello"
 path = "/"
-'''
+"""
 
 
 def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(root), "-c", "user.name=bisect-demo", "-c", "user.email=demo@localhost",
-                           *args], check=True, capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "user.name=bisect-demo",
+            "-c",
+            "user.email=demo@localhost",
+            *args,
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     return done.stdout.strip()
 
 
@@ -49,7 +62,9 @@ def make(root: Path, slow_commit: int, spin: int, commits: int = 8) -> str:
     (root / "apps" / "__init__.py").write_text("")
     (app_dir / "__init__.py").write_text("")
     (app_dir / "benchwatch-app.toml").write_text(DECLARATION)
-    (root / "benchwatch.toml").write_text('[benchwatch]\napps = ["apps/hello"]\ndefault_stacks = ["latest"]\n')
+    (root / "benchwatch.toml").write_text(
+        '[benchwatch]\napps = ["apps/hello"]\ndefault_stacks = ["latest"]\n'
+    )
     (root / "stacks.toml").write_text((REPO / "stacks.toml").read_text())
     slow_subject = f"commit {slow_commit}: count the greeting's characters"
     (app_dir / "app.py").write_text(APP.format(spin=0, slow=slow_subject))
@@ -74,9 +89,21 @@ def make(root: Path, slow_commit: int, spin: int, commits: int = 8) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("directory", type=Path)
-    parser.add_argument("--slow-commit", type=int, default=5, help="which of the commits adds the loop (1 = the first)")
-    parser.add_argument("--commits", type=int, default=8, help="how many commits after the good one")
-    parser.add_argument("--spin", type=int, default=800, help="loop iterations per request (~5 %% of hello@latest here)")
+    parser.add_argument(
+        "--slow-commit",
+        type=int,
+        default=5,
+        help="which of the commits adds the loop (1 = the first)",
+    )
+    parser.add_argument(
+        "--commits", type=int, default=8, help="how many commits after the good one"
+    )
+    parser.add_argument(
+        "--spin",
+        type=int,
+        default=800,
+        help="loop iterations per request (~5 %% of hello@latest here)",
+    )
     args = parser.parse_args()
     if args.directory.exists():
         raise SystemExit(f"{args.directory} exists: give a new directory")

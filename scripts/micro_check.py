@@ -33,10 +33,31 @@ def _spin() -> None:
         pass
 
 
-def compare(base: str, head: str, variants: str, out: Path, inject: float, instructions: bool,
-            quick: bool = True) -> tuple[dict, float]:  # fmt: skip
-    argv = [sys.executable, "-m", "benchwatch", "compare", "--base", base, "--head", head, "-k", variants,
-            "--no-load", "-q", "--out", str(out)] + (["--quick"] if quick else [])  # fmt: skip
+def compare(
+    base: str,
+    head: str,
+    variants: str,
+    out: Path,
+    inject: float,
+    instructions: bool,
+    quick: bool = True,
+) -> tuple[dict, float]:
+    argv = [
+        sys.executable,
+        "-m",
+        "benchwatch",
+        "compare",
+        "--base",
+        base,
+        "--head",
+        head,
+        "-k",
+        variants,
+        "--no-load",
+        "-q",
+        "--out",
+        str(out),
+    ] + (["--quick"] if quick else [])
     if inject:
         argv += ["--inject-head-micro", str(inject)]
     if not instructions:
@@ -58,21 +79,36 @@ def aa(args: argparse.Namespace) -> None:
     ratios: dict[tuple[float, str], list[float]] = defaultdict(list)
     for run in range(args.runs):
         for fraction in fractions:  # interleaved, so drift hits every condition alike
-            data, seconds = compare("latest", "latest", args.variants, args.out / f"i{fraction:g}-run{run + 1}",
-                                    fraction, args.instructions, args.quick)  # fmt: skip
+            data, seconds = compare(
+                "latest",
+                "latest",
+                args.variants,
+                args.out / f"i{fraction:g}-run{run + 1}",
+                fraction,
+                args.instructions,
+                args.quick,
+            )
             for row in data["rows"]:
                 if row["kind"] == "micro":
                     tally[(fraction, kind_of(row))][row["verdict"]] += 1
                     if row["ratio"]:
                         ratios[(fraction, kind_of(row))].append(row["ratio"])
-            print(f"run {run + 1}/{args.runs} injected {fraction:g}: {seconds:.0f} s", file=sys.stderr, flush=True)
-    print("| injected | figures | regression | improvement | unchanged | no verdict | ratios (min–max) |")
+            print(
+                f"run {run + 1}/{args.runs} injected {fraction:g}: {seconds:.0f} s",
+                file=sys.stderr,
+                flush=True,
+            )
+    print(
+        "| injected | figures | regression | improvement | unchanged | no verdict | ratios (min–max) |"
+    )
     print("|---|---|---|---|---|---|---|")
     for (fraction, kind), counts in sorted(tally.items()):
         found = sorted(ratios[(fraction, kind)])
         span = f"{found[0]:.3f}–{found[-1]:.3f}" if found else "—"
-        print(f"| {fraction:.0%} | {kind} | {counts['regression']} | {counts['improvement']} | "
-              f"{counts['unchanged']} | {counts['no verdict']} | {span} |")  # fmt: skip
+        print(
+            f"| {fraction:.0%} | {kind} | {counts['regression']} | {counts['improvement']} | "
+            f"{counts['unchanged']} | {counts['no verdict']} | {span} |"
+        )
 
 
 def directions(args: argparse.Namespace) -> None:
@@ -82,13 +118,18 @@ def directions(args: argparse.Namespace) -> None:
         agree, total = one_direction_pair(args, where)
         agreed, counted = agreed + agree, counted + total
     if args.runs > 1:
-        print(f"\nin {args.runs} runs: {agreed} of {counted} micro figures agree in both directions")
+        print(
+            f"\nin {args.runs} runs: {agreed} of {counted} micro figures agree in both directions"
+        )
 
 
 def one_direction_pair(args: argparse.Namespace, out: Path) -> tuple[int, int]:
-    forward, seconds_f = compare(args.base, args.head, args.variants, out / "forward", 0.0, args.instructions, args.quick)
-    backward, seconds_b = compare(args.head, args.base, args.variants, out / "backward", 0.0, args.instructions,
-                                  args.quick)  # fmt: skip
+    forward, seconds_f = compare(
+        args.base, args.head, args.variants, out / "forward", 0.0, args.instructions, args.quick
+    )
+    backward, seconds_b = compare(
+        args.head, args.base, args.variants, out / "backward", 0.0, args.instructions, args.quick
+    )
     back = {row["label"]: row for row in backward["rows"] if row["kind"] == "micro"}
     print(f"{args.base} → {args.head} ({seconds_f:.0f} s) and back ({seconds_b:.0f} s)\n")
     print("| figure | floor | forward | backward | agree |")
@@ -101,8 +142,10 @@ def one_direction_pair(args: argparse.Namespace, out: Path) -> tuple[int, int]:
         same = OPPOSITE.get(row["verdict"]) == other["verdict"]
         agree += same
         total += 1
-        print(f"| {row['label']} | {row['floor']:.1%} | {row['verdict']}: {row['text']} | "
-              f"{other['verdict']}: {other['text']} | {'yes' if same else '**no**'} |")  # fmt: skip
+        print(
+            f"| {row['label']} | {row['floor']:.1%} | {row['verdict']}: {row['text']} | "
+            f"{other['verdict']}: {other['text']} | {'yes' if same else '**no**'} |"
+        )
     print(f"\n{agree} of {total} micro figures agree in both directions")
     return agree, total
 
@@ -111,15 +154,29 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("mode", choices=("aa", "directions"))
     parser.add_argument("-k", dest="variants", default="services@*")
-    parser.add_argument("--runs", type=int, default=3, help="aa: compares per injected fraction; directions: pairs")
-    parser.add_argument("--full", dest="quick", action="store_false",
-                        help="full compares (30 micro rounds, every instruction count, peak memory), not --quick")
-    parser.add_argument("--inject", default="0", help="aa: comma-separated fractions of extra calls on head")
+    parser.add_argument(
+        "--runs", type=int, default=3, help="aa: compares per injected fraction; directions: pairs"
+    )
+    parser.add_argument(
+        "--full",
+        dest="quick",
+        action="store_false",
+        help="full compares (30 micro rounds, every instruction count, peak memory), not --quick",
+    )
+    parser.add_argument(
+        "--inject", default="0", help="aa: comma-separated fractions of extra calls on head"
+    )
     parser.add_argument("--base", default="v2-pre-rust")
     parser.add_argument("--head", default="latest")
-    parser.add_argument("--hog", action="store_true", help="a CPU hog beside the compares throughout")
+    parser.add_argument(
+        "--hog", action="store_true", help="a CPU hog beside the compares throughout"
+    )
     parser.add_argument("--no-instructions", dest="instructions", action="store_false")
-    parser.add_argument("--out", type=Path, default=REPO / "results" / f"micro-check-{time.strftime('%Y%m%d-%H%M%S')}")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=REPO / "results" / f"micro-check-{time.strftime('%Y%m%d-%H%M%S')}",
+    )
     args = parser.parse_args()
     hog = multiprocessing.Process(target=_spin, daemon=True) if args.hog else None
     if hog:
@@ -130,8 +187,10 @@ def main() -> int:
     finally:
         if hog:
             hog.kill()
-    print(f"\n{args.variants}{', CPU hog running' if args.hog else ''}; {time.monotonic() - started:.0f} s; "
-          f"compare.json files under {args.out}")  # fmt: skip
+    print(
+        f"\n{args.variants}{', CPU hog running' if args.hog else ''}; {time.monotonic() - started:.0f} s; "
+        f"compare.json files under {args.out}"
+    )
     return 0
 
 

@@ -51,8 +51,11 @@ def compare_outputs(source: Path, out: Path) -> None:
     lines = terminal_lines(comparison.extra.moved) + [headline(comparison)]
     (out / "terminal.txt").write_text("\n".join(lines) + "\n")
     entries, skipped = relative_entries(comparison, every=True)
-    (out / "relative.json").write_text(json.dumps({"entries": entries, "skipped": [str(s) for s in skipped]},
-                                                  indent=2, sort_keys=True))
+    (out / "relative.json").write_text(
+        json.dumps(
+            {"entries": entries, "skipped": [str(s) for s in skipped]}, indent=2, sort_keys=True
+        )
+    )
 
 
 def run_outputs(source: Path, out: Path) -> None:
@@ -63,7 +66,11 @@ def run_outputs(source: Path, out: Path) -> None:
     record = read_run(source)
     out.mkdir(parents=True)
     write_report(out, record)
-    for name, bigger, counts in (("bigger", True, False), ("smaller", False, False), ("counts", False, True)):
+    for name, bigger, counts in (
+        ("bigger", True, False),
+        ("smaller", False, False),
+        ("counts", False, True),
+    ):
         entries = gab_entries(record.figures, bigger, counts)
         (out / f"gab-{name}.json").write_text(json.dumps(entries, indent=2, sort_keys=True))
     printed = _cli(["site", "--run", str(source), "--out", str(out / "site")])
@@ -77,7 +84,9 @@ def main(argv: list[str]) -> int:
     helps(out)
     for number, source in enumerate(Path(d) for d in argv[1:]):
         for found in sorted(source.rglob("compare.json")):
-            compare_outputs(found.parent, out / f"{number}" / found.parent.relative_to(source) / "compare")
+            compare_outputs(
+                found.parent, out / f"{number}" / found.parent.relative_to(source) / "compare"
+            )
         for found in sorted(source.rglob("run.json")):
             run_outputs(found.parent, out / f"{number}" / found.parent.relative_to(source) / "run")
     return 0

@@ -56,10 +56,15 @@ def main() -> int:
         loaded = measure(instance)
     finally:
         hog.kill()
-    print(f"{case} dump_json x{BATCH}, median of {REPEATS}, benchmark and hog pinned to core {CORE}")
+    print(
+        f"{case} dump_json x{BATCH}, median of {REPEATS}, benchmark and hog pinned to core {CORE}"
+    )
     print("| clock | alone | with a CPU hog | hog/alone |")
     print("|---|---|---|---|")
-    for name, a, b in (("process_time (CPU)", alone[0], loaded[0]), ("perf_counter (wall)", alone[1], loaded[1])):
+    for name, a, b in (
+        ("process_time (CPU)", alone[0], loaded[0]),
+        ("perf_counter (wall)", alone[1], loaded[1]),
+    ):
         print(f"| {name} | {a * 1e3:.3f} ms | {b * 1e3:.3f} ms | {b / a:.2f}x |")
     return 0
 

@@ -27,8 +27,12 @@ def main() -> None:
     parser.add_argument(
         "--setup-min", type=float, default=3.0, help="assumed set-up per measure job, minutes"
     )
-    parser.add_argument("--small-job-min", type=float, default=2.0,
-                        help="assumed wall of a job that measures nothing (merge + changes + site, record)")  # fmt: skip
+    parser.add_argument(
+        "--small-job-min",
+        type=float,
+        default=2.0,
+        help="assumed wall of a job that measures nothing (merge + changes + site, record)",
+    )
     parser.add_argument("--shards-full", type=int, default=4)
     args = parser.parse_args()
     project = load_project(Path(__file__).resolve().parents[1])
@@ -52,16 +56,22 @@ def main() -> None:
     print(
         f"variants: {len(everything)} in the quick run, {len(latest)} at latest in the relative compare"
     )
-    print(f"publish.yml per push: relative compare --quick ({relative_plan.rounds} rounds, load; its counts "
-          f"per request are not estimated) {relative:.1f} min, "
-          f"quick run (load) {quick:.1f} min")  # fmt: skip
-    print(f"  wall ~{push_wall:.0f} min; runner time ~{push_runner:.0f} min; "
-          f"a month at one push a day ~{push_runner * DAYS:.0f} runner min")  # fmt: skip
+    print(
+        f"publish.yml per push: relative compare --quick ({relative_plan.rounds} rounds, load; its counts "
+        f"per request are not estimated) {relative:.1f} min, "
+        f"quick run (load) {quick:.1f} min"
+    )
+    print(
+        f"  wall ~{push_wall:.0f} min; runner time ~{push_runner:.0f} min; "
+        f"a month at one push a day ~{push_runner * DAYS:.0f} runner min"
+    )
     print(
         f"weekly.yml: full plan in {args.shards_full} shards {', '.join(f'{f:.0f}' for f in full)} min (load)"
     )
-    print(f"  wall ~{week_wall:.0f} min; runner time ~{week_runner:.0f} min + the asv job (not estimated); "
-          f"a month ~{week_runner * WEEKS:.0f} runner min + asv")  # fmt: skip
+    print(
+        f"  wall ~{week_wall:.0f} min; runner time ~{week_runner:.0f} min + the asv job (not estimated); "
+        f"a month ~{week_runner * WEEKS:.0f} runner min + asv"
+    )
     print(
         f"assumed, not estimated: {setup:g} min set-up per measure job, {small:g} min per merge/record job"
     )

@@ -39,7 +39,9 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 SUITE = "benchwatch (vs parent)"  # benchwatch.trend.relative.SUITE, as publish.yml names it
-COUNTS_SUITE = "benchwatch counts (per request)"  # benchwatch.trend.history.COUNTS: head's absolute counts
+COUNTS_SUITE = (
+    "benchwatch counts (per request)"  # benchwatch.trend.history.COUNTS: head's absolute counts
+)
 VARIANT = "tiny@latest"
 
 APP = """
@@ -67,8 +69,21 @@ path = "/hi"
 
 
 def git(root: Path, *args: str) -> str:
-    done = subprocess.run(["git", "-C", str(root), "-c", "user.name=rehearsal", "-c", "user.email=r@example.org",
-                           *args], capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [
+            "git",
+            "-C",
+            str(root),
+            "-c",
+            "user.name=rehearsal",
+            "-c",
+            "user.email=r@example.org",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return done.stdout.strip()
 
 
@@ -99,33 +114,73 @@ def build_repository(root: Path, commits: int, culprit: int, loops: int) -> list
 
 def benchwatch(root: Path, *args: str) -> subprocess.CompletedProcess:
     environ = {**os.environ, "BENCHWATCH_ROOT": str(root)}
-    return subprocess.run([sys.executable, "-m", "benchwatch", *args], capture_output=True, text=True,
-                          cwd=root, env=environ, timeout=1800)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "benchwatch", *args],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=environ,
+        timeout=1800,
+    )
 
 
 def push(
-    root: Path, out: Path, data_js: Path, parent: str, commit: str, rounds: int, counts_js: Path | None = None
+    root: Path,
+    out: Path,
+    data_js: Path,
+    parent: str,
+    commit: str,
+    rounds: int,
+    counts_js: Path | None = None,
 ) -> dict[str, Any]:
     """What publish.yml's measure jobs do for one push to main: compare the commit with its parent
     side by side, then publish() the compare."""
     step = out / commit[:12]
     started = time.monotonic()
-    compared = benchwatch(root, "compare", "--base", parent, "--head", commit, "--quick", "--no-micro",
-                          "--rounds", str(rounds), "-k", VARIANT, "--out", str(step / "compare"), "-q")  # fmt: skip
-    found: dict[str, Any] = {"commit": commit, "compare_exit": compared.returncode,
-                             "compare_seconds": round(time.monotonic() - started, 1)}  # fmt: skip
-    found.update(publish(root, step, data_js, described(root, commit), described(root, parent), counts_js))
+    compared = benchwatch(
+        root,
+        "compare",
+        "--base",
+        parent,
+        "--head",
+        commit,
+        "--quick",
+        "--no-micro",
+        "--rounds",
+        str(rounds),
+        "-k",
+        VARIANT,
+        "--out",
+        str(step / "compare"),
+        "-q",
+    )
+    found: dict[str, Any] = {
+        "commit": commit,
+        "compare_exit": compared.returncode,
+        "compare_seconds": round(time.monotonic() - started, 1),
+    }
+    found.update(
+        publish(root, step, data_js, described(root, commit), described(root, parent), counts_js)
+    )
     return found
 
 
 def described(root: Path, commit: str) -> dict[str, str]:
     """A commit as trend-add records it: its sha, subject and commit time."""
-    return {"commit": commit, "message": git(root, "log", "-1", "--format=%s", commit),
-            "stamp": git(root, "log", "-1", "--format=%cI", commit)}  # fmt: skip
+    return {
+        "commit": commit,
+        "message": git(root, "log", "-1", "--format=%s", commit),
+        "stamp": git(root, "log", "-1", "--format=%cI", commit),
+    }
 
 
 def publish(
-    root: Path, step: Path, data_js: Path, head: dict[str, str], base: dict[str, str], counts_js: Path | None
+    root: Path,
+    step: Path,
+    data_js: Path,
+    head: dict[str, str],
+    base: dict[str, str],
+    counts_js: Path | None,
 ) -> dict[str, Any]:
     """What publish.yml does with a push's compare (`step`/compare): the relative part, and
     (`counts_js`) the absolute counts per request of the pushed commit (the compare's head side).
@@ -153,29 +208,62 @@ def publish(
     return found
 
 
-def trend_add(root: Path, data_js: Path, gab: Path, suite: str, commit: str, message: str, stamp: str) -> None:
-    added = benchwatch(root, "trend-add", str(data_js), "--gab", str(gab), "--suite", suite,
-                       "--commit", commit, "--message", message, "--timestamp", stamp)  # fmt: skip
+def trend_add(
+    root: Path, data_js: Path, gab: Path, suite: str, commit: str, message: str, stamp: str
+) -> None:
+    added = benchwatch(
+        root,
+        "trend-add",
+        str(data_js),
+        "--gab",
+        str(gab),
+        "--suite",
+        suite,
+        "--commit",
+        commit,
+        "--message",
+        message,
+        "--timestamp",
+        stamp,
+    )
     if added.returncode != 0:
         raise SystemExit(f"ERROR: trend-add failed: {added.stderr.strip()}")
 
 
 def changes(root: Path, data_js: Path, out: Path) -> tuple[int, dict[str, Any]]:
     document = out / "changes.json"
-    directories = [str(d) for d in (data_js.parent, out / "history-counts") if (d / "data.js").is_file()]
-    done = benchwatch(root, "changes", *[a for d in directories for a in ("--data", d)], "--json-file", str(document))
+    directories = [
+        str(d) for d in (data_js.parent, out / "history-counts") if (d / "data.js").is_file()
+    ]
+    done = benchwatch(
+        root,
+        "changes",
+        *[a for d in directories for a in ("--data", d)],
+        "--json-file",
+        str(document),
+    )
     if done.returncode not in (0, 1):
         raise SystemExit(f"ERROR: changes failed: {done.stderr.strip()}")
     return done.returncode, json.loads(document.read_text())
 
 
 def located(document: dict[str, Any]) -> list[dict[str, Any]]:
-    return [{"series": s["name"], "commit": c["after"]["commit"], "kind": c["kind"], "ratio": c["ratio"]}
-            for s in document["series"] if s["gating"] for c in s["changes"]]  # fmt: skip
+    return [
+        {
+            "series": s["name"],
+            "commit": c["after"]["commit"],
+            "kind": c["kind"],
+            "ratio": c["ratio"],
+        }
+        for s in document["series"]
+        if s["gating"]
+        for c in s["changes"]
+    ]
 
 
-def rehearse(out: Path, commits: int, culprit: int, rounds: int, loops: int,
-             start: Path | None = None) -> dict[str, Any]:  # fmt: skip
+def rehearse(
+    out: Path, commits: int, culprit: int, rounds: int, loops: int, start: Path | None = None
+) -> dict[str, Any]:
     if not 2 <= culprit <= commits:
         raise SystemExit(
             f"ERROR: --culprit {culprit}: give a commit between 2 and --commits ({commits})"
@@ -204,7 +292,11 @@ def replay(out: Path, recorded: Path, start: Path | None = None) -> dict[str, An
         step = out / head["commit"][:12]
         shutil.copytree(recorded / head["commit"][:12] / "compare", step / "compare")
         was = next(s for s in earlier["steps"] if s["number"] == number)
-        found = {"commit": head["commit"], "compare_exit": was["compare_exit"], "compare_seconds": 0.0}
+        found = {
+            "commit": head["commit"],
+            "compare_exit": was["compare_exit"],
+            "compare_seconds": 0.0,
+        }
         return {**found, **publish(out, step, data_js, head, log[number - 2], counts_js)}
 
     summary = pushes(out, out, log, culprit, start, recorded_push)
@@ -212,9 +304,13 @@ def replay(out: Path, recorded: Path, start: Path | None = None) -> dict[str, An
 
 
 def pushes(
-    out: Path, root: Path, log: list[dict[str, str]], culprit: int, start: Path | None,
+    out: Path,
+    root: Path,
+    log: list[dict[str, str]],
+    culprit: int,
+    start: Path | None,
     one_push: Callable[[int, Path, Path], dict[str, Any]],
-) -> dict[str, Any]:  # fmt: skip
+) -> dict[str, Any]:
     """Every commit after the first pushed in order (`one_push`), `changes` after each; the summary."""
     shas = [c["commit"] for c in log]
     commits = len(shas)
@@ -227,12 +323,19 @@ def pushes(
     for number in range(2, commits + 1):
         step = one_push(number, data_js, counts_js)
         code, document = changes(root, data_js, out) if data_js.exists() else (0, {"series": []})
-        step.update(number=number, changes_exit=code, changes=located(document),
-                    verdicts={s["name"]: s["verdict"] for s in document["series"]})  # fmt: skip
+        step.update(
+            number=number,
+            changes_exit=code,
+            changes=located(document),
+            verdicts={s["name"]: s["verdict"] for s in document["series"]},
+        )
         steps.append(step)
-        print(f"[{number}/{commits}] {shas[number - 1][:8]}{' (culprit)' if number == culprit else ''}: "
-              f"compare exit {step['compare_exit']} in {step['compare_seconds']} s, point {step['point']}, "
-              f"changes exit {code}: {step['changes'] or step['verdicts']}", flush=True)  # fmt: skip
+        print(
+            f"[{number}/{commits}] {shas[number - 1][:8]}{' (culprit)' if number == culprit else ''}: "
+            f"compare exit {step['compare_exit']} in {step['compare_seconds']} s, point {step['point']}, "
+            f"changes exit {code}: {step['changes'] or step['verdicts']}",
+            flush=True,
+        )
     # every change point in a gating series (c=10 and rate=50% cpu/req) is the culprit, a regression
     final = steps[-1]["changes"]
     found = bool(final) and all(
@@ -242,11 +345,21 @@ def pushes(
         (s["number"] for s in steps if any(c["commit"] == shas[culprit - 1] for c in s["changes"])),
         None,
     )
-    in_counts = [c for c in final if "seq instr/req" in c["series"] or "seq syscalls/req" in c["series"]]
-    return {"commits": shas, "log": log, "culprit": shas[culprit - 1], "culprit_number": culprit,
-            "found": found, "first_found_at_push": first_alert, "final_changes": final,
-            "found_in_counts": bool(in_counts) and all(c["commit"] == shas[culprit - 1] for c in in_counts),
-            "steps": steps}  # fmt: skip
+    in_counts = [
+        c for c in final if "seq instr/req" in c["series"] or "seq syscalls/req" in c["series"]
+    ]
+    return {
+        "commits": shas,
+        "log": log,
+        "culprit": shas[culprit - 1],
+        "culprit_number": culprit,
+        "found": found,
+        "first_found_at_push": first_alert,
+        "final_changes": final,
+        "found_in_counts": bool(in_counts)
+        and all(c["commit"] == shas[culprit - 1] for c in in_counts),
+        "steps": steps,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:

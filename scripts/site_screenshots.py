@@ -36,15 +36,24 @@ SHOTS = (
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "img")
-    parser.add_argument("--attribution", type=Path, action="append", default=[],
-                        help="more real attribution.json files for the releases page")  # fmt: skip
+    parser.add_argument(
+        "--attribution",
+        type=Path,
+        action="append",
+        default=[],
+        help="more real attribution.json files for the releases page",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bw-site-shots-"))
     try:
         fixtures = work / "fixtures"
         fixtures.mkdir()
         for path in [*site_demo.attributions(), *args.attribution]:
-            name = path.name if path.name != "attribution.json" else f"attribution-{path.parent.name}.json"
+            name = (
+                path.name
+                if path.name != "attribution.json"
+                else f"attribution-{path.parent.name}.json"
+            )
             shutil.copyfile(path, fixtures / name)
         site_demo.ATTRIBUTIONS = fixtures
         site = site_demo.build(work)
@@ -54,7 +63,9 @@ def main() -> int:
                 for page, width, height, name in SHOTS:
                     if name.endswith("-dark.png") != dark:
                         continue
-                    shot = browser.open((site / page).as_uri(), width).screenshot(args.out / name, width, height)
+                    shot = browser.open((site / page).as_uri(), width).screenshot(
+                        args.out / name, width, height
+                    )
                     print(shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot)
     finally:
         shutil.rmtree(work, ignore_errors=True)

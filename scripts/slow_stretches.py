@@ -67,7 +67,9 @@ def stretches(per_call: list[float]) -> list[int]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--stack", default="latest")
-    parser.add_argument("--case", default=r"time_response_model\('services'\)", help="a regex over asv case names")
+    parser.add_argument(
+        "--case", default=r"time_response_model\('services'\)", help="a regex over asv case names"
+    )
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--batch-ms", type=float, default=1.0)
     args = parser.parse_args()
@@ -89,14 +91,20 @@ def main() -> int:
     fastest = us[0]
     slow = stretches(per_call)
     batch_ms = statistics.median(per_call) * calls * 1000
-    print(f"{case.name} on {args.stack}: {len(us)} batches of ~{batch_ms:.1f} ms in {args.seconds:g} s")
-    print(f"µs per call: fastest {fastest:.2f}, median {statistics.median(us):.2f} "
-          f"({statistics.median(us) / fastest:.2f}x), 90th percentile {us[int(0.9 * len(us))]:.2f} "
-          f"({us[int(0.9 * len(us))] / fastest:.2f}x), slowest {us[-1]:.2f} ({us[-1] / fastest:.2f}x)")  # fmt: skip
+    print(
+        f"{case.name} on {args.stack}: {len(us)} batches of ~{batch_ms:.1f} ms in {args.seconds:g} s"
+    )
+    print(
+        f"µs per call: fastest {fastest:.2f}, median {statistics.median(us):.2f} "
+        f"({statistics.median(us) / fastest:.2f}x), 90th percentile {us[int(0.9 * len(us))]:.2f} "
+        f"({us[int(0.9 * len(us))] / fastest:.2f}x), slowest {us[-1]:.2f} ({us[-1] / fastest:.2f}x)"
+    )
     if slow:
-        print(f"stretches slower than {SLOW}x the fastest: {len(slow)}, {sum(slow)} of {len(us)} batches "
-              f"({sum(slow) / len(us):.0%}); longest {max(slow) * batch_ms:.0f} ms, "
-              f"median {statistics.median(slow) * batch_ms:.1f} ms")  # fmt: skip
+        print(
+            f"stretches slower than {SLOW}x the fastest: {len(slow)}, {sum(slow)} of {len(us)} batches "
+            f"({sum(slow) / len(us):.0%}); longest {max(slow) * batch_ms:.0f} ms, "
+            f"median {statistics.median(slow) * batch_ms:.1f} ms"
+        )
     else:
         print(f"no batch slower than {SLOW}x the fastest")
     return 0

@@ -18,8 +18,13 @@ from pathlib import Path
 from typing import Any
 
 CHROMIUM = os.environ.get("BENCHWATCH_CHROMIUM") or next(
-    (found for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
-     if (found := shutil.which(name))), None)  # Debian's chromium (.ci/run), the GitHub runner's Chrome  # fmt: skip
+    (
+        found
+        for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
+        if (found := shutil.which(name))
+    ),
+    None,
+)  # Debian's chromium (.ci/run), the GitHub runner's Chrome
 
 
 class BrowserError(RuntimeError):
@@ -32,21 +37,33 @@ class Page:
     session: str
     errors: list[str] = field(default_factory=list)
 
-    def call(self, method: str, params: dict[str, Any] | None = None, timeout: float = 30) -> dict[str, Any]:
+    def call(
+        self, method: str, params: dict[str, Any] | None = None, timeout: float = 30
+    ) -> dict[str, Any]:
         return self.browser.call(method, params, self.session, timeout)
 
     def evaluate(self, expression: str) -> Any:
-        result = self.call("Runtime.evaluate", {"expression": expression, "returnByValue": True, "awaitPromise": True})
+        result = self.call(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
+        )
         if "exceptionDetails" in result:
             raise BrowserError(f"{expression[:60]}…: {result['exceptionDetails'].get('text')}")
         return result["result"].get("value")
 
     def screenshot(self, path: Path, width: int, max_height: int | None = None) -> Path:
         """The whole page (or its top `max_height` px), `width` CSS px wide."""
-        height = min(int(self.evaluate("Math.ceil(document.documentElement.scrollHeight)")), max_height or 16000)
-        self.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})  # fmt: skip
-        data = self.call("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False})["data"]
+        height = min(
+            int(self.evaluate("Math.ceil(document.documentElement.scrollHeight)")),
+            max_height or 16000,
+        )
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+        )
+        data = self.call(
+            "Page.captureScreenshot", {"format": "png", "captureBeyondViewport": False}
+        )["data"]
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
         return path
@@ -70,11 +87,25 @@ class Chromium:
             os.dup2(b, 4)
 
         self.proc = subprocess.Popen(
-            [binary, "--headless", "--disable-gpu", "--no-sandbox", "--hide-scrollbars", "--no-first-run",
-             "--no-default-browser-check", "--disable-extensions", "--disable-background-networking",
-             f"--user-data-dir={self.profile}", "--remote-debugging-pipe", "about:blank"],
-            preexec_fn=fds, pass_fds=(3, 4), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
+            [
+                binary,
+                "--headless",
+                "--disable-gpu",
+                "--no-sandbox",
+                "--hide-scrollbars",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-extensions",
+                "--disable-background-networking",
+                f"--user-data-dir={self.profile}",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            preexec_fn=fds,
+            pass_fds=(3, 4),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         os.close(to_chrome_r)
         os.close(from_chrome_w)
         self._buffer = b""
@@ -87,8 +118,13 @@ class Chromium:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def call(self, method: str, params: dict[str, Any] | None = None, session: str | None = None,
-             timeout: float = 30) -> dict[str, Any]:  # fmt: skip
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        session: str | None = None,
+        timeout: float = 30,
+    ) -> dict[str, Any]:
         self._id += 1
         message: dict[str, Any] = {"id": self._id, "method": method, "params": params or {}}
         if session:
@@ -127,19 +163,31 @@ class Chromium:
 
     def open(self, url: str, width: int, height: int = 900) -> Page:
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+        session = self.call("Target.attachToTarget", {"targetId": target, "flatten": True})[
+            "sessionId"
+        ]
         page = Page(self, session)
-        page.call("Emulation.setDeviceMetricsOverride",
-                  {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600})  # fmt: skip
-        page.call("Emulation.setEmulatedMedia",
-                  {"features": [{"name": "prefers-color-scheme", "value": "dark" if self.dark else "light"}]})  # fmt: skip
+        page.call(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 600},
+        )
+        page.call(
+            "Emulation.setEmulatedMedia",
+            {
+                "features": [
+                    {"name": "prefers-color-scheme", "value": "dark" if self.dark else "light"}
+                ]
+            },
+        )
         for domain in ("Page", "Runtime", "Log"):
             page.call(f"{domain}.enable")
         start = len(self.events)
         page.call("Page.navigate", {"url": url})
         deadline = time.monotonic() + 30
-        while not any(e.get("method") == "Page.loadEventFired" and e.get("sessionId") == session
-                      for e in self.events[start:]):  # fmt: skip
+        while not any(
+            e.get("method") == "Page.loadEventFired" and e.get("sessionId") == session
+            for e in self.events[start:]
+        ):
             if time.monotonic() > deadline:
                 raise BrowserError(f"{url}: no load event")
             self.drain(0.2)
@@ -150,9 +198,15 @@ class Chromium:
             method, params = event.get("method"), event.get("params", {})
             if method == "Runtime.exceptionThrown":
                 details = params.get("exceptionDetails", {})
-                page.errors.append(str(details.get("exception", {}).get("description") or details.get("text")))
+                page.errors.append(
+                    str(details.get("exception", {}).get("description") or details.get("text"))
+                )
             elif method == "Runtime.consoleAPICalled" and params.get("type") == "error":
-                page.errors.append(" ".join(str(a.get("value", a.get("description"))) for a in params.get("args", [])))
+                page.errors.append(
+                    " ".join(
+                        str(a.get("value", a.get("description"))) for a in params.get("args", [])
+                    )
+                )
             elif method == "Log.entryAdded" and params.get("entry", {}).get("level") == "error":
                 page.errors.append(params["entry"].get("text", ""))
         return page

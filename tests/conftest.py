@@ -52,7 +52,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log):
 
     class OneWorkerEach(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            return next((group for group, tests in ONE_WORKER_EACH.items() if nodeid.startswith(tests)), nodeid)
+            return next(
+                (group for group, tests in ONE_WORKER_EACH.items() if nodeid.startswith(tests)),
+                nodeid,
+            )
 
     return OneWorkerEach(config, log)
 
@@ -85,15 +88,20 @@ def fixture_project(tmp_path: Path) -> Path:
     return make_project(tmp_path / "project", apps + [REPO / "examples" / "todo_api"])
 
 
-def benchwatch(*args: str, root: Path | None = None, env: dict | None = None,
-               timeout: float = 600) -> subprocess.CompletedProcess:
+def benchwatch(
+    *args: str, root: Path | None = None, env: dict | None = None, timeout: float = 600
+) -> subprocess.CompletedProcess:
     """Run the real CLI in a subprocess, as a user would."""
     environ = {**os.environ, **(env or {})}
     if root is not None:
         environ["BENCHWATCH_ROOT"] = str(root)
     return subprocess.run(
         [sys.executable, "-m", "benchwatch", *args],
-        capture_output=True, text=True, timeout=timeout, env=environ, cwd=root or REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=environ,
+        cwd=root or REPO,
     )
 
 
@@ -112,7 +120,10 @@ def cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
 
     def call(*args: str, root: Path | None = None, env: dict | None = None) -> Done:
         monkeypatch.chdir(root or REPO)
-        for key, value in {**(env or {}), **({"BENCHWATCH_ROOT": str(root)} if root else {})}.items():
+        for key, value in {
+            **(env or {}),
+            **({"BENCHWATCH_ROOT": str(root)} if root else {}),
+        }.items():
             monkeypatch.setenv(key, value)
         capsys.readouterr()
         try:
@@ -159,16 +170,34 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory):
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     as_postgres = ["runuser", "-u", "postgres", "--"]
-    subprocess.run([*as_postgres, pg_bin / "initdb", "-D", directory / "data", "-A", "trust", "-U", "bench"],
-                   check=True, capture_output=True)
-    subprocess.run([*as_postgres, pg_bin / "pg_ctl", "-D", directory / "data", "-o",
-                    f"-k {directory} -h 127.0.0.1 -p {port}", "-l", directory / "log", "-w", "start"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [*as_postgres, pg_bin / "initdb", "-D", directory / "data", "-A", "trust", "-U", "bench"],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            *as_postgres,
+            pg_bin / "pg_ctl",
+            "-D",
+            directory / "data",
+            "-o",
+            f"-k {directory} -h 127.0.0.1 -p {port}",
+            "-l",
+            directory / "log",
+            "-w",
+            "start",
+        ],
+        check=True,
+        capture_output=True,
+    )
     try:
         yield f"postgresql+psycopg://bench@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run([*as_postgres, pg_bin / "pg_ctl", "-D", directory / "data", "-m", "fast", "stop"],
-                       capture_output=True)
+        subprocess.run(
+            [*as_postgres, pg_bin / "pg_ctl", "-D", directory / "data", "-m", "fast", "stop"],
+            capture_output=True,
+        )
         shutil.rmtree(directory, ignore_errors=True)
 
 
@@ -179,5 +208,12 @@ def variant(app_name: str, stack: str = "latest", flavor: str | None = None) -> 
 
     endpoint = Endpoint(name="root", path="/")
     declaration = AppDeclaration(name=app_name, app="main:app", endpoints=[endpoint])
-    return Variant(app=App(declaration, REPO), flavor=flavor, stack=Stack(name=stack, pins={"fastapi": "1.0"}),
-                   import_string="main:app", endpoints=(endpoint,), quick_endpoints=(endpoint,), env={})
+    return Variant(
+        app=App(declaration, REPO),
+        flavor=flavor,
+        stack=Stack(name=stack, pins={"fastapi": "1.0"}),
+        import_string="main:app",
+        endpoints=(endpoint,),
+        quick_endpoints=(endpoint,),
+        env={},
+    )

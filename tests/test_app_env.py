@@ -18,20 +18,32 @@ from benchwatch.scaffold import declared_requests as plan
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "app_env.sh"
-TEMPLATE_NAMES = ["APP_SECRET_KEY", plan.PASSWORD_VAR, plan.USER_VAR]  # what init declared on the template
+TEMPLATE_NAMES = [
+    "APP_SECRET_KEY",
+    plan.PASSWORD_VAR,
+    plan.USER_VAR,
+]  # what init declared on the template
 
 
 def sourced(app_env_text: str) -> subprocess.CompletedProcess:
     """app_env.sh sourced as the workflows' compare step does, then the names it exported."""
-    script = f'source {SCRIPT}\nenv -0'
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", script], capture_output=True, timeout=30,
-                          env={"PATH": os.environ["PATH"], "APP_ENV": app_env_text})  # fmt: skip
+    script = f"source {SCRIPT}\nenv -0"
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        capture_output=True,
+        timeout=30,
+        env={"PATH": os.environ["PATH"], "APP_ENV": app_env_text},
+    )
     # bytes: text mode would turn a CR into a line end
-    return subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
+    return subprocess.CompletedProcess(
+        done.args, done.returncode, done.stdout.decode(), done.stderr.decode()
+    )
 
 
 def exported(done: subprocess.CompletedProcess) -> dict[str, str]:
-    text = done.stdout[done.stdout.rfind("\n", 0, done.stdout.find("\0")) + 1:]  # after the mask lines
+    text = done.stdout[
+        done.stdout.rfind("\n", 0, done.stdout.find("\0")) + 1 :
+    ]  # after the mask lines
     return dict(item.split("=", 1) for item in text.split("\0") if "=" in item)
 
 
@@ -41,8 +53,12 @@ def runner_unescape(data: str) -> str:
 
 
 def test_the_script_holds_the_names_of_the_one_list() -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "app_env_names.py"), "--check"],
-                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "app_env_names.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
     assert app_env.shell_case() in SCRIPT.read_text()
 
@@ -50,14 +66,20 @@ def test_the_script_holds_the_names_of_the_one_list() -> None:
 def test_the_secret_init_asks_for_is_accepted_by_the_workflows() -> None:
     """init's printed instruction, read as a user would: one NAME=value line for each name it lists."""
     (line,) = app_env.instruction(TEMPLATE_NAMES)
-    assert line.startswith(f"init: create the repository secret {app_env.SECRET} with one NAME=value line for each of ")
+    assert line.startswith(
+        f"init: create the repository secret {app_env.SECRET} with one NAME=value line for each of "
+    )
     names = re.search(r"for each of (.*) \(Settings", line).group(1).split(", ")
-    assert names == TEMPLATE_NAMES  # the login's names included: every app with a login needs them on GitHub
+    assert (
+        names == TEMPLATE_NAMES
+    )  # the login's names included: every app with a login needs them on GitHub
     values = {name: f"value-{i}-{name.lower()}" for i, name in enumerate(names)}
     done = sourced("".join(f"{name}={value}\n" for name, value in values.items()))
     assert done.returncode == 0, done.stdout + done.stderr
     assert {k: v for k, v in exported(done).items() if k in values} == values
-    assert [m for m in done.stdout.splitlines() if m.startswith("::add-mask::")] == [f"::add-mask::{v}" for v in values.values()]
+    assert [m for m in done.stdout.splitlines() if m.startswith("::add-mask::")] == [
+        f"::add-mask::{v}" for v in values.values()
+    ]
 
 
 def _one_of(pattern: str) -> str:
@@ -68,7 +90,9 @@ OWNED = [(_one_of(p), who) for who, patterns in app_env.OWNED for p in patterns]
 
 
 @pytest.mark.parametrize("name, who", OWNED, ids=[n for n, _ in OWNED])
-def test_a_name_someone_else_owns_stays_refused_by_the_script_and_by_init(name: str, who: str) -> None:
+def test_a_name_someone_else_owns_stays_refused_by_the_script_and_by_init(
+    name: str, who: str
+) -> None:
     assert name not in app_env.ALLOWED
     assert app_env.refusal(name) == f"{name} belongs to {who}"
     done = sourced(f"APP_SECRET_KEY=fine-value\n{name}=planted-value\n")
@@ -77,11 +101,18 @@ def test_a_name_someone_else_owns_stays_refused_by_the_script_and_by_init(name: 
     assert "planted-value" not in done.stdout + done.stderr
     said = app_env.instruction(["APP_SECRET_KEY", name])
     assert said[0].endswith("each of APP_SECRET_KEY (Settings > Secrets and variables > Actions)")
-    assert said[1].startswith(f"init: ${{{name}}} cannot come from {app_env.SECRET} ({name} belongs to {who})")
+    assert said[1].startswith(
+        f"init: ${{{name}}} cannot come from {app_env.SECRET} ({name} belongs to {who})"
+    )
 
 
 def test_benchwatch_s_own_settings_stay_refused_beside_the_login() -> None:
-    for name in ("BENCHWATCH_PYTHONS", "BENCHWATCH_ROOT", "BENCHWATCH_INJECT_SLOWDOWN", "BENCHWATCH_CACHE"):
+    for name in (
+        "BENCHWATCH_PYTHONS",
+        "BENCHWATCH_ROOT",
+        "BENCHWATCH_INJECT_SLOWDOWN",
+        "BENCHWATCH_CACHE",
+    ):
         assert app_env.refusal(name) == f"{name} belongs to benchwatch"
         assert sourced(f"{name}=/tmp/x\n").returncode == BAD_INPUT
 
@@ -109,7 +140,10 @@ def test_the_script_names_its_lines_so_benchwatch_redacts_their_values() -> None
     placeholders.forget_all()
     try:
         placeholders.remember_environment(environ)
-        assert placeholders.redact("the server said smtp-pw-9911") == "the server said ${SMTP_PASSWORD}"
+        assert (
+            placeholders.redact("the server said smtp-pw-9911")
+            == "the server said ${SMTP_PASSWORD}"
+        )
     finally:
         placeholders.forget_all()
     assert app_env.ALLOWED == placeholders.LOGIN_NAMES  # the login: one list

@@ -43,7 +43,8 @@ def _app(tmp_path: Path, pre_start: str) -> Path:
     (backend / "benchwatch").mkdir()
     (backend / "benchwatch" / "benchwatch-app.toml").write_text(
         f'name = "backend"\napp = "app.main:app"\nroot = ".."\nstacks = ["latest"]\npre_start = {pre_start}\n'
-        '[[endpoints]]\nname = "docs"\npath = "/docs"\n')
+        '[[endpoints]]\nname = "docs"\npath = "/docs"\n'
+    )
     return backend
 
 
@@ -54,7 +55,9 @@ def _variant(tmp_path: Path, pre_start: str = '["python", "app/initial_data.py",
     return variant
 
 
-def test_a_pre_start_script_run_by_its_path_imports_the_apps_own_package(tmp_path, monkeypatch) -> None:
+def test_a_pre_start_script_run_by_its_path_imports_the_apps_own_package(
+    tmp_path, monkeypatch
+) -> None:
     """The template's `bash scripts/prestart.sh` runs `python app/initial_data.py`: Python puts the
     script's folder (app/) on sys.path, not the root, so `from app.core import …` needs the root on
     PYTHONPATH. The caller's PYTHONPATH (benchwatch's own) is never the app's."""
@@ -66,15 +69,22 @@ def test_a_pre_start_script_run_by_its_path_imports_the_apps_own_package(tmp_pat
     scratch = tmp_path / "boot"
     scratch.mkdir()
     context = Context(tmp=str(scratch))
-    environ = server.server_environment(variant, SimpleNamespace(path=Path(sys.prefix)), context, NO_INJECTION)
+    environ = server.server_environment(
+        variant, SimpleNamespace(path=Path(sys.prefix)), context, NO_INJECTION
+    )
     assert environ["PYTHONPATH"] == str(tmp_path / "backend")
     server._pre_start(variant, environ, variant.app.root, context)
     assert (scratch / "made").read_text() == "admin"
 
 
 def test_a_pre_start_that_fails_says_its_own_last_lines(tmp_path) -> None:
-    variant = _variant(tmp_path, '["python", "-c", "import sys; print(\'no database at 127.0.0.1:9\', file=sys.stderr); sys.exit(4)"]')
-    environ = server.server_environment(variant, SimpleNamespace(path=Path(sys.prefix)), Context(), NO_INJECTION)
+    variant = _variant(
+        tmp_path,
+        '["python", "-c", "import sys; print(\'no database at 127.0.0.1:9\', file=sys.stderr); sys.exit(4)"]',
+    )
+    environ = server.server_environment(
+        variant, SimpleNamespace(path=Path(sys.prefix)), Context(), NO_INJECTION
+    )
     with pytest.raises(server.BootError) as caught:
         server._pre_start(variant, environ, variant.app.root, Context())
     assert caught.value.reason == "pre_start exited with 4"
@@ -86,30 +96,56 @@ def test_a_counting_wrappers_pythonpath_goes_first_and_the_apps_root_stays(tmp_p
     harness.mkdir()
     (harness / "first_on_the_path.py").write_text("")
     variant = _variant(tmp_path)
-    environ = server.server_environment(variant, SimpleNamespace(path=Path(sys.prefix)), Context(), NO_INJECTION)
+    environ = server.server_environment(
+        variant, SimpleNamespace(path=Path(sys.prefix)), Context(), NO_INJECTION
+    )
     merged = server._with_wrapper(environ, {"PYTHONPATH": str(harness), "PYTHONHASHSEED": "0"})
-    program = ("import sys, app.core, first_on_the_path\n"
-               "print(sys.path.index(sys.argv[1]) < sys.path.index(sys.argv[2]))")  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", program, str(harness), str(variant.app.root)], env=merged,
-                          capture_output=True, text=True, cwd=tmp_path)  # fmt: skip
+    program = (
+        "import sys, app.core, first_on_the_path\n"
+        "print(sys.path.index(sys.argv[1]) < sys.path.index(sys.argv[2]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program, str(harness), str(variant.app.root)],
+        env=merged,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert done.stdout.strip() == "True", done.stderr
     assert merged["PYTHONHASHSEED"] == "0" and environ["PYTHONPATH"] == str(variant.app.root)
 
 
-@pytest.mark.parametrize(("name", "why"), [
-    ("PYTHONPATH", "benchwatch sets PYTHONPATH to the app's root (its import root)"),
-    ("VIRTUAL_ENV", "benchwatch sets VIRTUAL_ENV to the app's own environment"),
-    ("GITHUB_TOKEN", "GITHUB_*, ACTIONS_*, RUNNER_* belong to the CI runner and never reach an app"),
-    ("BENCHWATCH_INJECT_LOOPS", "BENCHWATCH_INJECT_LOOPS is a test's injected slowdown, never an app's setting"),
-])  # fmt: skip
-def test_a_setting_the_server_takes_over_is_refused_by_init_and_in_a_declaration(tmp_path, cli, name, why) -> None:
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        ("PYTHONPATH", "benchwatch sets PYTHONPATH to the app's root (its import root)"),
+        ("VIRTUAL_ENV", "benchwatch sets VIRTUAL_ENV to the app's own environment"),
+        (
+            "GITHUB_TOKEN",
+            "GITHUB_*, ACTIONS_*, RUNNER_* belong to the CI runner and never reach an app",
+        ),
+        (
+            "BENCHWATCH_INJECT_LOOPS",
+            "BENCHWATCH_INJECT_LOOPS is a test's injected slowdown, never an app's setting",
+        ),
+    ],
+)
+def test_a_setting_the_server_takes_over_is_refused_by_init_and_in_a_declaration(
+    tmp_path, cli, name, why
+) -> None:
     done = cli("init", "--env", f"{name}=.", root=tmp_path)
     (line,) = done.stderr.strip().splitlines()
-    assert done.returncode == 3 and line.startswith(f"ERROR: --env {name}: {why}") and line.endswith("; leave it out")
+    assert (
+        done.returncode == 3
+        and line.startswith(f"ERROR: --env {name}: {why}")
+        and line.endswith("; leave it out")
+    )
     assert list(tmp_path.iterdir()) == []
     backend = _app(tmp_path, '["true"]')
     app_file = backend / "benchwatch" / "benchwatch-app.toml"
-    app_file.write_text(app_file.read_text().replace('root = ".."', f'root = ".."\nenv = {{ {name} = "." }}'))
+    app_file.write_text(
+        app_file.read_text().replace('root = ".."', f'root = ".."\nenv = {{ {name} = "." }}')
+    )
     project = make_project(tmp_path / "project", [backend / "benchwatch"])
     done = cli("verify", root=project)
     assert done.returncode == 3, done.stderr

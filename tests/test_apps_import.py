@@ -68,13 +68,21 @@ def test_injected_cpu_is_off_by_default_and_wraps_when_asked(
     monkeypatch.delenv(_inject.SLOWDOWN_ENV_VAR, raising=False)
     assert _inject.with_injected_cpu(app) is app
     settings = [  # variable, good value, attribute it sets, bad value, the error's words
-        (_inject.SLOWDOWN_ENV_VAR, "0.1", "slowdown", "-1", "BENCHWATCH_INJECT_SLOWDOWN='-1': must not be negative"),
+        (
+            _inject.SLOWDOWN_ENV_VAR,
+            "0.1",
+            "slowdown",
+            "-1",
+            "BENCHWATCH_INJECT_SLOWDOWN='-1': must not be negative",
+        ),
         (_inject.ENV_VAR, "250", "microseconds", "fast", "BENCHWATCH_INJECT_CPU_US='fast'"),
     ]
     for variable, good, attribute, bad, error in settings:
         monkeypatch.setenv(variable, good)
         wrapped = _inject.with_injected_cpu(app)
-        assert isinstance(wrapped, _inject.InjectedCpu) and getattr(wrapped, attribute) == float(good)
+        assert isinstance(wrapped, _inject.InjectedCpu) and getattr(wrapped, attribute) == float(
+            good
+        )
         monkeypatch.setenv(variable, bad)
         with pytest.raises(ValueError, match=error):
             _inject.with_injected_cpu(app)
@@ -103,7 +111,9 @@ def test_injected_slowdown_spins_that_fraction_of_the_work_done_between_requests
         asyncio.run(middleware({"type": "http"}, None, None))
     spent = time.process_time() - before
     # 19 requests' work is owed by the 20th request's start: 0.5 x ~38 ms spun, one request behind
-    assert middleware._spun_for_slowdown == pytest.approx(0.5 * (spent - middleware._spun - 0.002), rel=0.2)
+    assert middleware._spun_for_slowdown == pytest.approx(
+        0.5 * (spent - middleware._spun - 0.002), rel=0.2
+    )
     assert middleware._spun_for_slowdown >= 0.5 * 19 * 0.002
 
 

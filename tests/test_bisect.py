@@ -26,7 +26,13 @@ def judge_with(first_bad: int, skip: set[str] = frozenset(), calls: list[str] | 
         if commit in skip:
             return Probe(commit, commit, "skip", reason="head: [boot] server exited")
         bad = int(commit[1:]) >= first_bad
-        return Probe(commit, commit, "bad" if bad else "good", Ratio(ratio=1.05 if bad else 1.0, low=1, high=1.1))
+        return Probe(
+            commit,
+            commit,
+            "bad" if bad else "good",
+            Ratio(ratio=1.05 if bad else 1.0, low=1, high=1.1),
+        )
+
     return judge
 
 
@@ -60,29 +66,59 @@ def test_bad_not_slower_than_good_is_bad_input():
 
 
 def _row(verdict: str, ratio: float, metric: str = "cpu_us_per_request") -> Row:
-    return Row(label=f"hello GET / c=10 {metric}", kind="load", scenario="hello", endpoint="GET /",
-               metric=metric, floor_key="x", unit="us", bigger_is_better=False, base_figure="a",
-               head_figure="b", ratio=ratio, low=ratio - 0.01, high=ratio + 0.01, verdict=verdict, text="",
-               floor=0.02, floor_source="t", gating=True)  # fmt: skip
+    return Row(
+        label=f"hello GET / c=10 {metric}",
+        kind="load",
+        scenario="hello",
+        endpoint="GET /",
+        metric=metric,
+        floor_key="x",
+        unit="us",
+        bigger_is_better=False,
+        base_figure="a",
+        head_figure="b",
+        ratio=ratio,
+        low=ratio - 0.01,
+        high=ratio + 0.01,
+        verdict=verdict,
+        text="",
+        floor=0.02,
+        floor_source="t",
+        gating=True,
+    )
 
 
 def _cmp(rows, problems=()) -> Comparison:
     side = lambda role: SideInfo(role=role, spec="x", kind="ref")  # noqa: E731
-    return Comparison(base=side("base"), head=side("head"), rounds=6, quick=True, rows=rows, problems=list(problems))
+    return Comparison(
+        base=side("base"),
+        head=side("head"),
+        rounds=6,
+        quick=True,
+        rows=rows,
+        problems=list(problems),
+    )
 
 
 def test_a_probe_is_bad_only_on_a_significant_regression_of_the_metric_and_skipped_when_head_failed():
     assert judge_comparison("c", "s", _cmp([_row("regression", 1.06)])).outcome == "bad"
     assert judge_comparison("c", "s", _cmp([_row("unchanged", 1.01)])).outcome == "good"
     assert judge_comparison("c", "s", _cmp([_row("improvement", 0.9)])).outcome == "good"
-    failed = _cmp([], [Problem(variant="hello@latest", phase="boot", reason="head: server exited with code 1")])
+    failed = _cmp(
+        [],
+        [Problem(variant="hello@latest", phase="boot", reason="head: server exited with code 1")],
+    )
     probe = judge_comparison("c", "s", failed)
     assert probe.outcome == "skip" and "server exited" in probe.reason
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                          check=True, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def test_good_not_an_ancestor_of_bad_is_bad_input_and_the_range_is_first_parent(tmp_path):
@@ -99,9 +135,23 @@ def test_good_not_an_ancestor_of_bad_is_bad_input_and_the_range_is_first_parent(
 
 
 def test_the_command_refuses_an_unknown_metric_in_one_line(cli):
-    done = cli("bisect", "--good", "HEAD~1", "--bad", "HEAD", "-k", "hello@latest", "--figure", "speed", root=REPO)
+    done = cli(
+        "bisect",
+        "--good",
+        "HEAD~1",
+        "--bad",
+        "HEAD",
+        "-k",
+        "hello@latest",
+        "--figure",
+        "speed",
+        root=REPO,
+    )
     assert done.returncode == 3
-    assert done.stderr.startswith("ERROR: --figure 'speed': not a load metric") and len(done.stderr.splitlines()) == 1
+    assert (
+        done.stderr.startswith("ERROR: --figure 'speed': not a load metric")
+        and len(done.stderr.splitlines()) == 1
+    )
 
 
 @pytest.mark.slow
@@ -109,11 +159,37 @@ def test_the_command_refuses_an_unknown_metric_in_one_line(cli):
 def test_real_bisect_finds_the_commit_that_made_hello_slower(tmp_path):
     """Three commits, the first one slow: bad is checked, then one probe finds it (2 compares)."""
     repo = tmp_path / "repo"
-    made = subprocess.run([sys.executable, str(REPO / "scripts" / "make_bisect_repo.py"), str(repo), "--commits", "3",
-                           "--slow-commit", "1", "--spin", "4000"], capture_output=True, text=True, check=True)  # fmt: skip
+    made = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "make_bisect_repo.py"),
+            str(repo),
+            "--commits",
+            "3",
+            "--slow-commit",
+            "1",
+            "--spin",
+            "4000",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     slow = made.stdout.split()[-1]
-    done = benchwatch("bisect", "--good", "HEAD~3", "--bad", "HEAD", "-k", "hello@latest", "--rounds", "6",
-                      "--out", str(tmp_path / "out"), root=repo)  # fmt: skip
+    done = benchwatch(
+        "bisect",
+        "--good",
+        "HEAD~3",
+        "--bad",
+        "HEAD",
+        "-k",
+        "hello@latest",
+        "--rounds",
+        "6",
+        "--out",
+        str(tmp_path / "out"),
+        root=repo,
+    )
     assert done.returncode == 0, done.stderr
     assert f"first bad commit: {slow}" in done.stdout
     assert "2 compares (the check of bad, then 1 probes)" in done.stdout
@@ -135,14 +211,33 @@ def test_bisect_compares_each_probe_against_good_and_skips_a_commit_that_does_no
 
     def compare_fn(project, base, head, *, patterns, out, **kw):
         asked.append((base, head))
-        assert (kw["load"], kw["counts"], kw["micro"]) == (False, True, False)  # counts first: no timing rounds
+        assert (kw["load"], kw["counts"], kw["micro"]) == (
+            False,
+            True,
+            False,
+        )  # counts first: no timing rounds
         if head == hashes[2]:
             raise UserError("head: benchwatch.toml: not valid TOML")
         slow = hashes.index(head) >= 3
-        return _cmp([_row("regression" if slow else "unchanged", 1.1 if slow else 1.0, "instructions_per_request")]), out
+        return _cmp(
+            [
+                _row(
+                    "regression" if slow else "unchanged",
+                    1.1 if slow else 1.0,
+                    "instructions_per_request",
+                )
+            ]
+        ), out
 
-    result = bisect(SimpleNamespace(root=tmp_path), "HEAD~4", "HEAD", "hello@latest", out=tmp_path / "out",
-                    quiet=True, compare_fn=compare_fn)  # fmt: skip
+    result = bisect(
+        SimpleNamespace(root=tmp_path),
+        "HEAD~4",
+        "HEAD",
+        "hello@latest",
+        out=tmp_path / "out",
+        quiet=True,
+        compare_fn=compare_fn,
+    )
     assert {base for base, _ in asked} == {hashes[0]}  # always against good
     assert result.first_bad == hashes[3]
     assert [p.outcome for p in result.path if p.commit == hashes[2]] == ["skip"]

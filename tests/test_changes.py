@@ -28,8 +28,14 @@ def _sha(i: int) -> str:
     return f"{i:07x}" + "ab" * 16 + "c"
 
 
-def _values(n: int, step_at: int | None = None, factor: float = 1.0, noise: float = 0.01,
-            seed: int = 0, level: float = 100.0) -> list[float]:  # fmt: skip
+def _values(
+    n: int,
+    step_at: int | None = None,
+    factor: float = 1.0,
+    noise: float = 0.01,
+    seed: int = 0,
+    level: float = 100.0,
+) -> list[float]:
     rng = np.random.default_rng(seed)
     values = level * np.exp(rng.normal(0.0, noise, n))
     if step_at is not None:
@@ -41,11 +47,15 @@ def _clean(step_at: int | None = None, factor: float = 1.0, seed: int = 0) -> li
     """40 points oscillating +-0.5 % (a fast sine: no random wobble), with a step: for tests
     about output and acks, not detection power (random backgrounds are in those tests)."""
     values = [100.0 * (1.0 + seed) * (1.0 + 0.005 * math.sin(1.7 * i)) for i in range(40)]
-    return [v * (factor if step_at is not None and i >= step_at else 1.0) for i, v in enumerate(values)]
+    return [
+        v * (factor if step_at is not None and i >= step_at else 1.0) for i, v in enumerate(values)
+    ]
 
 
 def _series(name: str, values: list[float], bigger: bool = False) -> Series:
-    points = tuple(Point(_sha(i), f"2026-10-{1 + i % 28:02d}T00:00:00Z", v) for i, v in enumerate(values))
+    points = tuple(
+        Point(_sha(i), f"2026-10-{1 + i % 28:02d}T00:00:00Z", v) for i, v in enumerate(values)
+    )
     return Series("data.js", "suite", name, "us", bigger, points)
 
 
@@ -54,14 +64,27 @@ def _write(path: Path, suites: dict[str, tuple[str, dict[str, list[float]]]]) ->
     entries = {}
     for suite, (tool, benches) in suites.items():
         n = len(next(iter(benches.values())))
-        entries[suite] = [{
-            "commit": {"id": _sha(i), "message": "m", "timestamp": f"2026-10-{1 + i % 28:02d}T00:00:00Z",
-                       "url": f"https://example.org/commit/{_sha(i)}"},
-            "date": 1_790_000_000_000 + i, "tool": tool,
-            "benches": [{"name": name, "unit": "us", "value": values[i]} for name, values in benches.items()],
-        } for i in range(n)]  # fmt: skip
+        entries[suite] = [
+            {
+                "commit": {
+                    "id": _sha(i),
+                    "message": "m",
+                    "timestamp": f"2026-10-{1 + i % 28:02d}T00:00:00Z",
+                    "url": f"https://example.org/commit/{_sha(i)}",
+                },
+                "date": 1_790_000_000_000 + i,
+                "tool": tool,
+                "benches": [
+                    {"name": name, "unit": "us", "value": values[i]}
+                    for name, values in benches.items()
+                ],
+            }
+            for i in range(n)
+        ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(history.PREFIX + json.dumps({"lastUpdate": 0, "repoUrl": "", "entries": entries}))
+    path.write_text(
+        history.PREFIX + json.dumps({"lastUpdate": 0, "repoUrl": "", "entries": entries})
+    )
     return path
 
 
@@ -76,9 +99,14 @@ def test_reads_the_main_and_nightly_layouts(tmp_path: Path) -> None:
     _write(tmp_path / "dev" / "bench" / "data.js", {"s": (SMALLER, {CPU: [1.0, 2.0]})})
     _write(tmp_path / "nightly" / "data.js", {"n": (BIGGER, {RPS: [3.0, 4.0, 5.0]})})
     files, series = histories.load([tmp_path])
-    assert [f.relative_to(tmp_path).as_posix() for f in files] == ["dev/bench/data.js", "nightly/data.js"]
+    assert [f.relative_to(tmp_path).as_posix() for f in files] == [
+        "dev/bench/data.js",
+        "nightly/data.js",
+    ]
     by_name = {s.name: s for s in series}
-    assert [p.value for p in by_name[CPU].points] == [1.0, 2.0] and not by_name[CPU].bigger_is_better
+    assert [p.value for p in by_name[CPU].points] == [1.0, 2.0] and not by_name[
+        CPU
+    ].bigger_is_better
     assert by_name[RPS].bigger_is_better and by_name[RPS].points[-1].commit == _sha(2)
     _, since = histories.load([tmp_path], since=2)
     assert [len(s.points) for s in since] == [2, 2]
@@ -86,14 +114,21 @@ def test_reads_the_main_and_nightly_layouts(tmp_path: Path) -> None:
         histories.load([tmp_path / "dev"])
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda text: text[: len(text) // 2], "corrupt history"),
-    (lambda text: text.replace("window.BENCHMARK_DATA = ", ""), "not a data.js history"),
-    (lambda text: text.replace('"value": 2.0', '"value": "fast"', 1), "benches[0].value: 'fast'"),
-    (lambda text: text.replace(SMALLER, "pytest", 1), "tool: 'pytest' is not"),
-])  # fmt: skip
-def test_a_damaged_history_is_one_error_line_and_nothing_is_written(tmp_path: Path, damage, message,
-                                                                   capsys) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda text: text[: len(text) // 2], "corrupt history"),
+        (lambda text: text.replace("window.BENCHMARK_DATA = ", ""), "not a data.js history"),
+        (
+            lambda text: text.replace('"value": 2.0', '"value": "fast"', 1),
+            "benches[0].value: 'fast'",
+        ),
+        (lambda text: text.replace(SMALLER, "pytest", 1), "tool: 'pytest' is not"),
+    ],
+)
+def test_a_damaged_history_is_one_error_line_and_nothing_is_written(
+    tmp_path: Path, damage, message, capsys
+) -> None:
     path = _history(tmp_path, [1.0, 2.0, 3.0])
     path.write_text(damage(path.read_text()))
     out = tmp_path / "out.json"
@@ -118,7 +153,9 @@ def test_a_step_is_found_at_its_commit_with_its_size_and_direction() -> None:
     assert change.p_value < ABSOLUTE.max_pvalue and change.n_after == 15
     # 1 % noise may still show a smaller wobble elsewhere; nothing else near the step's size
     assert all(abs(c.ratio - 1.0) < 0.02 for c in slower.changes if c is not change)
-    faster = analyse(_series(RPS, _values(40, step_at=12, factor=1.10, seed=4), bigger=True)).changes
+    faster = analyse(
+        _series(RPS, _values(40, step_at=12, factor=1.10, seed=4), bigger=True)
+    ).changes
     assert _at(faster, 12).kind == "improvement"
     cheaper = analyse(_series(CPU, _values(40, step_at=30, factor=0.9, seed=5))).changes
     assert _at(cheaper, 30).kind == "improvement" and 0.88 < _at(cheaper, 30).ratio < 0.92
@@ -141,27 +178,46 @@ def test_a_regression_in_a_vs_parent_series_is_the_one_point_of_its_commit() -> 
     # the same values read as a level series see no step: one point is not a new level
     assert analyse(_series(REL, values)).changes == []
     values[20] = values[21] / 1.12
-    assert [(c.index, c.kind) for c in analyse(_series(PARENT, values)).changes] == [(20, "improvement")]
+    assert [(c.index, c.kind) for c in analyse(_series(PARENT, values)).changes] == [
+        (20, "improvement")
+    ]
 
 
-def test_a_vs_parent_spike_whose_own_compare_saw_no_change_is_not_a_change_point(tmp_path: Path) -> None:
+def test_a_vs_parent_spike_whose_own_compare_saw_no_change_is_not_a_change_point(
+    tmp_path: Path,
+) -> None:
     # measured (tests/test_rehearsal.py, an unchanged commit): two of six open-loop rounds read
     # 1.14, the point 1.061 with its interval [0.987, 1.149]; compare called it unchanged
     values = _values(12, noise=0.005, seed=7, level=1.0)
     values[9] = 1.061
     ranges = ["± 0.006"] * 12
     ranges[9] = "± 0.0887"
-    entries = [{"commit": {"id": _sha(i), "message": "m", "timestamp": f"2026-10-{1 + i:02d}T00:00:00Z"},
-                "date": 1_790_000_000_000 + i, "tool": SMALLER,
-                "benches": [{"name": PARENT, "unit": "ratio", "value": v, "range": r}]}
-               for i, (v, r) in enumerate(zip(values, ranges, strict=True))]  # fmt: skip
+    entries = [
+        {
+            "commit": {
+                "id": _sha(i),
+                "message": "m",
+                "timestamp": f"2026-10-{1 + i:02d}T00:00:00Z",
+            },
+            "date": 1_790_000_000_000 + i,
+            "tool": SMALLER,
+            "benches": [{"name": PARENT, "unit": "ratio", "value": v, "range": r}],
+        }
+        for i, (v, r) in enumerate(zip(values, ranges, strict=True))
+    ]
     path = tmp_path / "data.js"
-    path.write_text(history.PREFIX + json.dumps({"lastUpdate": 0, "repoUrl": "", "entries": {"p": entries}}))
+    path.write_text(
+        history.PREFIX + json.dumps({"lastUpdate": 0, "repoUrl": "", "entries": {"p": entries}})
+    )
     [series] = histories.series_of(path)
     assert series.points[9].half == pytest.approx(0.0887) and analyse(series).changes == []
     # the same point measured tightly (or published without a range) is the commit's change
-    tight = [p if i != 9 else dataclasses.replace(p, half=0.01) for i, p in enumerate(series.points)]
-    assert [c.index for c in analyse(dataclasses.replace(series, points=tuple(tight))).changes] == [9]
+    tight = [
+        p if i != 9 else dataclasses.replace(p, half=0.01) for i, p in enumerate(series.points)
+    ]
+    assert [c.index for c in analyse(dataclasses.replace(series, points=tuple(tight))).changes] == [
+        9
+    ]
     assert [c.index for c in analyse(_series(PARENT, values)).changes] == [9]
 
 
@@ -181,20 +237,57 @@ def test_too_few_points_give_no_verdict_and_say_so() -> None:
 
 def test_cli_json_schema_and_exit_codes(tmp_path: Path, capsys) -> None:
     _history(tmp_path, _clean(step_at=25, factor=1.10), _clean(step_at=10, factor=0.8, seed=1))
-    assert main(["changes", "--data", str(tmp_path), "--json", "--acks", str(_acks(tmp_path, ""))]) == 1
+    assert (
+        main(["changes", "--data", str(tmp_path), "--json", "--acks", str(_acks(tmp_path, ""))])
+        == 1
+    )
     document = json.loads(capsys.readouterr().out)
-    assert set(document) == {"schema_version", "files", "since", "acks_file", "params", "summary",
-                             "series", "warnings"}  # fmt: skip
-    assert document["summary"] == {"series": 2, "with_changes": 2, "changes": 2, "acknowledged": 0,
-                                   "alerts": 1, "too_few_points": 0, "no_verdict": 0}  # fmt: skip
+    assert set(document) == {
+        "schema_version",
+        "files",
+        "since",
+        "acks_file",
+        "params",
+        "summary",
+        "series",
+        "warnings",
+    }
+    assert document["summary"] == {
+        "series": 2,
+        "with_changes": 2,
+        "changes": 2,
+        "acknowledged": 0,
+        "alerts": 1,
+        "too_few_points": 0,
+        "no_verdict": 0,
+    }
     by_name = {s["name"]: s for s in document["series"]}
     cpu = by_name[CPU]
-    assert (cpu["gating"], cpu["alert"], cpu["verdict"], cpu["points"]) == (True, True, "changes", 40)
+    assert (cpu["gating"], cpu["alert"], cpu["verdict"], cpu["points"]) == (
+        True,
+        True,
+        "changes",
+        40,
+    )
     change = cpu["changes"][0]
-    assert set(change) == {"index", "before", "after", "ratio", "low", "high", "confidence", "p_value",
-                           "n_before", "n_after", "kind", "acknowledged"}  # fmt: skip
+    assert set(change) == {
+        "index",
+        "before",
+        "after",
+        "ratio",
+        "low",
+        "high",
+        "confidence",
+        "p_value",
+        "n_before",
+        "n_after",
+        "kind",
+        "acknowledged",
+    }
     assert change["before"]["commit"] == _sha(24) and change["after"]["commit"] == _sha(25)
-    assert change["after"]["url"].endswith(_sha(25)) and change["after"]["date"].startswith("2026-10-")
+    assert change["after"]["url"].endswith(_sha(25)) and change["after"]["date"].startswith(
+        "2026-10-"
+    )
     assert change["kind"] == "regression" and change["acknowledged"] is None
     # rps dropped 20 %: a regression, but not a gating figure, so it does not set the exit code
     rps = by_name[RPS]
@@ -212,17 +305,26 @@ def _acks(directory: Path, body: str) -> Path:
 
 def test_an_acknowledged_change_is_reported_and_does_not_alert(tmp_path: Path, capsys) -> None:
     _history(tmp_path, _clean(step_at=25, factor=1.10))
-    path = _acks(tmp_path, f'[[ack]]\nfigure = "svc@latest * cpu/req"\ncommit = "{_sha(26)[:8]}"\n'
-                           'reason = "accepted: stricter validation"\n'
-                           '[[ack]]\nfigure = "svc@*"\ncommit = "deadbeef"\nreason = "old"\n')  # fmt: skip
+    path = _acks(
+        tmp_path,
+        f'[[ack]]\nfigure = "svc@latest * cpu/req"\ncommit = "{_sha(26)[:8]}"\n'
+        'reason = "accepted: stricter validation"\n'
+        '[[ack]]\nfigure = "svc@*"\ncommit = "deadbeef"\nreason = "old"\n',
+    )
     args = ["changes", "--data", str(tmp_path), "--acks", str(path)]
     assert main([*args, "--json"]) == 0
     document = json.loads(capsys.readouterr().out)
     ack = document["series"][0]["changes"][0]["acknowledged"]
-    assert ack == {"ack": 1, "figure": "svc@latest * cpu/req", "commit": _sha(26)[:8],
-                   "reason": "accepted: stricter validation"}  # fmt: skip
-    assert document["warnings"] == [f"{path}: ack.2.commit: deadbeef is not in the history of its "
-                                    "series (older than --since, or a typo)"]  # fmt: skip
+    assert ack == {
+        "ack": 1,
+        "figure": "svc@latest * cpu/req",
+        "commit": _sha(26)[:8],
+        "reason": "accepted: stricter validation",
+    }
+    assert document["warnings"] == [
+        f"{path}: ack.2.commit: deadbeef is not in the history of its "
+        "series (older than --since, or a typo)"
+    ]
     assert main(args) == 0
     assert "acknowledged (ack.1: accepted: stricter validation)" in capsys.readouterr().out
     _acks(tmp_path, f'[[ack]]\nfigure = "svc@latest * rps"\ncommit = "{_sha(25)}"\nreason = "x"\n')
@@ -236,21 +338,43 @@ def test_an_acknowledged_change_is_reported_and_does_not_alert(tmp_path: Path, c
     _acks(tmp_path, f'[[ack]]\nfigure = "*(vs parent)"\ncommit = "{_sha(20)}"\nreason = "x"\n')
     assert main([*args, "--json"]) == 1
     changes = json.loads(capsys.readouterr().out)["series"][0]["changes"]
-    assert [(c["index"], c["acknowledged"] is not None) for c in changes] == [(20, True), (22, False)]
+    assert [(c["index"], c["acknowledged"] is not None) for c in changes] == [
+        (20, True),
+        (22, False),
+    ]
 
 
-@pytest.mark.parametrize("body, message", [
-    ('[[ack]]\nfigure = "svc[1"\ncommit = "abcdef0"\nreason = "r"\n', "ack.1.figure: unclosed '['"),
-    ('[[ack]]\nfigure = "a"\ncommit = "abcdef0"\nreason = "r"\n[[ack]]\nfigure = ""\ncommit = "abcdef0"\n'
-     'reason = "r"\n', "ack.2.figure: must be a non-empty glob pattern"),
-    ('[[ack]]\nfigure = "a"\ncommit = "abc"\nreason = "r"\n', "ack.1.commit: 'abc' is not 7 to 40 hex"),
-    ('[[ack]]\nfigure = "a"\ncommit = "abcdef0"\n', "ack.1.reason: missing"),
-    ('[[ack]]\nfigure = "a"\ncommit = "abcdef0"\nreason = "r"\nwhy = 1\n', "ack.1.why: unknown key"),
-    ('[[ack]]\nfigure = 3\ncommit = "abcdef0"\nreason = "r"\n', "ack.1.figure: must be a string"),
-    ("[[ack]\n", "not valid TOML"),
-])  # fmt: skip
-def test_a_bad_acks_file_is_one_error_naming_path_and_key(tmp_path: Path, body: str, message: str,
-                                                         capsys) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (
+            '[[ack]]\nfigure = "svc[1"\ncommit = "abcdef0"\nreason = "r"\n',
+            "ack.1.figure: unclosed '['",
+        ),
+        (
+            '[[ack]]\nfigure = "a"\ncommit = "abcdef0"\nreason = "r"\n[[ack]]\nfigure = ""\ncommit = "abcdef0"\n'
+            'reason = "r"\n',
+            "ack.2.figure: must be a non-empty glob pattern",
+        ),
+        (
+            '[[ack]]\nfigure = "a"\ncommit = "abc"\nreason = "r"\n',
+            "ack.1.commit: 'abc' is not 7 to 40 hex",
+        ),
+        ('[[ack]]\nfigure = "a"\ncommit = "abcdef0"\n', "ack.1.reason: missing"),
+        (
+            '[[ack]]\nfigure = "a"\ncommit = "abcdef0"\nreason = "r"\nwhy = 1\n',
+            "ack.1.why: unknown key",
+        ),
+        (
+            '[[ack]]\nfigure = 3\ncommit = "abcdef0"\nreason = "r"\n',
+            "ack.1.figure: must be a string",
+        ),
+        ("[[ack]\n", "not valid TOML"),
+    ],
+)
+def test_a_bad_acks_file_is_one_error_naming_path_and_key(
+    tmp_path: Path, body: str, message: str, capsys
+) -> None:
     _history(tmp_path, _values(40))
     path = _acks(tmp_path, body)
     assert main(["changes", "--data", str(tmp_path), "--acks", str(path)]) == 3
@@ -276,17 +400,29 @@ def test_since_limits_the_entries_read(tmp_path: Path, capsys) -> None:
 
 
 def _figure(name: str, value: float, bigger: bool) -> Figure:
-    return Figure(name=name, kind="load", variant="svc@latest", scenario="svc", stack="latest",
-                  metric="rps" if bigger else "cpu_us_per_request", unit="req/s" if bigger else "us",
-                  bigger_is_better=bigger, samples=[value], value=value)  # fmt: skip
+    return Figure(
+        name=name,
+        kind="load",
+        variant="svc@latest",
+        scenario="svc",
+        stack="latest",
+        metric="rps" if bigger else "cpu_us_per_request",
+        unit="req/s" if bigger else "us",
+        bigger_is_better=bigger,
+        samples=[value],
+        value=value,
+    )
 
 
 def test_end_to_end_on_a_history_written_by_benchwatch_history(tmp_path: Path) -> None:
     cpu, rps = _values(24, step_at=14, factor=1.15), _values(24, seed=2, level=5000.0)
     for i in range(24):
-        run = Run(started_at="2026-10-01T00:00:00+00:00", complete=True,
-                  environment={"git_commit": _sha(i)},
-                  figures=[_figure(CPU, cpu[i], False), _figure(RPS, rps[i], True)])  # fmt: skip
+        run = Run(
+            started_at="2026-10-01T00:00:00+00:00",
+            complete=True,
+            environment={"git_commit": _sha(i)},
+            figures=[_figure(CPU, cpu[i], False), _figure(RPS, rps[i], True)],
+        )
         history.append(tmp_path / "dev" / "bench", run, REPO)
     out = tmp_path / "changes.json"
     done = benchwatch("changes", "--data", str(tmp_path), "--json-file", str(out), root=REPO)
@@ -297,17 +433,20 @@ def test_end_to_end_on_a_history_written_by_benchwatch_history(tmp_path: Path) -
     assert [c["after"]["commit"] for c in cpu_series["changes"]] == [_sha(14)]
 
 
-@pytest.mark.parametrize("name, gating", [
-    ("hello@latest GET / c=10 cpu/req (side by side)", True),
-    (PARENT, True),
-    (RPS, False),
-    ("hello@latest rss peak (side by side)", False),
-    ("micro services-1k validate_json@latest", True),
-    ("micro services-1k peakmem_validate_json@latest", False),
-    ("hello@latest GET / seq instr/req", True),
-    ("hello@latest GET / seq syscalls/req", True),
-    ("hello@latest GET / c=10 user/req", False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "name, gating",
+    [
+        ("hello@latest GET / c=10 cpu/req (side by side)", True),
+        (PARENT, True),
+        (RPS, False),
+        ("hello@latest rss peak (side by side)", False),
+        ("micro services-1k validate_json@latest", True),
+        ("micro services-1k peakmem_validate_json@latest", False),
+        ("hello@latest GET / seq instr/req", True),
+        ("hello@latest GET / seq syscalls/req", True),
+        ("hello@latest GET / c=10 user/req", False),
+    ],
+)
 def test_gating_series_are_the_gating_metrics_of_metrics_py(name: str, gating: bool) -> None:
     assert Series("data.js", "s", name, "us", False, ()).gating is gating
 

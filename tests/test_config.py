@@ -52,7 +52,10 @@ def test_patterns_select_and_unknown_pattern_is_an_error(fixture_project: Path) 
     [
         (MINIMAL + "colour = 'red'\n", "colour: Extra inputs are not permitted"),
         (MINIMAL.replace('path = "/"', 'path = "no-slash"'), "endpoints.0.path"),
-        (MINIMAL + '[[endpoints]]\nname = "root"\npath = "/x"\n', "endpoint names must be unique: root"),
+        (
+            MINIMAL + '[[endpoints]]\nname = "root"\npath = "/x"\n',
+            "endpoint names must be unique: root",
+        ),
         (MINIMAL.replace('app = "app:app"', 'app = "app"'), "app: String should match pattern"),
         ('stacks = ["v9"]\n' + MINIMAL, "unknown stack 'v9'"),
         ('quick = ["nope"]\n' + MINIMAL, "quick names unknown endpoint 'nope'"),
@@ -71,9 +74,13 @@ def test_malformed_declaration_names_the_bad_key(tmp_path: Path, text: str, mess
 def test_malformed_stack_is_reported_with_its_key(tmp_path: Path) -> None:
     app = write_app(tmp_path / "mini", MINIMAL)
     root = make_project(tmp_path / "project", [app])
-    stacks = (root / "stacks.toml").read_text().replace('fastapi = "0.165.0"', 'fastapi = ">=0.100"', 1)
+    stacks = (
+        (root / "stacks.toml").read_text().replace('fastapi = "0.165.0"', 'fastapi = ">=0.100"', 1)
+    )
     (root / "stacks.toml").write_text(stacks)
-    with pytest.raises(UserError, match=r"stacks.latest.pins: .*fastapi = '>=0.100' is not an exact version"):
+    with pytest.raises(
+        UserError, match=r"stacks.latest.pins: .*fastapi = '>=0.100' is not an exact version"
+    ):
         load_project(root)
 
 

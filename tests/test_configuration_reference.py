@@ -20,7 +20,11 @@ def test_every_key_of_every_file_has_a_description():
     for table in TABLES:
         schema = table.model.model_json_schema(by_alias=True)
         for name, model in [(table.model.__name__, schema), *schema.get("$defs", {}).items()]:
-            missing += [f"{name}.{key}" for key, prop in model["properties"].items() if not prop.get("description")]
+            missing += [
+                f"{name}.{key}"
+                for key, prop in model["properties"].items()
+                if not prop.get("description")
+            ]
     assert not missing, f"add Field(description=...) to: {', '.join(missing)}"
 
 

@@ -15,8 +15,10 @@ from benchwatch.report.comment import render
 
 def counts(endpoint, instructions, calls):
     own = sum(n for name, n in calls.items() if name not in ("epoll_pwait", "futex", "getpid"))
-    return [load_figure(endpoint, INSTRUCTIONS, instructions, Counted()),
-            load_figure(endpoint, SYSCALLS, [own] * len(instructions), Counted(), calls)]  # fmt: skip
+    return [
+        load_figure(endpoint, INSTRUCTIONS, instructions, Counted()),
+        load_figure(endpoint, SYSCALLS, [own] * len(instructions), Counted(), calls),
+    ]
 
 
 def by_metric(rows):
@@ -24,8 +26,11 @@ def by_metric(rows):
 
 
 def test_a_cost_is_its_instructions_and_its_own_calls_by_name_weighed():
-    instructions, syscalls = counts("GET /", [400_000.0, 401_000.0, 402_000.0],
-                                    {"read": 1.0, "write": 2.0, "epoll_pwait": 2.0, "futex": 6.0})  # fmt: skip
+    instructions, syscalls = counts(
+        "GET /",
+        [400_000.0, 401_000.0, 402_000.0],
+        {"read": 1.0, "write": 2.0, "epoll_pwait": 2.0, "futex": 6.0},
+    )
     cost = cost_figure(instructions, syscalls, WEIGHTS)
     # 0.1 ns per instruction; read 1 µs, write 2 µs; polls and futexes are scheduling: not weighed
     assert cost.samples == pytest.approx([40.0 + 5.0, 40.1 + 5.0, 40.2 + 5.0])
@@ -38,17 +43,32 @@ def test_a_cost_is_its_instructions_and_its_own_calls_by_name_weighed():
 def test_the_floor_of_a_cost_is_its_parts_floors_weighed_by_their_shares():
     assert floor_from_parts([1.0], 0.005, 0.02) == pytest.approx(0.005)
     assert floor_from_parts([0.9], 0.005, 0.02) == pytest.approx(0.9 * 0.005 + 0.1 * 0.02)
-    assert floor_from_parts([0.9, 0.8], 0.005, 0.02) == pytest.approx(0.8 * 0.005 + 0.2 * 0.02)  # the larger
+    assert floor_from_parts([0.9, 0.8], 0.005, 0.02) == pytest.approx(
+        0.8 * 0.005 + 0.2 * 0.02
+    )  # the larger
 
 
 def test_an_aa_within_its_parts_floors_is_unchanged_and_a_calibrated_part_floor_widens_the_cost():
     """Two boots of posts read: 1.8 % apart in instructions (glibc's heap), under its 4.8 % floor."""
-    calls = {"read": 5.0, "write": 6.0, "fcntl": 4.0, "newfstatat": 3.0, "pread64": 1.0, "futex": 20.0}
+    calls = {
+        "read": 5.0,
+        "write": 6.0,
+        "fcntl": 4.0,
+        "newfstatat": 3.0,
+        "pread64": 1.0,
+        "futex": 20.0,
+    }
     base = counts("GET /posts", [23.09e6, 23.10e6, 23.10e6], calls)
     head = counts("GET /posts", [23.50e6, 23.50e6, 23.51e6], calls)
     label = "hello GET /posts seq instructions_per_request"
-    cal = Calibration(floors={INSTRUCTIONS.key: 0.048}, method="t", rounds=0, compare_rounds=0, date="d",
-                      detail={INSTRUCTIONS.key: {label: 0.048}})  # fmt: skip
+    cal = Calibration(
+        floors={INSTRUCTIONS.key: 0.048},
+        method="t",
+        rounds=0,
+        compare_rounds=0,
+        date="d",
+        detail={INSTRUCTIONS.key: {label: 0.048}},
+    )
     rows = by_metric(judged(base, head, cal))
     cost = rows[COST.key]
     assert cost.floor_source == FROM_PARTS and 0.045 < cost.floor < 0.048
@@ -61,24 +81,37 @@ def test_an_aa_within_its_parts_floors_is_unchanged_and_a_calibrated_part_floor_
 def test_far_fewer_instructions_and_one_call_more_is_an_improvement_and_exits_zero():
     """services seed-v1 -> latest (issue 32): 13x fewer instructions, one `write` more per request.
     Judged count by count, the extra call made this red (exit 1)."""
-    base = counts("GET /services", [13.2e6, 13.21e6, 13.22e6], {"read": 1.0, "write": 1.0, "epoll_pwait": 2.0})
-    head = counts("GET /services", [1.0e6, 1.001e6, 1.002e6], {"read": 1.0, "write": 2.0, "epoll_pwait": 2.0})
+    base = counts(
+        "GET /services", [13.2e6, 13.21e6, 13.22e6], {"read": 1.0, "write": 1.0, "epoll_pwait": 2.0}
+    )
+    head = counts(
+        "GET /services", [1.0e6, 1.001e6, 1.002e6], {"read": 1.0, "write": 2.0, "epoll_pwait": 2.0}
+    )
     rows = judged(base, head, None)
     found = by_metric(rows)
     assert (found[SYSCALLS.key].verdict, found[SYSCALLS.key].gating) == ("regression", False)
-    assert (found[INSTRUCTIONS.key].verdict, found[INSTRUCTIONS.key].gating) == ("improvement", False)
+    assert (found[INSTRUCTIONS.key].verdict, found[INSTRUCTIONS.key].gating) == (
+        "improvement",
+        False,
+    )
     assert (found[COST.key].verdict, found[COST.key].gating) == ("improvement", True)
     assert comparison(rows).exit_code() == EXIT_OK
     headline = render(comparison(rows)).splitlines()[1]
     # (1321 + 1 + 2) / (100.1 + 1 + 4) µs, medians
-    assert headline.startswith("## benchwatch: estimated cost per request 12.60x lower [12.58, 12.62] (hello GET /services)")
+    assert headline.startswith(
+        "## benchwatch: estimated cost per request 12.60x lower [12.58, 12.62] (hello GET /services)"
+    )
     assert "1 regression (none gating)" in headline
 
 
 def test_the_same_instructions_with_two_writes_for_one_writev_is_a_regression_that_names_the_calls():
     """hello v2-pre-rust -> latest's uvloop step (issue 32): `writev` 1 -> 0, `write` 0 -> 2 per request."""
-    base = counts("GET /", [435_000.0, 435_100.0, 435_200.0], {"read": 1.0, "writev": 1.0, "epoll_pwait": 2.0})
-    head = counts("GET /", [435_050.0, 435_150.0, 435_250.0], {"read": 1.0, "write": 2.0, "epoll_pwait": 2.0})
+    base = counts(
+        "GET /", [435_000.0, 435_100.0, 435_200.0], {"read": 1.0, "writev": 1.0, "epoll_pwait": 2.0}
+    )
+    head = counts(
+        "GET /", [435_050.0, 435_150.0, 435_250.0], {"read": 1.0, "write": 2.0, "epoll_pwait": 2.0}
+    )
     rows = judged(base, head, None)
     found = by_metric(rows)
     assert found[INSTRUCTIONS.key].verdict == "unchanged"
@@ -93,7 +126,14 @@ def test_the_same_instructions_with_two_writes_for_one_writev_is_a_regression_th
 def test_the_weights_are_measured_here_in_seconds_for_every_call_named():
     found = weights.measure()
     assert found.user_us_per_instruction > 0 and found.instructions_per_iteration > 100
-    assert set(found.system_us_per_call) >= {"read", "write", "writev", "sendto", "recvfrom", "epoll_ctl"}
+    assert set(found.system_us_per_call) >= {
+        "read",
+        "write",
+        "writev",
+        "sendto",
+        "recvfrom",
+        "epoll_ctl",
+    }
     assert all(us >= 0 for us in found.system_us_per_call.values())
     assert found.call_us("no_such_call") == found.other_call_us > 0
 
@@ -101,8 +141,12 @@ def test_the_weights_are_measured_here_in_seconds_for_every_call_named():
 def test_without_weights_the_counts_gate_one_by_one_so_a_failed_measurement_never_turns_green():
     base = counts("GET /", [435_000.0, 435_100.0], {"read": 1.0, "writev": 1.0})
     head = counts("GET /", [435_050.0, 435_150.0], {"read": 1.0, "write": 2.0})
-    rows, _ = compare_figures(base, head, None)  # no cost figures: the weights could not be measured
+    rows, _ = compare_figures(
+        base, head, None
+    )  # no cost figures: the weights could not be measured
     assert comparison(rows).exit_code() == EXIT_OK
     gate.gate_counts_alone(rows)
     assert comparison(rows).exit_code() == EXIT_REGRESSION
-    assert [r.label for r in comparison(rows).gating_regressions()] == ["hello GET / seq syscalls_per_request"]
+    assert [r.label for r in comparison(rows).gating_regressions()] == [
+        "hello GET / seq syscalls_per_request"
+    ]

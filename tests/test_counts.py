@@ -36,10 +36,16 @@ from benchwatch.project.config import load_project
 FIXTURES = REPO / "tests" / "fixtures" / "counts"
 # real callgrind dumps of one counted phase of hello@latest (GET /): base with the injection layer
 # and no cost (200 requests), head with a 1000-iteration loop per request (apps/_inject.py; 100)
-BASE_PHASE, HEAD_PHASE, PHASE_REQUESTS = "hello-base.callgrind.gz", "hello-head-loops1000.callgrind.gz", (200, 100)
+BASE_PHASE, HEAD_PHASE, PHASE_REQUESTS = (
+    "hello-base.callgrind.gz",
+    "hello-head-loops1000.callgrind.gz",
+    (200, 100),
+)
 TRACE = FIXTURES / "hello.strace"  # a real strace -f -ttt excerpt of hello@latest
 HAS_COUNTERS = callgrind.unavailable_reason() is None and strace.unavailable_reason() is None
-needs_counters = pytest.mark.skipif(not HAS_COUNTERS, reason="valgrind or strace not installed (.ci/run installs them)")
+needs_counters = pytest.mark.skipif(
+    not HAS_COUNTERS, reason="valgrind or strace not installed (.ci/run installs them)"
+)
 
 
 def unpacked(tmp_path: Path, name: str) -> Path:
@@ -54,7 +60,10 @@ def test_a_callgrind_dump_reads_as_its_total_and_its_functions_add_up_to_it(tmp_
     assert sum(profile.by_function.values()) == profile.total
     objects = {object_group(obj) for obj, _ in profile.by_function}
     assert {INTERPRETER, "uvloop/libuv", "httptools", "pydantic_core", "libc"} <= objects
-    assert callgrind.read_total(unpacked(tmp_path, HEAD_PHASE)) / PHASE_REQUESTS[1] > profile.total / PHASE_REQUESTS[0]
+    assert (
+        callgrind.read_total(unpacked(tmp_path, HEAD_PHASE)) / PHASE_REQUESTS[1]
+        > profile.total / PHASE_REQUESTS[0]
+    )
 
 
 def test_a_cost_line_after_calls_belongs_to_the_callee_not_the_caller(tmp_path):
@@ -66,8 +75,10 @@ def test_a_cost_line_after_calls_belongs_to_the_callee_not_the_caller(tmp_path):
         "ob=(2)\nfn=(2)\n20 100\n"
     )
     profile = callgrind.read(path)
-    assert profile.by_function == {("/usr/lib/libpython3.11.so.1.0", "caller"): 30,
-                                   ("/site-packages/pydantic_core/_pydantic_core.so", "callee"): 100}
+    assert profile.by_function == {
+        ("/usr/lib/libpython3.11.so.1.0", "caller"): 30,
+        ("/site-packages/pydantic_core/_pydantic_core.so", "callee"): 100,
+    }
     assert profile.total == 130
 
 
@@ -80,17 +91,31 @@ def test_a_file_that_is_not_callgrind_output_is_an_error(tmp_path):
         callgrind.read(tmp_path / "missing")
 
 
-@pytest.mark.parametrize(("path", "group"), [
-    ("/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0", INTERPRETER),
-    ("/root/.pyenv/versions/3.11.7/bin/python3.11", INTERPRETER),
-    ("/env/lib/python3.11/site-packages/uvloop/loop.cpython-311-x86_64-linux-gnu.so", "uvloop/libuv"),
-    ("/env/lib/python3.11/site-packages/httptools/parser/parser.cpython-311-x86_64-linux-gnu.so", "httptools"),
-    ("/env/lib/python3.11/site-packages/orjson/orjson.cpython-311-x86_64-linux-gnu.so", "orjson"),
-    ("/root/.pyenv/versions/3.11.7/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so",
-     "CPython extension modules"),
-    ("/usr/lib/x86_64-linux-gnu/libc.so.6", "libc"),
-    ("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "ld.so"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "group"),
+    [
+        ("/root/.pyenv/versions/3.11.7/lib/libpython3.11.so.1.0", INTERPRETER),
+        ("/root/.pyenv/versions/3.11.7/bin/python3.11", INTERPRETER),
+        (
+            "/env/lib/python3.11/site-packages/uvloop/loop.cpython-311-x86_64-linux-gnu.so",
+            "uvloop/libuv",
+        ),
+        (
+            "/env/lib/python3.11/site-packages/httptools/parser/parser.cpython-311-x86_64-linux-gnu.so",
+            "httptools",
+        ),
+        (
+            "/env/lib/python3.11/site-packages/orjson/orjson.cpython-311-x86_64-linux-gnu.so",
+            "orjson",
+        ),
+        (
+            "/root/.pyenv/versions/3.11.7/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so",
+            "CPython extension modules",
+        ),
+        ("/usr/lib/x86_64-linux-gnu/libc.so.6", "libc"),
+        ("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", "ld.so"),
+    ],
+)
 def test_shared_objects_are_grouped_as_a_reader_knows_them(path, group):
     assert object_group(path) == group
 
@@ -107,7 +132,9 @@ def test_the_breakdown_puts_an_injected_python_loop_in_the_interpreter(tmp_path)
     table = render(found)
     assert "| libpython |" in table and "**all**" in table
     assert table.count("\n|") >= 6
-    data = by_object(found)  # the same as data (compare.json, attribution.json): the rows the table shows
+    data = by_object(
+        found
+    )  # the same as data (compare.json, attribution.json): the rows the table shows
     assert data.objects[0].name == INTERPRETER and data.objects[0].head > data.objects[0].base
     assert (data.base, data.head) == (round(found.base, 1), round(found.head, 1))
     assert [f"| {o.name} |" in table for o in data.objects] == [True] * len(data.objects)
@@ -122,12 +149,17 @@ def test_functions_without_a_name_are_never_paired_across_sides_and_the_table_sa
     """A stripped interpreter (Debian's python3.11) has no names for its static functions: base's
     `_PyObject_Free` and head's `0x…4fee40` are the same function, so neither side's row may read as
     a function going to 0 and another appearing; the part's own total still compares."""
+
     def dump(name: str, functions: dict[str, int]) -> Path:
         path = tmp_path / name
-        body = "".join(f"fn=({i}) {fn}\n1 {cost}\n" for i, (fn, cost) in enumerate(functions.items(), 1))
+        body = "".join(
+            f"fn=({i}) {fn}\n1 {cost}\n" for i, (fn, cost) in enumerate(functions.items(), 1)
+        )
         total = sum(functions.values())
-        path.write_text(f"version: 1\npositions: line\nevents: Ir\nsummary: {total}\n\n"
-                        f"ob=(1) /usr/lib/libpython3.11.so.1.0\n{body}")
+        path.write_text(
+            f"version: 1\npositions: line\nevents: Ir\nsummary: {total}\n\n"
+            f"ob=(1) /usr/lib/libpython3.11.so.1.0\n{body}"
+        )
         return path
 
     base = dump("base.out", {"_PyObject_Free": 1200, "_PyEval_EvalFrameDefault": 8800})
@@ -138,7 +170,10 @@ def test_functions_without_a_name_are_never_paired_across_sides_and_the_table_sa
     assert found.unnamed == {INTERPRETER: (0.0, pytest.approx(1300 / 10100))}
     table = render(found)
     assert "0x" not in table and "→ 0" not in table
-    assert "libpython: 0% of base's and 13% of head's instructions are in functions without a name" in table
+    assert (
+        "libpython: 0% of base's and 13% of head's instructions are in functions without a name"
+        in table
+    )
 
 
 def test_the_breakdown_needs_files():
@@ -151,12 +186,16 @@ def test_a_real_trace_counts_calls_by_name_once_each_and_its_timer_wakeups():
     named = Counter(c.name for c in found if c.name)
     text = TRACE.read_text()
     assert named["write"] == text.count(" write(")
-    assert named["epoll_pwait"] == text.count(" epoll_pwait(")  # a resumed line is not a second call
+    assert named["epoll_pwait"] == text.count(
+        " epoll_pwait("
+    )  # a resumed line is not a second call
     assert sum(c.timed_out for c in found) >= 1
     start, end = min(c.when for c in found), max(c.when for c in found)
-    whole, = strace.count_windows(found, [(start, end)])
+    (whole,) = strace.count_windows(found, [(start, end)])
     assert sum(whole.calls.values()) == len([c for c in found if c.name])
-    first, second = strace.count_windows(found, [(start, (start + end) / 2), ((start + end) / 2 + 1e-6, end)])
+    first, second = strace.count_windows(
+        found, [(start, (start + end) / 2), ((start + end) / 2 + 1e-6, end)]
+    )
     assert first.calls + second.calls == whole.calls
 
 
@@ -168,21 +207,32 @@ def test_the_ladder_gives_heavier_endpoints_fewer_requests():
     assert plan.warmup_for(400_000, 1000) <= plan.requests_for(400_000, 1000)
 
 
-def _counted(instructions: list[int], calls: list[dict[str, int]], wakeups: list[int]) -> tuple[TargetCounts, object]:
+def _counted(
+    instructions: list[int], calls: list[dict[str, int]], wakeups: list[int]
+) -> tuple[TargetCounts, object]:
     project = load_project(REPO)
     variant = project.select("hello@latest")[0]
     endpoint = variant.endpoints[0]
     target = CountTarget(variant, env=None, endpoints=(endpoint,))  # type: ignore[arg-type]
     cg = [Phase(endpoint, r, 100, seconds=2.0, instructions=n) for r, n in enumerate(instructions)]
-    st = [Phase(endpoint, r, 1000, seconds=3.0, calls=Counter(c), wakeups=w)
-          for r, (c, w) in enumerate(zip(calls, wakeups, strict=True))]  # fmt: skip
+    st = [
+        Phase(endpoint, r, 1000, seconds=3.0, calls=Counter(c), wakeups=w)
+        for r, (c, w) in enumerate(zip(calls, wakeups, strict=True))
+    ]
     return TargetCounts(target, cg, 1000.0, st, {"epoll_pwait": 2.0, "getpid": 1.0}), endpoint
 
 
 def test_per_request_counts_take_off_the_idle_cost_of_their_time():
-    counted, endpoint = _counted([40_002_000, 40_012_000], [{"read": 1000, "epoll_pwait": 2060, "getpid": 30}] * 2, [30, 30])
-    assert counted.instructions(endpoint) == [400_000.0, 400_100.0]  # 2 s x 1000 idle instructions/s off
-    assert counted.syscalls(endpoint) == [{"read": 1.0, "epoll_pwait": 2.0}] * 2  # 30 wake-ups' calls off
+    counted, endpoint = _counted(
+        [40_002_000, 40_012_000], [{"read": 1000, "epoll_pwait": 2060, "getpid": 30}] * 2, [30, 30]
+    )
+    assert counted.instructions(endpoint) == [
+        400_000.0,
+        400_100.0,
+    ]  # 2 s x 1000 idle instructions/s off
+    assert (
+        counted.syscalls(endpoint) == [{"read": 1.0, "epoll_pwait": 2.0}] * 2
+    )  # 30 wake-ups' calls off
 
 
 def test_counted_timer_ticks_are_taken_off_by_the_tick_not_by_the_wall_time():
@@ -192,35 +242,60 @@ def test_counted_timer_ticks_are_taken_off_by_the_tick_not_by_the_wall_time():
     counted, endpoint = _counted([40_030_000, 40_090_000], [{"read": 1000}] * 2, [0, 0])
     counted.idle_instructions_per_tick = 3_000.0
     counted.instruction_phases[0].ticks, counted.instruction_phases[1].ticks = 10, 30
-    counted.instruction_phases[1].seconds = 2.0  # the same wall time: by the second they would differ
+    counted.instruction_phases[
+        1
+    ].seconds = 2.0  # the same wall time: by the second they would differ
     assert counted.instructions(endpoint) == [400_000.0, 400_000.0]
     counted.instruction_phases[1].ticks = None
     assert counted.instructions(endpoint)[1] == (40_090_000 - 2.0 * 1000.0) / 100
-    counted.idle_window_instructions = 30_000.0  # the timer quiet: no tick, a window's own cost alone
+    counted.idle_window_instructions = (
+        30_000.0  # the timer quiet: no tick, a window's own cost alone
+    )
     counted.instruction_phases[0].ticks = 0
     assert counted.instructions(endpoint)[0] == 400_000.0
 
 
 def test_figures_are_named_by_the_one_name_rule_with_calls_by_name_in_detail():
-    counted, endpoint = _counted([40_002_000, 40_012_000, 40_007_000],
-                                 [{"read": 1000, "write": 2000, "epoll_pwait": 2000}] * 3, [0, 0, 0])
+    counted, endpoint = _counted(
+        [40_002_000, 40_012_000, 40_007_000],
+        [{"read": 1000, "write": 2000, "epoll_pwait": 2000}] * 3,
+        [0, 0, 0],
+    )
     (instructions, syscalls), problems = endpoint_figures(counted, endpoint, " (side by side)")
     assert problems == []
-    assert instructions.name == load_key("hello@latest", "GET /", Counted(), INSTRUCTIONS, " (side by side)").name
+    assert (
+        instructions.name
+        == load_key("hello@latest", "GET /", Counted(), INSTRUCTIONS, " (side by side)").name
+    )
     assert instructions.params == Counted().params() and instructions.kind == "load"
-    assert instructions.samples == [400_000.0, 400_100.0, 400_050.0] and instructions.value == 400_050.0
-    assert syscalls.metric == SYSCALLS.key and syscalls.value == 3.0  # the request's own: polls apart
+    assert (
+        instructions.samples == [400_000.0, 400_100.0, 400_050.0]
+        and instructions.value == 400_050.0
+    )
+    assert (
+        syscalls.metric == SYSCALLS.key and syscalls.value == 3.0
+    )  # the request's own: polls apart
     assert syscalls.detail == {"epoll_pwait": 2.0, "read": 1.0, "write": 2.0}  # every call, by name
 
 
 def test_the_gated_system_calls_are_the_requests_own_and_scheduling_ones_are_information():
     """Thread hand-offs (`futex`), polls and thread starts follow the scheduler: left out of the
     count that gates, kept by name; a request's own calls (I/O, files, poll registration) count."""
-    by_name = {"read": 5.0, "write": 6.0, "fcntl": 4.0, "epoll_ctl": 2.0, "futex": 21.7, "epoll_pwait": 17.4,
-               "getpid": 78.0, "clone3": 0.1, "mmap": 0.1}
+    by_name = {
+        "read": 5.0,
+        "write": 6.0,
+        "fcntl": 4.0,
+        "epoll_ctl": 2.0,
+        "futex": 21.7,
+        "epoll_pwait": 17.4,
+        "getpid": 78.0,
+        "clone3": 0.1,
+        "mmap": 0.1,
+    }
     assert strace.own_calls(by_name) == 17.0
-    counted, endpoint = _counted([40_002_000] * 2, [{"read": 1000, "futex": 21_700}, {"read": 1000, "futex": 18_300}],
-                                 [0, 0])  # fmt: skip
+    counted, endpoint = _counted(
+        [40_002_000] * 2, [{"read": 1000, "futex": 21_700}, {"read": 1000, "futex": 18_300}], [0, 0]
+    )
     _, syscalls = endpoint_figures(counted, endpoint)[0]
     assert syscalls.samples == [1.0, 1.0] and syscalls.detail == {"futex": 20.0, "read": 1.0}
 
@@ -235,7 +310,11 @@ def test_a_count_that_does_not_grow_with_the_requests_is_a_problem_not_a_figure(
 def test_two_targets_of_one_variant_get_their_own_directories(tmp_path):
     variant = load_project(REPO).select("hello@latest")[0]
     targets = [CountTarget(variant, None, variant.endpoints) for _ in range(3)]  # type: ignore[arg-type]
-    assert [p.name for p in target_dirs(tmp_path, targets)] == ["hello@latest", "hello@latest-2", "hello@latest-3"]
+    assert [p.name for p in target_dirs(tmp_path, targets)] == [
+        "hello@latest",
+        "hello@latest-2",
+        "hello@latest-3",
+    ]
 
 
 def test_given_directories_are_where_each_target_counts(tmp_path, monkeypatch):
@@ -255,8 +334,14 @@ def test_given_directories_are_where_each_target_counts(tmp_path, monkeypatch):
     monkeypatch.setattr(run.callgrind, "unavailable_reason", lambda: None)
     monkeypatch.setattr(run.strace, "unavailable_reason", lambda: None)
     dirs = [tmp_path / "a" / "hello@latest", tmp_path / "b" / "hello@latest"]
-    figures, problems = count_requests(targets, out_dir=tmp_path, jobs=1, dirs=dirs, log=lambda _: None)
-    assert sorted(used) == dirs and not figures and [p.reason for p in problems] == ["count failed: fake"] * 2
+    figures, problems = count_requests(
+        targets, out_dir=tmp_path, jobs=1, dirs=dirs, log=lambda _: None
+    )
+    assert (
+        sorted(used) == dirs
+        and not figures
+        and [p.reason for p in problems] == ["count failed: fake"] * 2
+    )
     with pytest.raises(ValueError, match="1 directories for 2 targets"):
         count_requests(targets, out_dir=tmp_path, dirs=dirs[:1], log=lambda _: None)
 
@@ -278,9 +363,13 @@ def test_real_hello_counted_with_and_without_an_injected_loop(tmp_path):
 
     variant = load_project(REPO).select("hello@latest")[0]
     env = ensure(variant.stack)
-    targets = [CountTarget(variant, env, variant.endpoints, Injection(layer_only=True)),
-               CountTarget(variant, env, variant.endpoints, Injection(loops=20_000))]  # fmt: skip
-    figures, problems = count_requests(targets, out_dir=tmp_path, requests=20, repeats=2, log=lambda _: None)
+    targets = [
+        CountTarget(variant, env, variant.endpoints, Injection(layer_only=True)),
+        CountTarget(variant, env, variant.endpoints, Injection(loops=20_000)),
+    ]
+    figures, problems = count_requests(
+        targets, out_dir=tmp_path, requests=20, repeats=2, log=lambda _: None
+    )
     assert problems == []
     by = {("TESTING" in f.note, f.metric): f for f in figures}
     assert len(by) == len(figures) == 4
@@ -290,7 +379,10 @@ def test_real_hello_counted_with_and_without_an_injected_loop(tmp_path):
     calls = by[(False, SYSCALLS.key)]
     assert calls.value > 0 and any(name.startswith("epoll") for name in calls.detail)
     base_dir, head_dir = target_dirs(tmp_path, targets)
-    (base_files, base_n), (head_files, head_n) = phase_files(base_dir, "GET /"), phase_files(head_dir, "GET /")
+    (base_files, base_n), (head_files, head_n) = (
+        phase_files(base_dir, "GET /"),
+        phase_files(head_dir, "GET /"),
+    )
     assert len(base_files) == len(head_files) == 2
     found = breakdown(base_files, head_files, (base_n, head_n))
     assert found.objects[0].name == INTERPRETER and found.objects[0].change > 0
@@ -302,21 +394,27 @@ def test_real_hello_counted_with_and_without_an_injected_loop(tmp_path):
 @pytest.mark.slow
 @needs_counters
 @pytest.mark.load_independent
-def test_real_post_and_thread_pool_endpoints_are_counted_while_a_broken_server_is_reported(tmp_path):
+def test_real_post_and_thread_pool_endpoints_are_counted_while_a_broken_server_is_reported(
+    tmp_path,
+):
     """A sync app (its endpoints run in uvicorn's thread pool; one takes a POST body) beside one
     that cannot import: figures for the first, a Problem naming the second, both stopped."""
     from benchwatch.environments.envs import ensure
 
-    project = load_project(make_project(tmp_path / "project", [FIXTURE_APPS / "good", FIXTURE_APPS / "broken_import"]))
+    project = load_project(
+        make_project(tmp_path / "project", [FIXTURE_APPS / "good", FIXTURE_APPS / "broken_import"])
+    )
     good, broken = project.select("good@latest")[0], project.select("broken_import@latest")[0]
     env = ensure(good.stack)
     targets = [CountTarget(good, env, good.endpoints), CountTarget(broken, env, broken.endpoints)]
-    figures, problems = count_requests(targets, out_dir=tmp_path / "counts", requests=20, repeats=2,
-                                       log=lambda _: None)  # fmt: skip
+    figures, problems = count_requests(
+        targets, out_dir=tmp_path / "counts", requests=20, repeats=2, log=lambda _: None
+    )
     assert [p.variant for p in problems] == ["broken_import@latest"]
     assert "boot under callgrind" in problems[0].reason and problems[0].detail
     assert {(f.endpoint, f.metric) for f in figures} == {
-        (e, m.key) for e in ("GET /items", "POST /echo") for m in (INSTRUCTIONS, SYSCALLS)}
+        (e, m.key) for e in ("GET /items", "POST /echo") for m in (INSTRUCTIONS, SYSCALLS)
+    }
     assert all(f.value > 0 and f.valid for f in figures)
     echo = next(f for f in figures if f.endpoint == "POST /echo" and f.metric == SYSCALLS.key)
     assert echo.detail.get("futex", 0) > 0  # the thread pool's hand-offs
@@ -329,7 +427,9 @@ def test_real_post_and_thread_pool_endpoints_are_counted_while_a_broken_server_i
 def test_real_command_reports_a_server_that_cannot_boot_and_writes_its_run(tmp_path):
     root = make_project(tmp_path / "project", [FIXTURE_APPS / "broken_import"])
     out = tmp_path / "out"
-    done = benchwatch("counts", "-k", "broken_import@latest", "--out", str(out), root=root, timeout=300)
+    done = benchwatch(
+        "counts", "-k", "broken_import@latest", "--out", str(out), root=root, timeout=300
+    )
     assert done.returncode == 2, done.stderr
     assert "PROBLEM broken_import@latest" in done.stderr and "boot under callgrind" in done.stderr
     run = json.loads((out / "run.json").read_text())
@@ -348,9 +448,12 @@ def test_real_app_with_a_pre_start_is_counted_its_migration_runs_without_the_har
     root = make_project(tmp_path / "project", [REPO / "examples" / "todo_api"])
     variant = load_project(root).select("todo_api@own")[0]
     assert variant.app.declaration.pre_start
-    target = CountTarget(variant, ensure(variant.stack), variant.selected_endpoints(True), Injection())
-    figures, problems = count_requests([target], out_dir=tmp_path / "out", requests=20, repeats=2,
-                                       log=lambda _: None)  # fmt: skip
+    target = CountTarget(
+        variant, ensure(variant.stack), variant.selected_endpoints(True), Injection()
+    )
+    figures, problems = count_requests(
+        [target], out_dir=tmp_path / "out", requests=20, repeats=2, log=lambda _: None
+    )
     assert problems == []
     assert sorted(f.metric for f in figures) == sorted([INSTRUCTIONS.key, SYSCALLS.key])
     assert all(f.value > 0 for f in figures)
@@ -384,7 +487,15 @@ def test_the_client_sends_every_request_on_one_connection_and_stops_at_a_non_2xx
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     client = Client("127.0.0.1", httpd.server_address[1], timeout=10)
     try:
-        client.send(Request("POST", "/ok", b'{"id": 7}', {"Host": "127.0.0.1", "content-type": "application/json"}), 3)
+        client.send(
+            Request(
+                "POST",
+                "/ok",
+                b'{"id": 7}',
+                {"Host": "127.0.0.1", "content-type": "application/json"},
+            ),
+            3,
+        )
         with pytest.raises(RequestFailed, match="status 500"):
             client.send(Request("POST", "/broken", b"{}", {"Host": "127.0.0.1"}), 5)
     finally:
@@ -407,7 +518,9 @@ def test_a_loop_injection_reaches_the_app_as_a_fixed_number_of_iterations(monkey
     assert isinstance(wrapped, InjectedCpu) and wrapped.loops == 25 and wrapped.microseconds == 0.0
 
 
-def test_the_harness_collects_on_request_and_then_loads_the_environments_own_sitecustomize(tmp_path):
+def test_the_harness_collects_on_request_and_then_loads_the_environments_own_sitecustomize(
+    tmp_path,
+):
     """A real interpreter with the counting harness on its PYTHONPATH: `collect()` runs a full
     collection in it (the cycle made before is freed), and a sitecustomize found later on the
     path (as an environment's own would be) still runs."""
@@ -431,8 +544,13 @@ def test_the_harness_collects_on_request_and_then_loads_the_environments_own_sit
     control = Harness()
     environ = {**control.environ(), "PATH": "/usr/bin:/bin"}
     environ["PYTHONPATH"] += f":{own}"
-    process = subprocess.Popen([sys.executable, "-c", program], env=environ, text=True,
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-c", program],
+        env=environ,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
     try:
         assert process.stdout.readline().strip() == "True"
         control.connect()
@@ -471,12 +589,30 @@ def test_the_harness_holds_a_uvicorn_loop_still_and_counts_its_timer_ticks(tmp_p
     control = Harness()
     environ = {**control.environ(), "PATH": "/usr/bin:/bin"}
     app = tmp_path / "tiny.py"
-    app.write_text("async def app(scope, receive, send):\n"
-                   "    if scope['type'] != 'http': return\n"
-                   "    await send({'type': 'http.response.start', 'status': 200, 'headers': []})\n"
-                   "    await send({'type': 'http.response.body', 'body': b'ok'})\n")  # fmt: skip
-    process = subprocess.Popen([python, "-m", "uvicorn", "tiny:app", "--port", str(port), "--host", "127.0.0.1",
-                                "--log-level", "warning"], env=environ, cwd=tmp_path, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    app.write_text(
+        "async def app(scope, receive, send):\n"
+        "    if scope['type'] != 'http': return\n"
+        "    await send({'type': 'http.response.start', 'status': 200, 'headers': []})\n"
+        "    await send({'type': 'http.response.body', 'body': b'ok'})\n"
+    )
+    process = subprocess.Popen(
+        [
+            python,
+            "-m",
+            "uvicorn",
+            "tiny:app",
+            "--port",
+            str(port),
+            "--host",
+            "127.0.0.1",
+            "--log-level",
+            "warning",
+        ],
+        env=environ,
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         for _ in range(300):  # until it answers: a server's harness is asked once it serves
             try:
@@ -504,7 +640,9 @@ def test_the_harness_holds_a_uvicorn_loop_still_and_counts_its_timer_ticks(tmp_p
         time.sleep(1.0)
         still = control.hold()
         control.release()
-        assert quieted is not None and still is not None and still - quieted <= 1  # the one already due, at most
+        assert (
+            quieted is not None and still is not None and still - quieted <= 1
+        )  # the one already due, at most
         control.wake()
         time.sleep(0.5)
         woken = control.hold()
@@ -518,8 +656,12 @@ def test_the_harness_holds_a_uvicorn_loop_still_and_counts_its_timer_ticks(tmp_p
         control.close()
     assert "Error in sitecustomize" not in stderr
     plain = Harness()
-    other = subprocess.Popen([python, "-c", "import time; time.sleep(60)"], env={**plain.environ(), "PATH": "/usr/bin:/bin"},
-                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    other = subprocess.Popen(
+        [python, "-c", "import time; time.sleep(60)"],
+        env={**plain.environ(), "PATH": "/usr/bin:/bin"},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         plain.connect()
         assert plain.hold() is None
@@ -570,7 +712,12 @@ def test_the_reads_are_counted_in_every_repeat_before_any_write_is():
     assert order[:9] == [(0, 0), (0, 2), (0, 4), (1, 0), (1, 2), (1, 4), (2, 0), (2, 2), (2, 4)]
     assert order[9:] == [(0, 1), (0, 3), (1, 1), (1, 3), (2, 1), (2, 3)]
     assert sorted(order) == [(r, i) for r in range(3) for i in range(5)]  # every phase once
-    assert counted_order(["GET", "GET"], 2) == [(0, 0), (0, 1), (1, 0), (1, 1)]  # reads only: as before
+    assert counted_order(["GET", "GET"], 2) == [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (1, 1),
+    ]  # reads only: as before
 
 
 @pytest.mark.slow
@@ -585,10 +732,15 @@ def test_real_write_refused_when_repeated_is_counted_with_a_fresh_email_per_requ
     project = load_project(make_project(tmp_path / "project", [app]))
     variant = project.select("unique_users@latest")[0]
     assert variant.timed_endpoints(quick=False) == () and variant.quick_endpoints == ()
-    target = CountTarget(variant, ensure(variant.stack), variant.selected_endpoints(False), Injection())
-    figures, problems = count_requests([target], out_dir=tmp_path / "out", requests=20, repeats=2,
-                                       log=lambda _: None)  # fmt: skip
+    target = CountTarget(
+        variant, ensure(variant.stack), variant.selected_endpoints(False), Injection()
+    )
+    figures, problems = count_requests(
+        [target], out_dir=tmp_path / "out", requests=20, repeats=2, log=lambda _: None
+    )
     assert problems == []
-    assert {(f.endpoint, f.metric) for f in figures} == {("POST /users", m.key) for m in (INSTRUCTIONS, SYSCALLS)}
+    assert {(f.endpoint, f.metric) for f in figures} == {
+        ("POST /users", m.key) for m in (INSTRUCTIONS, SYSCALLS)
+    }
     assert all(f.value > 0 and f.valid for f in figures)
     assert uvicorn_processes(str(app)) == []

@@ -66,10 +66,14 @@ def test_the_link_checker_sees_a_missing_file_and_a_missing_heading(tmp_path):
     page = tmp_path / "page.md"
     page.write_text(
         "[ok](other.md#a-runs-files) [ok](#here) [web](https://example.org/x)\n"
-        "[gone](missing.md) [no heading](other.md#nowhere) <img src=\"gone.png\">\n"
+        '[gone](missing.md) [no heading](other.md#nowhere) <img src="gone.png">\n'
         "# Here\n```sh\n[in code](ignored.md)\n```\n"
     )
-    assert [b.split(":")[0] for b in broken_links(page)] == ["missing.md", "other.md#nowhere", "gone.png"]
+    assert [b.split(":")[0] for b in broken_links(page)] == [
+        "missing.md",
+        "other.md#nowhere",
+        "gone.png",
+    ]
 
 
 def shown_commands(path: Path) -> list[str]:
@@ -94,15 +98,21 @@ def test_every_command_shown_parses_with_the_real_options(page):
 
 
 def test_readme_shows_the_test_command_ci_runs_and_the_main_job_first():
-    commands = [line for block in _FENCE.findall(README.read_text()) for line in block.splitlines()
-                if line.startswith("./bw ")]  # fmt: skip
+    commands = [
+        line
+        for block in _FENCE.findall(README.read_text())
+        for line in block.splitlines()
+        if line.startswith("./bw ")
+    ]
     assert commands[0].startswith("./bw run --quick")
     assert commands[1].startswith("./bw test")  # .ci/run runs the first line that starts with it
 
 
 def test_readme_stays_short():
     lines = len(README.read_text().splitlines())
-    assert lines < README_MAX_LINES, f"README.md has {lines} lines: move details to a page under docs/"
+    assert lines < README_MAX_LINES, (
+        f"README.md has {lines} lines: move details to a page under docs/"
+    )
 
 
 def test_readme_exit_codes_are_the_table_in_errors_py():

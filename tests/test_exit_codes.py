@@ -42,7 +42,9 @@ def test_help_ends_with_the_table(cli) -> None:
     done = cli("--help")
     assert done.returncode == EXIT_OK
     table = done.stdout.split("exit codes (every command; docs/exit-codes.md):\n", 1)[1]
-    assert dict(re.findall(r"^  (\d+) +(.+)$", table, re.M)) == {str(c): m for c, m in EXIT_CODES.items()}
+    assert dict(re.findall(r"^  (\d+) +(.+)$", table, re.M)) == {
+        str(c): m for c, m in EXIT_CODES.items()
+    }
 
 
 def test_the_docs_page_holds_the_same_table() -> None:
@@ -68,12 +70,22 @@ def test_a_missing_required_option_is_bad_input(cli) -> None:
     )
 
 
-@pytest.mark.parametrize("argv", [
-    ("list",), ("verify",), ("compare", "--base", "seed-v1", "--head", "latest", "--no-micro"),
-    ("run", "--quick", "--no-micro"), ("calibrate", "--no-micro"),
-])  # fmt: skip
-def test_a_broken_app_declaration_is_bad_input_and_nothing_is_written(tmp_path: Path, cli, argv) -> None:
-    root = _project(tmp_path, GOOD.replace('stacks = ["latest"]', 'stacks = ["latest"]\nquick = ["nope"]'))
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("list",),
+        ("verify",),
+        ("compare", "--base", "seed-v1", "--head", "latest", "--no-micro"),
+        ("run", "--quick", "--no-micro"),
+        ("calibrate", "--no-micro"),
+    ],
+)
+def test_a_broken_app_declaration_is_bad_input_and_nothing_is_written(
+    tmp_path: Path, cli, argv
+) -> None:
+    root = _project(
+        tmp_path, GOOD.replace('stacks = ["latest"]', 'stacks = ["latest"]\nquick = ["nope"]')
+    )
     out = tmp_path / "out"
     writes = argv[0] in ("compare", "run", "calibrate")
     done = cli(*argv, *(("--out", str(out)) if writes else ()), root=root)
@@ -96,7 +108,20 @@ def test_ok_regression_and_not_measured_from_real_commands(tmp_path: Path, cli) 
     _history(tmp_path / "h", _clean(step_at=25, factor=1.10))
     done = cli("changes", "--data", str(tmp_path / "h"), "--acks", str(_acks(tmp_path / "h", "")))
     assert done.returncode == EXIT_REGRESSION and "1.10x slower" in done.stdout
-    failed = write_compare(tmp_path / "c", [row(CPU_NAME, "cpu_us_per_request", None, None, None, gating=True,
-                                                 verdict="no verdict", reason="head did not boot")])  # fmt: skip
+    failed = write_compare(
+        tmp_path / "c",
+        [
+            row(
+                CPU_NAME,
+                "cpu_us_per_request",
+                None,
+                None,
+                None,
+                gating=True,
+                verdict="no verdict",
+                reason="head did not boot",
+            )
+        ],
+    )
     done = cli("relative", str(failed), "--out", str(tmp_path / "gab.json"))
     assert done.returncode == EXIT_UNMEASURED and not (tmp_path / "gab.json").exists()

@@ -32,7 +32,11 @@ pytestmark = pytest.mark.slow
 
 GOOD = FIXTURE_APPS / "good"
 ITEMS = REPO / "tests" / "fixtures" / "items_api"
-ITEMS_SECRETS = {"ITEMS_TEST_SECRET": "k3y-for-faults-1b2c", "BENCH_USER": "bench", "BENCH_PASSWORD": "pw-faults-3d4e"}
+ITEMS_SECRETS = {
+    "ITEMS_TEST_SECRET": "k3y-for-faults-1b2c",
+    "BENCH_USER": "bench",
+    "BENCH_PASSWORD": "pw-faults-3d4e",
+}
 T = TypeVar("T")
 
 
@@ -45,28 +49,44 @@ def own_app(tmp_path: Path, name: str) -> Path:
     return app
 
 
-def start(args: list[str], project: Path, tmp_path: Path, env: dict | None = None) -> subprocess.Popen:
+def start(
+    args: list[str], project: Path, tmp_path: Path, env: dict | None = None
+) -> subprocess.Popen:
     """`benchwatch ARGS` as a user runs it; its output in files (a pipe nobody reads could block it)."""
-    environ = {k: v for k, v in os.environ.items() if k != database.URL_ENV}  # its own cluster unless `env` names one
+    environ = {
+        k: v for k, v in os.environ.items() if k != database.URL_ENV
+    }  # its own cluster unless `env` names one
     environ.update({"BENCHWATCH_ROOT": str(project), **(env or {})})
-    return subprocess.Popen([sys.executable, "-m", "benchwatch", *args], env=environ, cwd=project,
-                            stdout=open(tmp_path / "stdout", "w"), stderr=open(tmp_path / "stderr", "w"),
-                            stdin=subprocess.DEVNULL)  # fmt: skip
+    return subprocess.Popen(
+        [sys.executable, "-m", "benchwatch", *args],
+        env=environ,
+        cwd=project,
+        stdout=open(tmp_path / "stdout", "w"),
+        stderr=open(tmp_path / "stderr", "w"),
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def output(tmp_path: Path) -> str:
     return (tmp_path / "stdout").read_text() + (tmp_path / "stderr").read_text()
 
 
-def wait_for(find: Callable[[], T | None], process: subprocess.Popen, tmp_path: Path, what: str,
-             timeout: float = 300) -> T:  # fmt: skip
+def wait_for(
+    find: Callable[[], T | None],
+    process: subprocess.Popen,
+    tmp_path: Path,
+    what: str,
+    timeout: float = 300,
+) -> T:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = find()
         if found:
             return found
         if process.poll() is not None:
-            pytest.fail(f"benchwatch exited ({process.returncode}) before {what}:\n{output(tmp_path)[-3000:]}")
+            pytest.fail(
+                f"benchwatch exited ({process.returncode}) before {what}:\n{output(tmp_path)[-3000:]}"
+            )
         time.sleep(0.2)
     process.kill()
     pytest.fail(f"no {what} after {timeout:g} s:\n{output(tmp_path)[-3000:]}")
@@ -181,7 +201,9 @@ def items_pg(tmp_path: Path) -> Path:
 def test_sigkill_of_a_load_leaves_no_server_and_no_scratch_folder(tmp_path: Path) -> None:
     app = own_app(tmp_path, "good")
     project = make_project(tmp_path / "project", [app])
-    process = start(["load", "--quick", "-k", "good@latest", "--out", str(tmp_path / "out")], project, tmp_path)
+    process = start(
+        ["load", "--quick", "-k", "good@latest", "--out", str(tmp_path / "out")], project, tmp_path
+    )
     server = wait_for(lambda: answering(str(app)), process, tmp_path, "server answering")
     scratch = scratch_of(server)
     process.send_signal(signal.SIGKILL)
@@ -190,13 +212,21 @@ def test_sigkill_of_a_load_leaves_no_server_and_no_scratch_folder(tmp_path: Path
     assert running_after(lambda: [scratch] if scratch.exists() else [], 10) == []
 
 
-def test_sigkill_of_a_load_on_its_own_postgresql_cluster_leaves_no_server_and_no_cluster(tmp_path: Path) -> None:
+def test_sigkill_of_a_load_on_its_own_postgresql_cluster_leaves_no_server_and_no_cluster(
+    tmp_path: Path,
+) -> None:
     needs_local_postgres()
     app = items_pg(tmp_path)
     project = make_project(tmp_path / "project", [app])
-    process = start(["load", "--quick", "-k", "items_pg@latest", "--out", str(tmp_path / "out")], project, tmp_path,
-                    env=ITEMS_SECRETS)  # fmt: skip
-    server = wait_for(lambda: answering(str(app.parent), "/health"), process, tmp_path, "server answering")
+    process = start(
+        ["load", "--quick", "-k", "items_pg@latest", "--out", str(tmp_path / "out")],
+        project,
+        tmp_path,
+        env=ITEMS_SECRETS,
+    )
+    server = wait_for(
+        lambda: answering(str(app.parent), "/health"), process, tmp_path, "server answering"
+    )
     cluster = cluster_of(server)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
@@ -206,18 +236,30 @@ def test_sigkill_of_a_load_on_its_own_postgresql_cluster_leaves_no_server_and_no
 
 
 @pytest.mark.postgres
-def test_sigkill_of_a_load_on_a_configured_postgresql_drops_the_boots_database(tmp_path: Path, postgres_url: str) -> None:
+def test_sigkill_of_a_load_on_a_configured_postgresql_drops_the_boots_database(
+    tmp_path: Path, postgres_url: str
+) -> None:
     app = items_pg(tmp_path)
     project = make_project(tmp_path / "project", [app])
-    process = start(["load", "--quick", "-k", "items_pg@latest", "--out", str(tmp_path / "out")], project, tmp_path,
-                    env={**ITEMS_SECRETS, database.URL_ENV: postgres_url})  # fmt: skip
-    server = wait_for(lambda: answering(str(app.parent), "/health"), process, tmp_path, "server answering")
+    process = start(
+        ["load", "--quick", "-k", "items_pg@latest", "--out", str(tmp_path / "out")],
+        project,
+        tmp_path,
+        env={**ITEMS_SECRETS, database.URL_ENV: postgres_url},
+    )
+    server = wait_for(
+        lambda: answering(str(app.parent), "/health"), process, tmp_path, "server answering"
+    )
     name = server.environ()["ITEMS_DATABASE_URL"].rsplit("/", 1)[1]
     cluster = database.parse_url(postgres_url)
 
     def exists() -> list[str]:
-        argv, extra = cluster.psql_command(f"SELECT datname FROM pg_database WHERE datname = '{name}'")
-        done = subprocess.run([*argv, "-t", "-A"], env={**os.environ, **extra}, capture_output=True, text=True)
+        argv, extra = cluster.psql_command(
+            f"SELECT datname FROM pg_database WHERE datname = '{name}'"
+        )
+        done = subprocess.run(
+            [*argv, "-t", "-A"], env={**os.environ, **extra}, capture_output=True, text=True
+        )
         assert done.returncode == 0, done.stderr
         return done.stdout.split()
 
@@ -233,9 +275,26 @@ def test_sigkill_of_a_count_leaves_no_valgrind_server(tmp_path: Path) -> None:
         pytest.skip("valgrind is not installed")
     app = own_app(tmp_path, "good")
     project = make_project(tmp_path / "project", [app])
-    process = start(["counts", "--quick", "-k", "good@latest", "--repeats", "1", "--out", str(tmp_path / "out")],
-                    project, tmp_path)  # fmt: skip
-    wait_for(lambda: answering(str(app), wrapped="valgrind"), process, tmp_path, "server under valgrind answering")
+    process = start(
+        [
+            "counts",
+            "--quick",
+            "-k",
+            "good@latest",
+            "--repeats",
+            "1",
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        project,
+        tmp_path,
+    )
+    wait_for(
+        lambda: answering(str(app), wrapped="valgrind"),
+        process,
+        tmp_path,
+        "server under valgrind answering",
+    )
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
     assert running_after(lambda: uvicorn_processes(str(app))) == []
@@ -250,9 +309,14 @@ def test_a_server_killed_mid_round_leaves_its_figures_invalid_with_the_reason_an
     victim, other = own_app(tmp_path, "victim"), own_app(tmp_path, "other")
     project = make_project(tmp_path / "project", [victim, other])
     out = tmp_path / "out"
-    process = start(["load", "--quick", "--rounds", "1", "-k", "victim@latest,other@latest", "--out", str(out)],
-                    project, tmp_path)  # fmt: skip
-    server = wait_for(lambda: under_load(str(victim)), process, tmp_path, "oha loading the victim's server")
+    process = start(
+        ["load", "--quick", "--rounds", "1", "-k", "victim@latest,other@latest", "--out", str(out)],
+        project,
+        tmp_path,
+    )
+    server = wait_for(
+        lambda: under_load(str(victim)), process, tmp_path, "oha loading the victim's server"
+    )
     server.kill()
     code = process.wait(timeout=600)
     text = output(tmp_path)
@@ -266,22 +330,45 @@ def test_a_server_killed_mid_round_leaves_its_figures_invalid_with_the_reason_an
     measured = {f.metric for f in run.figures if f.variant == "other@latest" and f.valid}
     assert {"cpu_us_per_request", "rps"} <= measured, run.problems
     assert not [p for p in run.problems if p.variant == "other@latest"]
-    assert all(e["name"].startswith("other@latest ") for e in json.loads((out / "gab-smaller.json").read_text()))
+    assert all(
+        e["name"].startswith("other@latest ")
+        for e in json.loads((out / "gab-smaller.json").read_text())
+    )
     assert uvicorn_processes(str(tmp_path)) == []
 
 
-def test_postgresql_stopped_mid_run_leaves_that_figure_invalid_with_the_servers_error(tmp_path: Path) -> None:
+def test_postgresql_stopped_mid_run_leaves_that_figure_invalid_with_the_servers_error(
+    tmp_path: Path,
+) -> None:
     needs_local_postgres()
     app, other = items_pg(tmp_path), own_app(tmp_path, "other")
     project = make_project(tmp_path / "project", [app, other])
     out = tmp_path / "out"
-    process = start(["load", "--quick", "--rounds", "1", "-k", "items_pg@latest,other@latest", "--out", str(out)],
-                    project, tmp_path, env=ITEMS_SECRETS)  # fmt: skip
-    server = wait_for(lambda: under_load(str(app.parent)), process, tmp_path, "oha loading the database's server")
+    process = start(
+        [
+            "load",
+            "--quick",
+            "--rounds",
+            "1",
+            "-k",
+            "items_pg@latest,other@latest",
+            "--out",
+            str(out),
+        ],
+        project,
+        tmp_path,
+        env=ITEMS_SECRETS,
+    )
+    server = wait_for(
+        lambda: under_load(str(app.parent)), process, tmp_path, "oha loading the database's server"
+    )
     cluster = cluster_of(server)
     pg_ctl = database.server_bin() / "pg_ctl"  # type: ignore[operator]
-    stopped = subprocess.run([*as_cluster_owner(), str(pg_ctl), "-D", str(cluster / "data"), "-m", "immediate", "stop"],
-                             capture_output=True, text=True)  # fmt: skip
+    stopped = subprocess.run(
+        [*as_cluster_owner(), str(pg_ctl), "-D", str(cluster / "data"), "-m", "immediate", "stop"],
+        capture_output=True,
+        text=True,
+    )
     assert stopped.returncode == 0, stopped.stderr
     code = process.wait(timeout=600)
     text = output(tmp_path)
@@ -290,10 +377,21 @@ def test_postgresql_stopped_mid_run_leaves_that_figure_invalid_with_the_servers_
     assert not [f for f in run.figures if f.variant == "items_pg@latest" and f.valid]
     failed = [p for p in run.problems if p.variant == "items_pg@latest"]
     assert failed, text
-    assert any("OperationalError" in (p.detail or "") for p in failed), failed  # the server's own traceback
-    assert "the server said: sqlalchemy.exc.OperationalError: (psycopg.OperationalError) connection" in text, text
-    assert {"cpu_us_per_request", "rps"} <= {f.metric for f in run.figures if f.variant == "other@latest" and f.valid}
-    assert not [s for s in ITEMS_SECRETS.values() if len(s) > 8 and s in text + (out / "run.json").read_text()]
+    assert any("OperationalError" in (p.detail or "") for p in failed), (
+        failed
+    )  # the server's own traceback
+    assert (
+        "the server said: sqlalchemy.exc.OperationalError: (psycopg.OperationalError) connection"
+        in text
+    ), text
+    assert {"cpu_us_per_request", "rps"} <= {
+        f.metric for f in run.figures if f.variant == "other@latest" and f.valid
+    }
+    assert not [
+        s
+        for s in ITEMS_SECRETS.values()
+        if len(s) > 8 and s in text + (out / "run.json").read_text()
+    ]
     assert uvicorn_processes(str(tmp_path)) == []
     assert running_after(lambda: [cluster] if cluster.exists() else [], 10) == []
 
@@ -308,8 +406,11 @@ def tiny_fs(tmp_path: Path):
     prefix = [] if os.geteuid() == 0 else ["sudo", "-n"]
     mount = tmp_path / "tiny"
     mount.mkdir()
-    done = subprocess.run([*prefix, "mount", "-t", "tmpfs", "-o", "size=1m,mode=1777", "tmpfs", str(mount)],
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [*prefix, "mount", "-t", "tmpfs", "-o", "size=1m,mode=1777", "tmpfs", str(mount)],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
     try:
@@ -335,16 +436,22 @@ def fill(mount: Path) -> None:
             pass
 
 
-def test_results_on_a_full_filesystem_are_one_error_and_no_half_written_file(tmp_path: Path, tiny_fs: Path) -> None:
+def test_results_on_a_full_filesystem_are_one_error_and_no_half_written_file(
+    tmp_path: Path, tiny_fs: Path
+) -> None:
     app = own_app(tmp_path, "good")
     project = make_project(tmp_path / "project", [app])
     out = tiny_fs / "out"
     out.mkdir()
     fill(tiny_fs)
-    done = benchwatch("load", "--quick", "--rounds", "1", "-k", "good@latest", "--out", str(out), root=project)
+    done = benchwatch(
+        "load", "--quick", "--rounds", "1", "-k", "good@latest", "--out", str(out), root=project
+    )
     assert done.returncode == 3, done.stdout + done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR:")]
-    assert len(errors) == 1 and "No space left on device" in errors[0] and str(out) in errors[0], done.stderr
+    assert len(errors) == 1 and "No space left on device" in errors[0] and str(out) in errors[0], (
+        done.stderr
+    )
     assert "Traceback" not in done.stderr
     assert list(out.iterdir()) == []  # nothing half-written, no temporary file left
     assert uvicorn_processes(str(tmp_path)) == []
@@ -352,15 +459,37 @@ def test_results_on_a_full_filesystem_are_one_error_and_no_half_written_file(tmp
 
 def test_a_history_on_a_full_filesystem_is_untouched(tmp_path: Path, tiny_fs: Path) -> None:
     gab = tmp_path / "gab.json"
-    gab.write_text(json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": 120.5}]))
+    gab.write_text(
+        json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": 120.5}])
+    )
     data_js = tiny_fs / "dev" / "bench" / "data.js"
-    first = benchwatch("trend-add", str(data_js), "--gab", str(gab), "--suite", history.SMALLER, "--commit", "a" * 40)
+    first = benchwatch(
+        "trend-add",
+        str(data_js),
+        "--gab",
+        str(gab),
+        "--suite",
+        history.SMALLER,
+        "--commit",
+        "a" * 40,
+    )
     assert first.returncode == 0, first.stderr
     before = data_js.read_bytes()
     fill(tiny_fs)
-    done = benchwatch("trend-add", str(data_js), "--gab", str(gab), "--suite", history.SMALLER, "--commit", "b" * 40)
+    done = benchwatch(
+        "trend-add",
+        str(data_js),
+        "--gab",
+        str(gab),
+        "--suite",
+        history.SMALLER,
+        "--commit",
+        "b" * 40,
+    )
     assert done.returncode == 3, done.stderr
-    assert done.stderr.startswith(f"ERROR: {data_js}: could not be written (No space left on device)"), done.stderr
+    assert done.stderr.startswith(
+        f"ERROR: {data_js}: could not be written (No space left on device)"
+    ), done.stderr
     assert data_js.read_bytes() == before
     assert sorted(p.name for p in data_js.parent.iterdir()) == ["data.js"]
 
@@ -368,12 +497,20 @@ def test_a_history_on_a_full_filesystem_is_untouched(tmp_path: Path, tiny_fs: Pa
 # --- gh-pages: two publishes at once, a corrupt or truncated data.js ---------------------------------
 
 RECORD_PUSH = REPO / "scripts" / "record_push.sh"
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@example.org", "HOME": "/nonexistent", "GIT_CONFIG_NOSYSTEM": "1"}  # fmt: skip
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
+    "HOME": "/nonexistent",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, capture_output=True, text=True)
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, capture_output=True, text=True
+    )
     assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
     return done.stdout.strip()
 
@@ -396,7 +533,9 @@ def remote(tmp_path: Path) -> Path:
     return bare
 
 
-def record_job(remote: Path, workdir: Path, name: str, sha: str, data_dir: str, value: float) -> subprocess.Popen:
+def record_job(
+    remote: Path, workdir: Path, name: str, sha: str, data_dir: str, value: float
+) -> subprocess.Popen:
     """One record job: a fresh clone, the trend point added to gh-pages' data.js by `benchwatch
     trend-add` (what github-action-benchmark does with auto-push: false), then record_push.sh started."""
     clone = workdir / name
@@ -404,17 +543,41 @@ def record_job(remote: Path, workdir: Path, name: str, sha: str, data_dir: str, 
     git(clone, "fetch", "-q", "origin", "gh-pages:gh-pages")
     git(clone, "switch", "-q", "gh-pages")
     gab = workdir / f"{name}.json"
-    gab.write_text(json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": value}]))
-    added = benchwatch("trend-add", str(clone / data_dir / "data.js"), "--gab", str(gab), "--suite", history.SMALLER,
-                       "--commit", sha)  # fmt: skip
+    gab.write_text(
+        json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": value}])
+    )
+    added = benchwatch(
+        "trend-add",
+        str(clone / data_dir / "data.js"),
+        "--gab",
+        str(gab),
+        "--suite",
+        history.SMALLER,
+        "--commit",
+        sha,
+    )
     assert added.returncode == 0, added.stderr
     git(clone, "add", "-A")
     git(clone, "commit", "-q", "-m", f"add {name}")
     git(clone, "switch", "-q", "main")
     state = ["--state", f"{data_dir}/published.json", "--sha", sha]
-    return subprocess.Popen(["bash", str(RECORD_PUSH), "--repo", str(clone), "--remote", str(remote), "--message",
-                             f"{name} files", *state], env={**os.environ, **GIT_ENV}, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    return subprocess.Popen(
+        [
+            "bash",
+            str(RECORD_PUSH),
+            "--repo",
+            str(clone),
+            "--remote",
+            str(remote),
+            "--message",
+            f"{name} files",
+            *state,
+        ],
+        env={**os.environ, **GIT_ENV},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def published_points(remote: Path, data_dir: str) -> list[tuple[str, float]]:
@@ -423,10 +586,14 @@ def published_points(remote: Path, data_dir: str) -> list[tuple[str, float]]:
     return [(e["commit"]["id"], e["benches"][0]["value"]) for e in data["entries"][history.SMALLER]]
 
 
-def test_a_publish_and_a_nightly_pushing_gh_pages_at_once_both_land(remote: Path, tmp_path: Path) -> None:
+def test_a_publish_and_a_nightly_pushing_gh_pages_at_once_both_land(
+    remote: Path, tmp_path: Path
+) -> None:
     c1, c2 = git(remote, "rev-list", "--reverse", "main").split()
-    jobs = [record_job(remote, tmp_path, "publish", c2, "dev/bench", 100.0),
-            record_job(remote, tmp_path, "nightly", c2, "nightly", 200.0)]  # fmt: skip
+    jobs = [
+        record_job(remote, tmp_path, "publish", c2, "dev/bench", 100.0),
+        record_job(remote, tmp_path, "nightly", c2, "nightly", 200.0),
+    ]
     results = [job.communicate(timeout=120) for job in jobs]
     assert [job.returncode for job in jobs] == [0, 0], results
     assert published_points(remote, "dev/bench") == [(c2, 100.0)]
@@ -434,20 +601,29 @@ def test_a_publish_and_a_nightly_pushing_gh_pages_at_once_both_land(remote: Path
 
 
 def test_two_publishes_of_one_trend_at_once_one_lands_the_other_retries_and_nothing_is_lost(
-    remote: Path, tmp_path: Path,
+    remote: Path,
+    tmp_path: Path,
 ) -> None:
     c1, c2 = git(remote, "rev-list", "--reverse", "main").split()
-    jobs = [record_job(remote, tmp_path, "first", c1, "dev/bench", 100.0),
-            record_job(remote, tmp_path, "second", c2, "dev/bench", 101.0)]  # fmt: skip
+    jobs = [
+        record_job(remote, tmp_path, "first", c1, "dev/bench", 100.0),
+        record_job(remote, tmp_path, "second", c2, "dev/bench", 101.0),
+    ]
     results = [job.communicate(timeout=120) for job in jobs]
     codes = [job.returncode for job in jobs]
-    assert sorted(codes) == [0, 1], results  # both edited dev/bench/data.js: the later push cannot rebase
+    assert sorted(codes) == [0, 1], (
+        results
+    )  # both edited dev/bench/data.js: the later push cannot rebase
     loser = codes.index(1)
     assert results[loser][1].strip().splitlines()[-1] == (
         "ERROR: gh-pages changed underneath in the same files (dev/bench/data.js): "
-        "another record job of the same kind pushed; re-run this one")
+        "another record job of the same kind pushed; re-run this one"
+    )
     winner_point = [(c1, 100.0), (c2, 101.0)][1 - loser]
-    assert published_points(remote, "dev/bench") == [winner_point], (codes, results)  # the winner's, whole
+    assert published_points(remote, "dev/bench") == [winner_point], (
+        codes,
+        results,
+    )  # the winner's, whole
     # the re-run (a new record job of the same commit) lands on top: both points published
     sha, value = [(c1, 100.0), (c2, 101.0)][loser]
     rerun = record_job(remote, tmp_path, "rerun", sha, "dev/bench", value)
@@ -459,10 +635,21 @@ def test_two_publishes_of_one_trend_at_once_one_lands_the_other_retries_and_noth
 def truncated_history(tmp_path: Path) -> tuple[Path, bytes]:
     """A data.js with two entries, cut in the middle of the second (a push or a disk that stopped)."""
     gab = tmp_path / "gab.json"
-    gab.write_text(json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": 120.5}]))
+    gab.write_text(
+        json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": 120.5}])
+    )
     data_js = tmp_path / "pages" / "dev" / "bench" / "data.js"
     for sha in ("a" * 40, "b" * 40):
-        done = benchwatch("trend-add", str(data_js), "--gab", str(gab), "--suite", history.SMALLER, "--commit", sha)
+        done = benchwatch(
+            "trend-add",
+            str(data_js),
+            "--gab",
+            str(gab),
+            "--suite",
+            history.SMALLER,
+            "--commit",
+            sha,
+        )
         assert done.returncode == 0, done.stderr
     whole = data_js.read_bytes()
     data_js.write_bytes(whole[: len(whole) * 3 // 4])
@@ -478,7 +665,16 @@ def test_a_damaged_data_js_is_reported_and_never_overwritten(tmp_path: Path, dam
     gab = tmp_path / "gab.json"
     site = tmp_path / "site"
     commands = {
-        "trend-add": ("trend-add", str(data_js), "--gab", str(gab), "--suite", history.SMALLER, "--commit", "c" * 40),
+        "trend-add": (
+            "trend-add",
+            str(data_js),
+            "--gab",
+            str(gab),
+            "--suite",
+            history.SMALLER,
+            "--commit",
+            "c" * 40,
+        ),
         "changes": ("changes", "--data", str(data_js.parent)),
         "site": ("site", "--out", str(site), "--data", str(data_js.parent), "--no-copy"),
     }
@@ -486,14 +682,18 @@ def test_a_damaged_data_js_is_reported_and_never_overwritten(tmp_path: Path, dam
         done = benchwatch(*args, root=REPO)
         assert done.returncode == 3, (name, done.stdout, done.stderr)
         errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR:")]
-        assert errors == [f"ERROR: {data_js}: corrupt history" + errors[0].split("corrupt history", 1)[-1]], (name, done.stderr)
+        assert errors == [
+            f"ERROR: {data_js}: corrupt history" + errors[0].split("corrupt history", 1)[-1]
+        ], (name, done.stderr)
         assert "fix or move it away" in errors[0]
         assert data_js.read_bytes() == before, name
     assert sorted(p.name for p in data_js.parent.iterdir()) == ["data.js"]
     assert not (site / "index.html").exists()
 
 
-def test_a_record_job_never_pushes_a_damaged_data_js_back_with_less(remote: Path, tmp_path: Path) -> None:
+def test_a_record_job_never_pushes_a_damaged_data_js_back_with_less(
+    remote: Path, tmp_path: Path
+) -> None:
     """github-action-benchmark reads a data.js it cannot parse as an empty history ("Could not find
     data.js … Using empty default") and writes the new point alone: record_push.sh refuses that push."""
     c1, c2 = git(remote, "rev-list", "--reverse", "main").split()
@@ -512,16 +712,49 @@ def test_a_record_job_never_pushes_a_damaged_data_js_back_with_less(remote: Path
     git(clone, "switch", "-q", "gh-pages")
     (clone / "dev" / "bench" / "data.js").unlink()  # what the action does: starts again empty …
     gab = tmp_path / "gab-c2.json"
-    gab.write_text(json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": 99.0}]))
-    added = benchwatch("trend-add", str(clone / "dev" / "bench" / "data.js"), "--gab", str(gab), "--suite",
-                       history.SMALLER, "--commit", c2)  # fmt: skip
+    gab.write_text(
+        json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": 99.0}])
+    )
+    added = benchwatch(
+        "trend-add",
+        str(clone / "dev" / "bench" / "data.js"),
+        "--gab",
+        str(gab),
+        "--suite",
+        history.SMALLER,
+        "--commit",
+        c2,
+    )
     assert added.returncode == 0, added.stderr  # … and writes this push's point alone
     git(clone, "commit", "-q", "-am", "add c2")
     git(clone, "switch", "-q", "main")
-    done = subprocess.run(["bash", str(RECORD_PUSH), "--repo", str(clone), "--remote", str(remote), "--message", "c2",
-                           "--state", "dev/bench/published.json", "--sha", c2], env={**os.environ, **GIT_ENV},
-                          capture_output=True, text=True)  # fmt: skip
+    done = subprocess.run(
+        [
+            "bash",
+            str(RECORD_PUSH),
+            "--repo",
+            str(clone),
+            "--remote",
+            str(remote),
+            "--message",
+            "c2",
+            "--state",
+            "dev/bench/published.json",
+            "--sha",
+            c2,
+        ],
+        env={**os.environ, **GIT_ENV},
+        capture_output=True,
+        text=True,
+    )
     assert done.returncode == 1, done.stderr
-    assert done.stderr.strip().splitlines()[-1].startswith(
-        "ERROR: dev/bench/data.js: gh-pages holds 2 entries and this push would leave 1"), done.stderr
-    assert git(remote, "rev-parse", "gh-pages") == before  # nothing pushed: the damaged file stays to be repaired
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "ERROR: dev/bench/data.js: gh-pages holds 2 entries and this push would leave 1"
+        )
+    ), done.stderr
+    assert (
+        git(remote, "rev-parse", "gh-pages") == before
+    )  # nothing pushed: the damaged file stays to be repaired

@@ -40,9 +40,15 @@ def test_every_figure_of_a_real_run_decodes_to_its_own_fields_and_encodes_back()
         assert key.name == figure.name
         assert (key.kind, key.stack) == (figure.kind, figure.stack), figure.name
         if figure.kind == "load":
-            assert (key.scenario, key.endpoint, key.metric.key) == (figure.scenario, figure.endpoint, figure.metric)
+            assert (key.scenario, key.endpoint, key.metric.key) == (
+                figure.scenario,
+                figure.endpoint,
+                figure.metric,
+            )
             assert key.variant == figure.variant
-            assert (key.setting.pair_params() if key.setting else None) == (figure.setting.pair_params() if figure.setting else None)
+            assert (key.setting.pair_params() if key.setting else None) == (
+                figure.setting.pair_params() if figure.setting else None
+            )
         else:
             assert key.scenario == figure.scenario and key.words[-1] == figure.metric
 
@@ -75,12 +81,30 @@ def test_names_of_each_shape_round_trip_with_their_marks():
     assert decode(names[1]).app == "hello" and decode(names[1]).series == "hello-falcon@seed-v1"
 
 
-@pytest.mark.parametrize("name", ["", "hello", "hello@latest", "hello@latest GET / c=10", "nostack GET / c=10 cpu/req",
-                                  "hello@latest GET / q=3 cpu/req", "micro @latest", "hello@latest GET / c=10 furlongs"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "",
+        "hello",
+        "hello@latest",
+        "hello@latest GET / c=10",
+        "nostack GET / c=10 cpu/req",
+        "hello@latest GET / q=3 cpu/req",
+        "micro @latest",
+        "hello@latest GET / c=10 furlongs",
+    ],
+)
 def test_a_name_benchwatch_never_wrote_decodes_to_nothing(name):
     assert decode(name) is None
 
 
 def test_the_app_and_variant_rules_live_in_one_place():
-    assert app_of("hello-falcon") == "hello" and app_of("payloads-1MB") == "payloads" and app_of("posts") == "posts"
-    assert split_variant("hello-falcon@latest") == ("hello-falcon", "latest") and split_variant("latest") is None
+    assert (
+        app_of("hello-falcon") == "hello"
+        and app_of("payloads-1MB") == "payloads"
+        and app_of("posts") == "posts"
+    )
+    assert (
+        split_variant("hello-falcon@latest") == ("hello-falcon", "latest")
+        and split_variant("latest") is None
+    )

@@ -33,8 +33,12 @@ OWNER = textwrap.dedent("""
 def _owner(tmp_path: Path, mode: str) -> tuple[subprocess.Popen, int, int]:
     folder = tmp_path / "scratch"
     folder.mkdir()
-    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(folder), str(tmp_path / "ran"), mode],
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
+    owner = subprocess.Popen(
+        [sys.executable, "-c", OWNER, str(folder), str(tmp_path / "ran"), mode],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert owner.stdout is not None
     sleeper, guard = map(int, owner.stdout.readline().split())
     return owner, sleeper, guard
@@ -57,7 +61,9 @@ def _gone(pid: int, seconds: float = 10) -> bool:
 def test_what_a_killed_process_registered_is_stopped_run_and_removed(tmp_path: Path) -> None:
     owner, sleeper, guard = _owner(tmp_path, "keep")
     assert _running(sleeper) and _running(guard)
-    assert psutil.Process(guard).parent().pid == owner.pid and os.getsid(guard) == guard  # a session of its own
+    assert (
+        psutil.Process(guard).parent().pid == owner.pid and os.getsid(guard) == guard
+    )  # a session of its own
     owner.communicate("go\n", timeout=30)
     assert owner.returncode == -signal.SIGKILL
     assert _gone(sleeper) and _gone(guard)

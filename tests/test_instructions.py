@@ -27,7 +27,9 @@ from benchwatch.project.config import Stack, load_stacks
 SAMPLE = REPO / "tests" / "fixtures" / "cachegrind" / "small.out"
 TINY_STACK = Stack(name="tiny", pins={"python": "3"})
 HAS_VALGRIND = cachegrind.unavailable_reason() is None
-needs_valgrind = pytest.mark.skipif(not HAS_VALGRIND, reason="valgrind not installed (.ci/run installs it)")
+needs_valgrind = pytest.mark.skipif(
+    not HAS_VALGRIND, reason="valgrind not installed (.ci/run installs it)"
+)
 
 TINY_BENCHMARKS = f"""
 import os
@@ -112,7 +114,10 @@ def test_per_call_is_the_extra_over_n_and_must_grow() -> None:
 
 
 def test_a_count_not_monotone_in_n_is_a_problem_not_a_figure() -> None:
-    grows, shrinks = Case("m.C.time_a", 0, "m.C.time_a('x')", ("x",)), Case("m.C.time_b", 0, "m.C.time_b('x')", ("x",))
+    grows, shrinks = (
+        Case("m.C.time_a", 0, "m.C.time_a('x')", ("x",)),
+        Case("m.C.time_b", 0, "m.C.time_b('x')", ("x",)),
+    )
 
     class Counter:  # what the valgrind process would have read: case b cost less for 2N calls
         def group(self, target: Target, cases: tuple) -> dict:
@@ -122,7 +127,10 @@ def test_a_count_not_monotone_in_n_is_a_problem_not_a_figure() -> None:
     counted, problems = _count_target(Counter(), target, lambda line: None)  # type: ignore[arg-type]
     assert counted == {grows: [5000.0, 5001.0]}
     assert [(p.endpoint, p.reason) for p in problems] == [
-        ("m.C.time_b('x')", "instruction count not monotone in N ([300, -200] more for 100 more calls); not published")
+        (
+            "m.C.time_b('x')",
+            "instruction count not monotone in N ([300, -200] more for 100 more calls); not published",
+        )
     ]
 
 
@@ -150,8 +158,9 @@ def test_check_reports_failures_and_skips_per_case(tiny: Path) -> None:
     assert "bench_tiny.Cached.time_sum" in {c.name for c in checked.working}  # setup_cache -> args
 
 
-def test_without_valgrind_there_are_no_figures_and_one_reason(tiny: Path, tmp_path: Path,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_without_valgrind_there_are_no_figures_and_one_reason(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     figures, problems = count_instructions([TINY_STACK], benchmark_dir=tiny, python_for=_python)
     assert figures == []
@@ -164,8 +173,14 @@ def test_cli_says_what_to_fix(tmp_path: Path) -> None:
     done = benchwatch("instructions", "--bench", "(", "--stacks", "latest", "--out", str(tmp_path))
     assert done.returncode == 3
     assert done.stderr.startswith("ERROR: --bench '(': not a regular expression")
-    done = benchwatch("instructions", "--stacks", "latest", "--out", str(tmp_path),
-                      env={"PATH": str(tmp_path / "empty")})  # fmt: skip
+    done = benchwatch(
+        "instructions",
+        "--stacks",
+        "latest",
+        "--out",
+        str(tmp_path),
+        env={"PATH": str(tmp_path / "empty")},
+    )
     assert done.returncode == 3  # a missing prerequisite: nothing measured, nothing written
     assert done.stderr.strip().splitlines() == [
         "ERROR: valgrind not found on PATH: no instruction counts; install it (Debian/Ubuntu: apt-get install valgrind)"
@@ -212,8 +227,12 @@ def test_injector_repeats_the_call_a_fraction_of_the_time(monkeypatch: pytest.Mo
 @needs_valgrind
 def test_reads_a_real_cachegrind_file(tmp_path: Path) -> None:
     out = tmp_path / "cg.out"
-    done = subprocess.run(cachegrind.command([sys.executable, "-c", "sum(range(1000))"], out),
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        cachegrind.command([sys.executable, "-c", "sum(range(1000))"], out),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     reported = re.search(r"I\s+refs:\s+([\d,]+)", done.stderr)
     assert reported, done.stderr
     assert cachegrind.read_total(out) == int(reported.group(1).replace(",", ""))
@@ -224,16 +243,25 @@ def test_reads_a_real_cachegrind_file(tmp_path: Path) -> None:
 @pytest.mark.load_independent
 def test_a_case_crashing_under_valgrind_is_reported_and_the_others_counted(tiny: Path) -> None:
     figures, problems = count_instructions(
-        [TINY_STACK], benchmark_dir=tiny, patterns=[r"time_sort|time_crash|time_fails"],
-        within=[r"'small'"], repeats=1, python_for=_python, log=lambda line: None,
-    )  # fmt: skip
+        [TINY_STACK],
+        benchmark_dir=tiny,
+        patterns=[r"time_sort|time_crash|time_fails"],
+        within=[r"'small'"],
+        repeats=1,
+        python_for=_python,
+        log=lambda line: None,
+    )
     assert [f.name for f in figures] == ["micro small sort instructions@tiny"]
     assert figures[0].unit == "instructions" and figures[0].value > 1000
     assert figures[0].params == {"case": "small", "counter": "instructions"}
     reasons = {p.endpoint: p.reason for p in problems}
-    assert set(reasons) == {"bench_tiny.Work.time_crash_under_valgrind('small')",
-                            "bench_tiny.Work.time_fails('small')"}  # fmt: skip
-    assert reasons["bench_tiny.Work.time_crash_under_valgrind('small')"].startswith("instruction count failed")
+    assert set(reasons) == {
+        "bench_tiny.Work.time_crash_under_valgrind('small')",
+        "bench_tiny.Work.time_fails('small')",
+    }
+    assert reasons["bench_tiny.Work.time_crash_under_valgrind('small')"].startswith(
+        "instruction count failed"
+    )
     assert reasons["bench_tiny.Work.time_fails('small')"].startswith("fails natively: ValueError")
 
 
@@ -243,9 +271,14 @@ def test_a_case_crashing_under_valgrind_is_reported_and_the_others_counted(tiny:
 def test_aa_counts_agree_and_an_injected_two_percent_shows(tiny: Path) -> None:
     def count(extra_env: dict[str, str] | None = None) -> float:
         figures, problems = count_instructions(
-            [TINY_STACK], benchmark_dir=tiny, patterns=[r"Work\.time_sort\('large'\)"],
-            repeats=2, python_for=_python, extra_env=extra_env, log=lambda line: None,
-        )  # fmt: skip
+            [TINY_STACK],
+            benchmark_dir=tiny,
+            patterns=[r"Work\.time_sort\('large'\)"],
+            repeats=2,
+            python_for=_python,
+            extra_env=extra_env,
+            log=lambda line: None,
+        )
         assert not problems and len(figures) == 1
         return figures[0].value
 
@@ -265,6 +298,9 @@ def test_discovers_every_time_method_of_the_repository_benchmarks() -> None:
     for path in sorted((REPO / "benchmarks").glob("bench_*.py")):
         for node in ast.parse(path.read_text()).body:
             if isinstance(node, ast.ClassDef):
-                written |= {f"{path.stem}.{node.name}.{f.name}" for f in node.body
-                            if isinstance(f, ast.FunctionDef) and f.name.startswith("time_")}  # fmt: skip
+                written |= {
+                    f"{path.stem}.{node.name}.{f.name}"
+                    for f in node.body
+                    if isinstance(f, ast.FunctionDef) and f.name.startswith("time_")
+                }
     assert written and keys == written

@@ -1,4 +1,4 @@
-"""ruff over the whole project, so `./bw test` is the one command CI needs."""
+"""ruff's linter and formatter over the whole project, so `./bw test` is the one command CI needs."""
 
 from __future__ import annotations
 
@@ -7,28 +7,21 @@ import sys
 
 from conftest import REPO
 
+LINTED = ["src", "tests", "apps", "benchmarks", "scripts", "examples"]
+
+
+def _ruff(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "ruff", *argv], cwd=REPO, capture_output=True, text=True
+    )
+
 
 def test_ruff_is_clean() -> None:
-    done = subprocess.run([sys.executable, "-m", "ruff", "check", "src", "tests", "apps", "benchmarks", "scripts",
-                           "examples"], cwd=REPO, capture_output=True, text=True)
+    done = _ruff("check", *LINTED)
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_every_test_the_last_pass_groups_exists_and_runs_in_that_pass() -> None:
-    """conftest's ONE_WORKER_EACH names tests by node id: a renamed test would silently leave its
-    group (and unbalance the workers), a test without `runner` or `load_independent` would never be
-    in the pass the groups are for."""
-    from conftest import ONE_WORKER_EACH
-
-    for group, names in ONE_WORKER_EACH.items():
-        for name in names:
-            path, _, function = name.partition("::")
-            text = (REPO / path).read_text()
-            if function:
-                assert f"\ndef {function}(" in text, f"{group}: {name} is not defined"
-                head = text[: text.index(f"\ndef {function}(")]
-                decorators = head[head.rstrip().rfind("\n\n") :]  # the marks right above it
-                marked = "load_independent" in decorators or "pytest.mark.runner" in text
-            else:  # a whole module: the tests of it that the pass selects
-                marked = "pytest.mark.load_independent" in text
-            assert marked, f"{group}: {name} carries neither runner nor load_independent"
+def test_ruff_format_leaves_every_file_as_it_is() -> None:
+    """The apps, examples and benchmarks are left as written (pyproject.toml says why)."""
+    done = _ruff("format", "--check", ".")
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -40,9 +40,15 @@ def _gab_names(out: Path) -> set[str]:
 def test_broken_variants_are_reported_and_never_published(project: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     done = benchwatch(
-        "load", "--quick", "-k", "good@latest,wrong_body@latest,flaky@latest,dies@latest", "--out", str(out),
-        root=project, env={"FAIL_AFTER": "5", "DIE_AFTER": "5"},
-    )  # fmt: skip
+        "load",
+        "--quick",
+        "-k",
+        "good@latest,wrong_body@latest,flaky@latest,dies@latest",
+        "--out",
+        str(out),
+        root=project,
+        env={"FAIL_AFTER": "5", "DIE_AFTER": "5"},
+    )
     text = done.stdout + done.stderr
     assert done.returncode == 2, text  # not measured
     assert "wrong_body@latest GET /items [verify]: body differs" in text
@@ -55,8 +61,17 @@ def test_broken_variants_are_reported_and_never_published(project: Path, tmp_pat
     run = read_run(out)
     assert run.complete
     good = {f.metric for f in run.figures if f.variant == "good@latest" and f.valid}
-    assert good == {"cpu_us_per_request", "cpu_user_us_per_request", "cpu_sys_us_per_request", "rps",
-                    "latency_p50_ms", "latency_p99_ms", "rss_idle_mb", "rss_warm_mb", "rss_peak_mb"}  # fmt: skip
+    assert good == {
+        "cpu_us_per_request",
+        "cpu_user_us_per_request",
+        "cpu_sys_us_per_request",
+        "rps",
+        "latency_p50_ms",
+        "latency_p99_ms",
+        "rss_idle_mb",
+        "rss_warm_mb",
+        "rss_peak_mb",
+    }
     cpu = next(f for f in run.figures if f.name == "good@latest GET /items c=10 cpu/req")
     assert cpu.value > 0 and cpu.unit == "us" and not cpu.bigger_is_better
     assert run.figures[0].metric == "cpu_us_per_request"  # the gating figure comes first
@@ -92,11 +107,24 @@ def test_missing_oha_is_a_clear_error(project: Path, tmp_path: Path) -> None:
 def test_ctrl_c_stops_servers_and_keeps_partial_results(project: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     process = subprocess.Popen(
-        [sys.executable, "-m", "benchwatch", "load", "--quick", "-k", "good@latest", "--aa", "good@latest",
-         "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "benchwatch",
+            "load",
+            "--quick",
+            "-k",
+            "good@latest",
+            "--aa",
+            "good@latest",
+            "--out",
+            str(out),
+        ],
         env={**os.environ, "BENCHWATCH_ROOT": str(project)},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:

@@ -50,10 +50,17 @@ def test_argv_closed_open_and_body(tmp_path: Path) -> None:
     body = tmp_path / "body"
     opened = build_argv(
         "oha",
-        LoadSpec(url="http://h/p", duration=2.5, concurrency=64, rate=300, method="POST",
-                 body=b"{}", content_type="application/json"),
+        LoadSpec(
+            url="http://h/p",
+            duration=2.5,
+            concurrency=64,
+            rate=300,
+            method="POST",
+            body=b"{}",
+            content_type="application/json",
+        ),
         body,
-    )  # fmt: skip
+    )
     assert opened[opened.index("-q") + 1] == "300" and "--latency-correction" in opened
     assert opened[opened.index("-D") + 1] == str(body)
     assert opened[opened.index("-T") + 1] == "application/json"

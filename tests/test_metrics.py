@@ -25,20 +25,55 @@ ENDPOINT = "GET /services?offset=0"
 
 
 def test_published_names_stay_the_same() -> None:
-    assert load_key("services@latest", ENDPOINT, Closed(10), CPU).name == "services@latest GET /services?offset=0 c=10 cpu/req"
-    assert load_key("services@latest", ENDPOINT, Closed(64), RPS).name == "services@latest GET /services?offset=0 c=64 rps"
-    assert load_key("hello@seed-v1", "GET /", Open(0.5, 2150), P99).name == "hello@seed-v1 GET / rate=50% p99"
+    assert (
+        load_key("services@latest", ENDPOINT, Closed(10), CPU).name
+        == "services@latest GET /services?offset=0 c=10 cpu/req"
+    )
+    assert (
+        load_key("services@latest", ENDPOINT, Closed(64), RPS).name
+        == "services@latest GET /services?offset=0 c=64 rps"
+    )
+    assert (
+        load_key("hello@seed-v1", "GET /", Open(0.5, 2150), P99).name
+        == "hello@seed-v1 GET / rate=50% p99"
+    )
     assert load_key("hello@latest", "GET /", Open(0.25), CPU, " (side by side)").name == (
-        "hello@latest GET / rate=25% cpu/req (side by side)")
+        "hello@latest GET / rate=25% cpu/req (side by side)"
+    )
     assert server_key("posts@seed-v2", RSS_PEAK).name == "posts@seed-v2 rss peak"
     stack = Stack(name="latest", pins={"pydantic": "2.14.3"})
-    timed = micro_figure(stack, "bench_serialization.Serialization.time_dump_json", ["payloads-1MB"], {}, 1e-3, None, [1e-3])
-    assert timed.name == "micro payloads-1MB dump_json@latest" and timed.unit == "us" and abs(timed.value - 1000.0) < 1e-9
+    timed = micro_figure(
+        stack,
+        "bench_serialization.Serialization.time_dump_json",
+        ["payloads-1MB"],
+        {},
+        1e-3,
+        None,
+        [1e-3],
+    )
+    assert (
+        timed.name == "micro payloads-1MB dump_json@latest"
+        and timed.unit == "us"
+        and abs(timed.value - 1000.0) < 1e-9
+    )
 
 
 def test_an_open_loop_yields_no_requests_per_second() -> None:
-    assert [m.short for m in load_metrics(Closed(10))] == ["cpu/req", "user/req", "sys/req", "rps", "p50", "p99"]
-    assert [m.short for m in load_metrics(Open(0.5))] == ["cpu/req", "user/req", "sys/req", "p50", "p99"]
+    assert [m.short for m in load_metrics(Closed(10))] == [
+        "cpu/req",
+        "user/req",
+        "sys/req",
+        "rps",
+        "p50",
+        "p99",
+    ]
+    assert [m.short for m in load_metrics(Open(0.5))] == [
+        "cpu/req",
+        "user/req",
+        "sys/req",
+        "p50",
+        "p99",
+    ]
     assert [m.short for m in load_metrics(Counted())] == ["instr/req", "syscalls/req"]
 
 
@@ -47,14 +82,29 @@ def test_settings_round_trip_through_run_json_params() -> None:
         assert setting_from_params(setting.params()) == setting
     assert setting_from_params({}) is None
     assert Open(0.5, 300).label == "50% of max (300 r/s)" and Closed(64).label == "c=64"
-    assert sorted([Open(0.25), Closed(64), Closed(10)], key=lambda s: s.sort_key()) == [Closed(10), Closed(64), Open(0.25)]
+    assert sorted([Open(0.25), Closed(64), Closed(10)], key=lambda s: s.sort_key()) == [
+        Closed(10),
+        Closed(64),
+        Open(0.25),
+    ]
 
 
 def test_two_sides_pair_on_the_fraction_not_on_the_rate_each_reached() -> None:
     def open_figure(rate: int, stack: str) -> Figure:
-        return Figure(name=f"x@{stack} GET / rate=50% p99", kind="load", variant=f"x@{stack}", scenario="x",
-                      stack=stack, metric=P99.key, unit="ms", bigger_is_better=False, samples=[1.0], value=1.0,
-                      endpoint="GET /", params=Open(0.5, rate).params())  # fmt: skip
+        return Figure(
+            name=f"x@{stack} GET / rate=50% p99",
+            kind="load",
+            variant=f"x@{stack}",
+            scenario="x",
+            stack=stack,
+            metric=P99.key,
+            unit="ms",
+            bigger_is_better=False,
+            samples=[1.0],
+            value=1.0,
+            endpoint="GET /",
+            params=Open(0.5, rate).params(),
+        )
 
     base, head = open_figure(2000, "seed-v1"), open_figure(9000, "latest")
     assert base.pair_key() == head.pair_key()
@@ -79,7 +129,9 @@ def test_instruction_counts_are_their_own_gating_metric() -> None:
 def test_cpu_per_request_splits_into_user_and_system_as_the_ticks_split() -> None:
     from benchwatch.measure.server import CpuTimes
 
-    window = CpuTimes(2.0, 10.0, 4.0) - CpuTimes(1.0, 9.5, 3.0)  # 1 s precise; ticks 0.5 s user, 1.0 s system
+    window = CpuTimes(2.0, 10.0, 4.0) - CpuTimes(
+        1.0, 9.5, 3.0
+    )  # 1 s precise; ticks 0.5 s user, 1.0 s system
     user, system = window.split()
     assert abs(user + system - 1.0) < 1e-12 and abs(user / system - 0.505 / 1.005) < 1e-12
     user, system = CpuTimes(0.3, 0.3, 0.0).split()  # no system tick in the window: still positive

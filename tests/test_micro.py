@@ -30,8 +30,9 @@ def _git_repo(directory: Path) -> Path:
 
 
 def _head(repo: Path) -> str:
-    return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True,
-                          text=True, check=True).stdout.strip()
+    return subprocess.run(
+        ["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 TINY_BENCHMARKS = """
@@ -63,10 +64,15 @@ class Tiny:
 @pytest.mark.slow
 def test_a_benchmark_failing_on_one_stack_is_reported_and_the_rest_go_on(tmp_path: Path) -> None:
     figures, problems = run_micro(
-        TWO_STACKS, "Tiny", True, tmp_path / "out", root=REPO,
+        TWO_STACKS,
+        "Tiny",
+        True,
+        tmp_path / "out",
+        root=REPO,
         benchmark_dir=_tiny_benchmark_dir(tmp_path),
-        repo=_git_repo(tmp_path / "repo"), machine="test-machine",
-    )  # fmt: skip
+        repo=_git_repo(tmp_path / "repo"),
+        machine="test-machine",
+    )
     names = sorted(f.name for f in figures)
     assert names == [
         "micro large sum@seed-v1",
@@ -94,15 +100,26 @@ def test_a_benchmark_failing_on_one_stack_is_reported_and_the_rest_go_on(tmp_pat
 def test_real_benchmarks_on_two_stacks_record_their_pinned_versions(tmp_path: Path) -> None:
     pattern = r"(Serialization\.time_dump_json\('services'\)|track_)"
     figures, problems = run_micro(
-        TWO_STACKS, pattern, True, tmp_path / "out", root=REPO,
-        repo=_git_repo(tmp_path / "repo"), machine="test-machine",
-    )  # fmt: skip
+        TWO_STACKS,
+        pattern,
+        True,
+        tmp_path / "out",
+        root=REPO,
+        repo=_git_repo(tmp_path / "repo"),
+        machine="test-machine",
+    )
     assert problems == []  # the track_ versions equal the pins (a mismatch is a problem)
     by_name = {f.name: f for f in figures}
     assert set(by_name) == {f"micro services dump_json@{stack.name}" for stack in TWO_STACKS}
     for stack in TWO_STACKS:
-        results = json.loads(results_path(tmp_path / "out" / "asv" / "results", "test-machine",
-                                          _head(tmp_path / "repo"), ensure(stack).python).read_text())
+        results = json.loads(
+            results_path(
+                tmp_path / "out" / "asv" / "results",
+                "test-machine",
+                _head(tmp_path / "repo"),
+                ensure(stack).python,
+            ).read_text()
+        )
         for package in ("fastapi", "pydantic"):
             tracked = results["results"][f"bench_versions.track_{package}_version"][0][0]
             assert tracked == version_number(stack.pins[package])
@@ -113,9 +130,13 @@ def test_real_benchmarks_on_two_stacks_record_their_pinned_versions(tmp_path: Pa
 
 def test_a_stack_without_results_is_a_problem(tmp_path: Path) -> None:
     figures, problems = figures_from_results(
-        results_dir=tmp_path, machine="m", commit="0" * 40, python=Path("/nowhere/bin/python"),
-        stack=STACKS["latest"], output="line one\nasv: something broke\n",
-    )  # fmt: skip
+        results_dir=tmp_path,
+        machine="m",
+        commit="0" * 40,
+        python=Path("/nowhere/bin/python"),
+        stack=STACKS["latest"],
+        output="line one\nasv: something broke\n",
+    )
     assert figures == []
     assert len(problems) == 1
     assert problems[0].variant == "micro@latest" and problems[0].reason == "asv wrote no results"
@@ -123,46 +144,83 @@ def test_a_stack_without_results_is_a_problem(tmp_path: Path) -> None:
 
 
 def _write_asv_results(path: Path, python: Path) -> None:
-    columns = ["result", "params", "version", "started_at", "duration", "stats_ci_99_a",
-               "stats_ci_99_b", "stats_q_25", "stats_q_75", "stats_number", "stats_repeat", "samples"]  # fmt: skip
+    columns = [
+        "result",
+        "params",
+        "version",
+        "started_at",
+        "duration",
+        "stats_ci_99_a",
+        "stats_ci_99_b",
+        "stats_q_25",
+        "stats_q_75",
+        "stats_number",
+        "stats_repeat",
+        "samples",
+    ]
     results = {
         "bench_x.X.time_op": [
             [2.5e-5, float("nan"), None],
             [["'a'", "'b'", "'c'"]],
-            "v1", 0, 1.0,
-            [2.4e-5, None, None], [2.6e-5, None, None], [2.45e-5, None, None], [2.55e-5, None, None],
-            [100, None, None], [3, None, None],
+            "v1",
+            0,
+            1.0,
+            [2.4e-5, None, None],
+            [2.6e-5, None, None],
+            [2.45e-5, None, None],
+            [2.55e-5, None, None],
+            [100, None, None],
+            [3, None, None],
             [[2.4e-5, 2.5e-5, 2.6e-5], None, None],
         ],
         "bench_x.X.peakmem_op": [[3.5e7], [["'payloads-1MB'"]], "v2", 0, 1.0],
         "bench_x.track_pydantic_version": [[21403], [], "v3", 0, 1.0],
-    }  # fmt: skip
+    }
     path.parent.mkdir(parents=True)
-    path.write_text(json.dumps({
-        "commit_hash": "a" * 40, "env_name": "x", "date": 0,
-        "params": {"machine": "m", "python": str(python)}, "python": str(python),
-        "requirements": {}, "env_vars": {}, "result_columns": columns, "results": results,
-        "durations": {}, "version": 2,
-    }))  # fmt: skip
+    path.write_text(
+        json.dumps(
+            {
+                "commit_hash": "a" * 40,
+                "env_name": "x",
+                "date": 0,
+                "params": {"machine": "m", "python": str(python)},
+                "python": str(python),
+                "requirements": {},
+                "env_vars": {},
+                "result_columns": columns,
+                "results": results,
+                "durations": {},
+                "version": 2,
+            }
+        )
+    )
 
 
 def test_asv_results_become_figures_and_failures_become_problems(tmp_path: Path) -> None:
     python = Path("/envs/latest/bin/python")
     path = results_path(tmp_path, "m", "a" * 40, python)
     _write_asv_results(path, python)
-    (tmp_path / "benchmarks.json").write_text(json.dumps({
-        "bench_x.X.time_op": {"type": "time", "unit": "seconds"},
-        "bench_x.X.peakmem_op": {"type": "peakmemory", "unit": "bytes"},
-        "bench_x.track_pydantic_version": {"type": "track", "unit": "version"},
-    }))  # fmt: skip
+    (tmp_path / "benchmarks.json").write_text(
+        json.dumps(
+            {
+                "bench_x.X.time_op": {"type": "time", "unit": "seconds"},
+                "bench_x.X.peakmem_op": {"type": "peakmemory", "unit": "bytes"},
+                "bench_x.track_pydantic_version": {"type": "track", "unit": "version"},
+            }
+        )
+    )
     output = (
         "[ 50%] ··· ..._x.X.time_op        1/3 failed\n   Traceback (most recent call last):\n"
         "   KeyError: 'missing'\n[ 75%] ··· bench_x.X.peakmem_op  ok\n"
     )
     figures, problems = figures_from_results(
-        results_dir=tmp_path, machine="m", commit="a" * 40, python=python,
-        stack=STACKS["latest"], output=output,
-    )  # fmt: skip
+        results_dir=tmp_path,
+        machine="m",
+        commit="a" * 40,
+        python=python,
+        stack=STACKS["latest"],
+        output=output,
+    )
     by_name = {f.name: f for f in figures}
     assert sorted(by_name) == ["micro a op@latest", "micro payloads-1MB peakmem_op@latest"]
     timed = by_name["micro a op@latest"]
@@ -185,9 +243,7 @@ def test_asv_results_become_figures_and_failures_become_problems(tmp_path: Path)
 
 
 def test_micro_names_an_unknown_stack(cli) -> None:
-    done = cli(
-        "micro", "--stacks", "nope", "--out", "/tmp/benchwatch-test-unused", root=REPO
-    )
+    done = cli("micro", "--stacks", "nope", "--out", "/tmp/benchwatch-test-unused", root=REPO)
     assert done.returncode == 3
     assert done.stderr.startswith("ERROR: ") and "nope" in done.stderr
 
@@ -204,10 +260,16 @@ def _tiny_benchmark_dir(tmp_path: Path) -> Path:
 def test_a_stack_whose_env_fails_to_build_is_reported_and_the_others_run(tmp_path: Path) -> None:
     broken = Stack(name="broken", pins={"pydantic": "99.99.99"})
     figures, problems = run_micro(
-        [broken, STACKS["latest"]], r"Tiny\.time_sum", True, tmp_path / "out", root=REPO,
-        benchmark_dir=_tiny_benchmark_dir(tmp_path), repo=_git_repo(tmp_path / "repo"),
-        machine="test-machine", publish=False,
-    )  # fmt: skip
+        [broken, STACKS["latest"]],
+        r"Tiny\.time_sum",
+        True,
+        tmp_path / "out",
+        root=REPO,
+        benchmark_dir=_tiny_benchmark_dir(tmp_path),
+        repo=_git_repo(tmp_path / "repo"),
+        machine="test-machine",
+        publish=False,
+    )
     assert [f.name for f in figures] == ["micro small sum@latest"]
     assert [(p.variant, p.phase) for p in problems] == [("micro@broken", "env")]
     assert "broken" in problems[0].reason
@@ -217,7 +279,12 @@ def test_a_stack_whose_env_fails_to_build_is_reported_and_the_others_run(tmp_pat
 def test_a_pattern_matching_nothing_is_a_user_error(tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no benchmark matches"):
         run_micro(
-            [STACKS["latest"]], "no_such_benchmark", True, tmp_path / "out", root=REPO,
-            benchmark_dir=_tiny_benchmark_dir(tmp_path), repo=_git_repo(tmp_path / "repo"),
+            [STACKS["latest"]],
+            "no_such_benchmark",
+            True,
+            tmp_path / "out",
+            root=REPO,
+            benchmark_dir=_tiny_benchmark_dir(tmp_path),
+            repo=_git_repo(tmp_path / "repo"),
             machine="test-machine",
-        )  # fmt: skip
+        )

@@ -21,7 +21,8 @@ def wheel(folder: Path, name: str, version: str, requires: tuple[str, ...] = ())
     files = {
         f"{name}/__init__.py": "",
         f"{info}/METADATA": "Metadata-Version: 2.1\nName: {}\nVersion: {}\n{}".format(
-            name, version, "".join(f"Requires-Dist: {r}\n" for r in requires)),
+            name, version, "".join(f"Requires-Dist: {r}\n" for r in requires)
+        ),
         f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     files[f"{info}/RECORD"] = "".join(f"{path},,\n" for path in files) + f"{info}/RECORD,,\n"
@@ -34,17 +35,37 @@ def sdist(folder: Path, name: str, version: str) -> None:
     """A source release whose build would run its setup.py (here: one that writes a file)."""
     root = folder / f"{name}-{version}"
     root.mkdir()
-    (root / "setup.py").write_text(f"open({str(folder / 'BUILT')!r}, 'w').write('ran')\n"
-                                   f"from setuptools import setup\nsetup(name={name!r}, version={version!r})\n")  # fmt: skip
+    (root / "setup.py").write_text(
+        f"open({str(folder / 'BUILT')!r}, 'w').write('ran')\n"
+        f"from setuptools import setup\nsetup(name={name!r}, version={version!r})\n"
+    )
     (root / "PKG-INFO").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
     with tarfile.open(folder / f"{name}-{version}.tar.gz", "w:gz") as archive:
         archive.add(root, arcname=root.name)
 
 
 def resolve(folder: Path, flags: list[str], requirement: str) -> subprocess.CompletedProcess:
-    return subprocess.run([uv_executable(), "pip", "compile", "-", "--quiet", "--no-header", "--no-index",
-                           "--find-links", str(folder), "--python-version", "3.11", "--no-cache", *flags],
-                          input=requirement + "\n", capture_output=True, text=True, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [
+            uv_executable(),
+            "pip",
+            "compile",
+            "-",
+            "--quiet",
+            "--no-header",
+            "--no-index",
+            "--find-links",
+            str(folder),
+            "--python-version",
+            "3.11",
+            "--no-cache",
+            *flags,
+        ],
+        input=requirement + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def test_next_takes_a_pre_release_only_where_pinned_and_builds_nothing(tmp_path):
@@ -60,7 +81,9 @@ def test_next_takes_a_pre_release_only_where_pinned_and_builds_nothing(tmp_path)
     done = resolve(wheels, flags, "watched==2.0b1")
     assert done.returncode == 0, done.stderr
     assert "watched==2.0b1" in done.stdout and "helper==1.0" in done.stdout
-    before = resolve(wheels, ["--prerelease", "allow"], "watched==2.0b1")  # what the nightly used to do
+    before = resolve(
+        wheels, ["--prerelease", "allow"], "watched==2.0b1"
+    )  # what the nightly used to do
     assert "helper==1.1a1" in before.stdout
 
     sdist(wheels, "helper", "1.2")  # planted: a newer release that exists only as source

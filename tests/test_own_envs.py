@@ -11,7 +11,7 @@ import pytest
 from benchwatch.errors import UserError
 from benchwatch.project.config import load_project, load_stacks
 
-V1_APP = '''import pydantic
+V1_APP = """import pydantic
 from fastapi import FastAPI
 
 app = FastAPI()
@@ -24,9 +24,11 @@ class Item(pydantic.BaseModel):
 @app.get("/item", response_model=Item)
 def item() -> dict:
     return {"name": "pydantic " + pydantic.VERSION.split(".")[0]}
-'''
+"""
 
-V2_APP = V1_APP.replace("import pydantic\n", "import pydantic\nfrom pydantic import computed_field  # v2 only\n")
+V2_APP = V1_APP.replace(
+    "import pydantic\n", "import pydantic\nfrom pydantic import computed_field  # v2 only\n"
+)
 
 
 def own_app(root: Path, name: str, source: str, requirements: str, extra: str = "") -> str:

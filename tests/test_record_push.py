@@ -13,9 +13,15 @@ from conftest import REPO
 
 SCRIPT = REPO / "scripts" / "record_push.sh"
 STATE = "dev/bench/published.json"
-ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
-       "GIT_COMMITTER_EMAIL": "t@example.org", "PATH": "/usr/bin:/bin", "HOME": "/nonexistent",
-       "GIT_CONFIG_NOSYSTEM": "1"}  # fmt: skip
+ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
+    "PATH": "/usr/bin:/bin",
+    "HOME": "/nonexistent",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -66,9 +72,23 @@ class RecordJob:
         git(self.clone, "switch", "-q", "-")
 
     def record(self, *args: str) -> subprocess.Popen:
-        return subprocess.Popen(["bash", str(SCRIPT), "--repo", str(self.clone), "--remote", str(self.origin),
-                                 "--message", f"{self.name} files", *args],
-                                env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        return subprocess.Popen(
+            [
+                "bash",
+                str(SCRIPT),
+                "--repo",
+                str(self.clone),
+                "--remote",
+                str(self.origin),
+                "--message",
+                f"{self.name} files",
+                *args,
+            ],
+            env=ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
 
 
 def finish(process: subprocess.Popen) -> tuple[int, str]:
@@ -88,21 +108,32 @@ def site(tmp_path: Path, text: str) -> Path:
     return out
 
 
-def test_publish_records_the_state_and_a_later_publish_says_which_pushes_it_skipped(origin, tmp_path):
+def test_publish_records_the_state_and_a_later_publish_says_which_pushes_it_skipped(
+    origin, tmp_path
+):
     c1, c2, c3, c4 = commits(origin)
     first = RecordJob(origin, tmp_path, "publish-1")
     first.benchmark_commit("dev/bench", "c1")
-    code, err = finish(first.record("--put", str(site(tmp_path, "one")), ".", "--state", STATE, "--sha", c1))
+    code, err = finish(
+        first.record("--put", str(site(tmp_path, "one")), ".", "--state", STATE, "--sha", c1)
+    )
     assert code == 0, err
     state = json.loads(pages(origin, STATE))
-    assert state == {"commit": c1, "previous": None, "covers": [c1], "skipped": [],
-                     "note": "first publish recorded"}  # fmt: skip
+    assert state == {
+        "commit": c1,
+        "previous": None,
+        "covers": [c1],
+        "skipped": [],
+        "note": "first publish recorded",
+    }
     assert pages(origin, "index.html") == "one" and pages(origin, "dev/bench/data.js") == "c1"
 
     # the pushes of c2 and c3 were cancelled while pending; the publish of c4 names them
     later = RecordJob(origin, tmp_path, "publish-4")
     later.benchmark_commit("dev/bench", "c4")
-    code, err = finish(later.record("--put", str(site(tmp_path, "four")), ".", "--state", STATE, "--sha", c4))
+    code, err = finish(
+        later.record("--put", str(site(tmp_path, "four")), ".", "--state", STATE, "--sha", c4)
+    )
     assert code == 0, err
     state = json.loads(pages(origin, STATE))
     assert state["previous"] == c1 and state["covers"] == [c2, c3, c4]
@@ -140,10 +171,25 @@ def test_a_record_job_that_runs_late_pushes_nothing_over_a_newer_publish(origin,
     newer, late = RecordJob(origin, tmp_path, "publish-4"), RecordJob(origin, tmp_path, "publish-3")
     newer.benchmark_commit("dev/bench", "c4")
     late.benchmark_commit("dev/bench", "c3")
-    assert finish(newer.record("--put", str(site(tmp_path, "four")), ".", "--state", STATE, "--sha", c4))[0] == 0
+    assert (
+        finish(
+            newer.record("--put", str(site(tmp_path, "four")), ".", "--state", STATE, "--sha", c4)
+        )[0]
+        == 0
+    )
     before = git(origin, "rev-parse", "gh-pages")
-    code, err = finish(late.record("--put", str(site(tmp_path, "three")), ".", "--state", STATE, "--sha", c3,
-                                   "--skip-published"))
+    code, err = finish(
+        late.record(
+            "--put",
+            str(site(tmp_path, "three")),
+            ".",
+            "--state",
+            STATE,
+            "--sha",
+            c3,
+            "--skip-published",
+        )
+    )
     assert code == 0, err
     # found after the rejected push and the rebase: c4 landed in between
     assert f"{c3} is older than the published {c4} (its record job ran late): nothing pushed" in err
@@ -151,7 +197,9 @@ def test_a_record_job_that_runs_late_pushes_nothing_over_a_newer_publish(origin,
     assert pages(origin, "index.html") == "four" and pages(origin, "dev/bench/data.js") == "c4"
 
 
-@pytest.mark.parametrize("planted", ["CNAME", "dev", "nightly", "weekly", "asv", ".nojekyll", "evil.html"])
+@pytest.mark.parametrize(
+    "planted", ["CNAME", "dev", "nightly", "weekly", "asv", ".nojekyll", "evil.html"]
+)
 def test_the_site_put_replaces_only_the_sites_own_names(origin, tmp_path, planted):
     """L1: a site directory from an artifact cannot replace another job's trend or the domain."""
     c1, *_ = commits(origin)
@@ -174,12 +222,21 @@ def test_the_site_put_replaces_only_the_sites_own_names(origin, tmp_path, plante
     job = RecordJob(origin, tmp_path, "publish")
     code, err = finish(job.record("--put", str(hostile), ".", "--state", STATE, "--sha", c1))
     assert code == 1
-    assert err.strip().splitlines()[-1].startswith(f"ERROR: --put {hostile} . holds '{planted}', not one of the site's names")
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .startswith(f"ERROR: --put {hostile} . holds '{planted}', not one of the site's names")
+    )
     assert git(origin, "rev-parse", "gh-pages") == before
-    assert pages(origin, "CNAME") == "bench.example.org" and pages(origin, "nightly/data.js") == "nightly trend"
+    assert (
+        pages(origin, "CNAME") == "bench.example.org"
+        and pages(origin, "nightly/data.js") == "nightly trend"
+    )
 
 
-@pytest.mark.parametrize("planted", ["latest/evil/.git", "latest/evil/.GIT", "assets/.git", "latest/passwd", "latest"])
+@pytest.mark.parametrize(
+    "planted", ["latest/evil/.git", "latest/evil/.GIT", "assets/.git", "latest/passwd", "latest"]
+)
 def test_a_site_holding_a_git_folder_or_a_symlink_is_refused(origin, tmp_path, planted):
     """F12: `latest/evil/.git` in a site artifact was pushed to gh-pages as a gitlink; a symlink
     would copy a link (or what it points at). Refused, at any depth, before anything is pushed."""
@@ -201,7 +258,10 @@ def test_a_site_holding_a_git_folder_or_a_symlink_is_refused(origin, tmp_path, p
     job = RecordJob(origin, tmp_path, "publish")
     code, err = finish(job.record("--put", str(hostile), ".", "--state", STATE, "--sha", c1))
     assert code == 1
-    assert err.strip().splitlines()[-1] == f"ERROR: --put {hostile} holds '{hostile / planted}' (a symlink or a .git): nothing pushed"
+    assert (
+        err.strip().splitlines()[-1]
+        == f"ERROR: --put {hostile} holds '{hostile / planted}' (a symlink or a .git): nothing pushed"
+    )
     assert git(origin, "rev-parse", "gh-pages") == before
     assert git(origin, "ls-tree", "-r", "gh-pages") == ""
 
@@ -213,14 +273,19 @@ def test_an_added_folder_holding_a_symlink_or_a_git_folder_is_refused(origin, tm
     (folder / "link.json").symlink_to("/etc/passwd")
     job = RecordJob(origin, tmp_path, "nightly")
     code, err = finish(job.record("--add", str(folder), "nightly/attribution"))
-    assert code == 1 and err.strip().endswith(f"holds '{folder / 'link.json'}' (a symlink or a .git): nothing pushed")
+    assert code == 1 and err.strip().endswith(
+        f"holds '{folder / 'link.json'}' (a symlink or a .git): nothing pushed"
+    )
     (folder / "link.json").unlink()
     (folder / ".git").mkdir()
     code, err = finish(job.record("--add", str(folder), "nightly/attribution"))
     assert code == 1 and f"holds '{folder / '.git'}'" in err
     for dest in ("nightly/.git", "x/.Git/y"):
         code, err = finish(job.record("--add", str(tmp_path / "attribution"), dest))
-        assert code == 1 and f"ERROR: --add destination '{dest}' must be a folder inside gh-pages" in err
+        assert (
+            code == 1
+            and f"ERROR: --add destination '{dest}' must be a folder inside gh-pages" in err
+        )
 
 
 def test_publish_and_nightly_race_and_the_loser_rebases_and_retries(origin, tmp_path):
@@ -234,7 +299,9 @@ def test_publish_and_nightly_race_and_the_loser_rebases_and_retries(origin, tmp_
     state_file.write_text('{"fastapi": "1.0"}\n')
     code, err = finish(nightly.record("--put", str(state_file), "nightly/state.json"))
     assert code == 0, err
-    code, err = finish(publish.record("--put", str(site(tmp_path, "s")), ".", "--state", STATE, "--sha", c1))
+    code, err = finish(
+        publish.record("--put", str(site(tmp_path, "s")), ".", "--state", STATE, "--sha", c1)
+    )
     assert code == 0, err
     assert "push rejected (attempt 1): rebasing" in err and "pushed gh-pages (attempt 2)" in err
     assert pages(origin, "nightly/data.js") == "nightly-entry"
@@ -242,9 +309,13 @@ def test_publish_and_nightly_race_and_the_loser_rebases_and_retries(origin, tmp_
     assert pages(origin, "dev/bench/data.js") == "main-entry"
     assert json.loads(pages(origin, STATE))["commit"] == c1
     assert git(origin, "log", "--format=%s", "gh-pages").splitlines() == [
-        f"Record published commit {c1}", "publish files", "add main-entry",
-        "nightly files", "add nightly-entry", "Start gh-pages",
-    ]  # fmt: skip
+        f"Record published commit {c1}",
+        "publish files",
+        "add main-entry",
+        "nightly files",
+        "add nightly-entry",
+        "Start gh-pages",
+    ]
 
 
 def test_publish_and_nightly_pushing_at_the_same_moment_both_land(origin, tmp_path):
@@ -275,14 +346,17 @@ def test_two_publishes_writing_the_same_trend_fail_clearly_instead_of_merging(or
     assert git(origin, "rev-parse", "gh-pages") == before
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--sha", "abc"], "--state and --sha go together"),
-    (["--state", STATE, "--sha", "abc"], "--sha must be a full 40-hex commit, got 'abc'"),
-    (["--put", "/nonexistent", "x"], "--put source /nonexistent does not exist"),
-    (["--put", "/", "../up"], "--put destination '../up' must stay inside gh-pages"),
-    (["--bogus"], "unknown argument '--bogus'"),
-    (["--skip-published"], "--skip-published needs --state and --sha"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--sha", "abc"], "--state and --sha go together"),
+        (["--state", STATE, "--sha", "abc"], "--sha must be a full 40-hex commit, got 'abc'"),
+        (["--put", "/nonexistent", "x"], "--put source /nonexistent does not exist"),
+        (["--put", "/", "../up"], "--put destination '../up' must stay inside gh-pages"),
+        (["--bogus"], "unknown argument '--bogus'"),
+        (["--skip-published"], "--skip-published needs --state and --sha"),
+    ],
+)
 def test_bad_arguments_get_one_error_line(origin, tmp_path, args, message):
     job = RecordJob(origin, tmp_path, "job")
     code, err = finish(job.record(*args))

@@ -23,7 +23,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "rehearsal"
 START = FIXTURE / "data.js"  # seven real (vs parent) points, none slower
-RECORDED = FIXTURE / "pushes"  # the pushes of commits 2-5 that made the last three of them, and the culprit's
+RECORDED = (
+    FIXTURE / "pushes"
+)  # the pushes of commits 2-5 that made the last three of them, and the culprit's
 EARLIER = 4  # data.js's points from before the recorded pushes
 
 
@@ -38,7 +40,9 @@ def _check(summary: dict, culprit_push: int) -> None:
     assert {c["kind"] for c in final} == {"regression"}
     # the timing (vs parent) series, and the counts: absolute (one point says it) and (vs parent)
     relative = [c for c in final if c["series"].endswith("cpu/req (vs parent)")]
-    counted = [c for c in final if " seq instr/req" in c["series"] or " seq syscalls/req" in c["series"]]
+    counted = [
+        c for c in final if " seq instr/req" in c["series"] or " seq syscalls/req" in c["series"]
+    ]
     assert relative and len(relative) + len(counted) == len(final), final
     assert summary["found_in_counts"], final
     assert summary["found"]
@@ -47,7 +51,9 @@ def _check(summary: dict, culprit_push: int) -> None:
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location("rehearse_history", REPO / "scripts" / "rehearse_history.py")
+    spec = importlib.util.spec_from_file_location(
+        "rehearse_history", REPO / "scripts" / "rehearse_history.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -59,7 +65,9 @@ def _entries(path: Path) -> list[tuple[str, dict[str, float]]]:
     return [(e["commit"]["id"], {b["name"]: b["value"] for b in e["benches"]}) for e in entries]
 
 
-def test_replayed_pushes_alert_only_at_the_culprit_in_the_timings_and_the_counts(tmp_path, cli, monkeypatch) -> None:
+def test_replayed_pushes_alert_only_at_the_culprit_in_the_timings_and_the_counts(
+    tmp_path, cli, monkeypatch
+) -> None:
     """The recorded compares of a real rehearsal through the script's own relative, trend-add and
     changes (in this process): after the four earlier points, three unchanged pushes and the culprit."""
     script = _script()
@@ -92,23 +100,43 @@ def test_changes_finds_the_commit_that_made_every_request_slower(tmp_path: Path)
     """One push measured for real: the culprit against its parent, after data.js's seven points."""
     out = tmp_path / "rehearsal"
     done = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "rehearse_history.py"), "--commits", "2", "--culprit", "2",
-         "--rounds", "6", "--start-history", str(START), "--out", str(out)],
-        capture_output=True, text=True, timeout=900,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(REPO / "scripts" / "rehearse_history.py"),
+            "--commits",
+            "2",
+            "--culprit",
+            "2",
+            "--rounds",
+            "6",
+            "--start-history",
+            str(START),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert (out / "rehearsal.json").is_file(), done.stderr[-2000:]
     summary = json.loads((out / "rehearsal.json").read_text())
     _check(summary, culprit_push=2)
     assert done.returncode == 0, done.stdout
     # the counts: the parent's (the compare's base side) and the culprit's, both measured here
-    assert set(summary["steps"][0]["counts"]) == {"tiny@latest GET /hi seq instr/req",
-                                                  "tiny@latest GET /hi seq syscalls/req"}  # fmt: skip
+    assert set(summary["steps"][0]["counts"]) == {
+        "tiny@latest GET /hi seq instr/req",
+        "tiny@latest GET /hi seq syscalls/req",
+    }
     # the culprit's compare: its loop is a gating regression of the estimated cost, its instructions
     # per request the mechanism (a regression, not gating alone), and the comment says where they went
     compared = out / summary["culprit"][:12] / "compare"
     data = json.loads((compared / "compare.json").read_text())
     instructions = next(r for r in data["rows"] if r["metric"] == "instructions_per_request")
-    assert instructions["verdict"] == "regression" and not instructions["gating"] and instructions["low"] > 1.2
+    assert (
+        instructions["verdict"] == "regression"
+        and not instructions["gating"]
+        and instructions["low"] > 1.2
+    )
     cost = next(r for r in data["rows"] if r["metric"] == "cost_us_per_request")
     assert cost["verdict"] == "regression" and cost["gating"] and cost["low"] > 1.1
     syscalls = next(r for r in data["rows"] if r["metric"] == "syscalls_per_request")
@@ -116,7 +144,9 @@ def test_changes_finds_the_commit_that_made_every_request_slower(tmp_path: Path)
     assert data["extra"]["counts_seconds"] > 0
     comment = (compared / "comment.md").read_text()
     assert "Where the instructions went: tiny GET /hi seq instructions_per_request" in comment
-    if data["head"]["environment"]["interpreters"]["latest"]["symbols"]:  # the loop's own function, by name
+    if data["head"]["environment"]["interpreters"]["latest"][
+        "symbols"
+    ]:  # the loop's own function, by name
         assert "rangeiter_next (libpython)" in comment
     else:  # a stripped interpreter: its functions are not named, and the comment says so
         assert "libpython: " in comment and "without a name" in comment

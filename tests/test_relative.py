@@ -16,12 +16,39 @@ CPU_NAME = "svc@latest GET /s c=10 cpu/req (side by side)"
 RPS_NAME = "svc@latest GET /s c=10 rps (side by side)"
 
 
-def row(name: str, metric: str, ratio: float | None, low: float | None, high: float | None, *,
-        bigger: bool = False, gating: bool = False, verdict: str = "unchanged", reason: str = "") -> Row:  # fmt: skip
-    return Row(label=f"svc GET /s c=10 {metric}", kind="load", scenario="svc", endpoint="GET /s", metric=metric,
-               floor_key=metric, unit="req/s" if bigger else "us", bigger_is_better=bigger, base_figure=name,
-               head_figure=name, ratio=ratio, low=low, high=high, verdict=verdict, text="", floor=0.05,
-               floor_source="default", gating=gating, reason=reason)  # fmt: skip
+def row(
+    name: str,
+    metric: str,
+    ratio: float | None,
+    low: float | None,
+    high: float | None,
+    *,
+    bigger: bool = False,
+    gating: bool = False,
+    verdict: str = "unchanged",
+    reason: str = "",
+) -> Row:
+    return Row(
+        label=f"svc GET /s c=10 {metric}",
+        kind="load",
+        scenario="svc",
+        endpoint="GET /s",
+        metric=metric,
+        floor_key=metric,
+        unit="req/s" if bigger else "us",
+        bigger_is_better=bigger,
+        base_figure=name,
+        head_figure=name,
+        ratio=ratio,
+        low=low,
+        high=high,
+        verdict=verdict,
+        text="",
+        floor=0.05,
+        floor_source="default",
+        gating=gating,
+        reason=reason,
+    )
 
 
 def write_compare(directory: Path, rows: list[Row]) -> Path:
@@ -35,10 +62,15 @@ def write_compare(directory: Path, rows: list[Row]) -> Path:
 
 
 def test_gating_rows_become_vs_parent_points_and_bigger_is_better_is_inverted(tmp_path, cli):
-    compare = write_compare(tmp_path / "c", [
-        row(CPU_NAME, "cpu_us_per_request", 1.05, 1.03, 1.07, gating=True, verdict="regression"),
-        row(RPS_NAME, "rps", 0.8, 0.75, 0.85, bigger=True),
-    ])  # fmt: skip
+    compare = write_compare(
+        tmp_path / "c",
+        [
+            row(
+                CPU_NAME, "cpu_us_per_request", 1.05, 1.03, 1.07, gating=True, verdict="regression"
+            ),
+            row(RPS_NAME, "rps", 0.8, 0.75, 0.85, bigger=True),
+        ],
+    )
     out = tmp_path / "gab-relative.json"
     done = cli("relative", str(compare), "--out", str(out))
     assert done.returncode == 0, done.stderr
@@ -56,11 +88,22 @@ def test_gating_rows_become_vs_parent_points_and_bigger_is_better_is_inverted(tm
 
 
 def test_rows_without_an_interval_give_no_point_and_say_so(tmp_path, cli):
-    compare = write_compare(tmp_path / "c", [
-        row(CPU_NAME, "cpu_us_per_request", 1.0, 0.99, 1.01, gating=True),
-        row(CPU_NAME.replace("c=10", "rate=50%"), "cpu_us_per_request", None, None, None, gating=True,
-            verdict="no verdict", reason="too few samples for an interval"),
-    ])  # fmt: skip
+    compare = write_compare(
+        tmp_path / "c",
+        [
+            row(CPU_NAME, "cpu_us_per_request", 1.0, 0.99, 1.01, gating=True),
+            row(
+                CPU_NAME.replace("c=10", "rate=50%"),
+                "cpu_us_per_request",
+                None,
+                None,
+                None,
+                gating=True,
+                verdict="no verdict",
+                reason="too few samples for an interval",
+            ),
+        ],
+    )
     out = tmp_path / "gab.json"
     done = cli("relative", str(compare / "compare.json"), "--out", str(out))
     assert done.returncode == 0
@@ -69,10 +112,21 @@ def test_rows_without_an_interval_give_no_point_and_say_so(tmp_path, cli):
 
 
 def test_a_failed_compare_publishes_no_relative_point(tmp_path, cli):
-    compare = write_compare(tmp_path / "c", [
-        row(CPU_NAME, "cpu_us_per_request", None, None, None, gating=True, verdict="no verdict",
-            reason="invalid measurement on head"),
-    ])  # fmt: skip
+    compare = write_compare(
+        tmp_path / "c",
+        [
+            row(
+                CPU_NAME,
+                "cpu_us_per_request",
+                None,
+                None,
+                None,
+                gating=True,
+                verdict="no verdict",
+                reason="invalid measurement on head",
+            ),
+        ],
+    )
     out = tmp_path / "gab.json"
     done = cli("relative", str(compare), "--out", str(out))
     assert done.returncode == 2 and not out.exists()  # not measured
@@ -91,9 +145,22 @@ def test_trend_add_appends_entries_that_changes_reads(tmp_path, cli):
     data_js = tmp_path / "dev" / "bench" / "data.js"
     for i, value in enumerate([1.0, 1.01, 0.99]):
         gab.write_text(json.dumps([{"name": "x cpu/req (vs parent)", "unit": "x", "value": value}]))
-        done = cli("trend-add", str(data_js), "--gab", str(gab), "--suite", "benchwatch (vs parent)",
-                   "--commit", f"{i:x}" * 40, "--message", f"commit {i}", "--timestamp", "2026-11-23T10:00:00Z",
-                   "--url", f"https://example.org/c/{i}")  # fmt: skip
+        done = cli(
+            "trend-add",
+            str(data_js),
+            "--gab",
+            str(gab),
+            "--suite",
+            "benchwatch (vs parent)",
+            "--commit",
+            f"{i:x}" * 40,
+            "--message",
+            f"commit {i}",
+            "--timestamp",
+            "2026-11-23T10:00:00Z",
+            "--url",
+            f"https://example.org/c/{i}",
+        )
         assert done.returncode == 0, done.stderr
     [series] = histories.series_of(data_js)
     assert series.suite == "benchwatch (vs parent)" and not series.bigger_is_better
@@ -101,11 +168,14 @@ def test_trend_add_appends_entries_that_changes_reads(tmp_path, cli):
     assert series.points[2].url == "https://example.org/c/2" and series.points[0].commit == "0" * 40
 
 
-@pytest.mark.parametrize("content, message", [
-    ('[{"name": "x", "unit": "x", "value": null}]', "bad gab entry"),
-    ('{"name": "x"}', "JSON array"),
-    ("[]", "no points to add"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ('[{"name": "x", "unit": "x", "value": null}]', "bad gab entry"),
+        ('{"name": "x"}', "JSON array"),
+        ("[]", "no points to add"),
+    ],
+)
 def test_trend_add_refuses_bad_gab_files_and_keeps_the_history(tmp_path, cli, content, message):
     data_js = tmp_path / "data.js"
     data_js.write_text('window.BENCHMARK_DATA = {"entries": {}}\n')

@@ -114,8 +114,21 @@ def test_pre_includes_pre_and_dev_releases(index, capsys):
 def test_hostile_strings_never_reach_output_or_state(index, capsys, tmp_path):
     state = tmp_path / "state.json"
     markdown = tmp_path / "changes.md"
-    assert main(["releases", "--index-url", index.url, "--state", str(state), "--write-state",
-                 "--markdown", str(markdown)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "releases",
+                "--index-url",
+                index.url,
+                "--state",
+                str(state),
+                "--write-state",
+                "--markdown",
+                str(markdown),
+            ]
+        )
+        == 0
+    )
     texts = [capsys.readouterr().out, state.read_text(), markdown.read_text()]
     for text in texts:
         for bad in ("rm -rf", "$(id)", "`id`", "9.9.9"):
@@ -161,8 +174,19 @@ def test_state_diff_and_atomic_write(index, capsys, tmp_path, monkeypatch):
 
 def test_markdown_names_package_and_versions(index, tmp_path, capsys):
     state = tmp_path / "state.json"
-    state.write_text(json.dumps({"schema": 1, "versions": {"fastapi": "0.110.0", "pydantic": "2.7.0",
-                                                           "starlette": "0.37.2", "uvicorn": "0.29.0"}}))  # fmt: skip
+    state.write_text(
+        json.dumps(
+            {
+                "schema": 1,
+                "versions": {
+                    "fastapi": "0.110.0",
+                    "pydantic": "2.7.0",
+                    "starlette": "0.37.2",
+                    "uvicorn": "0.29.0",
+                },
+            }
+        )
+    )
     markdown = tmp_path / "changes.md"
     main(["releases", "--index-url", index.url, "--state", str(state), "--markdown", str(markdown)])
     assert markdown.read_text() == "New stable releases:\n\n- **fastapi** `0.110.0` → `0.111.0`\n"
@@ -170,9 +194,14 @@ def test_markdown_names_package_and_versions(index, tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "content",
-    ["{not json", "[]", '{"schema": 1}', '{"schema": 1, "versions": {"fastapi": "$(id)"}}',
-     '{"schema": 2, "versions": {}}'],
-)  # fmt: skip
+    [
+        "{not json",
+        "[]",
+        '{"schema": 1}',
+        '{"schema": 1, "versions": {"fastapi": "$(id)"}}',
+        '{"schema": 2, "versions": {}}',
+    ],
+)
 def test_corrupt_state_is_reported_and_never_overwritten(index, capsys, tmp_path, content):
     state = tmp_path / "state.json"
     state.write_text(content)
@@ -226,11 +255,16 @@ def test_next_is_pinned_to_exactly_the_resolved_versions_and_its_env_checks_them
     from benchwatch.environments.releases import pin_requirements, pin_stack_file
     from benchwatch.project.config import load_stacks
 
-    assert pin_requirements(["fastapi", "psycopg[binary]", "orjson"], {"fastapi": "0.166.0b1", "psycopg": "3.3.9"}) == [
-        "fastapi==0.166.0b1", "psycopg[binary]==3.3.9", "orjson"]
-    assert pin_requirements(["fastapi"], {"fastapi": "1.0; rm -rf /"}) == ["fastapi"]  # never an unsafe string
+    assert pin_requirements(
+        ["fastapi", "psycopg[binary]", "orjson"], {"fastapi": "0.166.0b1", "psycopg": "3.3.9"}
+    ) == ["fastapi==0.166.0b1", "psycopg[binary]==3.3.9", "orjson"]
+    assert pin_requirements(["fastapi"], {"fastapi": "1.0; rm -rf /"}) == [
+        "fastapi"
+    ]  # never an unsafe string
     shutil.copy(REPO / "stacks.toml", tmp_path / "stacks.toml")
-    pin_stack_file(tmp_path / "stacks.toml", "next", {"fastapi": "0.166.0b1", "starlette": "1.11.0"})
+    pin_stack_file(
+        tmp_path / "stacks.toml", "next", {"fastapi": "0.166.0b1", "starlette": "1.11.0"}
+    )
     stacks = load_stacks(tmp_path)
     assert stacks["next"].pinned_versions() == {"fastapi": "0.166.0b1", "starlette": "1.11.0"}
     assert stacks["latest"] == load_stacks(REPO)["latest"]  # nothing else touched

@@ -44,7 +44,9 @@ def shots(cpu_per_lane: list[list[float]]) -> list[Aimed]:
 
 
 def run(wall: float, successes: int = 1000) -> OhaRun:
-    return OhaRun([], Outcome(successes=successes, elapsed=wall, p50_ms=1.0, p99_ms=2.0), wall, 0.1, 1)
+    return OhaRun(
+        [], Outcome(successes=successes, elapsed=wall, p50_ms=1.0, p99_ms=2.0), wall, 0.1, 1
+    )
 
 
 @pytest.mark.parametrize(("walls", "kept"), [((2.01, 2.05), True), ((3.41, 2.03), False)])
@@ -52,10 +54,16 @@ def test_a_pair_is_kept_only_when_both_ran_in_the_same_window(monkeypatch, walls
     tries = rounds.MISMATCH_RETRIES + 1
     pair = shots([[1.0, 1.5] * tries, [2.0, 2.6] * tries])
     fired = []
-    monkeypatch.setattr(rounds, "_together", lambda rig, s: fired.append(1) or [run(w) for w in walls])
+    monkeypatch.setattr(
+        rounds, "_together", lambda rig, s: fired.append(1) or [run(w) for w in walls]
+    )
     outcomes = rounds._measure(RIG, pair, round_index=7)
-    assert len(fired) == (1 if kept else tries)  # out of step: fired again before the pair is dropped
-    assert all(o is not None and o.successes == 1000 for o in outcomes)  # rates still learn from them
+    assert len(fired) == (
+        1 if kept else tries
+    )  # out of step: fired again before the pair is dropped
+    assert all(
+        o is not None and o.successes == 1000 for o in outcomes
+    )  # rates still learn from them
     for aimed, cpu in zip(pair, (0.5, 0.6), strict=True):
         data = aimed.lane.data
         figures = {f.metric: f for f in data.figures()}
@@ -65,7 +73,10 @@ def test_a_pair_is_kept_only_when_both_ran_in_the_same_window(monkeypatch, walls
         else:
             assert figures == {}
             assert data.dropped[0].round == 7
-            assert f"not side by side: oha windows 68% apart (3.41 s and 2.03 s, in {tries} tries)" in data.dropped[0].reason
+            assert (
+                f"not side by side: oha windows 68% apart (3.41 s and 2.03 s, in {tries} tries)"
+                in data.dropped[0].reason
+            )
             assert data.dropped[0].windows_apart == pytest.approx(3.41 / 2.03 - 1)
             assert data.short(aimed.lane.slot, rounds=6) == [("GET /", "c=10")]
 
@@ -77,7 +88,9 @@ def test_a_pair_out_of_step_once_is_fired_again_and_kept(monkeypatch) -> None:
     rounds._measure(RIG, pair, round_index=3)
     for aimed, cpu in zip(pair, (0.5, 0.7), strict=True):  # the second try's CPU, not the first's
         data = aimed.lane.data
-        assert {f.metric: f for f in data.figures()}["cpu_us_per_request"].samples == [pytest.approx(cpu / 1000 * 1e6)]
+        assert {f.metric: f for f in data.figures()}["cpu_us_per_request"].samples == [
+            pytest.approx(cpu / 1000 * 1e6)
+        ]
         assert data.dropped == []
 
 
@@ -94,7 +107,11 @@ class WarmLane:
 
     def __init__(self, name: str, endpoints: dict[str, Endpoint]) -> None:
         self.by_step = endpoints
-        self.track = type("T", (), {"step": staticmethod(lambda e: next(k for k, v in endpoints.items() if v is e))})()
+        self.track = type(
+            "T",
+            (),
+            {"step": staticmethod(lambda e: next(k for k, v in endpoints.items() if v is e))},
+        )()
         self.slot = Slot(variant(name), f"{name}@latest")
         self.seconds_per_request: dict[str, float] = {}
         self.idle_rss = 1
@@ -119,7 +136,9 @@ class _Peak:
         return False
 
 
-def test_warm_ups_run_step_by_step_so_a_big_endpoint_does_not_slow_a_small_ones(monkeypatch) -> None:
+def test_warm_ups_run_step_by_step_so_a_big_endpoint_does_not_slow_a_small_ones(
+    monkeypatch,
+) -> None:
     small, big = Endpoint(name="small", path="/small"), Endpoint(name="big", path="/big")
     lanes = [WarmLane(n, {"small": small, "big": big}) for n in ("base", "head")]
     fired: list[list[str]] = []
@@ -132,5 +151,11 @@ def test_warm_ups_run_step_by_step_so_a_big_endpoint_does_not_slow_a_small_ones(
     monkeypatch.setattr(rounds, "_together", together)
     monkeypatch.setattr(rounds, "_measure_step", lambda rig, lanes, step, i, tags=None: lanes)
     rounds.measure_lanes(RIG, lanes, round_index=0)  # type: ignore[arg-type]
-    assert fired == [["small", "small"], ["big", "big"]]  # each step's endpoint on both lanes at once
-    assert lanes[0].seconds_per_request == {small.label: pytest.approx(0.001), big.label: pytest.approx(0.1)}
+    assert fired == [
+        ["small", "small"],
+        ["big", "big"],
+    ]  # each step's endpoint on both lanes at once
+    assert lanes[0].seconds_per_request == {
+        small.label: pytest.approx(0.001),
+        big.label: pytest.approx(0.1),
+    }

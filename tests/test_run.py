@@ -18,18 +18,36 @@ WRONG = REPO / "tests" / "fixtures" / "apps" / "wrong_body"
 
 
 def _figure(name: str, variant: str, value: float, bigger: bool = False) -> Figure:
-    return Figure(name=name, kind="load", variant=variant, scenario=variant.split("@")[0],
-                  stack=variant.split("@")[1], metric="rps" if bigger else "cpu_us_per_request",
-                  unit="req/s" if bigger else "us", bigger_is_better=bigger, samples=[value], value=value)  # fmt: skip
+    return Figure(
+        name=name,
+        kind="load",
+        variant=variant,
+        scenario=variant.split("@")[0],
+        stack=variant.split("@")[1],
+        metric="rps" if bigger else "cpu_us_per_request",
+        unit="req/s" if bigger else "us",
+        bigger_is_better=bigger,
+        samples=[value],
+        value=value,
+    )
 
 
 def _run(*figures: Figure, shard_spec: str = "1/2", loadgen: LoadgenInfo | None = None) -> Run:
-    return Run(started_at="2026-01-01T00:00:00+00:00", complete=True, figures=list(figures),
-               extra=RunExtra(shard=shard_spec, load_plan=QUICK.info(), loadgen=loadgen))  # fmt: skip
+    return Run(
+        started_at="2026-01-01T00:00:00+00:00",
+        complete=True,
+        figures=list(figures),
+        extra=RunExtra(shard=shard_spec, load_plan=QUICK.info(), loadgen=loadgen),
+    )
 
 
 def _skipped(variant: str) -> SkippedRun:
-    return SkippedRun(variant=variant, endpoint="GET /", params={"mode": "open", "rate_fraction": 0.25}, reason="short")
+    return SkippedRun(
+        variant=variant,
+        endpoint="GET /",
+        params={"mode": "open", "rate_fraction": 0.25},
+        reason="short",
+    )
 
 
 def test_shards_are_a_stable_partition() -> None:
@@ -49,11 +67,27 @@ def test_shards_are_a_stable_partition() -> None:
 
 def test_merge_combines_shards_and_refuses_overlap(tmp_path: Path, cli) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
-    write_run(a, _run(_figure("x@latest GET / c=10 rps", "x@latest", 100.0, bigger=True),
-                      loadgen=LoadgenInfo(skipped=[_skipped("x@latest")], dropped_pairs=[_skipped("x@latest")])))
-    write_run(b, _run(_figure("y@latest GET / c=10 cpu/req", "y@latest", 50.0), shard_spec="2/2",
-                      loadgen=LoadgenInfo(bottlenecked_runs=2, skipped=[_skipped("y@latest")],
-                                          dropped_pairs=[_skipped("y@latest")])))  # fmt: skip
+    write_run(
+        a,
+        _run(
+            _figure("x@latest GET / c=10 rps", "x@latest", 100.0, bigger=True),
+            loadgen=LoadgenInfo(
+                skipped=[_skipped("x@latest")], dropped_pairs=[_skipped("x@latest")]
+            ),
+        ),
+    )
+    write_run(
+        b,
+        _run(
+            _figure("y@latest GET / c=10 cpu/req", "y@latest", 50.0),
+            shard_spec="2/2",
+            loadgen=LoadgenInfo(
+                bottlenecked_runs=2,
+                skipped=[_skipped("y@latest")],
+                dropped_pairs=[_skipped("y@latest")],
+            ),
+        ),
+    )
     out = tmp_path / "merged"
     done = cli("merge", str(a), str(b), "--out", str(out), root=REPO)
     assert done.returncode == 0, done.stderr
@@ -65,7 +99,11 @@ def test_merge_combines_shards_and_refuses_overlap(tmp_path: Path, cli) -> None:
     assert [s.shard for s in merged.extra.shards] == ["1/2", "2/2"]
     loadgen = merged.extra.loadgen  # every shard's skipped and dropped measurements are kept
     assert loadgen is not None and loadgen.bottlenecked_runs == 2
-    assert [s.variant for s in loadgen.skipped] == [s.variant for s in loadgen.dropped_pairs] == ["x@latest", "y@latest"]
+    assert (
+        [s.variant for s in loadgen.skipped]
+        == [s.variant for s in loadgen.dropped_pairs]
+        == ["x@latest", "y@latest"]
+    )
     assert [e["name"] for e in json.loads((out / "gab-bigger.json").read_text())] == [
         "x@latest GET / c=10 rps"
     ]
@@ -87,8 +125,10 @@ def test_merge_combines_shards_and_refuses_overlap(tmp_path: Path, cli) -> None:
 def test_history_appends_in_data_js_format_and_never_overwrites_a_corrupt_file(
     tmp_path: Path,
 ) -> None:
-    run = _run(_figure("x@latest GET / c=10 rps", "x@latest", 100.0, bigger=True),
-               _figure("x@latest GET / c=10 cpu/req", "x@latest", 40.0))  # fmt: skip
+    run = _run(
+        _figure("x@latest GET / c=10 rps", "x@latest", 100.0, bigger=True),
+        _figure("x@latest GET / c=10 cpu/req", "x@latest", 40.0),
+    )
     path = history.append(tmp_path, run, REPO)
     history.append(tmp_path, run, REPO)
     text = path.read_text()
@@ -97,8 +137,15 @@ def test_history_appends_in_data_js_format_and_never_overwrites_a_corrupt_file(
     assert set(data["entries"]) == {history.BIGGER, history.SMALLER}
     entries = data["entries"][history.SMALLER]
     assert len(entries) == 2 and entries[0]["tool"] == "customSmallerIsBetter"
-    assert entries[0]["benches"] == [{"name": "x@latest GET / c=10 cpu/req", "unit": "us", "value": 40.0,
-                                      "range": "± 0", "extra": "1 samples"}]  # fmt: skip
+    assert entries[0]["benches"] == [
+        {
+            "name": "x@latest GET / c=10 cpu/req",
+            "unit": "us",
+            "value": 40.0,
+            "range": "± 0",
+            "extra": "1 samples",
+        }
+    ]
     assert {"id", "message", "timestamp"} <= set(entries[0]["commit"])
 
     path.write_text("window.BENCHMARK_DATA = {broken")
@@ -113,19 +160,37 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
     hist = tmp_path / "history"
     for attempt in (1, 2):
         out = tmp_path / f"out{attempt}"
-        done = benchwatch("run", "--quick", "--no-micro", "-k", "good@latest,wrong_body@latest",
-                          "--out", str(out), "--history", str(hist), root=project)  # fmt: skip
-        assert done.returncode == 2, done.stderr  # not measured: wrong_body fails verify; good is still measured
+        done = benchwatch(
+            "run",
+            "--quick",
+            "--no-micro",
+            "-k",
+            "good@latest,wrong_body@latest",
+            "--out",
+            str(out),
+            "--history",
+            str(hist),
+            root=project,
+        )
+        assert done.returncode == 2, (
+            done.stderr
+        )  # not measured: wrong_body fails verify; good is still measured
         assert "wrong_body@latest GET /items [verify]" in done.stderr
     run = read_run(out)
     assert run.complete and any(f.valid and f.variant == "good@latest" for f in run.figures)
     assert not any(f.variant.endswith("'") for f in run.figures)  # the A/A copy is not a figure
-    assert run.extra.reference_stack is None  # benchwatch.toml names none: no ratios, no stack of ours
+    assert (
+        run.extra.reference_stack is None
+    )  # benchwatch.toml names none: no ratios, no stack of ours
     report = (out / "report.md").read_text()
     assert "reference stack" not in report
     # no [[questions]] declared: the run and its report say nothing about questions
     assert run.extra.side_by_side is None
-    assert "question" not in done.stderr and "question" not in report.lower() and "seed" not in report.lower()
+    assert (
+        "question" not in done.stderr
+        and "question" not in report.lower()
+        and "seed" not in report.lower()
+    )
     noise = run.extra.aa_noise
     assert noise is not None and noise.variant == "good@latest"
     cpu = noise.figures["good@latest GET /items c=10 cpu/req"]
@@ -135,8 +200,18 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
     assert uvicorn_processes(str(GOOD)) == []
 
     (hist / "data.js").write_text("garbage")
-    done = benchwatch("run", "--quick", "--no-micro", "-k", "good@latest", "--out", str(tmp_path / "o3"),
-                      "--history", str(hist), root=project)  # fmt: skip
+    done = benchwatch(
+        "run",
+        "--quick",
+        "--no-micro",
+        "-k",
+        "good@latest",
+        "--out",
+        str(tmp_path / "o3"),
+        "--history",
+        str(hist),
+        root=project,
+    )
     assert done.returncode == 3 and "not a data.js history" in done.stderr
     assert (hist / "data.js").read_text() == "garbage"
     assert not (tmp_path / "o3").exists()  # refused before any work

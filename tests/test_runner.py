@@ -221,7 +221,9 @@ def test_two_pushes_to_main_publish_the_trends_the_site_and_the_counts(tmp_path:
         counts = data["entries"]["benchwatch counts (per request)"][0]["benches"]
         assert {b["name"].rsplit(" seq ", 1)[1] for b in counts} == {"instr/req", "syscalls/req"}
         assert all(b["value"] > 1000 for b in counts if b["name"].endswith(" seq instr/req"))
-        timings = [b["name"] for suite in PUBLISH_SUITES[:2] for b in data["entries"][suite][0]["benches"]]
+        timings = [
+            b["name"] for suite in PUBLISH_SUITES[:2] for b in data["entries"][suite][0]["benches"]
+        ]
         assert timings and not [name for name in timings if " seq " in name]
         assert all(name in sandbox.gh_pages_files() for name in SITE)
         state = json.loads(sandbox.gh_pages("dev/bench/published.json"))
@@ -298,39 +300,105 @@ NIGHT_SECONDS = 2400
 # are those of hello@next in a real night on 2026-11-27 (instructions 440,731 and 3 system calls per
 # request), the counts halved: tonight's counts are twice last night's, a deterministic regression the
 # record job and the issues job must report. Its versions are all older than anything on PyPI tonight.
-LAST_NIGHT_VERSIONS = {"fastapi": "0.1.0", "pydantic": "2.0", "starlette": "0.27.0", "uvicorn": "0.22.0"}
+LAST_NIGHT_VERSIONS = {
+    "fastapi": "0.1.0",
+    "pydantic": "2.0",
+    "starlette": "0.27.0",
+    "uvicorn": "0.22.0",
+}
 LAST_NIGHT_BENCHES = {
-    "benchwatch nightly (smaller is better)": ("customSmallerIsBetter", [
-        {"name": "hello@next GET / c=10 cpu/req (side by side)", "unit": "us", "value": 283.7, "range": "± 12.74",
-         "extra": "12 samples"}]),
-    "benchwatch nightly (bigger is better)": ("customBiggerIsBetter", [
-        {"name": "hello@next GET / c=10 rps (side by side)", "unit": "req/s", "value": 1751.6, "range": "± 68.03",
-         "extra": "12 samples"}]),
-    "benchwatch nightly counts (per request)": ("customSmallerIsBetter", [
-        {"name": "hello@next GET / seq instr/req", "unit": "instructions", "value": 220365.4, "range": "± 38.91",
-         "extra": "3 samples; callgrind: 3 phases of 200 requests on one connection"},
-        {"name": "hello@next GET / seq syscalls/req", "unit": "calls", "value": 1.5, "range": "± 0",
-         "extra": "3 samples; strace: 3 phases of 400 requests on one connection"}]),
-}  # fmt: skip
+    "benchwatch nightly (smaller is better)": (
+        "customSmallerIsBetter",
+        [
+            {
+                "name": "hello@next GET / c=10 cpu/req (side by side)",
+                "unit": "us",
+                "value": 283.7,
+                "range": "± 12.74",
+                "extra": "12 samples",
+            }
+        ],
+    ),
+    "benchwatch nightly (bigger is better)": (
+        "customBiggerIsBetter",
+        [
+            {
+                "name": "hello@next GET / c=10 rps (side by side)",
+                "unit": "req/s",
+                "value": 1751.6,
+                "range": "± 68.03",
+                "extra": "12 samples",
+            }
+        ],
+    ),
+    "benchwatch nightly counts (per request)": (
+        "customSmallerIsBetter",
+        [
+            {
+                "name": "hello@next GET / seq instr/req",
+                "unit": "instructions",
+                "value": 220365.4,
+                "range": "± 38.91",
+                "extra": "3 samples; callgrind: 3 phases of 200 requests on one connection",
+            },
+            {
+                "name": "hello@next GET / seq syscalls/req",
+                "unit": "calls",
+                "value": 1.5,
+                "range": "± 0",
+                "extra": "3 samples; strace: 3 phases of 400 requests on one connection",
+            },
+        ],
+    ),
+}
 
 
 def plant_last_night(sandbox: Sandbox, commit: str) -> None:
     """nightly/state.json, data.js (one entry per suite) and published.json, as a recorded night of
     `commit` (the nightly measures the same commit night after night)."""
     head = sandbox.head_commit(commit)  # github-action-benchmark's commit of an entry: these fields
-    entry = {"commit": {key: head[key] for key in ("author", "committer", "id", "message", "timestamp", "url")},
-             "date": 1795686860000}  # fmt: skip
+    entry = {
+        "commit": {
+            key: head[key] for key in ("author", "committer", "id", "message", "timestamp", "url")
+        },
+        "date": 1795686860000,
+    }
     data = {
         "lastUpdate": entry["date"],
         "repoUrl": f"{sandbox.api.url}/{sandbox.repository}",
-        "entries": {suite: [{**entry, "tool": tool, "benches": benches}]
-                    for suite, (tool, benches) in LAST_NIGHT_BENCHES.items()},
-    }  # fmt: skip
-    state = {"schema": 1, "index_url": "https://pypi.org", "pre": True, "versions": LAST_NIGHT_VERSIONS}
-    published = {"commit": commit, "previous": None, "covers": [commit], "skipped": [], "note": "first publish recorded"}
-    sandbox.put_gh_pages("nightly/data.js", "window.BENCHMARK_DATA = " + json.dumps(data, indent=2), "Last night's trend (planted)")
-    sandbox.put_gh_pages("nightly/state.json", json.dumps(state, indent=2) + "\n", "Last night's release state (planted)")
-    sandbox.put_gh_pages("nightly/published.json", json.dumps(published, indent=2) + "\n", "Last night's record (planted)")
+        "entries": {
+            suite: [{**entry, "tool": tool, "benches": benches}]
+            for suite, (tool, benches) in LAST_NIGHT_BENCHES.items()
+        },
+    }
+    state = {
+        "schema": 1,
+        "index_url": "https://pypi.org",
+        "pre": True,
+        "versions": LAST_NIGHT_VERSIONS,
+    }
+    published = {
+        "commit": commit,
+        "previous": None,
+        "covers": [commit],
+        "skipped": [],
+        "note": "first publish recorded",
+    }
+    sandbox.put_gh_pages(
+        "nightly/data.js",
+        "window.BENCHMARK_DATA = " + json.dumps(data, indent=2),
+        "Last night's trend (planted)",
+    )
+    sandbox.put_gh_pages(
+        "nightly/state.json",
+        json.dumps(state, indent=2) + "\n",
+        "Last night's release state (planted)",
+    )
+    sandbox.put_gh_pages(
+        "nightly/published.json",
+        json.dumps(published, indent=2) + "\n",
+        "Last night's record (planted)",
+    )
 
 
 @pytest.mark.timeout(NIGHT_SECONDS + 600)
@@ -340,25 +408,37 @@ def test_a_night_resolves_next_on_pypi_records_it_after_the_last_and_opens_the_i
     with StubAPI(REPOSITORY) as api:
         sandbox = Sandbox(tmp_path, api, REPOSITORY)
         # the releases compare runs hello on latest and on next: a pattern naming @latest leaves next empty
-        main = sandbox.start(REPO, [narrowed("nightly.yml", PYTHON, '      scenarios: "hello@*"\n')])
+        main = sandbox.start(
+            REPO, [narrowed("nightly.yml", PYTHON, '      scenarios: "hello@*"\n')]
+        )
         plant_last_night(sandbox, main)
         last_night = set(sandbox.gh_pages_files())
         night = {"schedule": "23 3 * * *", "repository": sandbox.repository_payload()}
 
-        check_ran(sandbox.act("schedule", "nightly.yml", night, main, 301, timeout=NIGHT_SECONDS), "the night")
+        check_ran(
+            sandbox.act("schedule", "nightly.yml", night, main, 301, timeout=NIGHT_SECONDS),
+            "the night",
+        )
 
         state = json.loads(sandbox.gh_pages("nightly/state.json"))
         assert state["index_url"] == "https://pypi.org" and set(state["versions"]) == WATCHED
         # resolved on PyPI tonight: newer than every version of last night, and what next's environment held
-        assert all(state["versions"][name] != old for name, old in LAST_NIGHT_VERSIONS.items()), state
+        assert all(state["versions"][name] != old for name, old in LAST_NIGHT_VERSIONS.items()), (
+            state
+        )
         assert {name: state["measured"][name] for name in WATCHED} == state["versions"]
         data = data_js(sandbox, "nightly/data.js")
         assert sorted(data["entries"]) == sorted(NIGHTLY_SUITES)
         for suite in NIGHTLY_SUITES:
             assert [e["commit"]["id"] for e in data["entries"][suite]] == [main, main], suite
             assert data["entries"][suite][0]["benches"] == LAST_NIGHT_BENCHES[suite][1], suite
-        counted = {b["name"] for b in data["entries"]["benchwatch nightly counts (per request)"][1]["benches"]}
-        assert counted == {b["name"] for b in LAST_NIGHT_BENCHES["benchwatch nightly counts (per request)"][1]}
+        counted = {
+            b["name"]
+            for b in data["entries"]["benchwatch nightly counts (per request)"][1]["benches"]
+        }
+        assert counted == {
+            b["name"] for b in LAST_NIGHT_BENCHES["benchwatch nightly counts (per request)"][1]
+        }
         assert last_night <= set(sandbox.gh_pages_files()), "the night lost files of the last"
         published = json.loads(sandbox.gh_pages("nightly/published.json"))
         assert published["commit"] == main
@@ -384,9 +464,20 @@ def test_the_callers_init_writes_compare_a_users_pull_request_and_comment(tmp_pa
         shutil.copy(SHOP / "requirements.txt", shop / "requirements.txt")
         environ = {k: v for k, v in os.environ.items() if k != "BENCHWATCH_ROOT"}
         done = subprocess.run(
-            [sys.executable, "-m", "benchwatch", "init", "--workflows-from", f"{REPOSITORY}@{tool}"],
-            cwd=shop, env=environ, capture_output=True, text=True, timeout=600,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "benchwatch",
+                "init",
+                "--workflows-from",
+                f"{REPOSITORY}@{tool}",
+            ],
+            cwd=shop,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         caller = (shop / ".github" / "workflows" / "benchwatch-pr.yml").read_text()
         assert f"uses: {REPOSITORY}/.github/workflows/reusable-pr.yml@{tool}" in caller
@@ -458,9 +549,21 @@ def test_a_team_s_app_with_a_login_a_database_and_its_secret_is_compared_on_its_
         repo = tmp_path / "fullstack"
         shutil.copytree(FULLSTACK, repo, ignore=shutil.ignore_patterns("__pycache__"))
         inited = subprocess.run(
-            [sys.executable, "-m", "benchwatch", "init", "--workflows-from", f"{REPOSITORY}@{tool}", *SETTINGS],
-            cwd=repo, env=environ, capture_output=True, text=True, timeout=900,
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "benchwatch",
+                "init",
+                "--workflows-from",
+                f"{REPOSITORY}@{tool}",
+                *SETTINGS,
+            ],
+            cwd=repo,
+            env=environ,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         assert inited.returncode == 0, inited.stdout + inited.stderr
         asked = re.search(
             r"^init: create the repository secret (\w+) with one NAME=value line for each of (.*) \(Settings",
@@ -471,7 +574,9 @@ def test_a_team_s_app_with_a_login_a_database_and_its_secret_is_compared_on_its_
         names = asked.group(2).split(", ")
         assert {"BENCHWATCH_USER", "BENCHWATCH_PASSWORD"} <= set(names)
         secrets = {asked.group(1): "".join(f"{name}={SECRETS[name]}\n" for name in names)}
-        subprocess.run(["git", "init", "-q", str(repo)], check=True)  # start() copies what git keeps
+        subprocess.run(
+            ["git", "init", "-q", str(repo)], check=True
+        )  # start() copies what git keeps
         main = sandbox.start(repo, [])
 
         def pull_request(number: int, branch: str, path: str, text: str, run_id: int):
@@ -505,8 +610,10 @@ def test_a_team_s_app_with_a_login_a_database_and_its_secret_is_compared_on_its_
 
         items = "backend/app/api/routes/items.py"
         marker = "    # benchwatch-test: an endpoint outside quick\n"
-        slowed_text = (FULLSTACK / items).read_text().replace(
-            marker, marker + "    for _ in range(20000):\n        pass\n"
+        slowed_text = (
+            (FULLSTACK / items)
+            .read_text()
+            .replace(marker, marker + "    for _ in range(20000):\n        pass\n")
         )
         slowed, artifact, code, head = pull_request(2, "slow", items, slowed_text, 503)
         assert code == "1", f"the slowdown's compare exited {code}:\n{tail(slowed.stdout)}"
@@ -525,7 +632,11 @@ def test_a_team_s_app_with_a_login_a_database_and_its_secret_is_compared_on_its_
             "head_repository": {"id": 2},
             "html_url": f"{api.url}/{team}/actions/runs/503",
         }
-        payload = {"action": "completed", "workflow_run": run, "repository": sandbox.repository_payload()}
+        payload = {
+            "action": "completed",
+            "workflow_run": run,
+            "repository": sandbox.repository_payload(),
+        }
         commented = sandbox.act("workflow_run", "benchwatch-comment.yml", payload, main, 504)
         check_ran(commented, "benchwatch-comment.yml")
         (posted,) = api.calls("POST", rf"/repos/{team}/issues/2/comments")

@@ -61,7 +61,9 @@ def run(fake_act: Path, tmp_path: Path, mode: str, timeout: float):
 
     def call() -> subprocess.CompletedProcess:
         with (tmp_path / "log").open("w") as out:
-            return run_in_own_group([str(fake_act)], cwd=tmp_path, env=env, out=out, timeout=timeout, grace=1.0)
+            return run_in_own_group(
+                [str(fake_act)], cwd=tmp_path, env=env, out=out, timeout=timeout, grace=1.0
+            )
 
     return call, pids
 

@@ -8,8 +8,13 @@ from benchwatch.counts.same_paths import Links
 from benchwatch.environments.envs import Env
 
 
-def test_two_environments_get_links_of_one_length_to_themselves_and_only_the_links_are_removed(tmp_path: Path):
-    short, long = tmp_path / "v2-pre-rust-216107b16a8e", tmp_path / "v2-pre-rust+sqlalchemy-d8c1581730d6"
+def test_two_environments_get_links_of_one_length_to_themselves_and_only_the_links_are_removed(
+    tmp_path: Path,
+):
+    short, long = (
+        tmp_path / "v2-pre-rust-216107b16a8e",
+        tmp_path / "v2-pre-rust+sqlalchemy-d8c1581730d6",
+    )
     for folder in (short, long):
         (folder / "bin").mkdir(parents=True)
         (folder / "bin" / "python").write_text("")
@@ -19,7 +24,9 @@ def test_two_environments_get_links_of_one_length_to_themselves_and_only_the_lin
         assert [e.path.resolve() for e in seen] == [short, long] and seen[0].python.is_file()
         assert links.of(Env("s", short, {})).path == seen[0].path  # one link per environment
         assert seen[1].versions == {"fastapi": "1"}
-    assert not seen[0].path.parent.exists() and short.is_dir() and (long / "bin" / "python").is_file()
+    assert (
+        not seen[0].path.parent.exists() and short.is_dir() and (long / "bin" / "python").is_file()
+    )
 
 
 def test_no_folder_is_made_until_an_environment_is_linked(tmp_path: Path, monkeypatch):

@@ -23,9 +23,30 @@ APP = "from fastapi import FastAPI\n\napp = FastAPI()\n\n\n@app.get('/hi')\ndef 
 DECLARATION = 'name = "tiny"\napp = "app:app"\n[[endpoints]]\nname = "hi"\npath = "/hi"\n'
 
 # the commands that select variants, and which of the shared options each takes
-SELECTING = ["list", "verify", "load", "run", "counts", "micro", "instructions", "compare", "calibrate",
-             "attribute", "bisect"]  # fmt: skip
-WRITING = ["load", "run", "counts", "micro", "instructions", "compare", "calibrate", "attribute", "bisect"]
+SELECTING = [
+    "list",
+    "verify",
+    "load",
+    "run",
+    "counts",
+    "micro",
+    "instructions",
+    "compare",
+    "calibrate",
+    "attribute",
+    "bisect",
+]
+WRITING = [
+    "load",
+    "run",
+    "counts",
+    "micro",
+    "instructions",
+    "compare",
+    "calibrate",
+    "attribute",
+    "bisect",
+]
 QUICK = ["load", "run", "counts", "micro", "instructions", "compare", "attribute"]
 ROUNDS = ["load", "run", "micro", "compare", "calibrate", "attribute", "bisect"]
 
@@ -92,22 +113,34 @@ def test_a_folder_that_cannot_be_used_is_one_out_error(tmp_path):
     assert str(caught.value) == f"--out {taken}: not writable (a file, not a folder)"
     assert caught.value.exit_code == EXIT_BAD_INPUT
     (tmp_path / "results").write_text("")  # the default folder's parent is a file
-    with pytest.raises(UserError, match=r"^--out .*/results/load-\d+-\d+: not writable .*\(the default; give --out DIR\)$"):
+    with pytest.raises(
+        UserError,
+        match=r"^--out .*/results/load-\d+-\d+: not writable .*\(the default; give --out DIR\)$",
+    ):
         open_session(tmp_path, name="load")
 
 
-@pytest.mark.parametrize("argv", [
-    ("load", "--quick"), ("run", "--quick", "--no-micro"), ("counts",), ("micro", "--quick"),
-    ("compare", "--base", "seed-v1", "--head", "latest", "--no-micro"), ("calibrate", "--no-micro"),
-    ("attribute", "--base", "seed-v1", "--head", "latest"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("load", "--quick"),
+        ("run", "--quick", "--no-micro"),
+        ("counts",),
+        ("micro", "--quick"),
+        ("compare", "--base", "seed-v1", "--head", "latest", "--no-micro"),
+        ("calibrate", "--no-micro"),
+        ("attribute", "--base", "seed-v1", "--head", "latest"),
+    ],
+)
 def test_a_bad_out_is_bad_input_in_one_line_before_anything_runs(tmp_path, cli, argv):
     root = _tiny(tmp_path)
     taken = tmp_path / "a-file"
     taken.write_text("")
     done = cli(*argv, "--out", str(taken), root=root)
     assert done.returncode == EXIT_BAD_INPUT, done.stderr
-    assert done.stderr.splitlines() == [f"ERROR: --out {taken}: not writable (a file, not a folder)"]
+    assert done.stderr.splitlines() == [
+        f"ERROR: --out {taken}: not writable (a file, not a folder)"
+    ]
     assert not (root / "results").exists() and not (root / ".benchwatch").exists()
 
 
@@ -117,12 +150,18 @@ def test_benchwatch_out_is_the_default_of_out(tmp_path, cli):
     taken.write_text("")
     done = cli("counts", root=root, env={"BENCHWATCH_OUT": str(taken)})
     assert done.returncode == EXIT_BAD_INPUT
-    assert done.stderr.splitlines() == [f"ERROR: --out {taken}: not writable (a file, not a folder)"]
+    assert done.stderr.splitlines() == [
+        f"ERROR: --out {taken}: not writable (a file, not a folder)"
+    ]
 
 
 def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                          check=True, capture_output=True, text=True).stdout.strip()  # fmt: skip
+    return subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
 
 
 def test_every_probe_of_bisect_is_a_compare_inside_its_one_session(tmp_path, monkeypatch):
@@ -141,7 +180,14 @@ def test_every_probe_of_bisect_is_a_compare_inside_its_one_session(tmp_path, mon
         raise UserError("head: does not load")  # every probe skipped: only the sessions matter here
 
     with pytest.raises(UserError, match="could not be measured"):
-        bisect(SimpleNamespace(root=tmp_path), "HEAD~3", "HEAD", "hello@latest", quiet=True, compare_fn=compare_fn)
+        bisect(
+            SimpleNamespace(root=tmp_path),
+            "HEAD~3",
+            "HEAD",
+            "hello@latest",
+            quiet=True,
+            compare_fn=compare_fn,
+        )
     folders = list((tmp_path / "results").iterdir())
     assert len(folders) == 1 and folders[0].name.startswith("bisect-")
     assert [out.parent for out, _ in seen] == [folders[0]] and seen[0][1].out == folders[0]
@@ -151,17 +197,27 @@ def test_every_probe_of_bisect_is_a_compare_inside_its_one_session(tmp_path, mon
 def _options(command: str) -> dict[str, argparse.Action]:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return {flag: action for action in sub.choices[command]._actions for flag in action.option_strings}
+    return {
+        flag: action for action in sub.choices[command]._actions for flag in action.option_strings
+    }
 
 
 @pytest.mark.parametrize("command", SELECTING)
 def test_every_selecting_command_has_the_shared_options_with_one_definition(command):
     options = _options(command)
     variants = options["-k"]
-    assert options["--variants"] is variants and variants.dest == "patterns" and variants.metavar == "PATTERNS"
+    assert (
+        options["--variants"] is variants
+        and variants.dest == "patterns"
+        and variants.metavar == "PATTERNS"
+    )
     assert variants.help.startswith(commands.VARIANTS_HELP + " (")
     assert variants.required == (command == "bisect")
-    expected = {"--out": command in WRITING, "--quick": command in QUICK, "--rounds": command in ROUNDS}
+    expected = {
+        "--out": command in WRITING,
+        "--quick": command in QUICK,
+        "--rounds": command in ROUNDS,
+    }
     assert {flag: flag in options for flag in expected} == expected
     if "--out" in options:
         out = options["--out"]
@@ -173,7 +229,10 @@ def test_every_selecting_command_has_the_shared_options_with_one_definition(comm
         assert options["--quick"].help.startswith(commands.QUICK_HELP + ": ")
     if "--rounds" in options:
         rounds = options["--rounds"]
-        assert rounds.help.startswith(commands.ROUNDS_HELP + ": ") and rounds.type is commands.at_least_one
+        assert (
+            rounds.help.startswith(commands.ROUNDS_HELP + ": ")
+            and rounds.type is commands.at_least_one
+        )
         assert rounds.default is None and rounds.metavar == "N"
     if "--stacks" in options:
         assert options["--stacks"].help == commands.STACKS_HELP
@@ -181,8 +240,11 @@ def test_every_selecting_command_has_the_shared_options_with_one_definition(comm
 
 @pytest.mark.parametrize("command", ROUNDS)
 def test_rounds_below_one_are_bad_input_in_every_command(cli, command):
-    required = {"compare": ("--base", "a", "--head", "b"), "attribute": ("--base", "a", "--head", "b"),
-                "bisect": ("--good", "a", "--bad", "b", "-k", "x")}.get(command, ())  # fmt: skip
+    required = {
+        "compare": ("--base", "a", "--head", "b"),
+        "attribute": ("--base", "a", "--head", "b"),
+        "bisect": ("--good", "a", "--bad", "b", "-k", "x"),
+    }.get(command, ())
     done = cli(command, *required, "--rounds", "0")
     assert done.returncode == EXIT_BAD_INPUT
     assert done.stderr.splitlines()[-1] == (
@@ -203,4 +265,6 @@ def test_a_failure_of_benchwatch_itself_is_not_measured_never_a_regression(monke
     monkeypatch.setattr(counts, "run", broken)
     assert cli.main(["counts"]) == EXIT_UNMEASURED
     err = capsys.readouterr().err
-    assert "Traceback" in err and err.strip().splitlines()[-1].startswith("ERROR: benchwatch itself failed (RuntimeError: a bug)")
+    assert "Traceback" in err and err.strip().splitlines()[-1].startswith(
+        "ERROR: benchwatch itself failed (RuntimeError: a bug)"
+    )

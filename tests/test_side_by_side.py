@@ -49,30 +49,61 @@ def resolve(project, base: str, head: str, patterns: str | None = None):
 
 
 def test_a_variant_side_names_one_variant_and_an_endpoint_narrows_it(project) -> None:
-    base, head = resolve(project, "payloads@latest:model_model_default_1kb", "payloads@latest:dict_none_orjson_1mb")
+    base, head = resolve(
+        project, "payloads@latest:model_model_default_1kb", "payloads@latest:dict_none_orjson_1mb"
+    )
     assert (base.kind, head.kind) == ("variant", "variant")
     assert [e.name for e in base.variants[0].endpoints] == ["model_model_default_1kb"]
-    assert [e.name for e in head.variants[0].selected_endpoints(quick=True)] == ["dict_none_orjson_1mb"]
+    assert [e.name for e in head.variants[0].selected_endpoints(quick=True)] == [
+        "dict_none_orjson_1mb"
+    ]
     assert base.steps() == {"GET /model_model_default?file=1kb": sides.NAMED_ENDPOINT_STEP}
     assert head.steps() == {"GET /dict_none_orjson?file=1mb": sides.NAMED_ENDPOINT_STEP}
     matched, alone = sides.pairs(base, head)
-    assert [(b.id, h.id) for b, h in matched] == [("payloads@latest", "payloads@latest")] and alone == []
+    assert [(b.id, h.id) for b, h in matched] == [
+        ("payloads@latest", "payloads@latest")
+    ] and alone == []
 
 
 def test_two_flavors_pair_as_one_variant_each(project) -> None:
     base, head = resolve(project, "github_user@latest", "github_user-orjson_response@latest")
     assert base.endpoint is None and base.steps() == {}
     matched, _ = sides.pairs(base, head)
-    assert [(b.id, h.id) for b, h in matched] == [("github_user@latest", "github_user-orjson_response@latest")]
+    assert [(b.id, h.id) for b, h in matched] == [
+        ("github_user@latest", "github_user-orjson_response@latest")
+    ]
 
 
-@pytest.mark.parametrize(("base", "head", "patterns", "message"), [
-    ("hello@latest:nope", "hello@latest", None, "hello@latest has no endpoint 'nope'; its endpoints: hello"),
-    ("hello@latest:hello", "hello-falcon@latest", None, "name an endpoint on both sides"),
-    ("hello@latest", "latest", None, "must both be stacks, both git refs or both variants (got a variant and a stack)"),
-    ("hello@latest", "hello-falcon@latest", "hello*", "-k does not apply when --base and --head name variants"),
-    ("hello@nowhere", "hello@latest", None, "'hello@nowhere' names no variant (see `benchwatch list`)"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("base", "head", "patterns", "message"),
+    [
+        (
+            "hello@latest:nope",
+            "hello@latest",
+            None,
+            "hello@latest has no endpoint 'nope'; its endpoints: hello",
+        ),
+        ("hello@latest:hello", "hello-falcon@latest", None, "name an endpoint on both sides"),
+        (
+            "hello@latest",
+            "latest",
+            None,
+            "must both be stacks, both git refs or both variants (got a variant and a stack)",
+        ),
+        (
+            "hello@latest",
+            "hello-falcon@latest",
+            "hello*",
+            "-k does not apply when --base and --head name variants",
+        ),
+        (
+            "hello@nowhere",
+            "hello@latest",
+            None,
+            "'hello@nowhere' names no variant (see `benchwatch list`)",
+        ),
+    ],
+)
 def test_a_bad_variant_side_is_one_clear_error(project, base, head, patterns, message) -> None:
     with pytest.raises(UserError) as caught:
         resolve(project, base, head, patterns)
@@ -84,35 +115,67 @@ def test_a_bad_variant_side_is_one_clear_error(project, base, head, patterns, me
 
 
 def cpu_figure(scenario: str, endpoint: str, samples: list[float]) -> Figure:
-    return Figure(name=f"{scenario}@latest {endpoint} c=10 cpu/req", kind="load", variant=f"{scenario}@latest",
-                  scenario=scenario, stack="latest", metric=CPU.key, unit="us", bigger_is_better=False,
-                  samples=samples, value=sorted(samples)[len(samples) // 2], endpoint=endpoint,
-                  params=Closed(10).params())  # fmt: skip
+    return Figure(
+        name=f"{scenario}@latest {endpoint} c=10 cpu/req",
+        kind="load",
+        variant=f"{scenario}@latest",
+        scenario=scenario,
+        stack="latest",
+        metric=CPU.key,
+        unit="us",
+        bigger_is_better=False,
+        samples=samples,
+        value=sorted(samples)[len(samples) // 2],
+        endpoint=endpoint,
+        params=Closed(10).params(),
+    )
 
 
-def test_two_variants_pair_without_the_scenario_and_named_endpoints_without_the_endpoint(project) -> None:
+def test_two_variants_pair_without_the_scenario_and_named_endpoints_without_the_endpoint(
+    project,
+) -> None:
     base = [cpu_figure("hello", "GET /", [100.0, 101, 99, 100, 102, 98, 100, 101])]
     head = [cpu_figure("hello-falcon", "GET /", [80.0, 81, 79, 80, 82, 78, 80, 81])]
-    rows, unpaired = compare_figures(base, head, None)  # the default key keeps the scenario: no pair
+    rows, unpaired = compare_figures(
+        base, head, None
+    )  # the default key keeps the scenario: no pair
     assert rows == [] and len(unpaired) == 2
     key = sides.pair_key(*resolve(project, "hello@latest", "hello-falcon@latest"))
     rows, unpaired = compare_figures(base, head, None, key=key)
     assert unpaired == [] and rows[0].verdict == "improvement"
     assert rows[0].label == "hello vs hello-falcon GET / c=10 cpu_us_per_request"
     other = [cpu_figure("hello", "GET /other", [80.0, 81, 79, 80, 82, 78, 80, 81])]
-    assert compare_figures(base, other, None, key=key)[0] == []  # endpoints not named: they must match
-    named = sides.pair_key(*resolve(project, "payloads@latest:model_model_default_1kb",
-                                    "payloads@latest:dict_none_orjson_1kb"))  # fmt: skip
+    assert (
+        compare_figures(base, other, None, key=key)[0] == []
+    )  # endpoints not named: they must match
+    named = sides.pair_key(
+        *resolve(
+            project,
+            "payloads@latest:model_model_default_1kb",
+            "payloads@latest:dict_none_orjson_1kb",
+        )
+    )
     rows, _ = compare_figures(base, other, None, key=named)
     assert rows[0].label == "hello GET / vs GET /other c=10 cpu_us_per_request"
 
 
 def test_the_comment_and_compare_json_say_what_was_compared() -> None:
-    side = lambda role, v, e: SideInfo(role=role, spec=f"{v}:x", kind="variant", variants=[v], endpoint=e)  # noqa: E731
-    comparison = Comparison(base=side("base", "payloads@latest", "GET /a"), head=side("head", "payloads@latest", "GET /b"),
-                            rounds=6, quick=True, rows=[], extra=CompareExtra(notes=["micro-benchmarks are per stack"]))  # fmt: skip
+    def side(role, v, e):
+        return SideInfo(role=role, spec=f"{v}:x", kind="variant", variants=[v], endpoint=e)
+
+    comparison = Comparison(
+        base=side("base", "payloads@latest", "GET /a"),
+        head=side("head", "payloads@latest", "GET /b"),
+        rounds=6,
+        quick=True,
+        rows=[],
+        extra=CompareExtra(notes=["micro-benchmarks are per stack"]),
+    )
     text = render(comparison)
-    assert "**base** variant `payloads@latest` endpoint `GET /a` vs **head** variant `payloads@latest` endpoint `GET /b`" in text
+    assert (
+        "**base** variant `payloads@latest` endpoint `GET /a` vs **head** variant `payloads@latest` endpoint `GET /b`"
+        in text
+    )
     assert "Note: micro-benchmarks are per stack." in text
     dumped = comparison.model_dump(mode="json")
     assert (dumped["base"]["kind"], dumped["head"]["endpoint"]) == ("variant", "GET /b")
@@ -138,8 +201,12 @@ class FakeServer:
 def test_lanes_with_different_endpoints_mapped_to_one_step_are_loaded_together(monkeypatch) -> None:
     a, b = Endpoint(name="a", path="/a"), Endpoint(name="b", path="/b")
     base_variant = variant("x")
-    head_variant = variant("x").__class__(**{**base_variant.__dict__, "endpoints": (b,), "quick_endpoints": (b,)})
-    base_variant = base_variant.__class__(**{**base_variant.__dict__, "endpoints": (a,), "quick_endpoints": (a,)})
+    head_variant = variant("x").__class__(
+        **{**base_variant.__dict__, "endpoints": (b,), "quick_endpoints": (b,)}
+    )
+    base_variant = base_variant.__class__(
+        **{**base_variant.__dict__, "endpoints": (a,), "quick_endpoints": (a,)}
+    )
     lanes = []
     for v, endpoint in ((base_variant, a), (head_variant, b)):
         track = Track([Slot(v, v.id)], Collector(), steps={endpoint.label: "one step"})
@@ -148,13 +215,21 @@ def test_lanes_with_different_endpoints_mapped_to_one_step_are_loaded_together(m
 
     def together(rig, shots):
         batches.append([s.shot.endpoint.path for s in shots])
-        return [OhaRun([], Outcome(successes=100, elapsed=0.8, p50_ms=1.0, p99_ms=2.0), 0.8, 0.1, 1) for _ in shots]
+        return [
+            OhaRun([], Outcome(successes=100, elapsed=0.8, p50_ms=1.0, p99_ms=2.0), 0.8, 0.1, 1)
+            for _ in shots
+        ]
 
     monkeypatch.setattr(rounds, "_together", together)
     rounds._measure_step(Rig("oha", QUICK, {}), lanes, "one step", round_index=0)
     assert ["/a", "/b"] in batches  # both endpoints in one batch: at the same moment
     assert all(len(batch) == 2 for batch in batches)
-    closed = [f.endpoint for lane in lanes for f in lane.data.figures() if f.metric == CPU.key and f.setting == Closed(10)]
+    closed = [
+        f.endpoint
+        for lane in lanes
+        for f in lane.data.figures()
+        if f.metric == CPU.key and f.setting == Closed(10)
+    ]
     assert closed == ["GET /a", "GET /b"]
 
 
@@ -171,11 +246,14 @@ def test_only_questions_whose_variants_were_selected_run(project) -> None:
     ran = [g.key for g in GROUPS if not isinstance(chosen_lanes(g, selected), str)]
     assert ran == ["hello_frameworks"]
     assert chosen_lanes(BY_KEY["services_v1_v2"], selected) == (
-        "not selected (services@latest, services@seed-v1, services@seed-v2 not in this run)")
+        "not selected (services@latest, services@seed-v1, services@seed-v2 not in this run)"
+    )
     only_one = chosen_lanes(BY_KEY["hello_frameworks"], ["hello@latest"])
     assert isinstance(only_one, str) and "hello-falcon@latest" in only_one
     payloads = BY_KEY["payloads"]  # seed-v1 and seed-v2 alone: only their pair runs
-    assert [lane.name for lane in chosen_lanes(payloads, ["payloads@seed-v1", "payloads@seed-v2"])] == ["seed-v1", "seed-v2"]
+    assert [
+        lane.name for lane in chosen_lanes(payloads, ["payloads@seed-v1", "payloads@seed-v2"])
+    ] == ["seed-v1", "seed-v2"]
 
 
 def test_every_lane_names_a_real_variant_and_endpoint(project) -> None:
@@ -186,15 +264,20 @@ def test_every_lane_names_a_real_variant_and_endpoint(project) -> None:
             assert [track.step(e) for e in track.slots[0].variant.endpoints] == list(group.steps)
 
 
-
-def filled(project, lane, steps, samples: dict[str, list[float]], memory: list[float] | None = None) -> Track:
+def filled(
+    project, lane, steps, samples: dict[str, list[float]], memory: list[float] | None = None
+) -> Track:
     """A lane's track with `samples` (per step) recorded as its closed-loop CPU figures."""
-    track = lane_track(next(v for v in project.variants(list(project.stacks)) if v.id == lane.variant), lane, steps)
+    track = lane_track(
+        next(v for v in project.variants(list(project.stacks)) if v.id == lane.variant), lane, steps
+    )
     slot = track.slots[0]
     for endpoint in slot.variant.endpoints:
         for value in samples[track.step(endpoint)]:
             shot = Shot(endpoint, Closed(4), 0.5, 4)
-            run = OhaRun([], Outcome(successes=1000, elapsed=0.5, p50_ms=1.0, p99_ms=2.0), 0.5, 0.1, 1)
+            run = OhaRun(
+                [], Outcome(successes=1000, elapsed=0.5, p50_ms=1.0, p99_ms=2.0), 0.5, 0.1, 1
+            )
             track.data.record(slot, shot, 0, run, value / 1e6 * 1000, True)
     for value in memory or []:
         track.data.record_memory(slot, 50 * 2**20, 60 * 2**20, int(value * 2**20))
@@ -205,26 +288,39 @@ def test_group_ratios_are_paired_intervals_and_say_when_the_interval_holds_one(p
     group = BY_KEY["payloads"]
     v1, v2 = group.lanes[1], group.lanes[2]
     rng = [1.00, 1.02, 0.98, 1.01, 0.99, 1.03]
-    base = filled(project, v1, group.steps, {"1kb": [100 * r for r in rng], "1mb": [300_000 * r for r in rng]})
-    head = filled(project, v2, group.steps, {"1kb": [100 * r * 1.001 for r in rng[::-1]],
-                                            "1mb": [15_000 * r for r in rng[::-1]]})  # fmt: skip
+    base = filled(
+        project, v1, group.steps, {"1kb": [100 * r for r in rng], "1mb": [300_000 * r for r in rng]}
+    )
+    head = filled(
+        project,
+        v2,
+        group.steps,
+        {"1kb": [100 * r * 1.001 for r in rng[::-1]], "1mb": [15_000 * r for r in rng[::-1]]},
+    )
     found = {r.step: r for r in group_ratios(group, [v1, v2], [base, head])}
     assert set(found) == {"1kb", "1mb"}  # only the pair whose two lanes ran
     assert found["1mb"].ratio == pytest.approx(0.05) and found["1mb"].low < 0.05 < found["1mb"].high
     assert found["1mb"].pairs == 6 and not found["1mb"].holds_one()
     assert paired_text(found["1mb"]).startswith("seed-v2 / seed-v1 1mb: cpu/req 0.05x [")
-    assert found["1kb"].holds_one() and paired_text(found["1kb"]).endswith("no significant difference")
+    assert found["1kb"].holds_one() and paired_text(found["1kb"]).endswith(
+        "no significant difference"
+    )
 
 
 def test_too_few_rounds_or_a_failed_lane_give_a_reason_not_an_interval(project) -> None:
     group = BY_KEY["hello_frameworks"]
     base = filled(project, group.lanes[0], group.steps, {"hello": [100.0, 101, 99]})
     head = filled(project, group.lanes[1], group.steps, {"hello": [80.0, 81, 79]})
-    assert "cannot give a 95% interval" in group_ratios(group, group.lanes[:2], [base, head])[0].reason
+    assert (
+        "cannot give a 95% interval" in group_ratios(group, group.lanes[:2], [base, head])[0].reason
+    )
     head.data.failed["hello-falcon@latest"] = "server exited with code 1 at boot"
     ratio = group_ratios(group, group.lanes[:2], [base, head])[0]
     assert ratio.ratio is None and ratio.reason == "failed: server exited with code 1 at boot"
-    assert paired_text(ratio) == "Falcon / FastAPI hello: cpu/req no interval (failed: server exited with code 1 at boot)"
+    assert (
+        paired_text(ratio)
+        == "Falcon / FastAPI hello: cpu/req no interval (failed: server exited with code 1 at boot)"
+    )
 
 
 def test_memory_is_one_ratio_per_server(project) -> None:
@@ -232,7 +328,9 @@ def test_memory_is_one_ratio_per_server(project) -> None:
     six = {step: [100.0] * 6 for step in group.steps}
     base = filled(project, group.lanes[0], group.steps, six, memory=[70, 71, 72, 70, 71, 72])
     head = filled(project, group.lanes[1], group.steps, six, memory=[84, 85, 86, 84, 85, 86])
-    peak = next(r for r in group_ratios(group, group.lanes[:2], [base, head]) if r.metric == RSS_PEAK.key)
+    peak = next(
+        r for r in group_ratios(group, group.lanes[:2], [base, head]) if r.metric == RSS_PEAK.key
+    )
     assert peak.step == "" and peak.ratio == pytest.approx(85 / 71, rel=0.02)
 
 
@@ -240,39 +338,92 @@ def test_memory_is_one_ratio_per_server(project) -> None:
 
 
 def answered_run() -> Run:
-    ratios = [PairedRatio(group="services_v1_v2", base="seed-v1", head="seed-v2", step="list", metric=CPU.key,
-                          ratio=0.4, low=0.38, high=0.42, pairs=6, base_value=400.0, head_value=160.0),
-              PairedRatio(group="hello_frameworks", base="FastAPI", head="Falcon", step="hello", metric=CPU.key,
-                          ratio=0.99, low=0.95, high=1.03, pairs=6),
-              PairedRatio(group="hello_frameworks", base="FastAPI", head="raw ASGI", step="hello", metric=CPU.key,
-                          ratio=0.3, low=0.28, high=0.32, pairs=6)]  # fmt: skip
-    info = SideBySideInfo(plan=FINDINGS_QUICK.info(), ratios=ratios, seconds=80.0, questions=list(QUESTIONS),
-                          not_run={"posts_v1_v2": "not selected (posts@seed-v1 is not in this run)"})  # fmt: skip
+    ratios = [
+        PairedRatio(
+            group="services_v1_v2",
+            base="seed-v1",
+            head="seed-v2",
+            step="list",
+            metric=CPU.key,
+            ratio=0.4,
+            low=0.38,
+            high=0.42,
+            pairs=6,
+            base_value=400.0,
+            head_value=160.0,
+        ),
+        PairedRatio(
+            group="hello_frameworks",
+            base="FastAPI",
+            head="Falcon",
+            step="hello",
+            metric=CPU.key,
+            ratio=0.99,
+            low=0.95,
+            high=1.03,
+            pairs=6,
+        ),
+        PairedRatio(
+            group="hello_frameworks",
+            base="FastAPI",
+            head="raw ASGI",
+            step="hello",
+            metric=CPU.key,
+            ratio=0.3,
+            low=0.28,
+            high=0.32,
+            pairs=6,
+        ),
+    ]
+    info = SideBySideInfo(
+        plan=FINDINGS_QUICK.info(),
+        ratios=ratios,
+        seconds=80.0,
+        questions=list(QUESTIONS),
+        not_run={"posts_v1_v2": "not selected (posts@seed-v1 is not in this run)"},
+    )
     run = Run(started_at="2026-11-23T00:00:00+00:00")
     run.extra.side_by_side = info
-    run.extra.aa_noise = AANoise(variant="services@latest", figures={
-        "services@latest GET /services?offset=0 c=10 cpu/req": AAFigure(cv=0.05, ratio=1.091, a=[1.0], a_prime=[1.091],
-                                                                        metric=CPU.key)})  # fmt: skip
+    run.extra.aa_noise = AANoise(
+        variant="services@latest",
+        figures={
+            "services@latest GET /services?offset=0 c=10 cpu/req": AAFigure(
+                cv=0.05, ratio=1.091, a=[1.0], a_prime=[1.091], metric=CPU.key
+            )
+        },
+    )
     return run
 
 
 def test_every_published_figure_has_an_interval_or_says_why_not() -> None:
-    run = Run.model_validate_json(answered_run().model_dump_json())  # run.json round trip, questions included
+    run = Run.model_validate_json(
+        answered_run().model_dump_json()
+    )  # run.json round trip, questions included
     rows = {(r.published.who[:8], r.published.what): r.ours for r in study_rows(run)}
-    assert len(rows) == sum(len(q.published) for q in QUESTIONS) == 11  # the five seeds' and pyperformance's
+    assert (
+        len(rows) == sum(len(q.published) for q in QUESTIONS) == 11
+    )  # the five seeds' and pyperformance's
     assert rows[("seed 000", "latency percentiles, Pydantic v1 → v2")] == [
-        "seed-v2 / seed-v1 list: cpu/req 0.4x [0.38, 0.42] (400 µs → 160 µs)"]
+        "seed-v2 / seed-v1 list: cpu/req 0.4x [0.38, 0.42] (400 µs → 160 µs)"
+    ]
     assert rows[("seed 004", "hello-world saturation: FastAPI vs Falcon")] == [
-        "Falcon / FastAPI hello: cpu/req 0.99x [0.95, 1.03] no significant difference"]
-    assert rows[("seed 003", "server memory, v1 → v2")] == ["not run: not selected (posts@seed-v1 is not in this run)"]
-    assert rows[("seed 001", "ORJSONResponse vs default response (Pydantic v2)")] == ["not measured in this run"]
+        "Falcon / FastAPI hello: cpu/req 0.99x [0.95, 1.03] no significant difference"
+    ]
+    assert rows[("seed 003", "server memory, v1 → v2")] == [
+        "not run: not selected (posts@seed-v1 is not in this run)"
+    ]
+    assert rows[("seed 001", "ORJSONResponse vs default response (Pydantic v2)")] == [
+        "not measured in this run"
+    ]
     cpython = next(lines for (who, _), lines in rows.items() if who == "pyperfor")
     assert cpython == ["not measured in this run"]  # an axis is asked for by name: not in this run
     assert all(lines for lines in rows.values())
     skipped = answered_run()
     skipped.extra.side_by_side = SideBySideInfo(questions=list(QUESTIONS))  # run --no-questions
     assert {tuple(r.ours) for r in study_rows(skipped)} == {(NOT_RUN,)}
-    old = Run.model_validate_json('{"schema_version": 2, "started_at": "x", "extra": {}}')  # before this field
+    old = Run.model_validate_json(
+        '{"schema_version": 2, "started_at": "x", "extra": {}}'
+    )  # before this field
     assert study_rows(old) == []
 
 
@@ -283,20 +434,32 @@ def test_the_report_shows_each_ratio_once_the_study_first() -> None:
     assert "Questions side by side: 6 rounds (quick: fewer and shorter rounds" in markdown
     assert markdown.count("seed-v2 / seed-v1 list: cpu/req 0.4x [0.38, 0.42]") == 1
     # raw ASGI answers no published figure: it is in the questions table, alone
-    assert "| hello_frameworks: hello-world JSON: FastAPI, Falcon, bare Starlette, raw ASGI (latest) | raw ASGI / FastAPI hello: cpu/req 0.3x [0.28, 0.32] |" in markdown
+    assert (
+        "| hello_frameworks: hello-world JSON: FastAPI, Falcon, bare Starlette, raw ASGI (latest) | raw ASGI / FastAPI hello: cpu/req 0.3x [0.28, 0.32] |"
+        in markdown
+    )
     assert markdown.count("Falcon / FastAPI hello") == 1
-    assert "seed 002 (jirispilka/fastapi-pydantic-v2-benchmark) (https://github.com/jirispilka/" in markdown
+    assert (
+        "seed 002 (jirispilka/fastapi-pydantic-v2-benchmark) (https://github.com/jirispilka/"
+        in markdown
+    )
     assert "json_serializer=orjson.dumps" in markdown and "accepted and never used" in markdown
     # the A/A noise now sits under the per-scenario tables it qualifies
-    assert "this run's A/A copy of services@latest (same variant measured twice, in turn) differed by cpu/req up to 9.1%" in markdown
+    assert (
+        "this run's A/A copy of services@latest (same variant measured twice, in turn) differed by cpu/req up to 9.1%"
+        in markdown
+    )
 
 
 def test_a_question_published_figures_are_kept_from_the_declaration() -> None:
     by_name = {q.name: q for q in QUESTIONS}
     assert [p.figure for p in by_name["payloads"].published] == [
-        "v1 311 ms vs v2 15 ms per request (20.7x)", "3–10 ms per request"]
-    assert isinstance(by_name["posts_v1_v2"], Question) and by_name["posts_v1_v2"].published[-1].metrics == [
-        "rss_idle_mb", "rss_peak_mb"]
+        "v1 311 ms vs v2 15 ms per request (20.7x)",
+        "3–10 ms per request",
+    ]
+    assert isinstance(by_name["posts_v1_v2"], Question) and by_name["posts_v1_v2"].published[
+        -1
+    ].metrics == ["rss_idle_mb", "rss_peak_mb"]
 
 
 def test_servers_booted_once_serve_every_round_of_their_block(monkeypatch) -> None:
@@ -317,7 +480,10 @@ def test_servers_booted_once_serve_every_round_of_their_block(monkeypatch) -> No
     calls.clear()
     rounds.run_rounds(Rig("oha", plan, {}, rounds_per_boot=1), tracks, progress=progress)
     assert [block for block, _ in calls] == [[0], [1], [2], [3], [4], [5]]
-    assert [order[0] for _, order in calls] == ["x@latest", "y@latest"] * 3  # who boots first alternates
+    assert [order[0] for _, order in calls] == [
+        "x@latest",
+        "y@latest",
+    ] * 3  # who boots first alternates
 
 
 def test_a_reused_server_is_not_verified_again_and_records_no_memory(monkeypatch) -> None:
@@ -334,10 +500,23 @@ def test_a_reused_server_is_not_verified_again_and_records_no_memory(monkeypatch
         raise AssertionError("a reused server is not verified again")
 
     monkeypatch.setattr(rounds, "_checked", never)
-    monkeypatch.setattr(rounds, "_together", lambda rig, shots: [
-        OhaRun([], Outcome(successes=100, elapsed=0.5, p50_ms=1.0, p99_ms=2.0), 0.5, 0.1, 1) for _ in shots])
+    monkeypatch.setattr(
+        rounds,
+        "_together",
+        lambda rig, shots: [
+            OhaRun([], Outcome(successes=100, elapsed=0.5, p50_ms=1.0, p99_ms=2.0), 0.5, 0.1, 1)
+            for _ in shots
+        ],
+    )
     track = Track([Slot(variant("x"), "x@latest")])
     lane = Lane(track, track.slots[0], Server(), {}, quick=True)  # type: ignore[arg-type]
     rounds.measure_lanes(Rig("oha", FINDINGS_QUICK, {}), [lane], round_index=3, fresh=False)
     figures = track.data.figures()
-    assert {f.metric for f in figures} == {CPU.key, CPU_USER.key, CPU_SYS.key, "rps", "latency_p50_ms", "latency_p99_ms"}  # no RSS
+    assert {f.metric for f in figures} == {
+        CPU.key,
+        CPU_USER.key,
+        CPU_SYS.key,
+        "rps",
+        "latency_p50_ms",
+        "latency_p99_ms",
+    }  # no RSS

@@ -28,7 +28,9 @@ def test_asv_reads_one_exact_environment_per_pinned_stack() -> None:
     assert found == pinned
     pythons = [s.python for s in stacks.values() if not s.resolved_at_run_time]
     assert [env[("python", None)] for env in environments] == pythons
-    assert {"3.11", "3.12", "3.13"} <= set(pythons)  # CPython as an axis: latest-py312, latest-py313
+    assert {"3.11", "3.12", "3.13"} <= set(
+        pythons
+    )  # CPython as an axis: latest-py312, latest-py313
     assert conf.build_command == [] and conf.install_command == [] and conf.uninstall_command == []
     assert conf.results_dir.startswith(".asv/") and conf.html_dir.startswith(".asv/")
 
@@ -59,25 +61,40 @@ def test_stacks_lists_every_stack(cli) -> None:
 def test_a_stack_that_extends_another_takes_its_pins_and_says_only_what_differs(tmp_path) -> None:
     (tmp_path / "stacks.toml").write_text(
         '[stacks.latest]\npython = "3.11"\nexclude_newer = "2026-11-20"\npins = { fastapi = "1.0.0" }\n'
-        '[stacks.latest-py313]\nextends = "latest"\npython = "3.13"\n')  # fmt: skip
+        '[stacks.latest-py313]\nextends = "latest"\npython = "3.13"\n'
+    )
     stacks = load_stacks(tmp_path)
     extended = stacks["latest-py313"]
-    assert extended.pins == {"fastapi": "1.0.0"} and extended.python == "3.13" and extended.extends == "latest"
+    assert (
+        extended.pins == {"fastapi": "1.0.0"}
+        and extended.python == "3.13"
+        and extended.extends == "latest"
+    )
     assert str(extended.exclude_newer) == "2026-11-20"
     (tmp_path / "benchwatch.toml").write_text('[benchwatch]\napps = ["app"]\n')
     (tmp_path / "app").mkdir()
-    (tmp_path / "app" / "benchwatch-app.toml").write_text('name = "a"\napp = "m:app"\n[[endpoints]]\nname = "x"\npath = "/"\n')
+    (tmp_path / "app" / "benchwatch-app.toml").write_text(
+        'name = "a"\napp = "m:app"\n[[endpoints]]\nname = "x"\npath = "/"\n'
+    )
     from benchwatch.project.config import load_project
 
     project = load_project(tmp_path)
-    assert "latest-py313" not in project.default_stacks and "latest" in project.default_stacks  # an axis is asked for
+    assert (
+        "latest-py313" not in project.default_stacks and "latest" in project.default_stacks
+    )  # an axis is asked for
     assert [v.id for v in project.variants(["latest-py313"])] == ["a@latest-py313"]
 
 
-@pytest.mark.parametrize(("extra", "message"), [
-    ('[stacks.x]\nextends = "nope"\n', "stacks.x: extends unknown stack 'nope'"),
-    ('[stacks.x]\nextends = "y"\n[stacks.y]\nextends = "latest"\n', "extends 'y', which extends another stack"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ('[stacks.x]\nextends = "nope"\n', "stacks.x: extends unknown stack 'nope'"),
+        (
+            '[stacks.x]\nextends = "y"\n[stacks.y]\nextends = "latest"\n',
+            "extends 'y', which extends another stack",
+        ),
+    ],
+)
 def test_a_stack_that_extends_nothing_known_is_named(tmp_path, extra, message) -> None:
     (tmp_path / "stacks.toml").write_text(extra)
     with pytest.raises(UserError, match=message):

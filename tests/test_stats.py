@@ -108,7 +108,10 @@ def test_pairing_sees_through_a_host_that_wanders_between_rounds():
 def test_paired_interval_needs_six_pairs_and_equal_counts():
     with pytest.raises(TooFewSamples, match="use more rounds"):
         paired_ratio_interval([100.0, 101, 99, 100, 102], [110.0, 111, 109, 110, 112])
-    assert paired_ratio_interval([100.0, 101, 99, 100, 102, 98], [110.0, 111, 109, 110, 112, 108]).low > 1.0
+    assert (
+        paired_ratio_interval([100.0, 101, 99, 100, 102, 98], [110.0, 111, 109, 110, 112, 108]).low
+        > 1.0
+    )
     with pytest.raises(ValueError, match="equal counts"):
         paired_ratio_interval([100.0] * 6, [110.0] * 7)
 
@@ -127,11 +130,23 @@ def test_aa_floor_lets_about_one_percent_of_fresh_aa_compares_through():
     # calibrations, each judged on fresh 12-round A/A compares: the share above the floor is
     # what compare's false-alarm rate would be. Subsets without replacement gave 3 %.
     rng = np.random.default_rng(16)
-    fresh = np.array([abs(math.log(paired_ratio_interval(np.ones(12), np.exp(rng.normal(0, 0.015, 12))).ratio))
-                      for _ in range(1500)])  # fmt: skip
+    fresh = np.array(
+        [
+            abs(
+                math.log(paired_ratio_interval(np.ones(12), np.exp(rng.normal(0, 0.015, 12))).ratio)
+            )
+            for _ in range(1500)
+        ]
+    )
     through = []
     for _ in range(40):
         a = np.full(36, 100.0)
-        floor = aa_floor(a, a * np.exp(rng.normal(0, 0.015, 36)), rounds=12, resamples=1000, seed=int(rng.integers(1 << 30)))
+        floor = aa_floor(
+            a,
+            a * np.exp(rng.normal(0, 0.015, 36)),
+            rounds=12,
+            resamples=1000,
+            seed=int(rng.integers(1 << 30)),
+        )
         through.append(np.mean(fresh > math.log1p(floor)))
     assert 0.002 < np.mean(through) < 0.02

@@ -24,12 +24,15 @@ OTHER_BOOT = [
 
 def judged(base_instructions, head_instructions, calls, head_calls=None, calibration=None):
     def side(instructions, by_name):
-        figures = [load_figure("GET /a", INSTRUCTIONS, instructions, Counted()),
-                   load_figure("GET /a", SYSCALLS, [2.0] * len(instructions), Counted(), by_name)]  # fmt: skip
+        figures = [
+            load_figure("GET /a", INSTRUCTIONS, instructions, Counted()),
+            load_figure("GET /a", SYSCALLS, [2.0] * len(instructions), Counted(), by_name),
+        ]
         return figures + cost_figures(figures, WEIGHTS)
 
-    rows, _ = compare_figures(side(base_instructions, calls), side(head_instructions, head_calls or calls),
-                              calibration)  # fmt: skip
+    rows, _ = compare_figures(
+        side(base_instructions, calls), side(head_instructions, head_calls or calls), calibration
+    )
     set_threads_floors(rows)
     set_cost_floors(rows)
     return {r.metric: r for r in rows}
@@ -80,8 +83,14 @@ def test_a_head_that_moves_the_request_into_the_thread_pool_is_judged_on_the_thr
 @pytest.mark.parametrize("own", [0.002, 0.05])
 def test_a_count_with_a_floor_of_its_own_keeps_it(own):
     label = "hello GET /a seq instructions_per_request"
-    calibration = Calibration(floors={}, method="test", rounds=0, compare_rounds=0, date="2026-11-27",
-                              detail={INSTRUCTIONS.key: {label: own}})  # fmt: skip
+    calibration = Calibration(
+        floors={},
+        method="test",
+        rounds=0,
+        compare_rounds=0,
+        date="2026-11-27",
+        detail={INSTRUCTIONS.key: {label: own}},
+    )
     rows = judged(BASE, OTHER_BOOT, SYNC_CALLS, calibration=calibration)
     assert rows[INSTRUCTIONS.key].floor_source == "figure"
     assert rows[INSTRUCTIONS.key].floor == max(own, INSTRUCTIONS.default_floor)

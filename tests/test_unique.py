@@ -21,7 +21,9 @@ from benchwatch.judge.coverage import coverage
 from benchwatch.measure.request import prepare
 from benchwatch.project.config import App, load_project
 
-SIGNUP = Endpoint(name="signup", method="POST", path="/users", json={"email": "u{unique}@example.com", "n": 1})
+SIGNUP = Endpoint(
+    name="signup", method="POST", path="/users", json={"email": "u{unique}@example.com", "n": 1}
+)
 HI = Endpoint(name="hi", path="/hi")
 
 
@@ -31,7 +33,7 @@ def test_every_resolution_is_fresh_and_of_constant_length():
     assert len(set(values)) == 50 and {len(v) for v in values} == {UNIQUE_LENGTH}
     assert all(v == v.lower() and int(v, 16) >= 0 for v in values)
     two = resolve("{unique}-{unique}", Context(environ={}))
-    assert two[:UNIQUE_LENGTH] != two[UNIQUE_LENGTH + 1:]  # each occurrence its own
+    assert two[:UNIQUE_LENGTH] != two[UNIQUE_LENGTH + 1 :]  # each occurrence its own
     assert resolve("{{unique}}", Context(environ={})) == "{unique}"  # the escape is the text
     assert resolve(placeholders.escape("a {unique} b"), Context(environ={})) == "a {unique} b"
 
@@ -44,7 +46,9 @@ def test_each_request_prepared_holds_its_own_value_and_the_same_number_of_bytes(
 
 
 def test_a_value_per_request_belongs_in_a_request_only():
-    with pytest.raises(ValueError, match=r"\{unique\}: a value fresh per request goes in a request only"):
+    with pytest.raises(
+        ValueError, match=r"\{unique\}: a value fresh per request goes in a request only"
+    ):
         AppDeclaration(name="a", app="main:app", endpoints=[HI], env={"X": "{unique}"})
 
 
@@ -55,7 +59,8 @@ def _project(tmp_path: Path, quick: str) -> Path:
     (app / "benchwatch-app.toml").write_text(
         f'name = "tiny"\napp = "app:app"\nstacks = ["latest"]\n{quick}'
         '[[endpoints]]\nname = "signup"\nmethod = "POST"\npath = "/users"\njson = { email = "u{unique}@example.com" }\n'
-        '[[endpoints]]\nname = "hi"\npath = "/hi"\n')  # fmt: skip
+        '[[endpoints]]\nname = "hi"\npath = "/hi"\n'
+    )
     return make_project(tmp_path / "project", [app])
 
 
@@ -64,7 +69,10 @@ def test_quick_naming_an_endpoint_with_a_value_per_request_is_one_error_line_exi
     done = cli("list", root=root)
     assert done.returncode == 3, done.stderr
     (line,) = done.stderr.strip().splitlines()
-    assert line.startswith("ERROR: ") and "quick names endpoint 'signup', whose request holds {unique}" in line
+    assert (
+        line.startswith("ERROR: ")
+        and "quick names endpoint 'signup', whose request holds {unique}" in line
+    )
     assert PER_REQUEST_WHY in line and "take it out of quick" in line
 
 
@@ -76,18 +84,41 @@ def test_it_is_counted_not_timed_and_the_default_quick_skips_it(tmp_path, cli):
     (v,) = load_project(root).variants(["latest"])
     assert [e.name for e in v.quick_endpoints] == ["hi"]  # the first endpoint holds {unique}
     assert [e.name for e in v.timed_endpoints(quick=False)] == ["hi"]
-    assert [e.name for e in v.selected_endpoints(quick=False)] == ["signup", "hi"]  # counts send both
+    assert [e.name for e in v.selected_endpoints(quick=False)] == [
+        "signup",
+        "hi",
+    ]  # counts send both
 
 
 def test_coverage_says_why_it_has_no_timings_even_without_quick():
-    base, head = (dataclasses.replace(variant("api", s), endpoints=(SIGNUP, HI), quick_endpoints=(HI,))
-                  for s in ("v1", "v2"))  # fmt: skip
-    figures = {role: [made(v, "POST /users", counted=True), made(v, "GET /hi", counted=True),
-                      made(v, "GET /hi", counted=False)] for role, v in (("base", base), ("head", head))}  # fmt: skip
+    base, head = (
+        dataclasses.replace(variant("api", s), endpoints=(SIGNUP, HI), quick_endpoints=(HI,))
+        for s in ("v1", "v2")
+    )
+    figures = {
+        role: [
+            made(v, "POST /users", counted=True),
+            made(v, "GET /hi", counted=True),
+            made(v, "GET /hi", counted=False),
+        ]
+        for role, v in (("base", base), ("head", head))
+    }
     for quick in (True, False):
-        found = coverage([(base, head)], figures, [], quick=quick, load=True, counts=True, counts_unavailable=None)
+        found = coverage(
+            [(base, head)],
+            figures,
+            [],
+            quick=quick,
+            load=True,
+            counts=True,
+            counts_unavailable=None,
+        )
         (item,) = found.not_measured
-        assert (item.endpoint, item.missing, item.why) == ("POST /users", "timings", PER_REQUEST_WHY)
+        assert (item.endpoint, item.missing, item.why) == (
+            "POST /users",
+            "timings",
+            PER_REQUEST_WHY,
+        )
 
 
 class _Srv:

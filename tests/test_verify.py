@@ -27,16 +27,25 @@ def test_mask_and_first_difference_name_the_path() -> None:
     assert first_difference({"a": 1}, {"a": 1, "b": 2}) == "$.b: missing"
 
 
-def test_verify_reports_each_broken_variant_and_still_checks_the_rest(fixture_project: Path) -> None:
-    done = benchwatch("verify", "-k", "good@*,broken_import@*,never_ready@*,wrong_body@*,todo_api@*",
-                      root=fixture_project)
+def test_verify_reports_each_broken_variant_and_still_checks_the_rest(
+    fixture_project: Path,
+) -> None:
+    done = benchwatch(
+        "verify",
+        "-k",
+        "good@*,broken_import@*,never_ready@*,wrong_body@*,todo_api@*",
+        root=fixture_project,
+    )
     out = done.stdout + done.stderr
     assert done.returncode == 2, out  # not measured
     assert "2 of 5 variants verified; 3 failed" in out, out
     assert "broken_import@latest [boot]: server exited with code" in out
     assert "this_module_does_not_exist" in out  # the stderr tail is shown
     assert "never_ready@latest [boot]: not ready after 3s" in out
-    assert "wrong_body@latest GET /items [verify]: body differs from ../good/expected/items.json: $: 2 items, want 3" in out
+    assert (
+        "wrong_body@latest GET /items [verify]: body differs from ../good/expected/items.json: $: 2 items, want 3"
+        in out
+    )
     assert "wrong_body@latest GET /nope [verify]: status 404, want 200" in out
     assert "FAIL good@latest" not in done.stderr
     assert "FAIL todo_api@own" not in done.stderr  # own requirements, env {tmp}, pre_start all work
@@ -70,7 +79,9 @@ def test_ctrl_c_during_verify_leaves_no_server(fixture_project: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "benchwatch", "verify", "-k", "slow@*"],
         env={**os.environ, "BENCHWATCH_ROOT": str(fixture_project)},
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 60
     while not uvicorn_processes("apps/slow") and time.monotonic() < deadline:
@@ -87,7 +98,10 @@ def test_ctrl_c_during_verify_leaves_no_server(fixture_project: Path) -> None:
 def test_unknown_pattern_is_one_error_line(fixture_project: Path) -> None:
     done = benchwatch("verify", "-k", "nosuch@*", root=fixture_project)
     assert done.returncode == 3
-    assert done.stderr.strip() == "ERROR: -k: pattern 'nosuch@*' matches no variant (see `benchwatch list`)"
+    assert (
+        done.stderr.strip()
+        == "ERROR: -k: pattern 'nosuch@*' matches no variant (see `benchwatch list`)"
+    )
 
 
 def test_unknown_stack_is_one_error_line(fixture_project: Path) -> None:

@@ -29,18 +29,37 @@ def step(workflow: str, job: str, name: str) -> dict:
     return next(s for s in steps if s.get("name") == name)
 
 
-def run_step(found: dict, env: dict[str, str], cwd: Path | None = None) -> subprocess.CompletedProcess:
+def run_step(
+    found: dict, env: dict[str, str], cwd: Path | None = None
+) -> subprocess.CompletedProcess:
     """A `run:` step's own shell, with its `env:` filled in as GitHub would (our values)."""
     missing = set(found.get("env", {})) - set(env)
     assert not missing, f"the test must give every env the step reads: {missing}"
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", found["run"]], env={"PATH": os.environ["PATH"], **env},
-                          cwd=cwd, capture_output=True, text=True, timeout=60)  # fmt: skip
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", found["run"]],
+        env={"PATH": os.environ["PATH"], **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def inputs(**over: str) -> dict[str, str]:
-    good = {"EVENT": "pull_request", "BW_REPOSITORY": "benchwatch/benchwatch", "BW_REF": RELEASE,
-            "SCENARIOS": "", "RELATIVE_SCENARIOS": "", "STACKS": "latest", "ALERT_THRESHOLD": "150%",
-            "COUNTS_THRESHOLD": "105%", "COUNTS": "true", "DATABASE": "", "RELEASES": "false", "INDEX_URL": "https://pypi.org"}  # fmt: skip
+    good = {
+        "EVENT": "pull_request",
+        "BW_REPOSITORY": "benchwatch/benchwatch",
+        "BW_REF": RELEASE,
+        "SCENARIOS": "",
+        "RELATIVE_SCENARIOS": "",
+        "STACKS": "latest",
+        "ALERT_THRESHOLD": "150%",
+        "COUNTS_THRESHOLD": "105%",
+        "COUNTS": "true",
+        "DATABASE": "",
+        "RELEASES": "false",
+        "INDEX_URL": "https://pypi.org",
+    }
     return {**good, **over}
 
 
@@ -48,9 +67,13 @@ def inputs(**over: str) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("workflow", REUSABLE)
-@pytest.mark.parametrize("ref", ["v0.1.0", "main", RELEASE[:12], RELEASE.upper(), RELEASE + "0", f"{RELEASE}\nv1"])
+@pytest.mark.parametrize(
+    "ref", ["v0.1.0", "main", RELEASE[:12], RELEASE.upper(), RELEASE + "0", f"{RELEASE}\nv1"]
+)
 def test_a_movable_ref_is_refused_before_anything_is_checked_out(workflow, ref):
-    check = step(workflow, "compare" if workflow == "reusable-pr.yml" else "measure", "Check the inputs")
+    check = step(
+        workflow, "compare" if workflow == "reusable-pr.yml" else "measure", "Check the inputs"
+    )
     env = {k: v for k, v in inputs(BW_REF=ref).items() if k in check["env"]}
     done = run_step(check, env)
     assert done.returncode == BAD_INPUT
@@ -58,10 +81,17 @@ def test_a_movable_ref_is_refused_before_anything_is_checked_out(workflow, ref):
     assert run_step(check, {k: v for k, v in inputs().items() if k in check["env"]}).returncode == 0
 
 
-@pytest.mark.parametrize("workflow, job, path", [("reusable-publish.yml", "record", "record-tool"),
-                                                 ("reusable-nightly.yml", "record", "record-tool"),
-                                                 ("reusable-issues.yml", "issues", "issue-tool")])  # fmt: skip
-def test_the_record_job_checks_the_commit_again_before_fetching_the_script_it_runs_with_the_write_token(workflow, job, path):
+@pytest.mark.parametrize(
+    "workflow, job, path",
+    [
+        ("reusable-publish.yml", "record", "record-tool"),
+        ("reusable-nightly.yml", "record", "record-tool"),
+        ("reusable-issues.yml", "issues", "issue-tool"),
+    ],
+)
+def test_the_record_job_checks_the_commit_again_before_fetching_the_script_it_runs_with_the_write_token(
+    workflow, job, path
+):
     steps = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"][job]["steps"]
     names = [s.get("name", "") for s in steps]
     check = names.index("Check the pinned commit (the script below runs with the write token)")
@@ -86,29 +116,54 @@ def test_the_calibrated_threshold_is_what_calibration_json_gives(tmp_path):
     calibration.json through benchwatch (here this repository, with benchwatch as tool/bw)."""
     found = step("reusable-publish.yml", "measure", "The alert threshold")
     (tmp_path / "tool").mkdir()
-    (tmp_path / "tool" / "bw").write_text(f'#!/bin/sh\nexec "{sys.executable}" -m benchwatch "$@"\n')
+    (tmp_path / "tool" / "bw").write_text(
+        f'#!/bin/sh\nexec "{sys.executable}" -m benchwatch "$@"\n'
+    )
     (tmp_path / "tool" / "bw").chmod(0o755)
     (tmp_path / "repo").symlink_to(ROOT)
-    expected = subprocess.run([sys.executable, "-m", "benchwatch", "calibrate", "--print-threshold"], cwd=ROOT,
-                              capture_output=True, text=True, check=True).stdout.strip()  # fmt: skip
+    expected = subprocess.run(
+        [sys.executable, "-m", "benchwatch", "calibrate", "--print-threshold"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     for calibrated, value in (("true", expected), ("false", "150%")):
         output = tmp_path / f"output-{calibrated}"
-        done = run_step(found, {"CALIBRATED": calibrated, "ALERT_THRESHOLD": "150%", "GITHUB_WORKSPACE": str(tmp_path),
-                                "GITHUB_OUTPUT": str(output)}, cwd=tmp_path)  # fmt: skip
+        done = run_step(
+            found,
+            {
+                "CALIBRATED": calibrated,
+                "ALERT_THRESHOLD": "150%",
+                "GITHUB_WORKSPACE": str(tmp_path),
+                "GITHUB_OUTPUT": str(output),
+            },
+            cwd=tmp_path,
+        )
         assert done.returncode == 0, done.stderr
         assert output.read_text() == f"value={value}\n"
 
 
 def tagged_repository(tmp_path: Path) -> tuple[Path, str]:
     """A bare 'benchwatch' with an annotated tag v9.9.9 on its one commit."""
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@localhost", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@localhost"}  # fmt: skip
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@localhost",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@localhost",
+    }
     work = tmp_path / "work"
-    for args in (["init", "-q", str(work)], ["-C", str(work), "commit", "-q", "--allow-empty", "-m", "release"],
-                 ["-C", str(work), "tag", "-a", "v9.9.9", "-m", "v9.9.9"],
-                 ["clone", "-q", "--bare", str(work), str(tmp_path / "bw.git")]):  # fmt: skip
+    for args in (
+        ["init", "-q", str(work)],
+        ["-C", str(work), "commit", "-q", "--allow-empty", "-m", "release"],
+        ["-C", str(work), "tag", "-a", "v9.9.9", "-m", "v9.9.9"],
+        ["clone", "-q", "--bare", str(work), str(tmp_path / "bw.git")],
+    ):
         subprocess.run(["git", *args], check=True, capture_output=True, env=env)
-    sha = subprocess.run(["git", "-C", str(work), "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
+    sha = subprocess.run(
+        ["git", "-C", str(work), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    )
     return tmp_path / "bw.git", sha.stdout.strip()
 
 
@@ -118,14 +173,21 @@ def test_init_pins_the_tags_commit_in_uses_and_benchwatch_ref(tmp_path):
     for name, text in files.items():
         doc = yaml.safe_load(text)
         (job,) = doc["jobs"].values()
-        assert job["uses"] == f"someone/benchwatch/.github/workflows/reusable-{name.split('-')[1]}@{sha}"
+        assert (
+            job["uses"]
+            == f"someone/benchwatch/.github/workflows/reusable-{name.split('-')[1]}@{sha}"
+        )
         assert f"@{sha} # v9.9.9\n" in text  # the tag stays readable, as a comment
         if "with" in job:
-            assert job["with"]["benchwatch-ref"] == sha and f"benchwatch-ref: {sha} # v9.9.9\n" in text
+            assert (
+                job["with"]["benchwatch-ref"] == sha and f"benchwatch-ref: {sha} # v9.9.9\n" in text
+            )
     # what init wrote passes the reusable workflows' own check
     check = step("reusable-publish.yml", "measure", "Check the inputs")
     publish = yaml.safe_load(files["benchwatch-publish.yml"])["jobs"]["publish"]["with"]
-    assert run_step(check, inputs(BW_REF=publish["benchwatch-ref"]) | {"STACKS": ""}).returncode == 0
+    assert (
+        run_step(check, inputs(BW_REF=publish["benchwatch-ref"]) | {"STACKS": ""}).returncode == 0
+    )
 
 
 def test_init_refuses_a_tag_it_cannot_resolve_and_writes_nothing(tmp_path):
@@ -136,7 +198,12 @@ def test_init_refuses_a_tag_it_cannot_resolve_and_writes_nothing(tmp_path):
         caller_workflows("someone/benchwatch@v0.0.1", git_url=str(bare))
     with pytest.raises(UserError, match="give OWNER/REPO@TAG or OWNER/REPO@COMMIT"):
         caller_workflows("someone/benchwatch@--upload-pack=touch /tmp/x")
-    assert caller_workflows(f"someone/benchwatch@{RELEASE}")["benchwatch-pr.yml"].count(f"@{RELEASE} # pinned commit") == 1
+    assert (
+        caller_workflows(f"someone/benchwatch@{RELEASE}")["benchwatch-pr.yml"].count(
+            f"@{RELEASE} # pinned commit"
+        )
+        == 1
+    )
 
 
 # L5: reusable-pr.yml runs the pull request's code; only pull_request gives it a read-only scope.
@@ -160,8 +227,12 @@ def post_comment(tmp_path: Path, comment: str, tooling: str = "", **scenario) ->
     (artifact / "pr-number.txt").write_text("12\n")
     (artifact / "comment.md").write_text(comment)
     scenario = {"run": RUN, "pr": PR, "listFiles": [], "listComments": [], **scenario}
-    calls = _run_script("reusable-comment.yml", tmp_path, scenario,
-                        {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": tooling})  # fmt: skip
+    calls = _run_script(
+        "reusable-comment.yml",
+        tmp_path,
+        scenario,
+        {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": tooling},
+    )
     [(kind, args)] = calls
     assert kind == "createComment"
     return args["body"]
@@ -171,9 +242,11 @@ ZW = "\u200b"
 
 
 def test_mentions_backlinks_and_hidden_text_in_the_comment_are_neutralised(tmp_path):
-    planted = ("thanks &#64;alice, &commat;bob, &#x40;carol, @dave and @@erin\n"
-               "fixes #5, other/repo#7, GH-9 and https://github.com/other/repo/issues/3\n"
-               "<!-- @eve hidden from the reader -->\n")  # fmt: skip
+    planted = (
+        "thanks &#64;alice, &commat;bob, &#x40;carol, @dave and @@erin\n"
+        "fixes #5, other/repo#7, GH-9 and https://github.com/other/repo/issues/3\n"
+        "<!-- @eve hidden from the reader -->\n"
+    )
     body = post_comment(tmp_path, planted).partition("\n\n---\n\n")[2]
     for name in ("alice", "bob", "carol", "dave", "erin"):
         assert f"@{ZW}{name}" in body and f"@{name}" not in body
@@ -188,16 +261,28 @@ def test_a_folded_block_cannot_fake_a_header_or_fold_the_page(tmp_path):
     body = post_comment(tmp_path, fake).partition("\n\n---\n\n")[2]
     assert "<details open>" not in body and "&lt;details open>" in body
     # unbalanced: a lone closing tag could end a block of the trusted header's page; all shown as text
-    body = post_comment(tmp_path, "</details>\n<details><summary>x</summary>\n").partition("\n\n---\n\n")[2]
+    body = post_comment(tmp_path, "</details>\n<details><summary>x</summary>\n").partition(
+        "\n\n---\n\n"
+    )[2]
     assert "<details>" not in body and "</details>" not in body and "<summary>" not in body
     # what benchwatch writes (report/comment.py) stays folded
     ours = "<details><summary><b>svc</b> 3 unchanged</summary>\n\n| a | b |\n\n</details>\n"
     assert ours in post_comment(tmp_path, ours)
 
 
-@pytest.mark.parametrize("path", ["calibration.json", "benchwatch.toml", "stacks.toml", "benchwatch-acks.toml",
-                                  "benchmarks/bench_models.py", "apps/hello/benchwatch-app.toml",
-                                  "benchwatch/benchwatch-app.toml", ".github/workflows/x.yml"])  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    [
+        "calibration.json",
+        "benchwatch.toml",
+        "stacks.toml",
+        "benchwatch-acks.toml",
+        "benchmarks/bench_models.py",
+        "apps/hello/benchwatch-app.toml",
+        "benchwatch/benchwatch-app.toml",
+        ".github/workflows/x.yml",
+    ],
+)
 def test_the_comment_warns_when_the_pr_changes_what_decides_the_verdict(tmp_path, path):
     files = [{"filename": "apps/hello/app.py"}, {"filename": path}]
     head = post_comment(tmp_path, "ok\n", listFiles=files).partition("\n\n---\n\n")[0]
@@ -210,9 +295,13 @@ def test_the_comment_warns_when_github_did_not_list_every_changed_file(tmp_path)
     from test_workflows import PR
 
     listed = [{"filename": f"apps/hello/f{i}.py"} for i in range(3000)]
-    head = post_comment(tmp_path, "ok\n", listFiles=listed, pr={**PR, "changed_files": 3412}).partition("\n\n---\n\n")[0]
+    head = post_comment(
+        tmp_path, "ok\n", listFiles=listed, pr={**PR, "changed_files": 3412}
+    ).partition("\n\n---\n\n")[0]
     assert "changes 3412 files and GitHub lists only 3000" in head
-    head = post_comment(tmp_path, "ok\n", listFiles=listed, pr={**PR, "changed_files": 3000}).partition("\n\n---\n\n")[0]
+    head = post_comment(
+        tmp_path, "ok\n", listFiles=listed, pr={**PR, "changed_files": 3000}
+    ).partition("\n\n---\n\n")[0]
     assert "WARNING" not in head
 
 
@@ -248,18 +337,34 @@ def node_call(tmp_path: Path, module: str, call: str, **env: str) -> list:
 
     program = tmp_path / "module-harness.js"
     program.write_text(MODULE_HARNESS)
-    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "MODULE": str(SCRIPTS / module), "CALL": call, **env})  # fmt: skip
+    done = subprocess.run(
+        [_tool("node"), str(program)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "MODULE": str(SCRIPTS / module), "CALL": call, **env},
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
-GOOD_STATE = {"schema": 1, "index_url": "https://pypi.org", "pre": True,
-              "versions": {"fastapi": "0.130.0", "pydantic": "2.13.0b1", "starlette": "0.50.0", "uvicorn": "0.38.0"},
-              "measured": {"fastapi": "0.130.0", "pydantic": "2.13.0b1", "orjson": "3.11.4"}}  # fmt: skip
+GOOD_STATE = {
+    "schema": 1,
+    "index_url": "https://pypi.org",
+    "pre": True,
+    "versions": {
+        "fastapi": "0.130.0",
+        "pydantic": "2.13.0b1",
+        "starlette": "0.50.0",
+        "uvicorn": "0.38.0",
+    },
+    "measured": {"fastapi": "0.130.0", "pydantic": "2.13.0b1", "orjson": "3.11.4"},
+}
 # the index as a mirror serves it: the project's JSON (its `releases`), no per-version document
-ON_INDEX = {f"https://pypi.org/pypi/{n}/json": {"info": {"name": n}, "releases": {"0.1.0": [], v: []}}
-            for n, v in GOOD_STATE["versions"].items()}
+ON_INDEX = {
+    f"https://pypi.org/pypi/{n}/json": {"info": {"name": n}, "releases": {"0.1.0": [], v: []}}
+    for n, v in GOOD_STATE["versions"].items()
+}
 TONIGHT = "2026-11-24-0123456789ab.json"
 
 
@@ -267,22 +372,38 @@ def nightly_artifact(tmp_path: Path, state: object = GOOD_STATE) -> Path:
     record = tmp_path / "nightly-record"
     (record / "attribution").mkdir(parents=True)
     (record / "state.json").write_text(state if isinstance(state, str) else json.dumps(state))
-    (record / "attribution" / TONIGHT).write_text(json.dumps({"steps": [{"moved": ["starlette"], "ratio": 1.12}]}))
+    (record / "attribution" / TONIGHT).write_text(
+        json.dumps({"steps": [{"moved": ["starlette"], "ratio": 1.12}]})
+    )
     return record
 
 
-def check_artifact(tmp_path: Path, record: Path, on_index: dict = ON_INDEX, **env: str) -> tuple[list, Path]:
+def check_artifact(
+    tmp_path: Path, record: Path, on_index: dict = ON_INDEX, **env: str
+) -> tuple[list, Path]:
     out = tmp_path / "nightly-checked"
-    calls = node_call(tmp_path, "nightly-record.js", "check", RECORD_DIR=str(record), OUT_DIR=str(out),
-                      ON_INDEX=json.dumps(on_index), **env)  # fmt: skip
+    calls = node_call(
+        tmp_path,
+        "nightly-record.js",
+        "check",
+        RECORD_DIR=str(record),
+        OUT_DIR=str(out),
+        ON_INDEX=json.dumps(on_index),
+        **env,
+    )
     return calls, out
 
 
 def test_only_attribution_files_that_parse_are_published(tmp_path):
     record = nightly_artifact(tmp_path)
-    planted = {"index.html": "<script>steal()</script>", "2026-11-24-0123456789ab.js": "alert(1)",
-               "2026-11-25-aaaaaaaaaaaa.json": "<html>not json</html>", "2026-11-26-bbbbbbbbbbbb.json": "[1, 2]",
-               "2026-13-01-cccccccccccc.json": "{}", "README.txt": "{}"}  # fmt: skip
+    planted = {
+        "index.html": "<script>steal()</script>",
+        "2026-11-24-0123456789ab.js": "alert(1)",
+        "2026-11-25-aaaaaaaaaaaa.json": "<html>not json</html>",
+        "2026-11-26-bbbbbbbbbbbb.json": "[1, 2]",
+        "2026-13-01-cccccccccccc.json": "{}",
+        "README.txt": "{}",
+    }
     for name, text in planted.items():
         (record / "attribution" / name).write_text(text)
     secret = tmp_path / "secret.json"
@@ -290,7 +411,9 @@ def test_only_attribution_files_that_parse_are_published(tmp_path):
     (record / "attribution" / "2026-11-27-dddddddddddd.json").symlink_to(secret)
     calls, out = check_artifact(tmp_path, record)
     assert [p.name for p in (out / "attribution").iterdir()] == [TONIGHT]
-    assert json.loads((out / "attribution" / TONIGHT).read_text())["steps"][0]["moved"] == ["starlette"]
+    assert json.loads((out / "attribution" / TONIGHT).read_text())["steps"][0]["moved"] == [
+        "starlette"
+    ]
     warned = " ".join(m for kind, m in calls if kind == "warning")
     for name in [*planted, "2026-11-27-dddddddddddd.json"]:
         assert json.dumps(name) in warned and "not published" in warned
@@ -298,23 +421,43 @@ def test_only_attribution_files_that_parse_are_published(tmp_path):
     assert "setFailed" not in [kind for kind, _ in calls]
 
 
-@pytest.mark.parametrize("now, accepted", [("2026-11-24T22:30:00Z", True), ("2026-11-25T01:10:00Z", True),
-                                          ("2026-11-26T01:10:00Z", False), ("2026-11-23T23:00:00Z", False)])  # fmt: skip
+@pytest.mark.parametrize(
+    "now, accepted",
+    [
+        ("2026-11-24T22:30:00Z", True),
+        ("2026-11-25T01:10:00Z", True),
+        ("2026-11-26T01:10:00Z", False),
+        ("2026-11-23T23:00:00Z", False),
+    ],
+)
 def test_only_this_runs_attribution_file_is_published(tmp_path, now, accepted):
     """F6: an artifact could name an earlier night's file (its date, any commit); only the run's own
     `<date>-<sha12>.json` is accepted, the date the record job's today or yesterday (UTC)."""
     record = nightly_artifact(tmp_path)
-    for earlier in ("2026-11-01-eeeeeeeeeeee.json", "2026-11-24-eeeeeeeeeeee.json", "2026-11-20-0123456789ab.json"):
+    for earlier in (
+        "2026-11-01-eeeeeeeeeeee.json",
+        "2026-11-24-eeeeeeeeeeee.json",
+        "2026-11-20-0123456789ab.json",
+    ):
         (record / "attribution" / earlier).write_text(json.dumps({"steps": []}))
     calls, out = check_artifact(tmp_path, record, NOW=now)
     assert [p.name for p in (out / "attribution").iterdir()] == ([TONIGHT] if accepted else [])
     warned = [m for kind, m in calls if kind == "warning"]
-    assert len(warned) == 4 - accepted and all("not this run's" in m and "not published" in m for m in warned)
-    calls, out = check_artifact(tmp_path / "no-sha", nightly_artifact(tmp_path / "no-sha"), SHA="main")
+    assert len(warned) == 4 - accepted and all(
+        "not this run's" in m and "not published" in m for m in warned
+    )
+    calls, out = check_artifact(
+        tmp_path / "no-sha", nightly_artifact(tmp_path / "no-sha"), SHA="main"
+    )
     assert calls == [["setFailed", "the run's commit is not 40 hex; nothing recorded"]]
-    steps = yaml.safe_load((WORKFLOWS / "reusable-nightly.yml").read_text())["jobs"]["record"]["steps"]
+    steps = yaml.safe_load((WORKFLOWS / "reusable-nightly.yml").read_text())["jobs"]["record"][
+        "steps"
+    ]
     assert "tool.check({ core, dir, out, index, sha: context.sha })" in next(
-        s["with"]["script"] for s in steps if "nightly-record.js" in s.get("with", {}).get("script", ""))
+        s["with"]["script"]
+        for s in steps
+        if "nightly-record.js" in s.get("with", {}).get("script", "")
+    )
 
 
 def test_what_the_check_accepts_is_added_to_gh_pages_and_nothing_else_is_touched(tmp_path):
@@ -337,12 +480,23 @@ def test_what_the_check_accepts_is_added_to_gh_pages_and_nothing_else_is_touched
     git(seed, "commit", "-q", "-m", "an earlier night")
     git(seed, "push", "-q", "origin", "gh-pages")
     job = RecordJob(bare, tmp_path, "nightly")
-    code, err = finish(job.record("--put", str(out / "state.json"), "nightly/state.json",
-                                  "--add", str(out / "attribution"), "nightly/attribution"))  # fmt: skip
+    code, err = finish(
+        job.record(
+            "--put",
+            str(out / "state.json"),
+            "nightly/state.json",
+            "--add",
+            str(out / "attribution"),
+            "nightly/attribution",
+        )
+    )
     assert code == 0, err
     listed = git(bare, "ls-tree", "-r", "--name-only", "gh-pages").split()
-    assert sorted(listed) == ["nightly/attribution/2026-11-01-eeeeeeeeeeee.json", f"nightly/attribution/{TONIGHT}",
-                              "nightly/state.json"]  # fmt: skip
+    assert sorted(listed) == [
+        "nightly/attribution/2026-11-01-eeeeeeeeeeee.json",
+        f"nightly/attribution/{TONIGHT}",
+        "nightly/state.json",
+    ]
     assert json.loads(pages(bare, "nightly/state.json"))["versions"]["fastapi"] == "0.130.0"
     # F6: a name already published is never replaced (the same content again, a re-run, is no change)
     again = RecordJob(bare, tmp_path, "rerun")
@@ -353,9 +507,12 @@ def test_what_the_check_accepts_is_added_to_gh_pages_and_nothing_else_is_touched
     late = RecordJob(bare, tmp_path, "other")
     code, err = finish(late.record("--add", str(out / "attribution"), "nightly/attribution"))
     assert code == 1 and err.strip().splitlines()[-1] == (
-        f"ERROR: --add {out / 'attribution' / TONIGHT}: nightly/attribution/{TONIGHT} is already published with other content; nothing pushed")
+        f"ERROR: --add {out / 'attribution' / TONIGHT}: nightly/attribution/{TONIGHT} is already published with other content; nothing pushed"
+    )
     assert git(bare, "rev-parse", "gh-pages") == before
-    assert json.loads(pages(bare, f"nightly/attribution/{TONIGHT}"))["steps"][0]["moved"] == ["starlette"]
+    assert json.loads(pages(bare, f"nightly/attribution/{TONIGHT}"))["steps"][0]["moved"] == [
+        "starlette"
+    ]
 
 
 def test_the_state_versions_are_checked_against_the_projects_release_list(tmp_path):
@@ -367,7 +524,10 @@ def test_the_state_versions_are_checked_against_the_projects_release_list(tmp_pa
     assert "setFailed" not in [kind for kind, _ in calls] and (out / "state.json").exists()
     delisted = {**ON_INDEX, "https://pypi.org/pypi/pydantic/json": {"releases": {"2.12.0": []}}}
     calls, _ = check_artifact(tmp_path / "again", nightly_artifact(tmp_path / "again"), delisted)
-    assert calls[-1] == ["setFailed", "state.json in the artifact: versions.pydantic 2.13.0b1 is not on https://pypi.org; nothing recorded"]
+    assert calls[-1] == [
+        "setFailed",
+        "state.json in the artifact: versions.pydantic 2.13.0b1 is not on https://pypi.org; nothing recorded",
+    ]
 
 
 # N3: the nightly's gab files reach github-action-benchmark (and a commit comment) only as checked.
@@ -388,9 +548,18 @@ def check_gab(tmp_path: Path, files: dict[str, object]) -> tuple[bool, list, Pat
     for name, content in files.items():
         (record / name).write_text(content if isinstance(content, str) else json.dumps(content))
     (tmp_path / "gab-harness.js").write_text(GAB_HARNESS)
-    done = subprocess.run([_tool("node"), str(tmp_path / "gab-harness.js")], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "MODULE": str(SCRIPTS / "nightly-record.js"),
-                               "RECORD_DIR": str(record), "OUT_DIR": str(out)})  # fmt: skip
+    done = subprocess.run(
+        [_tool("node"), str(tmp_path / "gab-harness.js")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "MODULE": str(SCRIPTS / "nightly-record.js"),
+            "RECORD_DIR": str(record),
+            "OUT_DIR": str(out),
+        },
+    )
     assert done.returncode == 0, done.stderr
     ok, calls = json.loads(done.stdout)
     return ok, calls, out
@@ -402,7 +571,10 @@ def test_the_gab_files_benchwatch_writes_pass_the_nightly_check_unchanged(tmp_pa
     from benchwatch.results.files import write_run
 
     write_run(tmp_path / "run", run_with_counts())
-    files = {name: (tmp_path / "run" / name).read_text() for name in ("gab-smaller.json", "gab-bigger.json", "gab-counts.json")}
+    files = {
+        name: (tmp_path / "run" / name).read_text()
+        for name in ("gab-smaller.json", "gab-bigger.json", "gab-counts.json")
+    }
     assert all(json.loads(text) for text in files.values())
     ok, calls, out = check_gab(tmp_path / "check", files)
     assert ok and calls == []
@@ -410,54 +582,117 @@ def test_the_gab_files_benchwatch_writes_pass_the_nightly_check_unchanged(tmp_pa
         assert json.loads((out / name).read_text()) == json.loads(text)
 
 
-@pytest.mark.parametrize("entry, problem", [
-    ({"name": "svc @acme/security cpu/req", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
-    ({"name": "see [here](https://evil.example)", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
-    ({"name": "<img src=x onerror=alert(1)>", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
-    ({"name": "fixes #1", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
-    ({"name": "a\nb", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
-    # F5: github-action-benchmark prints the name in backticks in a table row: a `|` ends the cell
-    ({"name": "svc@latest GET /|_@alice_| c=10 cpu/req", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
-    ({"name": "svc@latest GET / c=10 cpu/req _@alice_", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
-    ({"name": "svc@latest GET /` @alice ` c=10 cpu/req", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
-    ({"name": "x", "unit": "@team", "value": 1}, "name is not a benchwatch figure name"),
-    # F5: and the unit as it is, outside the backticks
-    ({"name": "svc@latest GET / c=10 cpu/req", "unit": "_@alice_", "value": 1}, "unit is not one of benchwatch's"),
-    ({"name": "svc@latest GET / c=10 cpu/req", "unit": "us|@alice", "value": 1}, "unit is not one of benchwatch's"),
-    ({"name": "svc@latest GET / c=10 cpu/req", "unit": "us", "value": "1"}, "value is not a finite number"),
-    ({"name": "x", "unit": "us", "value": 1, "biggerIsBetter": True}, 'unexpected key "biggerIsBetter"'),
-    ("x", "not an object"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "entry, problem",
+    [
+        (
+            {"name": "svc @acme/security cpu/req", "unit": "us", "value": 1},
+            "name is not a benchwatch figure name",
+        ),
+        (
+            {"name": "see [here](https://evil.example)", "unit": "us", "value": 1},
+            "name is not a benchwatch figure name",
+        ),
+        (
+            {"name": "<img src=x onerror=alert(1)>", "unit": "us", "value": 1},
+            "name is not a benchwatch figure name",
+        ),
+        ({"name": "fixes #1", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+        ({"name": "a\nb", "unit": "us", "value": 1}, "name is not a benchwatch figure name"),
+        # F5: github-action-benchmark prints the name in backticks in a table row: a `|` ends the cell
+        (
+            {"name": "svc@latest GET /|_@alice_| c=10 cpu/req", "unit": "us", "value": 1},
+            "name is not a benchwatch figure name",
+        ),
+        (
+            {"name": "svc@latest GET / c=10 cpu/req _@alice_", "unit": "us", "value": 1},
+            "name is not a benchwatch figure name",
+        ),
+        (
+            {"name": "svc@latest GET /` @alice ` c=10 cpu/req", "unit": "us", "value": 1},
+            "name is not a benchwatch figure name",
+        ),
+        ({"name": "x", "unit": "@team", "value": 1}, "name is not a benchwatch figure name"),
+        # F5: and the unit as it is, outside the backticks
+        (
+            {"name": "svc@latest GET / c=10 cpu/req", "unit": "_@alice_", "value": 1},
+            "unit is not one of benchwatch's",
+        ),
+        (
+            {"name": "svc@latest GET / c=10 cpu/req", "unit": "us|@alice", "value": 1},
+            "unit is not one of benchwatch's",
+        ),
+        (
+            {"name": "svc@latest GET / c=10 cpu/req", "unit": "us", "value": "1"},
+            "value is not a finite number",
+        ),
+        (
+            {"name": "x", "unit": "us", "value": 1, "biggerIsBetter": True},
+            'unexpected key "biggerIsBetter"',
+        ),
+        ("x", "not an object"),
+    ],
+)
 def test_a_hostile_gab_entry_is_dropped_and_said(tmp_path, entry, problem):
-    good = {"name": "svc@latest GET / c=10 cpu/req", "unit": "us", "value": 12.5, "range": "± 0.1", "extra": "9 samples"}
+    good = {
+        "name": "svc@latest GET / c=10 cpu/req",
+        "unit": "us",
+        "value": 12.5,
+        "range": "± 0.1",
+        "extra": "9 samples",
+    }
     ok, calls, out = check_gab(tmp_path, {"gab-smaller.json": [good, entry]})
     [(kind, said)] = calls
-    assert ok and kind == "warning" and said.startswith(f"gab-smaller.json[1]: {problem}") and said.endswith("; not recorded")
+    assert (
+        ok
+        and kind == "warning"
+        and said.startswith(f"gab-smaller.json[1]: {problem}")
+        and said.endswith("; not recorded")
+    )
     assert json.loads((out / "gab-smaller.json").read_text()) == [good]
 
 
 def test_gab_extras_are_flattened_and_a_gab_file_that_is_not_a_list_records_nothing(tmp_path):
-    entry = {"name": "svc@latest rss peak", "unit": "MB", "value": 1, "extra": "ping @team, see [x](https://e.example) <b>",
-             "range": "± `1` | _@alice_"}  # fmt: skip
+    entry = {
+        "name": "svc@latest rss peak",
+        "unit": "MB",
+        "value": 1,
+        "extra": "ping @team, see [x](https://e.example) <b>",
+        "range": "± `1` | _@alice_",
+    }
     ok, calls, out = check_gab(tmp_path, {"gab-bigger.json": [entry]})
     [kept] = json.loads((out / "gab-bigger.json").read_text())
-    assert ok and calls == [] and "@team" not in kept["extra"] and "](" not in kept["extra"] and "<" not in kept["extra"]
+    assert (
+        ok
+        and calls == []
+        and "@team" not in kept["extra"]
+        and "](" not in kept["extra"]
+        and "<" not in kept["extra"]
+    )
     assert "`" not in kept["range"] and "|" not in kept["range"] and "@alice" not in kept["range"]
     ok, calls, _ = check_gab(tmp_path / "object", {"gab-smaller.json": {"name": "x"}})
-    assert not ok and calls[0][0] == "setFailed" and "gab-smaller.json in the artifact: not a JSON list" in calls[0][1]
+    assert (
+        not ok
+        and calls[0][0] == "setFailed"
+        and "gab-smaller.json in the artifact: not a JSON list" in calls[0][1]
+    )
 
 
 @pytest.mark.parametrize("workflow", ["reusable-nightly.yml", "reusable-publish.yml"])
 def test_each_record_job_feeds_github_action_benchmark_only_checked_gab_files(workflow):
     """F5: publish's record job passed the artifact's gab files to github-action-benchmark unchecked."""
     steps = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"]["record"]["steps"]
-    check = next(i for i, s in enumerate(steps) if "nightly-record.js" in s.get("with", {}).get("script", ""))
+    check = next(
+        i for i, s in enumerate(steps) if "nightly-record.js" in s.get("with", {}).get("script", "")
+    )
     assert "if" not in steps[check] and "tool.gab(" in steps[check]["with"]["script"]
     fed = [s for s in steps if "github-action-benchmark@" in s.get("uses", "")]
     assert len(fed) >= 3
     for i, s in enumerate(steps):
         if "github-action-benchmark@" in s.get("uses", ""):
-            assert i > check and s["with"]["output-file-path"].startswith("${{ runner.temp }}/checked/gab-")
+            assert i > check and s["with"]["output-file-path"].startswith(
+                "${{ runner.temp }}/checked/gab-"
+            )
     tool = next(s for s in steps if s.get("with", {}).get("path") == "record-tool")
     assert ".github/scripts/*.js" in tool["with"]["sparse-checkout"].split()
 
@@ -475,8 +710,17 @@ def gab_names(tmp_path: Path, names: list[str]) -> dict:
 
     program = tmp_path / "gab-lists.js"
     program.write_text(GAB_LISTS)
-    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60, env={
-        "PATH": "/usr/bin:/bin", "MODULE": str(SCRIPTS / "nightly-record.js"), "NAMES": json.dumps(names)})  # fmt: skip
+    done = subprocess.run(
+        [_tool("node"), str(program)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "MODULE": str(SCRIPTS / "nightly-record.js"),
+            "NAMES": json.dumps(names),
+        },
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -494,15 +738,26 @@ def every_name_benchwatch_writes() -> list[str]:
 
     names = []
     for mark in ("", fk.SIDE_BY_SIDE, f" {fk.PARENT_MARK}"):
-        for variant in ("hello@latest", "hello-falcon@seed-v1", "posts@v2-pre-rust+fastapi", "item_api@3.13"):
+        for variant in (
+            "hello@latest",
+            "hello-falcon@seed-v1",
+            "posts@v2-pre-rust+fastapi",
+            "item_api@3.13",
+        ):
             for setting in (Closed(10), Closed(1), Open(0.5), Open(0.25), Counted()):
                 for what in load_metrics(setting):
-                    for endpoint in ("GET /", "GET /items/{item_id}?limit=10&skip=0", "POST /login/access-token"):
+                    for endpoint in (
+                        "GET /",
+                        "GET /items/{item_id}?limit=10&skip=0",
+                        "POST /login/access-token",
+                    ):
                         names.append(fk.load_key(variant, endpoint, setting, what, mark).name)
             names += [fk.server_key(variant, m, mark).name for m in METRICS if m.per_variant]
-        names += [fk.micro_key(("payloads-1MB",), "dump_json", "latest").marked(mark).name,
-                  fk.micro_key(("services", "n=100"), "peakmem_validate", "seed-v1").marked(mark).name,
-                  fk.micro_key(("payloads",), "dump_json", "next", instructions=True).marked(mark).name]  # fmt: skip
+        names += [
+            fk.micro_key(("payloads-1MB",), "dump_json", "latest").marked(mark).name,
+            fk.micro_key(("services", "n=100"), "peakmem_validate", "seed-v1").marked(mark).name,
+            fk.micro_key(("payloads",), "dump_json", "next", instructions=True).marked(mark).name,
+        ]
     assert any(MICRO_INSTRUCTIONS.unit in n for n in names)
     return names
 
@@ -516,7 +771,9 @@ def test_the_gab_checks_lists_are_figure_keys_and_metrics(tmp_path):
 
     found = gab_names(tmp_path, every_name_benchwatch_writes())
     assert set(found["units"]) == {m.unit for m in METRICS} | {relative.UNIT}
-    assert set(found["perEndpoint"]) == {m.short for m in METRICS if m.short and not m.per_variant and m.short != "instructions"}
+    assert set(found["perEndpoint"]) == {
+        m.short for m in METRICS if m.short and not m.per_variant and m.short != "instructions"
+    }
     assert set(found["perVariant"]) == {m.short for m in METRICS if m.per_variant}
     assert set(found["marks"]) == {fk.SIDE_BY_SIDE, f" {fk.PARENT_MARK}"}
     assert all(found["accepted"])
@@ -530,7 +787,24 @@ def test_a_name_the_gab_check_accepts_is_one_figure_key_reads_back(tmp_path):
 
     good = every_name_benchwatch_writes()
     rng = random.Random(42)
-    pieces = [" ", "@", "|", "`", "_", "#1", "<b>", "GH-1", "/", "c=", "rps", "&#64;", "a", "\\", "(vs parent)", "\n"]
+    pieces = [
+        " ",
+        "@",
+        "|",
+        "`",
+        "_",
+        "#1",
+        "<b>",
+        "GH-1",
+        "/",
+        "c=",
+        "rps",
+        "&#64;",
+        "a",
+        "\\",
+        "(vs parent)",
+        "\n",
+    ]
     mutated = []
     for _ in range(1500):
         name = list(rng.choice(good))
@@ -545,22 +819,39 @@ def test_a_name_the_gab_check_accepts_is_one_figure_key_reads_back(tmp_path):
         assert not set(name) & set("|`\\\n"), name
 
 
-@pytest.mark.parametrize("state, problem", [
-    ("{not json", "not JSON"),
-    ([GOOD_STATE], "not a JSON object"),
-    ({**GOOD_STATE, "schema": 2}, "schema is not 1"),
-    ({**GOOD_STATE, "hide": True}, 'unexpected key "hide"'),
-    ({**GOOD_STATE, "index_url": "https://evil.example"}, "index_url is not https://pypi.org"),
-    ({**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "fastapi": "0.130.0; rm -rf /"}}, "versions.fastapi is not a version"),
-    ({**GOOD_STATE, "versions": {"evil-pkg": "1.0"}}, 'versions names "evil-pkg", not a watched package'),
-    ({**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "fastapi": "0.131.0"}}, "versions.fastapi 0.131.0 is not the measured 0.130.0"),
-    ({**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "uvicorn": "9.0.0"}}, "versions.uvicorn 9.0.0 is not on https://pypi.org"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "state, problem",
+    [
+        ("{not json", "not JSON"),
+        ([GOOD_STATE], "not a JSON object"),
+        ({**GOOD_STATE, "schema": 2}, "schema is not 1"),
+        ({**GOOD_STATE, "hide": True}, 'unexpected key "hide"'),
+        ({**GOOD_STATE, "index_url": "https://evil.example"}, "index_url is not https://pypi.org"),
+        (
+            {**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "fastapi": "0.130.0; rm -rf /"}},
+            "versions.fastapi is not a version",
+        ),
+        (
+            {**GOOD_STATE, "versions": {"evil-pkg": "1.0"}},
+            'versions names "evil-pkg", not a watched package',
+        ),
+        (
+            {**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "fastapi": "0.131.0"}},
+            "versions.fastapi 0.131.0 is not the measured 0.130.0",
+        ),
+        (
+            {**GOOD_STATE, "versions": {**GOOD_STATE["versions"], "uvicorn": "9.0.0"}},
+            "versions.uvicorn 9.0.0 is not on https://pypi.org",
+        ),
+    ],
+)
 def test_a_hostile_state_json_is_refused_and_nothing_is_recorded(tmp_path, state, problem):
     """A state naming a version before it exists would hide that release on the night it appears."""
     calls, out = check_artifact(tmp_path, nightly_artifact(tmp_path, state))
     failed = [m for kind, m in calls if kind == "setFailed"]
-    assert failed == [f"state.json in the artifact: {failed[0].split(': ', 1)[1].split('; ')[0]}; nothing recorded"]
+    assert failed == [
+        f"state.json in the artifact: {failed[0].split(': ', 1)[1].split('; ')[0]}; nothing recorded"
+    ]
     assert problem in failed[0]
     assert not (out / "state.json").exists() and not list((out / "attribution").iterdir())
 
@@ -569,13 +860,23 @@ def test_the_nightly_issue_body_is_neutralised(tmp_path):
     record = tmp_path / "nightly-record"
     record.mkdir()
     (record / "releases.md").write_text("pydantic 3.0.0a1, thanks &#64;maintainer and @core-team\n")
-    (record / "attribution.md").write_text("see pydantic/pydantic#123 <!-- hidden --> <details open>x\n")
+    (record / "attribution.md").write_text(
+        "see pydantic/pydantic#123 <!-- hidden --> <details open>x\n"
+    )
     (record / "comment.md").write_text("<!-- benchwatch-nightly -->fake marker, 1.12x slower\n")
     [(kind, args)] = node_call(tmp_path, "nightly-record.js", "issue", RECORD_DIR=str(record))
     body = args["body"]
-    assert kind == "create" and body.startswith("<!-- benchwatch-nightly -->") and body.count("benchwatch-nightly") == 1
+    assert (
+        kind == "create"
+        and body.startswith("<!-- benchwatch-nightly -->")
+        and body.count("benchwatch-nightly") == 1
+    )
     assert f"@{ZW}maintainer" in body and f"@{ZW}core-team" in body and "&#64;" not in body
-    assert f"pydantic/pydantic#{ZW}123" in body and "hidden" not in body and "&lt;details open>" in body
+    assert (
+        f"pydantic/pydantic#{ZW}123" in body
+        and "hidden" not in body
+        and "&lt;details open>" in body
+    )
     assert "1.12x slower" in body and "pydantic 3.0.0a1" in body
 
 
@@ -599,9 +900,16 @@ def test_one_run_opens_at_most_five_change_point_issues(tmp_path):
     assert "| n/a / 1 |" in created[0]["body"] and "n/a points" in created[0]["body"]
 
 
-PLANTED_TEXTS = ["&#64;a &commat;b &#x40;c @d e@f", "#1 o/r#2 GH-3 https://github.com/o/r/pull/4",
-                 "<!-- x --> <details open><summary>y</summary></details>", "<details><summary>z</summary>\n</details>",
-                 "`*@latest` and @g\n\n| `x@y` | @h |", "x `a\n# b` `@i` `w`", "| `a | @j` |", "\\`@k` $`@l`$"]  # fmt: skip
+PLANTED_TEXTS = [
+    "&#64;a &commat;b &#x40;c @d e@f",
+    "#1 o/r#2 GH-3 https://github.com/o/r/pull/4",
+    "<!-- x --> <details open><summary>y</summary></details>",
+    "<details><summary>z</summary>\n</details>",
+    "`*@latest` and @g\n\n| `x@y` | @h |",
+    "x `a\n# b` `@i` `w`",
+    "| `a | @j` |",
+    "\\`@k` $`@l`$",
+]
 
 
 @pytest.mark.parametrize("text", PLANTED_TEXTS)
@@ -614,52 +922,96 @@ def test_the_comment_posts_what_the_one_neutraliser_gives(tmp_path, text):
     artifact.mkdir(exist_ok=True)
     (artifact / "pr-number.txt").write_text("12\n")
     (artifact / "comment.md").write_text(text)
-    [(_, args)] = _run_script("reusable-comment.yml", tmp_path, {"run": RUN, "pr": PR},
-                              {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": ""})  # fmt: skip
+    [(_, args)] = _run_script(
+        "reusable-comment.yml",
+        tmp_path,
+        {"run": RUN, "pr": PR},
+        {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": ""},
+    )
     assert args["body"].partition("\n\n---\n\n")[2] == module_text
 
 
 def test_the_comment_holds_no_neutraliser_of_its_own_and_checks_out_only_benchwatchs():
     """F4: one copy. The comment job checks out benchwatch's neutralise.js at the pinned commit, and nothing else."""
-    steps = yaml.safe_load((WORKFLOWS / "reusable-comment.yml").read_text())["jobs"]["comment"]["steps"]
+    steps = yaml.safe_load((WORKFLOWS / "reusable-comment.yml").read_text())["jobs"]["comment"][
+        "steps"
+    ]
     checkouts = [s for s in steps if s.get("uses", "").startswith("actions/checkout@")]
-    assert [c["with"] for c in checkouts] == [{
-        "repository": "${{ inputs.benchwatch-repository }}", "ref": "${{ inputs.benchwatch-ref }}", "path": "comment-tool",
-        "sparse-checkout": ".github/scripts/neutralise.js", "sparse-checkout-cone-mode": False, "persist-credentials": False}]  # fmt: skip
+    assert [c["with"] for c in checkouts] == [
+        {
+            "repository": "${{ inputs.benchwatch-repository }}",
+            "ref": "${{ inputs.benchwatch-ref }}",
+            "path": "comment-tool",
+            "sparse-checkout": ".github/scripts/neutralise.js",
+            "sparse-checkout-cone-mode": False,
+            "persist-credentials": False,
+        }
+    ]
     check = next(i for i, s in enumerate(steps) if "BW_REF" in s.get("env", {}))
     assert check < steps.index(checkouts[0])
     script = next(s for s in steps if "github-script@" in s.get("uses", ""))["with"]["script"]
     assert "/comment-tool/.github/scripts/neutralise.js" in script
-    for own in ("const breakRefs", "const codeSpans", "const quiet", "const plainTags =", "replace(/@"):
+    for own in (
+        "const breakRefs",
+        "const codeSpans",
+        "const quiet",
+        "const plainTags =",
+        "replace(/@",
+    ):
         assert own not in script, own
 
 
 @pytest.mark.parametrize("ref", ["v1.2.0", "main", ""])
 def test_the_comment_refuses_a_movable_ref_before_checking_anything_out(ref):
-    found = step("reusable-comment.yml", "comment", "Check the pinned commit (the script below runs with the write token)")
+    found = step(
+        "reusable-comment.yml",
+        "comment",
+        "Check the pinned commit (the script below runs with the write token)",
+    )
     done = run_step(found, {"BW_REF": ref, "BW_REPOSITORY": "benchwatch/benchwatch"})
-    assert done.returncode == BAD_INPUT and "::error::benchwatch-ref: give the 40-hex commit" in done.stdout
-    assert run_step(found, {"BW_REF": RELEASE, "BW_REPOSITORY": "benchwatch/benchwatch"}).returncode == 0
+    assert (
+        done.returncode == BAD_INPUT
+        and "::error::benchwatch-ref: give the 40-hex commit" in done.stdout
+    )
+    assert (
+        run_step(found, {"BW_REF": RELEASE, "BW_REPOSITORY": "benchwatch/benchwatch"}).returncode
+        == 0
+    )
 
 
 # F4 (fourth review): each got a mention or an issue link past the neutraliser (`_` is emphasis
 # around a mention; a character reference is decoded by GitHub after the neutraliser looked).
-F4_PLANTED = {"_@alice_": "alice", "__@acme/security-team__": "acme", "@&#x61;lice": "alice", "&#x23;12": "#12",
-              "&num;12": "#12", "G&#x48;-12": "GH-12", "_GH-12_": "GH-12", "&commat;bob": "bob",
-              "GH\\-12": "GH-12", "&amp;#64;carol": None}  # fmt: skip
+F4_PLANTED = {
+    "_@alice_": "alice",
+    "__@acme/security-team__": "acme",
+    "@&#x61;lice": "alice",
+    "&#x23;12": "#12",
+    "&num;12": "#12",
+    "G&#x48;-12": "GH-12",
+    "_GH-12_": "GH-12",
+    "&commat;bob": "bob",
+    "GH\\-12": "GH-12",
+    "&amp;#64;carol": None,
+}
 
 
 def test_emphasis_and_character_references_mention_and_link_no_one_in_the_comment(tmp_path):
     from test_workflow_wiring import references
 
     text = "\n\n".join(F4_PLANTED)
-    assert len(references(text)) >= 8  # the stand-in renderer sees what GitHub would mention or link
+    assert (
+        len(references(text)) >= 8
+    )  # the stand-in renderer sees what GitHub would mention or link
     body = post_comment(tmp_path, text).partition("\n\n---\n\n")[2]
     assert references(body) == [], body
     for said in ("@alice", "@acme", "#12", "GH-12", "@bob"):
         assert said not in body
-    assert f"_@{ZW}alice_" in body and f"__@{ZW}acme/security-team__" in body and f"GH-{ZW}12" in body
-    assert "&amp;#" in body and "carol" in body  # decoded once, as GitHub does: shown as the text `&#64;carol`
+    assert (
+        f"_@{ZW}alice_" in body and f"__@{ZW}acme/security-team__" in body and f"GH-{ZW}12" in body
+    )
+    assert (
+        "&amp;#" in body and "carol" in body
+    )  # decoded once, as GitHub does: shown as the text `&#64;carol`
     # every & is escaped: no reference the neutraliser did not decode reaches GitHub
     assert "&amp;" in post_comment(tmp_path, "a & b &unknownref; c").partition("\n\n---\n\n")[2]
     assert "&unknownref;" not in post_comment(tmp_path, "&unknownref;").partition("\n\n---\n\n")[2]
@@ -671,9 +1023,19 @@ def test_a_change_point_issue_for_a_series_named_with_a_mention_mentions_no_one(
 
     record = tmp_path / "record"
     record.mkdir()
-    (record / "changes.json").write_text(json.dumps({"schema_version": 1, "series": [
-        _series("svc@latest GET / c=10 cpu/req _@alice_", True)]}))  # fmt: skip
-    [(kind, args)] = [c for c in node_call(tmp_path, "change-points.js", "changePoints", RECORD_DIR=str(record)) if c[0] == "create"]
+    (record / "changes.json").write_text(
+        json.dumps(
+            {
+                "schema_version": 1,
+                "series": [_series("svc@latest GET / c=10 cpu/req _@alice_", True)],
+            }
+        )
+    )
+    [(kind, args)] = [
+        c
+        for c in node_call(tmp_path, "change-points.js", "changePoints", RECORD_DIR=str(record))
+        if c[0] == "create"
+    ]
     assert "@alice" not in args["title"] and "@alice" not in args["body"]
     assert references(args["body"]) == [] and f"_@{ZW}alice_" in args["body"]
 
@@ -689,10 +1051,16 @@ def test_the_comment_checks_the_head_again_after_listing_the_files(tmp_path):
     from test_workflows import RUN, _run_script
 
     pushed = {**PR, "head": {**PR["head"], "sha": "b" * 40}}
-    calls = _run_script("reusable-comment.yml", tmp_path, {"run": RUN, "prs": [PR, pushed], "pr": PR},
-                        {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": ""})  # fmt: skip
+    calls = _run_script(
+        "reusable-comment.yml",
+        tmp_path,
+        {"run": RUN, "prs": [PR, pushed], "pr": PR},
+        {"ARTIFACT_DIR": str(artifact), "TOOLING_PATHS": ""},
+    )
     [(kind, message)] = calls
-    assert kind == "warning" and "head commit is " + "b" * 40 + " after listing its files" in message
+    assert (
+        kind == "warning" and "head commit is " + "b" * 40 + " after listing its files" in message
+    )
 
 
 # L4: a pending record job is replaced only by a newer one of its own kind.
@@ -700,7 +1068,11 @@ def test_the_comment_checks_the_head_again_after_listing_the_files(tmp_path):
 
 def test_each_kind_of_record_job_has_its_own_concurrency_group():
     groups = {}
-    for workflow in ["reusable-publish.yml", "reusable-nightly.yml", "weekly.yml"]:  # publish, nightly: their callers
+    for workflow in [
+        "reusable-publish.yml",
+        "reusable-nightly.yml",
+        "weekly.yml",
+    ]:  # publish, nightly: their callers
         record = yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"]["record"]
         groups[workflow] = record["concurrency"]["group"]
         assert record["concurrency"]["cancel-in-progress"] is False
@@ -712,16 +1084,24 @@ def test_each_kind_of_record_job_has_its_own_concurrency_group():
 
 @pytest.mark.parametrize("code", sorted(c for c in EXIT_CODES if c < 100))
 def test_the_verdict_script_reads_errors_py_table(code):
-    done = subprocess.run(["bash", str(ROOT / "scripts" / "verdict.sh"), str(code), "benchwatch compare"],
-                          capture_output=True, text=True, timeout=10)  # fmt: skip
+    done = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "verdict.sh"), str(code), "benchwatch compare"],
+        capture_output=True,
+        text=True,
+        timeout=10,
+    )
     assert done.returncode == code
     assert done.stdout.startswith("::notice::" if code == 0 else "::error::")
     assert f"benchwatch compare: {EXIT_CODES[code]} (exit {code})" in done.stdout
-    missing = subprocess.run(["bash", str(ROOT / "scripts" / "verdict.sh"), ""], capture_output=True, text=True)
+    missing = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "verdict.sh"), ""], capture_output=True, text=True
+    )
     assert missing.returncode == 2 and "not measured (no exit code recorded)" in missing.stdout
 
 
-@pytest.mark.parametrize("workflow, job, script", [("reusable-pr.yml", "compare", "tool/scripts/verdict.sh")])
+@pytest.mark.parametrize(
+    "workflow, job, script", [("reusable-pr.yml", "compare", "tool/scripts/verdict.sh")]
+)
 def test_the_pr_job_ends_with_compares_own_exit_code(tmp_path, workflow, job, script):
     verdict = step(workflow, job, "Verdict (exit 0 ok, 1 regression, 2 not measured, 3 bad input)")
     (tmp_path / Path(script).parent).mkdir(parents=True)
@@ -731,14 +1111,23 @@ def test_the_pr_job_ends_with_compares_own_exit_code(tmp_path, workflow, job, sc
     assert run_step(verdict, {"CODE": ""}, cwd=tmp_path).returncode == 2  # compare never ran
 
 
-@pytest.mark.parametrize("code, said", [("3", "bad input: benchwatch refused"), ("2", "not measured"),
-                                        ("1", "a regression (exit 1)"), ("x", "a regression, or benchwatch could not measure")])  # fmt: skip
+@pytest.mark.parametrize(
+    "code, said",
+    [
+        ("3", "bad input: benchwatch refused"),
+        ("2", "not measured"),
+        ("1", "a regression (exit 1)"),
+        ("x", "a regression, or benchwatch could not measure"),
+    ],
+)
 def test_the_comment_says_which_failure(tmp_path, code, said):
     from test_workflows import RUN
 
     (tmp_path / "artifact").mkdir()
     (tmp_path / "artifact" / "exit-code.txt").write_text(code + "\n")
-    head = post_comment(tmp_path, "ok\n", run={**RUN, "conclusion": "failure"}).partition("\n\n---\n\n")[0]
+    head = post_comment(tmp_path, "ok\n", run={**RUN, "conclusion": "failure"}).partition(
+        "\n\n---\n\n"
+    )[0]
     assert said in head
     if code == "3":
         assert "regression" not in head
@@ -766,48 +1155,85 @@ def test_pr_scope_picks_the_changed_apps_and_everything_for_any_other_change(tmp
             (repo / path).write_text("v2\n")
         git(repo, "commit", "-q", "-am", "change")
         head = git(repo, "rev-parse", "HEAD")
-        done = subprocess.run(["bash", str(ROOT / "scripts" / "pr_scope.sh"), str(repo), base, head, flag],
-                              capture_output=True, text=True, timeout=30)  # fmt: skip
+        done = subprocess.run(
+            ["bash", str(ROOT / "scripts" / "pr_scope.sh"), str(repo), base, head, flag],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         assert done.returncode == 0, done.stderr
         return dict(line.split("=", 1) for line in done.stdout.splitlines())
 
-    assert scope("apps/posts/app.py", "apps/hello/app.py") == {"merge_base": base, "patterns": "hello*@*,posts*@*"}
-    assert scope("apps/hello/app.py", "src/tool.py")["patterns"] == ""  # the tool changed: every scenario
-    assert scope("apps/hello/app.py", flag="")["patterns"] == ""  # a user's repository: no apps/ convention
+    assert scope("apps/posts/app.py", "apps/hello/app.py") == {
+        "merge_base": base,
+        "patterns": "hello*@*,posts*@*",
+    }
+    assert (
+        scope("apps/hello/app.py", "src/tool.py")["patterns"] == ""
+    )  # the tool changed: every scenario
+    assert (
+        scope("apps/hello/app.py", flag="")["patterns"] == ""
+    )  # a user's repository: no apps/ convention
     # the workflow's own step, with benchwatch checked out as tool/ beside repo/
     (tmp_path / "tool").symlink_to(ROOT)
     output = tmp_path / "github-output"
     output.write_text("")
     head = git(repo, "rev-parse", "HEAD")
-    scope_step = step("reusable-pr.yml", "compare", "The merge base, and the scenarios the change touches")
+    scope_step = step(
+        "reusable-pr.yml", "compare", "The merge base, and the scenarios the change touches"
+    )
     for by_apps, patterns in (("true", "hello*@*"), ("false", "")):
         output.write_text("")
-        done = run_step(scope_step, {"BASE_SHA": base, "HEAD_SHA": head, "BY_APPS": by_apps,
-                                     "GITHUB_OUTPUT": str(output)}, cwd=tmp_path)  # fmt: skip
+        done = run_step(
+            scope_step,
+            {"BASE_SHA": base, "HEAD_SHA": head, "BY_APPS": by_apps, "GITHUB_OUTPUT": str(output)},
+            cwd=tmp_path,
+        )
         assert done.returncode == 0, done.stderr
         assert output.read_text().splitlines() == [f"merge_base={base}", f"patterns={patterns}"]
-    bad = subprocess.run(["bash", str(ROOT / "scripts" / "pr_scope.sh"), str(repo), "main", base],
-                         capture_output=True, text=True)  # fmt: skip
+    bad = subprocess.run(
+        ["bash", str(ROOT / "scripts" / "pr_scope.sh"), str(repo), "main", base],
+        capture_output=True,
+        text=True,
+    )
     assert bad.returncode == BAD_INPUT and "'main' is not a 40-hex commit" in bad.stderr
 
 
 @pytest.mark.parametrize("workflow", ["reusable-publish.yml", "reusable-nightly.yml"])
 @pytest.mark.parametrize("code, job_code, recorded", [(0, 0, True), (2, 0, True), (3, 3, False)])
-def test_a_run_that_refused_its_input_publishes_nothing(tmp_path, workflow, code, job_code, recorded):
+def test_a_run_that_refused_its_input_publishes_nothing(
+    tmp_path, workflow, code, job_code, recorded
+):
     """`bw run` exiting 3 (a broken benchwatch.toml) fails the measure job; 2 publishes what was measured."""
     work, temp = tmp_path / "work", tmp_path / "temp"
     (work / "tool" / "scripts").mkdir(parents=True)
     shutil.copy(ROOT / "scripts" / "verdict.sh", work / "tool" / "scripts")
     shutil.copy(ROOT / "scripts" / "app_env.sh", work / "tool" / "scripts")
-    (work / "tool" / "bw").write_text(  # a stand-in for benchwatch: writes its gab files, exits with the code
+    (
+        work / "tool" / "bw"
+    ).write_text(  # a stand-in for benchwatch: writes its gab files, exits with the code
         '#!/bin/sh\necho "$@" > "$PWD/bw-args"\nwhile [ "$1" != --out ]; do shift; done\nmkdir -p "$2"\n'
-        f'echo [] > "$2/gab-smaller.json"; echo [] > "$2/gab-bigger.json"\nexit {code}\n')
+        f'echo [] > "$2/gab-smaller.json"; echo [] > "$2/gab-bigger.json"\nexit {code}\n'
+    )
     (work / "tool" / "bw").chmod(0o755)
     temp.mkdir()
-    done = run_step(step(workflow, "measure", "Run the apps"), {"SCENARIOS": "", "STACKS": "latest", "QUICK": "false",
-                    "COUNTS": "true", "APP_ENV": "", "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work)}, cwd=work)  # fmt: skip
+    done = run_step(
+        step(workflow, "measure", "Run the apps"),
+        {
+            "SCENARIOS": "",
+            "STACKS": "latest",
+            "QUICK": "false",
+            "COUNTS": "true",
+            "APP_ENV": "",
+            "RUNNER_TEMP": str(temp),
+            "GITHUB_WORKSPACE": str(work),
+        },
+        cwd=work,
+    )
     assert done.returncode == job_code, done.stderr
-    assert "--counts" in (work / "bw-args").read_text().split()  # instruction-counts on: the run counts
+    assert (
+        "--counts" in (work / "bw-args").read_text().split()
+    )  # instruction-counts on: the run counts
     assert (temp / "record" / "gab-smaller.json").exists() is recorded
     if code == 3:
         assert "::error::benchwatch run: bad input (exit 3)" in done.stdout
@@ -815,8 +1241,12 @@ def test_a_run_that_refused_its_input_publishes_nothing(tmp_path, workflow, code
 
 def build_wheel(source: Path, out: Path) -> zipfile.ZipFile:
     uv = Path(sys.executable).parent / "uv"
-    done = subprocess.run([str(uv), "build", "--wheel", "--quiet", "--out-dir", str(out), str(source)],
-                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [str(uv), "build", "--wheel", "--quiet", "--out-dir", str(out), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     (built,) = out.glob("benchwatch-*.whl")
     return zipfile.ZipFile(built)
@@ -824,8 +1254,12 @@ def build_wheel(source: Path, out: Path) -> zipfile.ZipFile:
 
 def benchwatch_source(into: Path) -> Path:
     """This checkout's files as they are now (tracked and new), copied without its .git."""
-    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            capture_output=True, text=True, check=True).stdout.split("\0")  # fmt: skip
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split("\0")
     for name in filter(None, listed):
         if (ROOT / name).is_file() and not (ROOT / name).is_symlink():
             (into / name).parent.mkdir(parents=True, exist_ok=True)
@@ -863,13 +1297,17 @@ def test_the_wheel_carries_its_build_commit_only_from_benchwatchs_own_unchanged_
     assert release_commit(vendored / "src" / "benchwatch") is None
     ours = release_commit()
     if ours is not None:  # this checkout (clean or not: init reads its HEAD) or the installed wheel
-        assert f"reusable-pr.yml@{ours} # v" in caller_workflows(default_source())["benchwatch-pr.yml"]
+        assert (
+            f"reusable-pr.yml@{ours} # v" in caller_workflows(default_source())["benchwatch-pr.yml"]
+        )
 
 
 def test_a_cut_comment_leaves_no_block_open(tmp_path):
     """Past 60,000 characters the body is cut: a <details> left open by the cut is shown as text."""
     filler = "x" * 59_990
-    body = post_comment(tmp_path, f"{filler}<details><summary>rest</summary>\n\n{'y' * 100}\n</details>\n")
+    body = post_comment(
+        tmp_path, f"{filler}<details><summary>rest</summary>\n\n{'y' * 100}\n</details>\n"
+    )
     rest = body.partition("\n\n---\n\n")[2]
     assert "(truncated; full report in the run)" in rest
     assert "<details>" not in rest and "&lt;details>" in rest
@@ -891,12 +1329,18 @@ def test_a_benchwatch_installed_inside_a_users_repository_does_not_take_its_head
     git(user, "add", "pyproject.toml")
     git(user, "commit", "-q", "-m", "the user's own commit")
     assert workflows.release_commit(package) is None
-    (user / "pyproject.toml").write_text('[project]\nname = "benchwatch"\n')  # named so, but not its src/benchwatch
+    (user / "pyproject.toml").write_text(
+        '[project]\nname = "benchwatch"\n'
+    )  # named so, but not its src/benchwatch
     assert workflows.release_commit(package) is None
     (package / "build_commit.txt").write_text(RELEASE + "\n")  # a wheel says which commit it is
     assert workflows.release_commit(package) == RELEASE
-    head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
-    assert workflows.release_commit(ROOT / "src" / "benchwatch") == head.stdout.strip()  # benchwatch's own checkout
+    head = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    )
+    assert (
+        workflows.release_commit(ROOT / "src" / "benchwatch") == head.stdout.strip()
+    )  # benchwatch's own checkout
 
 
 def test_init_without_a_known_commit_says_how_to_name_one(monkeypatch):

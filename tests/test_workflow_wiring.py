@@ -18,13 +18,21 @@ from benchwatch.errors import EXIT_BAD_INPUT as BAD_INPUT
 
 ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT / ".github"
-FILES = sorted((GITHUB / "workflows").glob("*.yml")) + sorted((GITHUB / "actions").glob("*/action.yml"))
-REUSABLE_MEASURING = {"reusable-pr.yml": "compare", "reusable-publish.yml": "measure", "reusable-nightly.yml": "measure"}
+FILES = sorted((GITHUB / "workflows").glob("*.yml")) + sorted(
+    (GITHUB / "actions").glob("*/action.yml")
+)
+REUSABLE_MEASURING = {
+    "reusable-pr.yml": "compare",
+    "reusable-publish.yml": "measure",
+    "reusable-nightly.yml": "measure",
+}
 
 # --- every step gets the env it reads ----------------------------------------------------------
 
 READ = re.compile(r"\$\{?#?([A-Za-z_][A-Za-z0-9_]*)")
-ASSIGNED = re.compile(r"(?:^|[\s;&|(])(?:local\s+|export\s+)?([A-Za-z_][A-Za-z0-9_]*)\+?=(?!=)", re.M)
+ASSIGNED = re.compile(
+    r"(?:^|[\s;&|(])(?:local\s+|export\s+)?([A-Za-z_][A-Za-z0-9_]*)\+?=(?!=)", re.M
+)
 LOOPED = re.compile(r"\b(?:for|read(?:\s+-\w+)*)\s+([A-Za-z_][A-Za-z0-9_]*)")
 RUNNER_PROVIDED = re.compile(r"^(GITHUB_\w+|RUNNER_\w+|HOME|PATH|CI)$")
 
@@ -33,7 +41,11 @@ def unset_reads(script: str, given: set[str]) -> set[str]:
     """The shell variables a `run:` script reads that nothing sets: neither the script itself, nor
     the env given to it, nor the runner (GITHUB_*, RUNNER_*, HOME, PATH, CI)."""
     assigned = set(ASSIGNED.findall(script)) | set(LOOPED.findall(script))
-    return {name for name in set(READ.findall(script)) - assigned - given if not RUNNER_PROVIDED.match(name)}
+    return {
+        name
+        for name in set(READ.findall(script)) - assigned - given
+        if not RUNNER_PROVIDED.match(name)
+    }
 
 
 def run_steps(path: Path) -> list[tuple[str, str, set[str], str]]:
@@ -45,7 +57,14 @@ def run_steps(path: Path) -> list[tuple[str, str, set[str], str]]:
         outer = set(doc.get("env") or {}) | set(job.get("env") or {})
         for s in job.get("steps", []):
             if "run" in s:
-                found.append((job_name, s.get("name") or s.get("id") or "?", outer | set(s.get("env") or {}), s["run"]))
+                found.append(
+                    (
+                        job_name,
+                        s.get("name") or s.get("id") or "?",
+                        outer | set(s.get("env") or {}),
+                        s["run"],
+                    )
+                )
     return found
 
 
@@ -59,8 +78,11 @@ def test_the_reads_finder_sees_a_variable_only_another_step_sets():
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.parent.name + "/" + p.name)
 def test_every_run_step_is_given_every_variable_it_reads(path):
-    problems = [f"{job} / {name}: {sorted(missing)}" for job, name, given, script in run_steps(path)
-                if (missing := unset_reads(script, given))]  # fmt: skip
+    problems = [
+        f"{job} / {name}: {sorted(missing)}"
+        for job, name, given, script in run_steps(path)
+        if (missing := unset_reads(script, given))
+    ]
     assert problems == []
 
 
@@ -98,7 +120,11 @@ def workspace_with_pages(tmp_path: Path) -> tuple[Path, Path, Path]:
     (work / "repo").mkdir()
     git(work / "repo", "init", "-q", "-b", "main")
     git(work / "repo", "commit", "-q", "--allow-empty", "-m", "a commit")
-    for name in ("dev/bench/data.js", "nightly/data.js", "nightly/attribution/2026-11-20-0123456789ab.json"):
+    for name in (
+        "dev/bench/data.js",
+        "nightly/data.js",
+        "nightly/attribution/2026-11-20-0123456789ab.json",
+    ):
         (work / "gh-pages" / name).parent.mkdir(parents=True, exist_ok=True)
         (work / "gh-pages" / name).write_text("{}")
     (temp / "record").mkdir(parents=True)
@@ -108,23 +134,46 @@ def workspace_with_pages(tmp_path: Path) -> tuple[Path, Path, Path]:
     return work, temp, tmp_path / "log"
 
 
-@pytest.mark.parametrize("workflow, name", [
-    ("reusable-publish.yml", "Change points and the site (overview and trends), this push's points included"),
-    ("reusable-nightly.yml", "Change points over the nightly trend, tonight's points included"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "workflow, name",
+    [
+        (
+            "reusable-publish.yml",
+            "Change points and the site (overview and trends), this push's points included",
+        ),
+        ("reusable-nightly.yml", "Change points over the nightly trend, tonight's points included"),
+    ],
+)
 def test_the_paths_given_to_tool_bw_hold_from_its_own_folder(tmp_path, workflow, name):
     """Issue 30's first fault: `--data gh-pages` resolved under tool/ and every publish stopped."""
     work, temp, log = workspace_with_pages(tmp_path)
     output, summary = tmp_path / "output", tmp_path / "summary"
     found = step(workflow, "measure", name)
-    env = {"NIGHTLY": "true", "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work), "GITHUB_SHA": "c" * 40,
-           "GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "o/r", "GITHUB_OUTPUT": str(output),
-           "GITHUB_STEP_SUMMARY": str(summary), "LOG": str(log)}  # fmt: skip
-    done = run_step(found, {k: v for k, v in env.items() if k != "NIGHTLY" or "NIGHTLY" in found.get("env", {})}, cwd=work)
+    env = {
+        "NIGHTLY": "true",
+        "RUNNER_TEMP": str(temp),
+        "GITHUB_WORKSPACE": str(work),
+        "GITHUB_SHA": "c" * 40,
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_REPOSITORY": "o/r",
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_STEP_SUMMARY": str(summary),
+        "LOG": str(log),
+    }
+    done = run_step(
+        found,
+        {k: v for k, v in env.items() if k != "NIGHTLY" or "NIGHTLY" in found.get("env", {})},
+        cwd=work,
+    )
     assert done.returncode == 0, done.stderr
     said = log.read_text()
-    if workflow == "reusable-publish.yml":  # the published trends and attributions were read, not skipped
-        assert f"--data {work}/gh-pages/nightly/data.js" in said and f"--attributions {work}/gh-pages/nightly/attribution" in said
+    if (
+        workflow == "reusable-publish.yml"
+    ):  # the published trends and attributions were read, not skipped
+        assert (
+            f"--data {work}/gh-pages/nightly/data.js" in said
+            and f"--attributions {work}/gh-pages/nightly/attribution" in said
+        )
         assert f"--data {work}/gh-pages " in said
     assert "counts=true" in output.read_text()
 
@@ -133,34 +182,64 @@ def test_the_paths_given_to_tool_bw_hold_from_its_own_folder(tmp_path, workflow,
 
 # "https://github.com/…", "…@github.com/…", "https://api.github.com/…": a host named in a URL
 GITHUB_COM = re.compile(r"(?:://|@)(?:api\.)?github\.com\b")
-SCRIPTS = FILES + sorted((GITHUB / "scripts").glob("*.js")) + sorted((ROOT / "scripts").glob("*.sh"))
+SCRIPTS = (
+    FILES + sorted((GITHUB / "scripts").glob("*.js")) + sorted((ROOT / "scripts").glob("*.sh"))
+)
 
 
 def push_steps() -> list[tuple[str, str, dict]]:
-    return [(path.name, job, s) for path in FILES for job, each in (yaml.safe_load(path.read_text()).get("jobs") or {}).items()
-            for s in each.get("steps", []) if "record_push.sh" in s.get("run", "")]  # fmt: skip
+    return [
+        (path.name, job, s)
+        for path in FILES
+        for job, each in (yaml.safe_load(path.read_text()).get("jobs") or {}).items()
+        for s in each.get("steps", [])
+        if "record_push.sh" in s.get("run", "")
+    ]
 
 
 def test_no_workflow_or_script_names_github_com_as_the_server():
     """Issue 30: the record jobs pushed to https://x-access-token:…@github.com/… whatever server
     the run was on (GitHub Enterprise, the runner test's stub). Links in docs are fine; here, none."""
-    assert GITHUB_COM.search('--remote "https://x-access-token:${GH_TOKEN}@github.com/${GITHUB_REPOSITORY}.git"')
-    assert not GITHUB_COM.search("go install github.com/nektos/act@v0.2.89 # 41898282+x[bot]@users.noreply.github.com")
-    named = [f"{path.relative_to(ROOT)}:{n}: {line.strip()}" for path in SCRIPTS
-             for n, line in enumerate(path.read_text().splitlines(), 1) if GITHUB_COM.search(line)]  # fmt: skip
+    assert GITHUB_COM.search(
+        '--remote "https://x-access-token:${GH_TOKEN}@github.com/${GITHUB_REPOSITORY}.git"'
+    )
+    assert not GITHUB_COM.search(
+        "go install github.com/nektos/act@v0.2.89 # 41898282+x[bot]@users.noreply.github.com"
+    )
+    named = [
+        f"{path.relative_to(ROOT)}:{n}: {line.strip()}"
+        for path in SCRIPTS
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if GITHUB_COM.search(line)
+    ]
     assert named == []
 
 
 @pytest.mark.parametrize("server", ["https://github.example.com", "http://127.0.0.1:8123"])
-@pytest.mark.parametrize("workflow, job, found", push_steps(), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize(
+    "workflow, job, found", push_steps(), ids=lambda x: x if isinstance(x, str) else ""
+)
 def test_the_record_jobs_push_to_the_server_the_run_is_on(tmp_path, server, workflow, job, found):
-    for folder in ("scripts", "record-tool/scripts"):  # record_push.sh as the step finds it: says its arguments
+    for folder in (
+        "scripts",
+        "record-tool/scripts",
+    ):  # record_push.sh as the step finds it: says its arguments
         (tmp_path / folder).mkdir(parents=True)
-        (tmp_path / folder / "record_push.sh").write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
+        (tmp_path / folder / "record_push.sh").write_text(
+            '#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n'
+        )
         (tmp_path / folder / "record_push.sh").chmod(0o755)
     env = {name: "" for name in found.get("env", {})} | {"GH_TOKEN": "t0ken", "SHA": "c" * 40}
-    done = run_step(found, {**env, "GITHUB_SERVER_URL": server, "GITHUB_REPOSITORY": "o/r",
-                            "RUNNER_TEMP": str(tmp_path / "temp")}, cwd=tmp_path)  # fmt: skip
+    done = run_step(
+        found,
+        {
+            **env,
+            "GITHUB_SERVER_URL": server,
+            "GITHUB_REPOSITORY": "o/r",
+            "RUNNER_TEMP": str(tmp_path / "temp"),
+        },
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     args = done.stdout.splitlines()
     scheme, host = server.split("://")
@@ -179,24 +258,42 @@ def test_the_releases_compare_gets_the_scenarios(tmp_path):
     done, record, _ = _nightly_step(tmp_path, name, env={"SCENARIOS": "hello*@*", "APP_ENV": ""})
     assert done.returncode == 0, done.stderr
     compare = (tmp_path / "log").read_text().splitlines()[0].split()
-    assert compare[:5] == ["compare", "--base", "latest", "--head", "next"] and compare[5:7] == ["-k", "hello*@*"]
+    assert compare[:5] == ["compare", "--base", "latest", "--head", "next"] and compare[5:7] == [
+        "-k",
+        "hello*@*",
+    ]
     done, _, _ = _nightly_step(tmp_path / "all", name, env={"SCENARIOS": "", "APP_ENV": ""})
     assert "-k" not in (tmp_path / "all" / "log").read_text().split()
 
 
-@pytest.mark.parametrize("stacks, code", [("latest", 0), ("", 0), ("v1-last", BAD_INPUT), ("latest,next", BAD_INPUT)])
+@pytest.mark.parametrize(
+    "stacks, code", [("latest", 0), ("", 0), ("v1-last", BAD_INPUT), ("latest,next", BAD_INPUT)]
+)
 def test_releases_with_another_stack_is_refused_not_ignored(stacks, code):
     check = step("reusable-nightly.yml", "measure", "Check the inputs")
-    done = run_step(check, {k: v for k, v in inputs(STACKS=stacks, RELEASES="true").items() if k in check["env"]})
+    done = run_step(
+        check,
+        {k: v for k, v in inputs(STACKS=stacks, RELEASES="true").items() if k in check["env"]},
+    )
     assert done.returncode == code, done.stdout + done.stderr
     if code:
         assert "::error::stacks: releases compares latest with next" in done.stdout
-    assert run_step(check, {k: v for k, v in inputs(STACKS=stacks, RELEASES="false").items() if k in check["env"]}).returncode == 0
+    assert (
+        run_step(
+            check,
+            {k: v for k, v in inputs(STACKS=stacks, RELEASES="false").items() if k in check["env"]},
+        ).returncode
+        == 0
+    )
 
 
 # --- the nightly resolves releases on one index and its record job checks them there ------------
 
-MIRROR_STATE = {"schema": 1, "pre": True, "versions": {"fastapi": "0.130.0", "pydantic": "2.13.0b1"}}
+MIRROR_STATE = {
+    "schema": 1,
+    "pre": True,
+    "versions": {"fastapi": "0.130.0", "pydantic": "2.13.0b1"},
+}
 
 
 class StubIndex:
@@ -217,7 +314,9 @@ class StubIndex:
                 if not self.path.startswith(prefix) or name not in releases:
                     self.send_error(404)
                     return
-                body = json.dumps({"info": {"name": name}, "releases": {v: [] for v in releases[name]}}).encode()
+                body = json.dumps(
+                    {"info": {"name": name}, "releases": {v: [] for v in releases[name]}}
+                ).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(body)))
@@ -244,21 +343,37 @@ def test_the_nightly_resolves_the_releases_on_its_index_url_input(tmp_path):
     https://pypi.org) is what `bw releases` resolves on."""
     from test_workflows import _nightly_step
 
-    declared = yaml.safe_load((GITHUB / "workflows" / "reusable-nightly.yml").read_text())[True]["workflow_call"]
+    declared = yaml.safe_load((GITHUB / "workflows" / "reusable-nightly.yml").read_text())[True][
+        "workflow_call"
+    ]
     assert declared["inputs"]["index-url"]["default"] == "https://pypi.org"
     name = "Resolve the newest releases"
-    assert step("reusable-nightly.yml", "measure", name)["env"]["INDEX_URL"] == "${{ inputs.index-url }}"
+    assert (
+        step("reusable-nightly.yml", "measure", name)["env"]["INDEX_URL"]
+        == "${{ inputs.index-url }}"
+    )
     done, _, _ = _nightly_step(tmp_path, name, env={"INDEX_URL": "http://127.0.0.1:9/mirror"})
     assert done.returncode == 0, done.stderr
     said = (tmp_path / "log").read_text().split()
-    assert said[:1] == ["releases"] and said[said.index("--index-url") + 1] == "http://127.0.0.1:9/mirror"
+    assert (
+        said[:1] == ["releases"]
+        and said[said.index("--index-url") + 1] == "http://127.0.0.1:9/mirror"
+    )
 
 
-@pytest.mark.parametrize("url, code", [
-    ("https://pypi.org", 0), ("http://127.0.0.1:9/mirror/", 0), ("https://mirror.example:8443/pypi-proxy", 0),
-    ("https://user:secret@mirror.example", BAD_INPUT), ("file:///etc", BAD_INPUT), ("https://mirror.example/?x=1", BAD_INPUT),
-    ("https://mirror.example; id", BAD_INPUT), ("", BAD_INPUT),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "url, code",
+    [
+        ("https://pypi.org", 0),
+        ("http://127.0.0.1:9/mirror/", 0),
+        ("https://mirror.example:8443/pypi-proxy", 0),
+        ("https://user:secret@mirror.example", BAD_INPUT),
+        ("file:///etc", BAD_INPUT),
+        ("https://mirror.example/?x=1", BAD_INPUT),
+        ("https://mirror.example; id", BAD_INPUT),
+        ("", BAD_INPUT),
+    ],
+)
 def test_the_index_url_input_is_an_http_url_without_credentials(url, code):
     check = step("reusable-nightly.yml", "measure", "Check the inputs")
     assert check["env"]["INDEX_URL"] == "${{ inputs.index-url }}"
@@ -273,45 +388,87 @@ def record_check(tmp_path: Path, index_url: str, state: dict) -> list:
     artifact holding `state`, given `index_url` as reusable-nightly.yml gives it the input."""
     from test_workflows import _github_script, _run_script
 
-    _, env = _github_script("reusable-nightly.yml", "Check the artifact (the gab files; with releases, state.json's schema, "
-                            "attribution names and JSON) before anything is recorded")  # fmt: skip
+    _, env = _github_script(
+        "reusable-nightly.yml",
+        "Check the artifact (the gab files; with releases, state.json's schema, "
+        "attribution names and JSON) before anything is recorded",
+    )
     assert env["INDEX_URL"].startswith("${{ inputs.index-url }}")
     record = tmp_path / "record"
     record.mkdir(parents=True)
     (record / "state.json").write_text(json.dumps(state))
     (record / "gab-smaller.json").write_text('[{"name": "x", "unit": "us", "value": 1}]')
-    given = {"RECORD_DIR": str(record), "CHECKED_DIR": str(tmp_path / "checked"), "RELEASES": "true", "INDEX_URL": index_url}
-    return _run_script("reusable-nightly.yml", tmp_path, {}, given, "Check the artifact (the gab files; with releases, "
-                       "state.json's schema, attribution names and JSON) before anything is recorded")  # fmt: skip
+    given = {
+        "RECORD_DIR": str(record),
+        "CHECKED_DIR": str(tmp_path / "checked"),
+        "RELEASES": "true",
+        "INDEX_URL": index_url,
+    }
+    return _run_script(
+        "reusable-nightly.yml",
+        tmp_path,
+        {},
+        given,
+        "Check the artifact (the gab files; with releases, "
+        "state.json's schema, attribution names and JSON) before anything is recorded",
+    )
 
 
 def test_the_record_job_checks_the_state_on_the_index_the_nightly_resolved_on(tmp_path):
     """The check asked https://pypi.org whatever index the nightly used, so a mirror's state was
     refused: now the same input, and the versions are looked up in the project JSON's `releases`."""
-    with StubIndex({"fastapi": ["0.129.0", "0.130.0"], "pydantic": ["2.12.0", "2.13.0b1"]}) as index:
+    with StubIndex(
+        {"fastapi": ["0.129.0", "0.130.0"], "pydantic": ["2.12.0", "2.13.0b1"]}
+    ) as index:
         calls = record_check(tmp_path, index.url + "/", {**MIRROR_STATE, "index_url": index.url})
         assert [c for c in calls if c[0] == "setFailed"] == []
-        assert json.loads((tmp_path / "checked" / "state.json").read_text())["index_url"] == index.url
+        assert (
+            json.loads((tmp_path / "checked" / "state.json").read_text())["index_url"] == index.url
+        )
         assert sorted(index.asked) == ["/mirror/pypi/fastapi/json", "/mirror/pypi/pydantic/json"]
         # a version the mirror does not list yet is still refused, and so is a state from another index
         unlisted = {**MIRROR_STATE, "index_url": index.url, "versions": {"fastapi": "0.131.0"}}
         calls = record_check(tmp_path / "unlisted", index.url, unlisted)
-        assert ["setFailed", f"state.json in the artifact: versions.fastapi 0.131.0 is not on {index.url}; nothing recorded"] in calls
-        calls = record_check(tmp_path / "other", index.url, {**MIRROR_STATE, "index_url": "https://pypi.org"})
-        assert ["setFailed", f"state.json in the artifact: index_url is not {index.url}; nothing recorded"] in calls
-    calls = record_check(tmp_path / "credentials", "https://user:secret@mirror.example", {**MIRROR_STATE, "index_url": "x"})
-    assert calls == [["setFailed", "index-url: not an http(s) URL without credentials, query or fragment; nothing recorded"]]
+        assert [
+            "setFailed",
+            f"state.json in the artifact: versions.fastapi 0.131.0 is not on {index.url}; nothing recorded",
+        ] in calls
+        calls = record_check(
+            tmp_path / "other", index.url, {**MIRROR_STATE, "index_url": "https://pypi.org"}
+        )
+        assert [
+            "setFailed",
+            f"state.json in the artifact: index_url is not {index.url}; nothing recorded",
+        ] in calls
+    calls = record_check(
+        tmp_path / "credentials",
+        "https://user:secret@mirror.example",
+        {**MIRROR_STATE, "index_url": "x"},
+    )
+    assert calls == [
+        [
+            "setFailed",
+            "index-url: not an http(s) URL without credentials, query or fragment; nothing recorded",
+        ]
+    ]
 
 
 # --- only gating figures notify people ----------------------------------------------------------
 
 
 def benchmark_steps() -> list[tuple[str, dict]]:
-    return [(path.name, s) for path in FILES for job in (yaml.safe_load(path.read_text()).get("jobs") or {}).values()
-            for s in job.get("steps", []) if "github-action-benchmark@" in s.get("uses", "")]  # fmt: skip
+    return [
+        (path.name, s)
+        for path in FILES
+        for job in (yaml.safe_load(path.read_text()).get("jobs") or {}).values()
+        for s in job.get("steps", [])
+        if "github-action-benchmark@" in s.get("uses", "")
+    ]
 
 
-@pytest.mark.parametrize("name, found", benchmark_steps(), ids=lambda x: x if isinstance(x, str) else x["with"]["name"])
+@pytest.mark.parametrize(
+    "name, found", benchmark_steps(), ids=lambda x: x if isinstance(x, str) else x["with"]["name"]
+)
 def test_only_the_counts_per_request_may_comment_on_a_commit(name, found):
     """A commit comment notifies people; two no-op pushes each got one from one-round p99 and
     requests/s. Only the gab file of the counts per request (gating) may raise one."""
@@ -330,10 +487,22 @@ def run_with_counts():
 
     run = synthetic_run()
     for metric, value in ((INSTRUCTIONS, 412_000.0), (SYSCALLS, 31.0)):
-        run.figures.append(Figure(
-            name=load_key("x@latest", "GET /a", Counted(), metric).name, kind="load", variant="x@latest", scenario="x",
-            stack="latest", metric=metric.key, unit=metric.unit, bigger_is_better=False, samples=[value, value],
-            value=value, endpoint="GET /a", params=Counted().params()))  # fmt: skip
+        run.figures.append(
+            Figure(
+                name=load_key("x@latest", "GET /a", Counted(), metric).name,
+                kind="load",
+                variant="x@latest",
+                scenario="x",
+                stack="latest",
+                metric=metric.key,
+                unit=metric.unit,
+                bigger_is_better=False,
+                samples=[value, value],
+                value=value,
+                endpoint="GET /a",
+                params=Counted().params(),
+            )
+        )
     return run
 
 
@@ -347,7 +516,10 @@ def test_the_counts_gab_file_holds_only_the_counts():
 
     run = run_with_counts()
     kinds = {f.metric for f in run.figures if f.valid}
-    assert {metrics.P99.key, metrics.RPS.key} <= kinds and kinds & metrics.COUNT_KEYS  # the test has all kinds
+    assert {
+        metrics.P99.key,
+        metrics.RPS.key,
+    } <= kinds and kinds & metrics.COUNT_KEYS  # the test has all kinds
     counted = {e["name"] for e in gab_entries(run.figures, bigger_is_better=False, counts=True)}
     assert counted == {f.name for f in run.figures if f.valid and f.metric in metrics.COUNT_KEYS}
 
@@ -356,7 +528,9 @@ def test_the_counts_gab_file_holds_only_the_counts():
 
 
 @pytest.mark.parametrize("workflow, job", REUSABLE_MEASURING.items())
-@pytest.mark.parametrize("value, code", [("", 0), ("postgresql", 0), ("mysql", BAD_INPUT), ("postgresql; id", BAD_INPUT)])
+@pytest.mark.parametrize(
+    "value, code", [("", 0), ("postgresql", 0), ("mysql", BAD_INPUT), ("postgresql; id", BAD_INPUT)]
+)
 def test_the_database_input_is_postgresql_or_nothing(workflow, job, value, code):
     check = step(workflow, job, "Check the inputs")
     assert check["env"]["DATABASE"] == "${{ inputs.database }}"
@@ -365,9 +539,16 @@ def test_the_database_input_is_postgresql_or_nothing(workflow, job, value, code)
     if code:
         assert "::error::database: give postgresql or nothing" in done.stdout
     declared = yaml.safe_load((GITHUB / "workflows" / workflow).read_text())[True]["workflow_call"]
-    assert declared["inputs"]["database"] == {**declared["inputs"]["database"], "type": "string", "default": ""}
+    assert declared["inputs"]["database"] == {
+        **declared["inputs"]["database"],
+        "type": "string",
+        "default": "",
+    }
     postgres = step(workflow, job, "PostgreSQL's server binaries, for apps that declare a database")
-    assert postgres["if"] == "inputs.database == 'postgresql'" and "apt-get install -y -qq postgresql" in postgres["run"]
+    assert (
+        postgres["if"] == "inputs.database == 'postgresql'"
+        and "apt-get install -y -qq postgresql" in postgres["run"]
+    )
 
 
 BENCHWATCH_BOOTS = re.compile(r"tool/bw (run|compare|attribute)\b")
@@ -379,7 +560,9 @@ def test_the_app_env_secret_reaches_only_the_steps_that_boot_the_apps(workflow, 
     there), to no other step, no job or workflow env, no write job, no action's inputs."""
     text = (GITHUB / "workflows" / workflow).read_text()
     doc = yaml.safe_load(text)
-    assert doc[True]["workflow_call"]["secrets"] == {"app-env": {**doc[True]["workflow_call"]["secrets"]["app-env"], "required": False}}
+    assert doc[True]["workflow_call"]["secrets"] == {
+        "app-env": {**doc[True]["workflow_call"]["secrets"]["app-env"], "required": False}
+    }
     given = []
     for job_name, each in doc["jobs"].items():
         assert "secrets." not in yaml.safe_dump(each.get("env", {})), job_name
@@ -388,39 +571,77 @@ def test_the_app_env_secret_reaches_only_the_steps_that_boot_the_apps(workflow, 
             assert "secrets." not in yaml.safe_dump(rest), s.get("name")
             env = s.get("env", {})
             if "secrets." in yaml.safe_dump(env):
-                assert env["APP_ENV"] == "${{ secrets.app-env }}" and [v for v in env.values() if "secrets." in str(v)] == [env["APP_ENV"]]
+                assert env["APP_ENV"] == "${{ secrets.app-env }}" and [
+                    v for v in env.values() if "secrets." in str(v)
+                ] == [env["APP_ENV"]]
                 assert s["run"].lstrip().startswith("source tool/scripts/app_env.sh\n"), s["name"]
                 given.append((job_name, s["name"]))
             else:
-                assert not BENCHWATCH_BOOTS.search(s.get("run", "")), f"{s.get('name')} boots the apps without app-env"
+                assert not BENCHWATCH_BOOTS.search(s.get("run", "")), (
+                    f"{s.get('name')} boots the apps without app-env"
+                )
     assert given and {j for j, _ in given} == {job}
     assert text.count("secrets.") == len(given)
 
 
 def source_app_env(tmp_path: Path, app_env: str) -> subprocess.CompletedProcess:
     script = 'source scripts/app_env.sh\necho "APP_ENV=${APP_ENV-unset}"\nenv | grep -E "^(BENCH_|TOKEN|QUOTED|EMPTY)" | sort'
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=ROOT, capture_output=True, text=True,
-                          timeout=30, env={"PATH": os.environ["PATH"], "APP_ENV": app_env})  # fmt: skip
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={"PATH": os.environ["PATH"], "APP_ENV": app_env},
+    )
 
 
 def test_app_env_lines_become_masked_variables(tmp_path):
-    done = source_app_env(tmp_path, '# the apps\' logins\nBENCH_USER=alice\n\nBENCH_PASSWORD=s3cr=t x\r\n'
-                                    'export TOKEN="quoted value"\nQUOTED=\'single\'\nEMPTY=\n')
+    done = source_app_env(
+        tmp_path,
+        "# the apps' logins\nBENCH_USER=alice\n\nBENCH_PASSWORD=s3cr=t x\r\n"
+        "export TOKEN=\"quoted value\"\nQUOTED='single'\nEMPTY=\n",
+    )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     masks = [line for line in lines if line.startswith("::add-mask::")]
-    assert masks == ["::add-mask::alice", "::add-mask::s3cr=t x", "::add-mask::quoted value", "::add-mask::single"]
-    assert "APP_ENV=unset" in lines  # the whole secret is gone from the environment bw and the servers get
-    assert lines[-5:] == ["BENCH_PASSWORD=s3cr=t x", "BENCH_USER=alice", "EMPTY=", "QUOTED=single", "TOKEN=quoted value"]
+    assert masks == [
+        "::add-mask::alice",
+        "::add-mask::s3cr=t x",
+        "::add-mask::quoted value",
+        "::add-mask::single",
+    ]
+    assert (
+        "APP_ENV=unset" in lines
+    )  # the whole secret is gone from the environment bw and the servers get
+    assert lines[-5:] == [
+        "BENCH_PASSWORD=s3cr=t x",
+        "BENCH_USER=alice",
+        "EMPTY=",
+        "QUOTED=single",
+        "TOKEN=quoted value",
+    ]
 
 
-@pytest.mark.parametrize("line, why", [
-    ("GITHUB_TOKEN=x", "GITHUB_TOKEN belongs to the runner"), ("RUNNER_TEMP=/tmp/x", "RUNNER_TEMP belongs"),
-    ("ACTIONS_RUNTIME_TOKEN=x", "ACTIONS_RUNTIME_TOKEN belongs"), ("PATH=/evil", "PATH belongs"), ("HOME=/evil", "HOME belongs"),
-    ("LD_PRELOAD=/evil.so", "LD_PRELOAD belongs"), ("BASH_ENV=/evil", "BASH_ENV belongs"),
-    ("lower=x", "the name is not"), ("1ST=x", "the name is not"), ("A-B=x", "the name is not"), ("NOEQUALS", "no '='"),
-])  # fmt: skip
-def test_app_env_refuses_a_name_the_runner_or_shell_owns_without_showing_the_value(tmp_path, line, why):
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        ("GITHUB_TOKEN=x", "GITHUB_TOKEN belongs to the runner"),
+        ("RUNNER_TEMP=/tmp/x", "RUNNER_TEMP belongs"),
+        ("ACTIONS_RUNTIME_TOKEN=x", "ACTIONS_RUNTIME_TOKEN belongs"),
+        ("PATH=/evil", "PATH belongs"),
+        ("HOME=/evil", "HOME belongs"),
+        ("LD_PRELOAD=/evil.so", "LD_PRELOAD belongs"),
+        ("BASH_ENV=/evil", "BASH_ENV belongs"),
+        ("lower=x", "the name is not"),
+        ("1ST=x", "the name is not"),
+        ("A-B=x", "the name is not"),
+        ("NOEQUALS", "no '='"),
+    ],
+)
+def test_app_env_refuses_a_name_the_runner_or_shell_owns_without_showing_the_value(
+    tmp_path, line, why
+):
     done = source_app_env(tmp_path, f"BENCH_USER=alice\n{line}\n")
     assert done.returncode == BAD_INPUT
     assert f"::error::app-env secret, line 2: {why}" in done.stdout
@@ -446,7 +667,9 @@ def test_no_job_restores_an_actions_cache(path):
 def test_the_nightly_caller_init_writes_runs_only_on_main():
     from benchwatch.scaffold.workflows import caller_workflows
 
-    nightly = yaml.safe_load(caller_workflows("someone/benchwatch@" + "0" * 40)["benchwatch-nightly.yml"])
+    nightly = yaml.safe_load(
+        caller_workflows("someone/benchwatch@" + "0" * 40)["benchwatch-nightly.yml"]
+    )
     assert "workflow_dispatch" in nightly[True]
     for job in nightly["jobs"].values():
         assert job["if"] == "github.ref == 'refs/heads/main'"
@@ -455,17 +678,28 @@ def test_the_nightly_caller_init_writes_runs_only_on_main():
 def test_the_comment_caller_init_writes_posts_one_at_a_time_per_pull_request():
     from benchwatch.scaffold.workflows import caller_workflows
 
-    comment = yaml.safe_load(caller_workflows("someone/benchwatch@" + "0" * 40)["benchwatch-comment.yml"])
+    comment = yaml.safe_load(
+        caller_workflows("someone/benchwatch@" + "0" * 40)["benchwatch-comment.yml"]
+    )
     group = comment["concurrency"]["group"]
-    assert "github.event.workflow_run.head_repository.id" in group and "github.event.workflow_run.head_branch" in group
+    assert (
+        "github.event.workflow_run.head_repository.id" in group
+        and "github.event.workflow_run.head_branch" in group
+    )
     assert comment["concurrency"]["cancel-in-progress"] is False
 
 
 def test_our_nightly_and_comment_callers_have_the_same_guards():
     ours = yaml.safe_load((GITHUB / "workflows" / "nightly.yml").read_text())
-    assert all(job["if"].startswith("github.ref == 'refs/heads/main'") for job in ours["jobs"].values())
-    assert yaml.safe_load((GITHUB / "workflows" / "pr-comment.yml").read_text())["concurrency"]["cancel-in-progress"] is False
-
+    assert all(
+        job["if"].startswith("github.ref == 'refs/heads/main'") for job in ours["jobs"].values()
+    )
+    assert (
+        yaml.safe_load((GITHUB / "workflows" / "pr-comment.yml").read_text())["concurrency"][
+            "cancel-in-progress"
+        ]
+        is False
+    )
 
 
 # --- PR text mentions no one, and a variant id or command in code stays as it is ---------------
@@ -475,7 +709,10 @@ def test_our_nightly_and_comment_callers_have_the_same_guards():
 # turn back into text (.github/scripts/neutralise.js, inline in reusable-comment.yml).
 
 ZW = "\u200b"
-REFERENCE = re.compile(r"(?:^|[^A-Za-z0-9_])(@[A-Za-z0-9][A-Za-z0-9-]*|#[0-9]+|GH-[0-9]+|/(?:issues|pull|discussions)/[0-9]+)", re.I)
+REFERENCE = re.compile(
+    r"(?:^|[^A-Za-z0-9_])(@[A-Za-z0-9][A-Za-z0-9-]*|#[0-9]+|GH-[0-9]+|/(?:issues|pull|discussions)/[0-9]+)",
+    re.I,
+)
 
 
 def references(markdown: str) -> list[str]:
@@ -485,7 +722,11 @@ def references(markdown: str) -> list[str]:
     from html.parser import HTMLParser
 
     markdown_it = pytest.importorskip("markdown_it")
-    html = markdown_it.MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"]).render(markdown)
+    html = (
+        markdown_it.MarkdownIt("commonmark", {"html": True})
+        .enable(["table", "strikethrough"])
+        .render(markdown)
+    )
     found: list[str] = []
 
     class Text(HTMLParser):
@@ -499,7 +740,7 @@ def references(markdown: str) -> list[str]:
 
         def handle_endtag(self, tag):
             if tag in self.open:
-                del self.open[len(self.open) - 1 - self.open[::-1].index(tag):]
+                del self.open[len(self.open) - 1 - self.open[::-1].index(tag) :]
 
         def handle_data(self, data):
             if not {"code", "pre", "a"} & set(self.open):
@@ -521,8 +762,17 @@ def neutralised(tmp_path: Path, texts: list[str]) -> list[str]:
 
     program = tmp_path / "neutralise-all.js"
     program.write_text(NEUTRALISE_ALL)
-    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60, env={
-        "PATH": "/usr/bin:/bin", "MODULE": str(GITHUB / "scripts" / "neutralise.js"), "TEXTS": json.dumps(texts)})  # fmt: skip
+    done = subprocess.run(
+        [_tool("node"), str(program)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "MODULE": str(GITHUB / "scripts" / "neutralise.js"),
+            "TEXTS": json.dumps(texts),
+        },
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -548,8 +798,12 @@ OURS = """<!-- benchwatch-compare -->
 Again by hand: `./bw compare --base latest --head next -k 'hello*@*,*@latest'`; thanks @alice, see #12.
 """
 # an @ after a letter was never broken (a@b mentions no one); after `*`, `'` or a space it was, in code too
-COPYABLE = ["`hello@latest`", "`hello-falcon@latest`", "`posts@seed-v1`",
-            "`./bw compare --base latest --head next -k 'hello*@*,*@latest'`"]  # fmt: skip
+COPYABLE = [
+    "`hello@latest`",
+    "`hello-falcon@latest`",
+    "`posts@seed-v1`",
+    "`./bw compare --base latest --head next -k 'hello*@*,*@latest'`",
+]
 
 
 def test_variant_ids_and_commands_in_code_stay_copyable_in_the_pr_comment(tmp_path):
@@ -569,13 +823,36 @@ def test_compares_problem_lines_show_the_variant_id_as_code():
     from benchwatch.results.schema import Problem
 
     side = lambda role: SideInfo(role=role, spec="latest", kind="stack")  # noqa: E731
-    comparison = lambda rows, problems: Comparison(base=side("base"), head=side("head"), rounds=8, quick=True,  # noqa: E731
-                                                   rows=rows, problems=problems)  # fmt: skip
-    text = render(comparison([], [Problem(variant="hello@latest", endpoint="GET /", phase="boot", reason="server exited",
-                                          detail="Traceback\n  File \"<string>\", line 1, in <module>\n@app.get")]))  # fmt: skip
+
+    def comparison(rows, problems):
+        return Comparison(
+            base=side("base"),
+            head=side("head"),
+            rounds=8,
+            quick=True,
+            rows=rows,
+            problems=problems,
+        )
+
+    text = render(
+        comparison(
+            [],
+            [
+                Problem(
+                    variant="hello@latest",
+                    endpoint="GET /",
+                    phase="boot",
+                    reason="server exited",
+                    detail='Traceback\n  File "<string>", line 1, in <module>\n@app.get',
+                )
+            ],
+        )
+    )
     line = next(x for x in text.splitlines() if "[boot]" in x)
     assert line == "- `hello@latest` `GET /` [boot]: server exited"
-    assert text.split(line, 1)[1].startswith("\n\n  <details>")  # its folded traceback a paragraph apart
+    assert text.split(line, 1)[1].startswith(
+        "\n\n  <details>"
+    )  # its folded traceback a paragraph apart
 
 
 # Each would carry a mention past a neutraliser that trusted every pair of backticks: a run that
@@ -594,8 +871,12 @@ HOSTILE = [
 # The same for GitHub's extensions, which the stand-in lacks (autolinks that run over backticks,
 # math), cmark's reading of a reference label, and two that only look like them
 HOSTILE_ON_GITHUB = [
-    "http://h`y @z` `q`", "www.h.io`y @z` `q`", "$`@z`$", "[a][x`y] @z` `q`\n\n[x`y]: /u",
-    "`` `@z` ``x`", "<pre>\n\n`@z`\n\n</pre>",
+    "http://h`y @z` `q`",
+    "www.h.io`y @z` `q`",
+    "$`@z`$",
+    "[a][x`y] @z` `q`\n\n[x`y]: /u",
+    "`` `@z` ``x`",
+    "<pre>\n\n`@z`\n\n</pre>",
 ]
 
 
@@ -618,14 +899,58 @@ def test_no_mix_of_backticks_pipes_lines_and_tags_mentions_anyone(tmp_path):
     span standing alone keeps its @."""
     import random
 
-    pieces = ["`", "``", "@z", "@y ", " ", "x", "\n", "\n\n", "\r", "|", "\\", "[a](", "[b][", ")", "]", "<b>", "</b>",
-              "<details>", "</details>", "# ", "> ", "- ", "    ", "$", "http://h", "&#64;v", "#7", "```\n", "~~",
-              "_", "__", "*", "&#x40;", "&commat;", "&num;", "&#x23;", "&#35;", "&amp;", "G&#x48;-", "GH-", "1", "@"]  # fmt: skip
+    pieces = [
+        "`",
+        "``",
+        "@z",
+        "@y ",
+        " ",
+        "x",
+        "\n",
+        "\n\n",
+        "\r",
+        "|",
+        "\\",
+        "[a](",
+        "[b][",
+        ")",
+        "]",
+        "<b>",
+        "</b>",
+        "<details>",
+        "</details>",
+        "# ",
+        "> ",
+        "- ",
+        "    ",
+        "$",
+        "http://h",
+        "&#64;v",
+        "#7",
+        "```\n",
+        "~~",
+        "_",
+        "__",
+        "*",
+        "&#x40;",
+        "&commat;",
+        "&num;",
+        "&#x23;",
+        "&#35;",
+        "&amp;",
+        "G&#x48;-",
+        "GH-",
+        "1",
+        "@",
+    ]
     rng = random.Random(30)
     texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 24))) for _ in range(2000)]
     for text, out in zip(texts, neutralised(tmp_path, texts), strict=True):
         assert references(out) == [], (text, out)
-    assert neutralised(tmp_path, ["a `x@y` b", "`@z`\n\nthen @y"]) == ["a `x@y` b", f"`@z`\n\nthen @{ZW}y"]
+    assert neutralised(tmp_path, ["a `x@y` b", "`@z`\n\nthen @y"]) == [
+        "a `x@y` b",
+        f"`@z`\n\nthen @{ZW}y",
+    ]
 
 
 def test_a_cut_comment_cannot_leave_a_code_span_open(tmp_path):
@@ -633,7 +958,9 @@ def test_a_cut_comment_cannot_leave_a_code_span_open(tmp_path):
     what it held into text, so what is left is neutralised again."""
     from test_workflow_attacks import post_comment
 
-    body = post_comment(tmp_path, "x" * 59_990 + " `ping @zed and more`\n").partition("\n\n---\n\n")[2]
+    body = post_comment(tmp_path, "x" * 59_990 + " `ping @zed and more`\n").partition(
+        "\n\n---\n\n"
+    )[2]
     assert "(truncated; full report in the run)" in body
     assert "@z" not in body and f"`ping @{ZW}z" in body
     assert references(body) == []
@@ -644,9 +971,15 @@ def test_a_cut_nightly_issue_cannot_leave_a_code_span_open(tmp_path):
 
     record = tmp_path / "nightly-record"
     record.mkdir()
-    (record / "comment.md").write_text("x" * 59_800 + " `ping @zed " + "y" * 400 + "`\n")  # the cut falls in the y's
+    (record / "comment.md").write_text(
+        "x" * 59_800 + " `ping @zed " + "y" * 400 + "`\n"
+    )  # the cut falls in the y's
     [(kind, args)] = node_call(tmp_path, "nightly-record.js", "issue", RECORD_DIR=str(record))
     body = args["body"]
-    assert kind == "create" and body.startswith("<!-- benchwatch-nightly -->") and "(truncated; see " in body
+    assert (
+        kind == "create"
+        and body.startswith("<!-- benchwatch-nightly -->")
+        and "(truncated; see " in body
+    )
     assert "@z" not in body and f"`ping @{ZW}z" in body
     assert references(body) == []

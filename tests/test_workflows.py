@@ -18,15 +18,21 @@ ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT / ".github"
 WORKFLOWS = sorted((GITHUB / "workflows").glob("*.yml"))
 ACTIONS = sorted((GITHUB / "actions").glob("*/action.yml"))
-PINNED_COMMIT_CHECK = ('[[ "$BW_REF" =~ ^[0-9a-f]{40}$ ]] || { echo "::error::benchwatch-ref: give the 40-hex commit of '
-                       'a benchwatch release, not a tag or branch (those can be moved; benchwatch init writes the '
-                       'commit)"; exit 3; }')
+PINNED_COMMIT_CHECK = (
+    '[[ "$BW_REF" =~ ^[0-9a-f]{40}$ ]] || { echo "::error::benchwatch-ref: give the 40-hex commit of '
+    "a benchwatch release, not a tag or branch (those can be moved; benchwatch init writes the "
+    'commit)"; exit 3; }'
+)
 PINNED = re.compile(r"^[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+(\.\d+)*$")
 
 
 def _tool(name: str) -> str:
     path = shutil.which(name) or next(
-        (str(p) for p in [Path(sys.executable).parent / name, Path.home() / "go" / "bin" / name] if p.exists()),
+        (
+            str(p)
+            for p in [Path(sys.executable).parent / name, Path.home() / "go" / "bin" / name]
+            if p.exists()
+        ),
         None,
     )
     if path is None:
@@ -51,10 +57,18 @@ def _uses_lines(path: Path) -> list[str]:
 
 def test_expected_workflows_exist():
     assert {p.name for p in WORKFLOWS} == {
-        "ci.yml", "benchmark-pr.yml", "pr-comment.yml", "publish.yml", "nightly.yml", "weekly.yml",
-        "reusable-pr.yml", "reusable-comment.yml", "reusable-publish.yml", "reusable-nightly.yml",
+        "ci.yml",
+        "benchmark-pr.yml",
+        "pr-comment.yml",
+        "publish.yml",
+        "nightly.yml",
+        "weekly.yml",
+        "reusable-pr.yml",
+        "reusable-comment.yml",
+        "reusable-publish.yml",
+        "reusable-nightly.yml",
         "reusable-issues.yml",
-    }  # fmt: skip
+    }
     assert (GITHUB / "dependabot.yml").exists()
 
 
@@ -66,8 +80,10 @@ def test_actionlint_is_clean():
 def test_zizmor_reports_nothing():
     result = subprocess.run(
         [_tool("zizmor"), "--offline", "--persona=auditor", "--format", "plain", ".github"],
-        cwd=ROOT, capture_output=True, text=True,
-    )  # fmt: skip
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "No findings to report" in result.stdout + result.stderr
 
@@ -108,7 +124,9 @@ def test_pull_request_workflow_is_read_only():
     doc = _load(GITHUB / "workflows" / "benchmark-pr.yml")
     assert set(doc[True]) == {"pull_request"}  # PyYAML reads the key `on` as True
     for job in doc["jobs"].values():
-        assert job["permissions"] == {"contents": "read"} and "secrets" not in job  # no `secrets: inherit`
+        assert (
+            job["permissions"] == {"contents": "read"} and "secrets" not in job
+        )  # no `secrets: inherit`
     assert "secrets." not in (GITHUB / "workflows" / "benchmark-pr.yml").read_text()
 
 
@@ -124,15 +142,20 @@ def test_our_pr_workflow_is_the_one_users_get():
 def _checks_out_only_benchwatchs_neutraliser(path: Path) -> bool:
     """The one checkout a commenter may make: benchwatch's neutralise.js at the pinned commit, no PR code."""
     checkouts = [s for s in _steps(path) if "actions/checkout@" in s.get("uses", "")]
-    return all(c["with"]["ref"] == "${{ inputs.benchwatch-ref }}" and c["with"]["sparse-checkout"] == ".github/scripts/neutralise.js"
-               for c in checkouts)  # fmt: skip
+    return all(
+        c["with"]["ref"] == "${{ inputs.benchwatch-ref }}"
+        and c["with"]["sparse-checkout"] == ".github/scripts/neutralise.js"
+        for c in checkouts
+    )
 
 
 @pytest.mark.parametrize("name", ["pr-comment.yml", "reusable-comment.yml"])
 def test_pr_comment_never_checks_out_code(name):
     path = GITHUB / "workflows" / name
     assert _checks_out_only_benchwatchs_neutraliser(path)
-    assert name == "reusable-comment.yml" or not any("checkout" in line for line in _uses_lines(path))
+    assert name == "reusable-comment.yml" or not any(
+        "checkout" in line for line in _uses_lines(path)
+    )
     assert "./bw" not in path.read_text()
 
 
@@ -143,8 +166,12 @@ def test_our_commenter_is_the_one_users_get():
 
 # --- one definition: our workflows call the reusable ones users get ----------------------------
 
-OUR_CALLERS = {"benchmark-pr.yml": "reusable-pr.yml", "pr-comment.yml": "reusable-comment.yml",
-               "publish.yml": "reusable-publish.yml", "nightly.yml": "reusable-nightly.yml"}  # fmt: skip
+OUR_CALLERS = {
+    "benchmark-pr.yml": "reusable-pr.yml",
+    "pr-comment.yml": "reusable-comment.yml",
+    "publish.yml": "reusable-publish.yml",
+    "nightly.yml": "reusable-nightly.yml",
+}
 LEVELS = {"none": 0, "read": 1, "write": 2}
 
 
@@ -152,15 +179,19 @@ def _ceiling_problems(job: dict, callee: dict) -> list[str]:
     """What GitHub refuses before any job starts (whatever their `if:`): a called job asking for
     more than the calling job grants."""
     granted = job.get("permissions", {})
-    return [f"{name} asks {scope}: {level}, the caller grants {granted.get(scope, 'none')}"
-            for name, nested in callee["jobs"].items() for scope, level in nested.get("permissions", {}).items()
-            if LEVELS[level] > LEVELS[granted.get(scope, "none")]]  # fmt: skip
+    return [
+        f"{name} asks {scope}: {level}, the caller grants {granted.get(scope, 'none')}"
+        for name, nested in callee["jobs"].items()
+        for scope, level in nested.get("permissions", {}).items()
+        if LEVELS[level] > LEVELS[granted.get(scope, "none")]
+    ]
 
 
 def test_the_permission_ceiling_check_catches_a_caller_granting_too_little():
     issues = _load(GITHUB / "workflows" / "reusable-issues.yml")
     assert _ceiling_problems({"permissions": {"contents": "write"}}, issues) == [
-        "issues asks issues: write, the caller grants none"]
+        "issues asks issues: write, the caller grants none"
+    ]
     assert _ceiling_problems({"permissions": {"contents": "read", "issues": "write"}}, issues) == []
 
 
@@ -170,9 +201,13 @@ def test_our_workflows_only_call_the_reusable_ones(caller):
     inputs it declares (the required ones given, booleans as booleans), benchwatch at the commit
     that triggered the run, no secrets, and grants what the called jobs ask."""
     jobs = _load(GITHUB / "workflows" / caller)["jobs"]
-    assert OUR_CALLERS[caller] in {str(job.get("uses", "")).rsplit("/", 1)[-1] for job in jobs.values()}
+    assert OUR_CALLERS[caller] in {
+        str(job.get("uses", "")).rsplit("/", 1)[-1] for job in jobs.values()
+    }
     for name, job in jobs.items():
-        assert "steps" not in job, f"{caller}: job {name} has its own steps; a reusable workflow defines them"
+        assert "steps" not in job, (
+            f"{caller}: job {name} has its own steps; a reusable workflow defines them"
+        )
         assert job["uses"].startswith("./.github/workflows/reusable-"), job["uses"]
         callee = _load(GITHUB / "workflows" / job["uses"].rsplit("/", 1)[1])
         declared = callee[True]["workflow_call"].get("inputs", {})
@@ -183,7 +218,10 @@ def test_our_workflows_only_call_the_reusable_ones(caller):
             if not str(value).startswith("${{"):
                 assert isinstance(value, bool) is (declared[key]["type"] == "boolean"), key
         if "benchwatch-ref" in given:
-            assert given["benchwatch-ref"] in ("${{ github.sha }}", "${{ github.event.pull_request.head.sha }}")
+            assert given["benchwatch-ref"] in (
+                "${{ github.sha }}",
+                "${{ github.event.pull_request.head.sha }}",
+            )
             assert given["benchwatch-repository"] == "${{ github.repository }}"
         assert "secrets" not in job
         assert _ceiling_problems(job, callee) == []
@@ -201,9 +239,18 @@ def _record_runs(path: Path) -> list[str]:
 # (history.COUNTS) and, for publish, the `(vs parent)` ratios
 SUITES = {
     "weekly.yml": ["customSmallerIsBetter", "customBiggerIsBetter"],
-    "reusable-publish.yml": ["customSmallerIsBetter", "customBiggerIsBetter", "customSmallerIsBetter", "customSmallerIsBetter"],
-    "reusable-nightly.yml": ["customSmallerIsBetter", "customBiggerIsBetter", "customSmallerIsBetter"],
-}  # fmt: skip
+    "reusable-publish.yml": [
+        "customSmallerIsBetter",
+        "customBiggerIsBetter",
+        "customSmallerIsBetter",
+        "customSmallerIsBetter",
+    ],
+    "reusable-nightly.yml": [
+        "customSmallerIsBetter",
+        "customBiggerIsBetter",
+        "customSmallerIsBetter",
+    ],
+}
 
 
 @pytest.mark.parametrize("name", list(SUITES))
@@ -216,7 +263,9 @@ def test_gh_pages_is_pushed_once(name):
     assert "skip-fetch-gh-pages" not in steps[0]["with"]
     assert all(s["with"]["skip-fetch-gh-pages"] is True for s in steps[1:])
     assert all(s["with"]["max-items-in-chart"] == 200 for s in steps)
-    assert len(_record_runs(path)) == 1  # the one push, by the script tests/test_record_push.py rehearses
+    assert (
+        len(_record_runs(path)) == 1
+    )  # the one push, by the script tests/test_record_push.py rehearses
     assert "git push" not in path.read_text() and "git -C" not in path.read_text()
 
 
@@ -227,8 +276,14 @@ def test_the_counts_per_request_are_their_own_suite_with_a_tight_threshold(name)
     from benchwatch.trend.history import COUNTS
 
     doc = _load(GITHUB / "workflows" / name)
-    [step] = [s for s in _benchmark_steps(GITHUB / "workflows" / name) if "counts" in s["with"]["name"]]
-    assert step["with"]["name"] == (COUNTS if name == "reusable-publish.yml" else COUNTS.replace("benchwatch ", "benchwatch nightly "))
+    [step] = [
+        s for s in _benchmark_steps(GITHUB / "workflows" / name) if "counts" in s["with"]["name"]
+    ]
+    assert step["with"]["name"] == (
+        COUNTS
+        if name == "reusable-publish.yml"
+        else COUNTS.replace("benchwatch ", "benchwatch nightly ")
+    )
     # the artifact is checked first (.github/scripts/nightly-record.js's gab)
     assert step["with"]["output-file-path"] == "${{ runner.temp }}/checked/gab-counts.json"
     assert step["with"]["alert-threshold"] == "${{ inputs.counts-alert-threshold }}"
@@ -253,14 +308,18 @@ def test_the_relative_trend_is_its_own_series_recorded_when_the_measure_job_made
     path = GITHUB / "workflows" / "reusable-publish.yml"
     jobs = _load(path)["jobs"]
     checkout = next(s for s in jobs["measure"]["steps"] if s.get("with", {}).get("path") == "repo")
-    assert checkout["with"]["fetch-depth"] == 0  # the parent must be in the local history to be checked out
+    assert (
+        checkout["with"]["fetch-depth"] == 0
+    )  # the parent must be in the local history to be checked out
     [step] = [s for s in _benchmark_steps(path) if s["with"]["name"] == "benchwatch (vs parent)"]
     assert step["if"] == "needs.measure.outputs.relative == 'true'"
     assert step["with"]["output-file-path"] == "${{ runner.temp }}/checked/gab-relative.json"
     assert jobs["measure"]["outputs"]["relative"] == "${{ steps.changes.outputs.relative }}"
 
 
-def _relative_parent(tmp_path: Path, repo: Path, sha: str, before: str, event: str = "push") -> tuple[str, str]:
+def _relative_parent(
+    tmp_path: Path, repo: Path, sha: str, before: str, event: str = "push"
+) -> tuple[str, str]:
     """reusable-publish.yml's parent step (working-directory: repo), its own shell on a real
     repository: (parent, what the summary says)."""
     steps = _load(GITHUB / "workflows" / "reusable-publish.yml")["jobs"]["measure"]["steps"]
@@ -270,10 +329,23 @@ def _relative_parent(tmp_path: Path, repo: Path, sha: str, before: str, event: s
     temp.mkdir(exist_ok=True)
     for f in (output, summary):
         f.write_text("")
-    env = {"PATH": "/usr/bin:/bin", "BEFORE": before, "EVENT": event, "GITHUB_SHA": sha, "RUNNER_TEMP": str(temp),
-           "GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)}  # fmt: skip
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", parent["run"]], cwd=repo, env=env,
-                          capture_output=True, text=True, timeout=30)  # fmt: skip
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "BEFORE": before,
+        "EVENT": event,
+        "GITHUB_SHA": sha,
+        "RUNNER_TEMP": str(temp),
+        "GITHUB_OUTPUT": str(output),
+        "GITHUB_STEP_SUMMARY": str(summary),
+    }
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", parent["run"]],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
     return output.read_text().strip().removeprefix("parent="), summary.read_text().strip()
 
@@ -298,32 +370,52 @@ def test_the_relative_parent_is_the_pushs_before_and_said_when_there_is_none(tmp
     assert parent == "" and said.startswith(f"force-push: before {c2} is not an ancestor")
     parent, said = _relative_parent(tmp_path, repo, c2, "f" * 40)
     assert parent == "" and "not in the history" in said
-    assert _relative_parent(tmp_path, repo, c2, "", "workflow_dispatch")[0] == c1  # a manual run: first parent
+    assert (
+        _relative_parent(tmp_path, repo, c2, "", "workflow_dispatch")[0] == c1
+    )  # a manual run: first parent
     parent, said = _relative_parent(tmp_path, repo, rewritten, "", "workflow_dispatch")
     assert parent == "" and "root commit" in said
 
 
 @pytest.mark.parametrize("caller, kind", [("publish.yml", "publish"), ("nightly.yml", "nightly")])
-def test_change_points_found_by_the_measure_job_become_issues_in_the_opt_in_issues_job(tmp_path, caller, kind):
+def test_change_points_found_by_the_measure_job_become_issues_in_the_opt_in_issues_job(
+    tmp_path, caller, kind
+):
     """Our callers add reusable-issues.yml after the reusable job; its script reads the change
     points the measure job wrote into the record artifact and says which run found them."""
     jobs = _load(GITHUB / "workflows" / caller)["jobs"]
-    measured = next(name for name, job in jobs.items() if job["uses"] != "./.github/workflows/reusable-issues.yml")
+    measured = next(
+        name
+        for name, job in jobs.items()
+        if job["uses"] != "./.github/workflows/reusable-issues.yml"
+    )
     issues = jobs["issues"]
-    assert issues["uses"] == "./.github/workflows/reusable-issues.yml" and issues["needs"] == [measured]
+    assert issues["uses"] == "./.github/workflows/reusable-issues.yml" and issues["needs"] == [
+        measured
+    ]
     assert issues["with"]["kind"] == kind
     callee = _load(GITHUB / "workflows" / "reusable-issues.yml")["jobs"]["issues"]
     download = next(s for s in callee["steps"] if "download-artifact@" in s.get("uses", ""))
-    reusable = _load(GITHUB / "workflows" / jobs[measured]["uses"].rsplit("/", 1)[1])["jobs"]["measure"]
+    reusable = _load(GITHUB / "workflows" / jobs[measured]["uses"].rsplit("/", 1)[1])["jobs"][
+        "measure"
+    ]
     upload = next(s for s in reusable["steps"] if "upload-artifact@" in s.get("uses", ""))
     assert download["with"]["name"].replace("${{ inputs.kind }}", kind) == upload["with"]["name"]
     # the measure steps that write changes.json run for real in tests/test_reusable_publish.py
     record = tmp_path / "record"
     record.mkdir()
     (record / "changes.md").write_text("| series |\n")
-    (record / "changes.json").write_text(json.dumps({"schema_version": 1, "series": [_series("svc cpu/req", True)]}))
+    (record / "changes.json").write_text(
+        json.dumps({"schema_version": 1, "series": [_series("svc cpu/req", True)]})
+    )
     step = "Change points, in the job summary and one issue per alerting series"
-    calls = _run_script("reusable-issues.yml", tmp_path, {"listForRepo": []}, {"RECORD_DIR": str(record), "SOURCE": kind}, step)
+    calls = _run_script(
+        "reusable-issues.yml",
+        tmp_path,
+        {"listForRepo": []},
+        {"RECORD_DIR": str(record), "SOURCE": kind},
+        step,
+    )
     [created] = [args for call, args in calls if call == "create"]
     assert f"found by the {kind} run" in created["body"]
 
@@ -352,7 +444,9 @@ def test_pr_trend_steps_read_the_head_run_that_compare_writes():
     outs = re.findall(r'\bout="\$RUNNER_TEMP/([\w-]+)"', text)
     assert len(outs) == 1 and '--out "$out"' in text
     paths = {s["with"]["output-file-path"] for s in _benchmark_steps(path)}
-    assert paths == {f"${{{{ runner.temp }}}}/{outs[0]}/head/gab-{d}.json" for d in ("smaller", "bigger")}
+    assert paths == {
+        f"${{{{ runner.temp }}}}/{outs[0]}/head/gab-{d}.json" for d in ("smaller", "bigger")
+    }
 
 
 STAND_IN = """#!/bin/bash
@@ -372,8 +466,12 @@ esac
 """
 
 
-def _nightly_step(tmp_path: Path, name: str, code: int = 0, env: dict[str, str] | None = None,
-                  ) -> tuple[subprocess.CompletedProcess, Path, Path]:
+def _nightly_step(
+    tmp_path: Path,
+    name: str,
+    code: int = 0,
+    env: dict[str, str] | None = None,
+) -> tuple[subprocess.CompletedProcess, Path, Path]:
     """One step of reusable-nightly.yml's measure job, its own shell, with a stand-in tool/bw."""
     from test_workflow_attacks import step as named_step
 
@@ -385,11 +483,26 @@ def _nightly_step(tmp_path: Path, name: str, code: int = 0, env: dict[str, str] 
     (work / "tool" / "bw").chmod(0o755)
     (temp / "record").mkdir(parents=True, exist_ok=True)
     found = named_step("reusable-nightly.yml", "measure", name)
-    env = {"PATH": "/usr/bin:/bin", "RUNNER_TEMP": str(temp), "GITHUB_WORKSPACE": str(work), "GITHUB_SHA": "0123456789ab" + "c" * 28,
-           "GITHUB_OUTPUT": str(tmp_path / "output"), "LOG": str(tmp_path / "log"), "CODE": str(code),
-           "SCENARIOS": "", "APP_ENV": "", **(env or {})}  # fmt: skip
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", found["run"]], cwd=work, env=env, capture_output=True,
-                          text=True, timeout=30)  # fmt: skip
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "RUNNER_TEMP": str(temp),
+        "GITHUB_WORKSPACE": str(work),
+        "GITHUB_SHA": "0123456789ab" + "c" * 28,
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "LOG": str(tmp_path / "log"),
+        "CODE": str(code),
+        "SCENARIOS": "",
+        "APP_ENV": "",
+        **(env or {}),
+    }
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", found["run"]],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     return done, temp / "record", tmp_path / "output"
 
 
@@ -397,12 +510,21 @@ def _nightly_step(tmp_path: Path, name: str, code: int = 0, env: dict[str, str] 
 def test_the_nightly_records_the_head_run_that_compare_writes(tmp_path, code, fails):
     """compare latest -> next: the head's figures (counts included) and the comment go into the
     record artifact; 2 and 3 fail the job, so nothing is recorded and the night is retried."""
-    done, record, output = _nightly_step(tmp_path, "Compare latest (pinned baseline) with next on this runner", code)
+    done, record, output = _nightly_step(
+        tmp_path, "Compare latest (pinned baseline) with next on this runner", code
+    )
     assert (done.returncode != 0) is fails, done.stderr
     assert f"exit_code={code}" in output.read_text()
     if not fails:
-        assert sorted(p.name for p in record.iterdir()) == ["comment.md", "gab-bigger.json", "gab-counts.json", "gab-smaller.json"]
-        assert "--record-measured" in (tmp_path / "log").read_text().splitlines()[-1]  # the measured packages
+        assert sorted(p.name for p in record.iterdir()) == [
+            "comment.md",
+            "gab-bigger.json",
+            "gab-counts.json",
+            "gab-smaller.json",
+        ]
+        assert (
+            "--record-measured" in (tmp_path / "log").read_text().splitlines()[-1]
+        )  # the measured packages
 
 
 def test_tonights_attribution_is_named_as_the_record_jobs_check_accepts(tmp_path):
@@ -410,7 +532,9 @@ def test_tonights_attribution_is_named_as_the_record_jobs_check_accepts(tmp_path
     (YYYY-MM-DD-<12 hex>.json), so the releases page gets it."""
     from test_workflow_attacks import check_artifact, nightly_artifact
 
-    done, record, _ = _nightly_step(tmp_path, "Attribute a significant change to the release(s) responsible")
+    done, record, _ = _nightly_step(
+        tmp_path, "Attribute a significant change to the release(s) responsible"
+    )
     assert done.returncode == 0, done.stderr
     [filed] = (record / "attribution").iterdir()
     assert filed.name.endswith("-0123456789ab.json") and (record / "attribution.md").exists()
@@ -428,23 +552,49 @@ def test_tonights_attribution_is_named_as_the_record_jobs_check_accepts(tmp_path
 def test_the_nightly_push_records_only_what_the_check_accepted(tmp_path, releases):
     """The record job's one push: with releases, the checked state and attributions (never the
     artifact's own files); without, the trend alone (a user's nightly has no release state)."""
-    found = next(s for s in _load(GITHUB / "workflows" / "reusable-nightly.yml")["jobs"]["record"]["steps"]
-                 if "record_push.sh" in s.get("run", ""))  # fmt: skip
+    found = next(
+        s
+        for s in _load(GITHUB / "workflows" / "reusable-nightly.yml")["jobs"]["record"]["steps"]
+        if "record_push.sh" in s.get("run", "")
+    )
     assert found["env"]["RELEASES"] == "${{ inputs.releases && 'true' || '' }}"
     (tmp_path / "record-tool" / "scripts").mkdir(parents=True)
     script = tmp_path / "record-tool" / "scripts" / "record_push.sh"
     script.write_text('#!/bin/sh\nfor a in "$@"; do echo "$a"; done\n')
     script.chmod(0o755)
     temp = tmp_path / "runner temp"  # a space: the paths stay one argument each
-    done = subprocess.run(["bash", "-euo", "pipefail", "-c", found["run"]], cwd=tmp_path, capture_output=True, text=True,
-                          env={"PATH": "/usr/bin:/bin", "GH_TOKEN": "t", "SHA": "c" * 40, "RELEASES": releases,
-                               "RUNNER_TEMP": str(temp), "GITHUB_REPOSITORY": "o/r", "GITHUB_SERVER_URL": "https://github.com"})  # fmt: skip
+    done = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", found["run"]],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "GH_TOKEN": "t",
+            "SHA": "c" * 40,
+            "RELEASES": releases,
+            "RUNNER_TEMP": str(temp),
+            "GITHUB_REPOSITORY": "o/r",
+            "GITHUB_SERVER_URL": "https://github.com",
+        },
+    )
     assert done.returncode == 0, done.stderr
     args = done.stdout.splitlines()
-    assert args[args.index("--state"):args.index("--sha") + 2] == ["--state", "nightly/published.json", "--sha", "c" * 40]
+    assert args[args.index("--state") : args.index("--sha") + 2] == [
+        "--state",
+        "nightly/published.json",
+        "--sha",
+        "c" * 40,
+    ]
     if releases:
-        assert args[-6:] == ["--put", f"{temp}/checked/state.json", "nightly/state.json",
-                             "--add", f"{temp}/checked/attribution", "nightly/attribution"]  # fmt: skip
+        assert args[-6:] == [
+            "--put",
+            f"{temp}/checked/state.json",
+            "nightly/state.json",
+            "--add",
+            f"{temp}/checked/attribution",
+            "nightly/attribution",
+        ]
     else:
         assert "--put" not in args and "--add" not in args
     assert not any("/record/" in a for a in args)
@@ -459,22 +609,37 @@ def test_weekly_merges_the_micro_run_and_publishes_its_asv_site_and_publish_the_
     merge = "\n".join(s.get("run", "") for s in jobs["merge"]["steps"])
     assert 'cp -r "$RUNNER_TEMP/shards/shard-micro/asv-html" "$record/asv"' in merge
     # publish's site is built in its measure job: tests/test_reusable_publish.py runs that step
-    assert '--put "$RUNNER_TEMP/record/site" .' in _record_runs(GITHUB / "workflows" / "reusable-publish.yml")[0]
+    assert (
+        '--put "$RUNNER_TEMP/record/site" .'
+        in _record_runs(GITHUB / "workflows" / "reusable-publish.yml")[0]
+    )
 
 
 # --- measure and record: write tokens never meet third-party code ------------------------------
 
 WRITE_SCOPES = ("contents", "issues", "pull-requests")
-RECORD_ACTIONS = ("actions/checkout@", "actions/download-artifact@",
-                  "benchmark-action/github-action-benchmark@", "actions/github-script@")  # fmt: skip
-THIRD_PARTY_CODE = re.compile(r"\./bw\b|\bbenchwatch\b|uv pip install|\buv\b|\boha\b|pip install|cargo|python")
+RECORD_ACTIONS = (
+    "actions/checkout@",
+    "actions/download-artifact@",
+    "benchmark-action/github-action-benchmark@",
+    "actions/github-script@",
+)
+THIRD_PARTY_CODE = re.compile(
+    r"\./bw\b|\bbenchwatch\b|uv pip install|\buv\b|\boha\b|pip install|cargo|python"
+)
 # one line of bash testing an input and failing with exit 3: no command substitution, no command but echo
-INPUT_CHECK = re.compile(r'^\[\[ (?:(?!\$\(|<\(|`|\]\]).)* \]\] \|\| \{ echo "::error::[^"$`]*"; exit 3; \}$')
+INPUT_CHECK = re.compile(
+    r'^\[\[ (?:(?!\$\(|<\(|`|\]\]).)* \]\] \|\| \{ echo "::error::[^"$`]*"; exit 3; \}$'
+)
 
 
 def _jobs(names: tuple[str, ...] = ()) -> list[tuple[str, str, dict]]:
-    return [(p.name, name, job) for p in WORKFLOWS if not names or p.name in names
-            for name, job in _load(p)["jobs"].items()]  # fmt: skip
+    return [
+        (p.name, name, job)
+        for p in WORKFLOWS
+        if not names or p.name in names
+        for name, job in _load(p)["jobs"].items()
+    ]
 
 
 def _job_params(jobs: list[tuple[str, str, dict]]) -> list:
@@ -487,10 +652,18 @@ def _writes(job: dict) -> bool:
 
 def test_the_writing_jobs_are_the_record_jobs_and_the_commenter():
     writers = {(workflow, name) for workflow, name, job in _jobs() if _writes(job)}
-    assert writers == {("publish.yml", "publish"), ("publish.yml", "issues"), ("nightly.yml", "nightly"),
-                       ("nightly.yml", "issues"), ("weekly.yml", "record"), ("pr-comment.yml", "comment"),
-                       ("reusable-publish.yml", "record"), ("reusable-nightly.yml", "record"),
-                       ("reusable-comment.yml", "comment"), ("reusable-issues.yml", "issues")}  # fmt: skip
+    assert writers == {
+        ("publish.yml", "publish"),
+        ("publish.yml", "issues"),
+        ("nightly.yml", "nightly"),
+        ("nightly.yml", "issues"),
+        ("weekly.yml", "record"),
+        ("pr-comment.yml", "comment"),
+        ("reusable-publish.yml", "record"),
+        ("reusable-nightly.yml", "record"),
+        ("reusable-comment.yml", "comment"),
+        ("reusable-issues.yml", "issues"),
+    }
 
 
 @pytest.mark.parametrize("workflow, name, job", _job_params([j for j in _jobs() if _writes(j[2])]))
@@ -509,38 +682,74 @@ def test_jobs_with_write_permissions_run_no_third_party_code(workflow, name, job
         if run:
             assert not THIRD_PARTY_CODE.search(run), f"{workflow} {name}: {run}"
             # a reusable workflow runs benchwatch's copy, checked out at the caller's pinned commit
-            script_path = "record-tool/scripts/record_push.sh " if workflow.startswith("reusable-") else "scripts/record_push.sh "
+            script_path = (
+                "record-tool/scripts/record_push.sh "
+                if workflow.startswith("reusable-")
+                else "scripts/record_push.sh "
+            )
             assert run.lstrip().startswith(script_path), f"{workflow} {name}: {run}"
         script = step.get("with", {}).get("script", "")
-        for required in re.findall(r"require\(`\$\{process\.env\.GITHUB_WORKSPACE\}/(?:record-tool/|issue-tool/)?([\w./-]+)`\)", script):
-            script += (ROOT / required).read_text()  # a script kept in the repository: checked the same way
+        for required in re.findall(
+            r"require\(`\$\{process\.env\.GITHUB_WORKSPACE\}/(?:record-tool/|issue-tool/)?([\w./-]+)`\)",
+            script,
+        ):
+            script += (
+                ROOT / required
+            ).read_text()  # a script kept in the repository: checked the same way
         assert "child_process" not in script and "exec(" not in script
         for required in re.findall(r"require\('\./([\w-]+\.js)'\)", script):
-            script += (GITHUB / "scripts" / required).read_text()  # a module of .github/scripts: the same rules
-        assert not re.search(r"require\((?!'fs'|'path'|'\./[\w-]+\.js'|`\$\{process\.env\.GITHUB_WORKSPACE\}/(record-tool/|issue-tool/)?\.github/scripts/)", script)
+            script += (
+                GITHUB / "scripts" / required
+            ).read_text()  # a module of .github/scripts: the same rules
+        assert not re.search(
+            r"require\((?!'fs'|'path'|'\./[\w-]+\.js'|`\$\{process\.env\.GITHUB_WORKSPACE\}/(record-tool/|issue-tool/)?\.github/scripts/)",
+            script,
+        )
     script = (ROOT / "scripts" / "record_push.sh").read_text()
     code = "\n".join(line for line in script.splitlines() if not line.lstrip().startswith("#"))
     assert not THIRD_PARTY_CODE.search(code), THIRD_PARTY_CODE.search(code)
 
 
 def test_the_third_party_code_check_catches_each_forbidden_command():
-    for run in ("./bw site --out x", "benchwatch merge a", "uv pip install -e .", "oha -z 1s http://x",
-                ".venv/bin/python -m benchwatch", "cargo install oha"):  # fmt: skip
+    for run in (
+        "./bw site --out x",
+        "benchwatch merge a",
+        "uv pip install -e .",
+        "oha -z 1s http://x",
+        ".venv/bin/python -m benchwatch",
+        "cargo install oha",
+    ):
         assert THIRD_PARTY_CODE.search(run), run
     assert INPUT_CHECK.match(PINNED_COMMIT_CHECK)
-    for line in ('[[ "$KIND" == x ]] || { ./bw site; exit 3; }', '[[ "$(./bw x)" == y ]] || { echo "::error::x"; exit 3; }',
-                 '[[ "$K" == x ]] || { echo "::error::`./bw`"; exit 3; }', '[[ "$K" == x ]] || { echo "::error::x"; exit 3; }; ./bw'):  # fmt: skip
+    for line in (
+        '[[ "$KIND" == x ]] || { ./bw site; exit 3; }',
+        '[[ "$(./bw x)" == y ]] || { echo "::error::x"; exit 3; }',
+        '[[ "$K" == x ]] || { echo "::error::`./bw`"; exit 3; }',
+        '[[ "$K" == x ]] || { echo "::error::x"; exit 3; }; ./bw',
+    ):
         assert not INPUT_CHECK.match(line), line
-    assert not THIRD_PARTY_CODE.search('scripts/record_push.sh --repo . --remote "$R" --message "m"')
+    assert not THIRD_PARTY_CODE.search(
+        'scripts/record_push.sh --repo . --remote "$R" --message "m"'
+    )
 
 
-@pytest.mark.parametrize("workflow, name, job", _job_params(
-    [j for j in _jobs(("weekly.yml", "reusable-publish.yml", "reusable-nightly.yml")) if not _writes(j[2])]))
+@pytest.mark.parametrize(
+    "workflow, name, job",
+    _job_params(
+        [
+            j
+            for j in _jobs(("weekly.yml", "reusable-publish.yml", "reusable-nightly.yml"))
+            if not _writes(j[2])
+        ]
+    ),
+)
 def test_measure_jobs_read_only_without_tokens(workflow, name, job):
     assert job["permissions"] == {"contents": "read"}
     text = yaml.safe_dump(job["steps"])
     # the one secret, the apps' app-env, only where they boot (tests/test_workflow_wiring.py)
-    assert "token" not in text.lower() and "secrets." not in text.replace("${{ secrets.app-env }}", "")
+    assert "token" not in text.lower() and "secrets." not in text.replace(
+        "${{ secrets.app-env }}", ""
+    )
 
 
 @pytest.mark.parametrize("name", ["publish.yml", "nightly.yml", "weekly.yml"])
@@ -553,14 +762,19 @@ def test_publish_and_nightly_run_only_on_main(name):
 def test_publish_and_nightly_record_in_separate_groups_that_never_cancel():
     """Each workflow's own group and its record job's (in the reusable workflow it calls)."""
     groups = {}
-    for name, recorder in (("publish.yml", "reusable-publish.yml"), ("nightly.yml", "reusable-nightly.yml"),
-                           ("weekly.yml", "weekly.yml")):  # fmt: skip
+    for name, recorder in (
+        ("publish.yml", "reusable-publish.yml"),
+        ("nightly.yml", "reusable-nightly.yml"),
+        ("weekly.yml", "weekly.yml"),
+    ):
         doc = _load(GITHUB / "workflows" / name)
         assert doc["concurrency"]["cancel-in-progress"] is False
         record = _load(GITHUB / "workflows" / recorder)["jobs"]["record"]["concurrency"]
         assert record["cancel-in-progress"] is False
         groups[name] = (doc["concurrency"]["group"], record["group"])
-    assert groups["publish.yml"][0] == "publish-${{ github.sha }}"  # a newer push never drops an older one
+    assert (
+        groups["publish.yml"][0] == "publish-${{ github.sha }}"
+    )  # a newer push never drops an older one
     assert len({g for pair in groups.values() for g in pair}) == 6
 
 
@@ -569,7 +783,9 @@ def test_publish_records_which_commits_it_covers():
     assert '--state dev/bench/published.json --sha "$SHA"' in run
     record = _load(GITHUB / "workflows" / "reusable-publish.yml")["jobs"]["record"]
     checkout = next(s for s in record["steps"] if s.get("uses", "").startswith("actions/checkout@"))
-    assert checkout["with"]["fetch-depth"] == 0  # the history between the last published commit and this one
+    assert (
+        checkout["with"]["fetch-depth"] == 0
+    )  # the history between the last published commit and this one
 
 
 def test_no_container_image_without_a_digest():
@@ -579,7 +795,10 @@ def test_no_container_image_without_a_digest():
     ci = _load(GITHUB / "workflows" / "ci.yml")
     assert "services" not in ci["jobs"]["test"]
     start = next(s["run"] for s in ci["jobs"]["test"]["steps"] if "pg_ctl" in s.get("run", ""))
-    assert '-h 127.0.0.1 -p 5432' in start and "127.0.0.1:5432" in ci["jobs"]["test"]["env"]["TEST_DATABASE_URL"]
+    assert (
+        "-h 127.0.0.1 -p 5432" in start
+        and "127.0.0.1:5432" in ci["jobs"]["test"]["env"]["TEST_DATABASE_URL"]
+    )
 
 
 def test_dependabot_covers_the_lock_and_every_directory_with_uses():
@@ -587,8 +806,11 @@ def test_dependabot_covers_the_lock_and_every_directory_with_uses():
     by_ecosystem = {u["package-ecosystem"]: u for u in updates}
     assert set(by_ecosystem) == {"uv", "github-actions"}
     assert by_ecosystem["uv"]["directory"] == "/"
-    holders = {"/" if p.parent.name == "workflows" else "/" + p.parent.relative_to(ROOT).as_posix()
-               for p in WORKFLOWS + ACTIONS if _uses_lines(p)}  # fmt: skip
+    holders = {
+        "/" if p.parent.name == "workflows" else "/" + p.parent.relative_to(ROOT).as_posix()
+        for p in WORKFLOWS + ACTIONS
+        if _uses_lines(p)
+    }
     assert holders == {"/", "/.github/actions/setup"}
     assert set(by_ecosystem["github-actions"]["directories"]) == holders
 
@@ -631,8 +853,11 @@ def _github_script(workflow: str, name: str | None = None) -> tuple[str, dict]:
     (job, *_) = _load(GITHUB / "workflows" / workflow)["jobs"].values()
     if str(job.get("uses", "")).startswith("./.github/workflows/"):
         workflow = job["uses"].rsplit("/", 1)[1]
-    step = next(s for s in _steps(GITHUB / "workflows" / workflow)
-                if "github-script@" in s.get("uses", "") and name in (None, s.get("name")))  # fmt: skip
+    step = next(
+        s
+        for s in _steps(GITHUB / "workflows" / workflow)
+        if "github-script@" in s.get("uses", "") and name in (None, s.get("name"))
+    )
     return step["with"]["script"], step.get("env", {})
 
 
@@ -647,21 +872,38 @@ def _workspace(tmp_path: Path) -> Path:
     return work
 
 
-def _run_script(workflow: str, tmp_path: Path, scenario: dict, env: dict, step: str | None = None) -> list:
+def _run_script(
+    workflow: str, tmp_path: Path, scenario: dict, env: dict, step: str | None = None
+) -> list:
     node = _tool("node")
     script, _ = _github_script(workflow, step)
     program = tmp_path / "harness.js"
     program.write_text(HARNESS.replace("SCRIPT", script))
-    done = subprocess.run([node, str(program)], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "SCENARIO": json.dumps(scenario),
-                               "GITHUB_WORKSPACE": str(_workspace(tmp_path)), **env})  # fmt: skip
+    done = subprocess.run(
+        [node, str(program)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "SCENARIO": json.dumps(scenario),
+            "GITHUB_WORKSPACE": str(_workspace(tmp_path)),
+            **env,
+        },
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
 MARKER = "<!-- benchwatch-compare -->"
-RUN = {"id": 42, "html_url": "https://github.com/o/r/actions/runs/42", "head_sha": "a" * 40,
-       "head_branch": "feature", "head_repository": {"id": 7}, "conclusion": "success"}  # fmt: skip
+RUN = {
+    "id": 42,
+    "html_url": "https://github.com/o/r/actions/runs/42",
+    "head_sha": "a" * 40,
+    "head_branch": "feature",
+    "head_repository": {"id": 7},
+    "conclusion": "success",
+}
 PR = {"head": {"sha": "a" * 40, "ref": "feature", "repo": {"id": 7}}, "state": "open"}
 
 
@@ -670,7 +912,9 @@ def artifact(tmp_path):
     directory = tmp_path / "artifact"
     directory.mkdir()
     (directory / "pr-number.txt").write_text("12\n")
-    (directory / "comment.md").write_text("0 regressions, ping @acme/security and see [here](https://x.example)\n")
+    (directory / "comment.md").write_text(
+        "0 regressions, ping @acme/security and see [here](https://x.example)\n"
+    )
     return directory
 
 
@@ -690,8 +934,12 @@ def test_pr_comment_header_is_built_from_the_run_and_mentions_are_neutralised(tm
     head, _, rest = body.partition("\n\n---\n\n")
     # N4: the disclaimer first, then what the PR's own run (which ran the PR's code) reported
     disclaimer, said = head.split("\n\n")[1:3]
-    assert disclaimer.startswith("_Not verified by this repository: the pull request's own benchmark run ran the pull request's code")
-    assert said.startswith("**benchwatch** [run 42](https://github.com/o/r/actions/runs/42) on `aaaaaaaaaaaa` reported: ")
+    assert disclaimer.startswith(
+        "_Not verified by this repository: the pull request's own benchmark run ran the pull request's code"
+    )
+    assert said.startswith(
+        "**benchwatch** [run 42](https://github.com/o/r/actions/runs/42) on `aaaaaaaaaaaa` reported: "
+    )
     assert "**a regression, or benchwatch could not measure**" in head  # from the run's conclusion
     assert "WARNING" not in head
     assert "@\u200bacme/security" in rest and "@acme" not in body
@@ -700,16 +948,29 @@ def test_pr_comment_header_is_built_from_the_run_and_mentions_are_neutralised(tm
 
 def test_pr_comment_warns_when_the_pr_changes_the_tooling(tmp_path, artifact):
     # F11: the PR job's editable install runs the wheel's build hook (pyproject.toml names it)
-    hook = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"]["targets"]["wheel"]["hooks"]["custom"]
+    hook = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["hatch"]["build"][
+        "targets"
+    ]["wheel"]["hooks"]["custom"]
     build_hook = hook.get("path", "hatch_build.py")
     assert (ROOT / build_hook).is_file()
-    files = [{"filename": "apps/hello/app.py"}, {"filename": ".github/workflows/ci.yml"}, {"filename": "bw"},
-             {"filename": "src/benchwatch/cli.py"}, {"filename": "new.toml", "previous_filename": "pyproject.toml"},
-             {"filename": build_hook}]  # fmt: skip
+    files = [
+        {"filename": "apps/hello/app.py"},
+        {"filename": ".github/workflows/ci.yml"},
+        {"filename": "bw"},
+        {"filename": "src/benchwatch/cli.py"},
+        {"filename": "new.toml", "previous_filename": "pyproject.toml"},
+        {"filename": build_hook},
+    ]
     [(_, args)] = _comment(tmp_path, artifact, listFiles=files)
     head = args["body"].partition("\n\n---\n\n")[0]
     assert "[!WARNING]" in head
-    for name in (".github/workflows/ci.yml", "bw", "src/benchwatch/cli.py", "pyproject.toml", build_hook):
+    for name in (
+        ".github/workflows/ci.yml",
+        "bw",
+        "src/benchwatch/cli.py",
+        "pyproject.toml",
+        build_hook,
+    ):
         assert f"`{name}`" in head
     assert "apps/hello" not in head
     [(_, args)] = _comment(tmp_path, artifact, listFiles=[{"filename": "apps/hello/app.py"}])
@@ -717,22 +978,27 @@ def test_pr_comment_warns_when_the_pr_changes_the_tooling(tmp_path, artifact):
 
 
 def test_pr_comment_updates_only_the_bots_sticky_comment(tmp_path, artifact):
-    comments = [{"id": 1, "user": {"login": "mallory", "type": "User"}, "body": MARKER + " fake"},
-                {"id": 2, "user": {"login": "some-app[bot]", "type": "Bot"}, "body": MARKER + " fake"},
-                {"id": 3, "user": {"login": "github-actions[bot]", "type": "Bot"}, "body": MARKER + " old"}]
+    comments = [
+        {"id": 1, "user": {"login": "mallory", "type": "User"}, "body": MARKER + " fake"},
+        {"id": 2, "user": {"login": "some-app[bot]", "type": "Bot"}, "body": MARKER + " fake"},
+        {"id": 3, "user": {"login": "github-actions[bot]", "type": "Bot"}, "body": MARKER + " old"},
+    ]
     [(kind, args)] = _comment(tmp_path, artifact, listComments=comments)
     assert kind == "updateComment" and args["comment_id"] == 3
     [(kind, _)] = _comment(tmp_path, artifact, listComments=comments[:2])
     assert kind == "createComment"
 
 
-@pytest.mark.parametrize("change, what", [
-    ({"head": {**PR["head"], "sha": "b" * 40}}, "head commit"),
-    ({"head": {**PR["head"], "repo": {"id": 8}}}, "head repository"),
-    ({"head": {**PR["head"], "repo": None}}, "head repository"),
-    ({"head": {**PR["head"], "ref": "main"}}, "head branch"),
-    ({"state": "closed"}, "state"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "change, what",
+    [
+        ({"head": {**PR["head"], "sha": "b" * 40}}, "head commit"),
+        ({"head": {**PR["head"], "repo": {"id": 8}}}, "head repository"),
+        ({"head": {**PR["head"], "repo": None}}, "head repository"),
+        ({"head": {**PR["head"], "ref": "main"}}, "head branch"),
+        ({"state": "closed"}, "state"),
+    ],
+)
 def test_pr_comment_refuses_a_pr_that_does_not_match_the_run(tmp_path, artifact, change, what):
     [(kind, message)] = _comment(tmp_path, artifact, pr={**PR, **change})
     assert kind == "warning" and f"PR #12: {what} is" in message and "not commenting" in message
@@ -747,7 +1013,10 @@ def test_pr_comment_reads_only_regular_files_under_the_size_limit(tmp_path, arti
     assert calls[0][0] == "warning" and "comment.md" in calls[0][1]
     assert calls[1][0] == "createComment" and "runner secret" not in calls[1][1]["body"]
     (artifact / "pr-number.txt").write_text("12" + " " * 300_000)
-    assert _comment(tmp_path, artifact)[-1] == ["setFailed", "pr-number.txt does not hold a pull request number"]
+    assert _comment(tmp_path, artifact)[-1] == [
+        "setFailed",
+        "pr-number.txt does not hold a pull request number",
+    ]
 
 
 def test_pr_comment_has_a_concurrency_group():
@@ -765,20 +1034,48 @@ def test_nightly_issue_search_skips_pull_requests(tmp_path):
     (record / "releases.md").write_text("pydantic 3.0.0a1\n")
     (record / "comment.md").write_text("slower\n")
     listed = [{"number": 5, "pull_request": {"url": "x"}}, {"number": 9}]
-    calls = _run_script("reusable-issues.yml", tmp_path, {"listForRepo": listed}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
-    assert [(kind, args["issue_number"]) for kind, args in calls] == [("update", 9), ("createComment", 9)]
+    calls = _run_script(
+        "reusable-issues.yml",
+        tmp_path,
+        {"listForRepo": listed},
+        {"RECORD_DIR": str(record)},
+        NIGHTLY_ISSUE,
+    )
+    assert [(kind, args["issue_number"]) for kind, args in calls] == [
+        ("update", 9),
+        ("createComment", 9),
+    ]
     assert "pydantic 3.0.0a1" in calls[0][1]["body"] and "slower" in calls[0][1]["body"]
-    calls = _run_script("reusable-issues.yml", tmp_path, {"listForRepo": listed[:1]}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
+    calls = _run_script(
+        "reusable-issues.yml",
+        tmp_path,
+        {"listForRepo": listed[:1]},
+        {"RECORD_DIR": str(record)},
+        NIGHTLY_ISSUE,
+    )
     assert [kind for kind, _ in calls] == ["create"]
 
 
-def test_nightly_attributes_a_regression_in_the_measure_job_and_the_issue_names_the_release(tmp_path):
+def test_nightly_attributes_a_regression_in_the_measure_job_and_the_issue_names_the_release(
+    tmp_path,
+):
     """The measure job's attribute step writes attribution.md into the record; the issue quotes it."""
-    done, record, _ = _nightly_step(tmp_path, "Attribute a significant change to the release(s) responsible")
+    done, record, _ = _nightly_step(
+        tmp_path, "Attribute a significant change to the release(s) responsible"
+    )
     assert done.returncode == 0, done.stderr
     (record / "releases.md").write_text("starlette 2.0.0\n")
-    calls = _run_script("reusable-issues.yml", tmp_path, {"listForRepo": []}, {"RECORD_DIR": str(record)}, NIGHTLY_ISSUE)
-    assert "**Responsible:** latest+starlette" in calls[0][1]["body"] and "starlette 2.0.0" in calls[0][1]["body"]
+    calls = _run_script(
+        "reusable-issues.yml",
+        tmp_path,
+        {"listForRepo": []},
+        {"RECORD_DIR": str(record)},
+        NIGHTLY_ISSUE,
+    )
+    assert (
+        "**Responsible:** latest+starlette" in calls[0][1]["body"]
+        and "starlette 2.0.0" in calls[0][1]["body"]
+    )
     assert calls[0][0] == "create"
 
 
@@ -799,11 +1096,34 @@ changePoints({ github, context, core, dir: process.env.RECORD_DIR, source: 'main
 
 
 def _series(name: str, alert: bool, commit: str = "b" * 40) -> dict:
-    point = lambda sha: {"commit": sha, "date": "2026-11-01", "url": f"https://github.com/o/r/commit/{sha}", "value": 1.0}  # noqa: E731
-    change = {"before": point("a" * 40), "after": point(commit), "ratio": 1.07, "low": 1.05, "high": 1.09,
-              "p_value": 1e-7, "n_before": 9, "n_after": 1, "kind": "regression", "acknowledged": None}  # fmt: skip
-    return {"name": name, "suite": "benchwatch (vs parent)", "mode": "spike", "points": 10, "alert": alert,
-            "changes": [change]}  # fmt: skip
+    def point(sha):
+        return {
+            "commit": sha,
+            "date": "2026-11-01",
+            "url": f"https://github.com/o/r/commit/{sha}",
+            "value": 1.0,
+        }
+
+    change = {
+        "before": point("a" * 40),
+        "after": point(commit),
+        "ratio": 1.07,
+        "low": 1.05,
+        "high": 1.09,
+        "p_value": 1e-7,
+        "n_before": 9,
+        "n_after": 1,
+        "kind": "regression",
+        "acknowledged": None,
+    }
+    return {
+        "name": name,
+        "suite": "benchwatch (vs parent)",
+        "mode": "spike",
+        "points": 10,
+        "alert": alert,
+        "changes": [change],
+    }
 
 
 def _change_points(tmp_path: Path, series: list[dict], listed: list[dict]) -> list:
@@ -813,41 +1133,68 @@ def _change_points(tmp_path: Path, series: list[dict], listed: list[dict]) -> li
     (record / "changes.json").write_text(json.dumps({"schema_version": 1, "series": series}))
     program = tmp_path / "harness.js"
     program.write_text(CHANGE_HARNESS)
-    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60, env={
-        "PATH": "/usr/bin:/bin", "SCENARIO": json.dumps({"listForRepo": listed}), "RECORD_DIR": str(record),
-        "MODULE": str(GITHUB / "scripts" / "change-points.js")})  # fmt: skip
+    done = subprocess.run(
+        [_tool("node"), str(program)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "SCENARIO": json.dumps({"listForRepo": listed}),
+            "RECORD_DIR": str(record),
+            "MODULE": str(GITHUB / "scripts" / "change-points.js"),
+        },
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
 def test_change_point_issues_one_per_alerting_series_and_the_summary(tmp_path):
     cpu = "svc@latest GET / c=10 cpu/req (vs parent)"
-    calls = _change_points(tmp_path, [_series(cpu, True), _series("svc rss peak (vs parent)", False)], [])
+    calls = _change_points(
+        tmp_path, [_series(cpu, True), _series("svc rss peak (vs parent)", False)], []
+    )
     kinds = [kind for kind, _ in calls]
     assert kinds == ["summary", "list", "create"]
     assert "@\u200bteam" in calls[0][1]  # the job summary gets the markdown, mentions neutralised
     assert calls[1][1]["labels"] == "change-point" and calls[1][1]["state"] == "open"
     created = calls[2][1]
-    assert created["title"] == f"Change point: {cpu} [benchwatch (vs parent)]" and created["labels"] == ["change-point"]
-    assert f"key={'b' * 40} -->" in created["body"] and "[`bbbbbbbb`](https://github.com/o/r/commit/" in created["body"]
+    assert created["title"] == f"Change point: {cpu} [benchwatch (vs parent)]" and created[
+        "labels"
+    ] == ["change-point"]
+    assert (
+        f"key={'b' * 40} -->" in created["body"]
+        and "[`bbbbbbbb`](https://github.com/o/r/commit/" in created["body"]
+    )
     assert "1.070" in created["body"] and "benchwatch-acks.toml" in created["body"]
     # the same series again: found by its title (pull requests skipped), the same change: nothing new
-    listed = [{"number": 3, "title": created["title"], "pull_request": {"url": "x"}},
-              {"number": 4, "title": created["title"], "body": created["body"]}]  # fmt: skip
-    assert [k for k, _ in _change_points(tmp_path, [_series(cpu, True)], listed)] == ["summary", "list"]
+    listed = [
+        {"number": 3, "title": created["title"], "pull_request": {"url": "x"}},
+        {"number": 4, "title": created["title"], "body": created["body"]},
+    ]
+    assert [k for k, _ in _change_points(tmp_path, [_series(cpu, True)], listed)] == [
+        "summary",
+        "list",
+    ]
     # a new change point in that series: the issue is updated and gets a comment
     calls = _change_points(tmp_path, [_series(cpu, True, commit="c" * 40)], listed)
     assert [(k, a["issue_number"]) for k, a in calls[2:]] == [("update", 4), ("createComment", 4)]
 
 
-@pytest.mark.parametrize("url, linked", [
-    ("https://github.com/o/r/commit/" + "b" * 40, True),
-    ("https://evil.example/o/r/commit/" + "b" * 40, False),  # any https host ending in /commit/<hex>
-    ("https://github.com/other/r/commit/" + "b" * 40, False),
-    ("https://github.com/o/r/commit/" + "b" * 40 + "#x", False),
-    ("https://github.com/o/r/commit/../../../evil/" + "b" * 40, False),
-    ("https://github.com.evil.example/o/r/commit/" + "b" * 40, False),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "url, linked",
+    [
+        ("https://github.com/o/r/commit/" + "b" * 40, True),
+        (
+            "https://evil.example/o/r/commit/" + "b" * 40,
+            False,
+        ),  # any https host ending in /commit/<hex>
+        ("https://github.com/other/r/commit/" + "b" * 40, False),
+        ("https://github.com/o/r/commit/" + "b" * 40 + "#x", False),
+        ("https://github.com/o/r/commit/../../../evil/" + "b" * 40, False),
+        ("https://github.com.evil.example/o/r/commit/" + "b" * 40, False),
+    ],
+)
 def test_change_point_links_go_only_to_a_commit_of_this_repository(tmp_path, url, linked):
     """N5: the link of each point must start with ${server}/${owner}/${repo}/commit/."""
     series = _series("svc cpu/req", True)
@@ -855,8 +1202,12 @@ def test_change_point_links_go_only_to_a_commit_of_this_repository(tmp_path, url
     calls = _change_points(tmp_path, [series], [])
     created = calls[-1][1]["body"]
     assert (f"[`bbbbbbbb`]({url})" in created) is linked
-    assert "evil" not in created and ("[`bbbbbbbb`]" in created) is linked and "`bbbbbbbb`" in created
-    assert "[`aaaaaaaa`](https://github.com/o/r/commit/" + "a" * 40 + ")" in created  # the other point, ours
+    assert (
+        "evil" not in created and ("[`bbbbbbbb`]" in created) is linked and "`bbbbbbbb`" in created
+    )
+    assert (
+        "[`aaaaaaaa`](https://github.com/o/r/commit/" + "a" * 40 + ")" in created
+    )  # the other point, ours
 
 
 def test_change_point_script_reads_only_regular_files(tmp_path):
@@ -868,15 +1219,34 @@ def test_change_point_script_reads_only_regular_files(tmp_path):
     (record / "changes.json").unlink()
     (record / "changes.json").symlink_to(secret)
     program = tmp_path / "harness.js"
-    done = subprocess.run([_tool("node"), str(program)], capture_output=True, text=True, timeout=60, env={
-        "PATH": "/usr/bin:/bin", "SCENARIO": "{}", "RECORD_DIR": str(record),
-        "MODULE": str(GITHUB / "scripts" / "change-points.js")})  # fmt: skip
+    done = subprocess.run(
+        [_tool("node"), str(program)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PATH": "/usr/bin:/bin",
+            "SCENARIO": "{}",
+            "RECORD_DIR": str(record),
+            "MODULE": str(GITHUB / "scripts" / "change-points.js"),
+        },
+    )
     calls = json.loads(done.stdout)
-    assert [k for k, _ in calls] == ["summary", "warning", "warning"]  # not a regular file; nothing checked
+    assert [k for k, _ in calls] == [
+        "summary",
+        "warning",
+        "warning",
+    ]  # not a regular file; nothing checked
     assert "changes.json" in calls[1][1]
 
 
-REUSABLE = ["reusable-pr.yml", "reusable-comment.yml", "reusable-publish.yml", "reusable-nightly.yml", "reusable-issues.yml"]
+REUSABLE = [
+    "reusable-pr.yml",
+    "reusable-comment.yml",
+    "reusable-publish.yml",
+    "reusable-nightly.yml",
+    "reusable-issues.yml",
+]
 
 
 @pytest.mark.parametrize("name", REUSABLE)
@@ -893,7 +1263,9 @@ def test_reusable_pr_is_read_only_and_the_commenter_runs_no_code():
     comment = GITHUB / "workflows" / "reusable-comment.yml"
     assert _checks_out_only_benchwatchs_neutraliser(comment)
     assert "tool/bw" not in comment.read_text()
-    script = next(s["with"]["script"] for s in _steps(comment) if "github-script" in s.get("uses", ""))
+    script = next(
+        s["with"]["script"] for s in _steps(comment) if "github-script" in s.get("uses", "")
+    )
     assert "<!-- benchwatch-compare -->" in script and "^[1-9][0-9]{0,9}$" in script
 
 
@@ -901,16 +1273,26 @@ def test_reusable_pr_is_read_only_and_the_commenter_runs_no_code():
 def test_reusable_record_job_runs_only_git_and_pinned_actions(name):
     jobs = _load(GITHUB / "workflows" / name)["jobs"]
     assert jobs["measure"]["permissions"] == {"contents": "read"}
-    assert jobs["record"]["permissions"] == {"contents": "write"}  # no issues: reusable-issues.yml, opt-in
+    assert jobs["record"]["permissions"] == {
+        "contents": "write"
+    }  # no issues: reusable-issues.yml, opt-in
     runs = [s["run"] for s in jobs["record"]["steps"] if "run" in s]
     assert len(runs) == 2 and runs[0].strip() == PINNED_COMMIT_CHECK
     assert runs[1].startswith("record-tool/scripts/record_push.sh ")
     uses = {s["uses"].split("@")[0] for s in jobs["record"]["steps"] if "uses" in s}
-    assert uses - {"actions/github-script"} == {"actions/checkout", "actions/download-artifact",
-                                                "benchmark-action/github-action-benchmark"}  # fmt: skip
-    tool = next(s for s in jobs["record"]["steps"] if s.get("with", {}).get("path") == "record-tool")
+    assert uses - {"actions/github-script"} == {
+        "actions/checkout",
+        "actions/download-artifact",
+        "benchmark-action/github-action-benchmark",
+    }
+    tool = next(
+        s for s in jobs["record"]["steps"] if s.get("with", {}).get("path") == "record-tool"
+    )
     # the script that pushes, and the artifact check (node, run by github-script)
-    assert tool["with"]["sparse-checkout"].split() == ["scripts/record_push.sh", ".github/scripts/*.js"]
+    assert tool["with"]["sparse-checkout"].split() == [
+        "scripts/record_push.sh",
+        ".github/scripts/*.js",
+    ]
 
 
 def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
@@ -918,15 +1300,22 @@ def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
 
     sha = "0123456789abcdef0123456789abcdef01234567"
     files = caller_workflows(f"someone/benchwatch@{sha}")
-    assert set(files) == {"benchwatch-pr.yml", "benchwatch-comment.yml", "benchwatch-publish.yml",
-                          "benchwatch-nightly.yml"}  # fmt: skip
+    assert set(files) == {
+        "benchwatch-pr.yml",
+        "benchwatch-comment.yml",
+        "benchwatch-publish.yml",
+        "benchwatch-nightly.yml",
+    }
     folder = tmp_path / ".github" / "workflows"
     folder.mkdir(parents=True)
     for name, text in files.items():
         (folder / name).write_text(text)
         doc = yaml.safe_load(text)
         (job,) = doc["jobs"].values()
-        assert job["uses"] == f"someone/benchwatch/.github/workflows/reusable-{name.split('-')[1]}@{sha}"
+        assert (
+            job["uses"]
+            == f"someone/benchwatch/.github/workflows/reusable-{name.split('-')[1]}@{sha}"
+        )
         assert doc["permissions"] == {} and "permissions" in job
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     result = subprocess.run([_tool("actionlint")], cwd=tmp_path, capture_output=True, text=True)
@@ -939,7 +1328,9 @@ def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
         assert _ceiling_problems(job, callee) == [], name
         declared = callee[True]["workflow_call"].get("inputs", {})
         required = {k for k, v in declared.items() if v.get("required")}
-        assert required <= set(job.get("with", {})) <= set(declared), name  # e.g. the commenter's benchwatch-ref
+        assert required <= set(job.get("with", {})) <= set(declared), (
+            name
+        )  # e.g. the commenter's benchwatch-ref
         if "benchwatch-ref" in declared:
             assert job["with"]["benchwatch-ref"] == sha, name
     assert set(yaml.safe_load(files["benchwatch-comment.yml"])[True]) == {"workflow_run"}
@@ -948,8 +1339,11 @@ def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
 def test_callers_with_a_database_and_the_app_env_secret_are_actionlint_clean(tmp_path):
     from benchwatch.scaffold.workflows import caller_workflows
 
-    files = caller_workflows("someone/benchwatch@0123456789abcdef0123456789abcdef01234567", database="postgresql",
-                             app_env=True)  # fmt: skip
+    files = caller_workflows(
+        "someone/benchwatch@0123456789abcdef0123456789abcdef01234567",
+        database="postgresql",
+        app_env=True,
+    )
     folder = tmp_path / ".github" / "workflows"
     folder.mkdir(parents=True)
     for name, text in files.items():
@@ -978,7 +1372,10 @@ def test_the_pr_caller_s_header_says_which_secret_it_passes(app_env):
     assert ("secrets" in job) is app_env
     assert ("read-only token, no secrets" in header) is not app_env
     if app_env:
-        assert "the secret BENCHWATCH_APP_ENV" in header and "a pull request from a fork gets no secrets" in header
+        assert (
+            "the secret BENCHWATCH_APP_ENV" in header
+            and "a pull request from a fork gets no secrets" in header
+        )
 
 
 def test_the_reusable_pr_workflow_s_header_names_its_one_secret():
@@ -997,7 +1394,9 @@ def test_callers_of_the_placeholder_say_so_and_how_to_pin_a_real_copy():
     for name, text in caller_workflows(SOMEONE).items():
         assert "placeholder" not in text, name
     said = placeholder_said(f"{PLACEHOLDER}@{sha}#v0.1.0")  # default_source's form
-    assert said is not None and said.startswith(f"init: the workflows call {PLACEHOLDER}@{sha}, a placeholder")
+    assert said is not None and said.startswith(
+        f"init: the workflows call {PLACEHOLDER}@{sha}, a placeholder"
+    )
     assert f"--workflows-from OWNER/REPO@{sha}" in said
     assert placeholder_said(SOMEONE) is None
 
@@ -1011,25 +1410,44 @@ def test_a_pull_request_without_secrets_compares_what_needs_none(tmp_path, no_se
 
     found = step("reusable-pr.yml", "compare", "Compare merge base and head on this runner")
     assert found["env"]["NO_SECRETS"] == (
-        "${{ github.event.pull_request.head.repo.full_name != github.repository || github.actor == 'dependabot[bot]' }}")
+        "${{ github.event.pull_request.head.repo.full_name != github.repository || github.actor == 'dependabot[bot]' }}"
+    )
     work = tmp_path / "work"
     (work / "tool" / "scripts").mkdir(parents=True)
     shutil.copy(ROOT / "scripts" / "app_env.sh", work / "tool" / "scripts")
     (work / "tool" / "bw").write_text('#!/bin/sh\necho "$@" > "$PWD/bw-args"\nexit 0\n')
     (work / "tool" / "bw").chmod(0o755)
-    env = {"MERGE_BASE": "b" * 40, "HEAD_SHA": "c" * 40, "PR_NUMBER": "7", "SCENARIOS": "", "PATTERNS": "",
-           "PROFILE": "false", "NO_SECRETS": no_secrets, "APP_ENV": "", "RUNNER_TEMP": str(tmp_path),
-           "GITHUB_WORKSPACE": str(work), "GITHUB_OUTPUT": str(tmp_path / "output")}  # fmt: skip
+    env = {
+        "MERGE_BASE": "b" * 40,
+        "HEAD_SHA": "c" * 40,
+        "PR_NUMBER": "7",
+        "SCENARIOS": "",
+        "PATTERNS": "",
+        "PROFILE": "false",
+        "NO_SECRETS": no_secrets,
+        "APP_ENV": "",
+        "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_WORKSPACE": str(work),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+    }
     done = run_step(found, env, cwd=work)
     assert done.returncode == 0, done.stderr
     assert ("--skip-unset" in (work / "bw-args").read_text().split()) is skips
 
 
-@pytest.mark.parametrize("workflow, job", [("reusable-pr.yml", "compare"), ("reusable-publish.yml", "measure"),
-                                           ("reusable-nightly.yml", "measure")])  # fmt: skip
+@pytest.mark.parametrize(
+    "workflow, job",
+    [
+        ("reusable-pr.yml", "compare"),
+        ("reusable-publish.yml", "measure"),
+        ("reusable-nightly.yml", "measure"),
+    ],
+)
 def test_the_measuring_jobs_install_a_python_the_apps_require(workflow, job):
     """interpreters.install_missing: with BENCHWATCH_INSTALL_PYTHON=1 a Python an app requires
     (`.python-version`, `requires-python`) that the runner lacks is installed with uv."""
     from benchwatch.environments.interpreters import INSTALL_ENV
 
-    assert yaml.safe_load((GITHUB / "workflows" / workflow).read_text())["jobs"][job]["env"] == {INSTALL_ENV: "1"}
+    assert yaml.safe_load((GITHUB / "workflows" / workflow).read_text())["jobs"][job]["env"] == {
+        INSTALL_ENV: "1"
+    }

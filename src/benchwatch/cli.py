@@ -20,10 +20,27 @@ from benchwatch.errors import (
 )
 
 COMMANDS = [
-    "list", "verify", "load", "micro", "run", "merge", "compare", "calibrate",
-    "report", "site", "releases", "stacks", "changes", "instructions", "attribute", "bisect",
-    "relative", "trend-add", "init", "counts",
-]  # fmt: skip
+    "list",
+    "verify",
+    "load",
+    "micro",
+    "run",
+    "merge",
+    "compare",
+    "calibrate",
+    "report",
+    "site",
+    "releases",
+    "stacks",
+    "changes",
+    "instructions",
+    "attribute",
+    "bisect",
+    "relative",
+    "trend-add",
+    "init",
+    "counts",
+]
 
 
 class Parser(argparse.ArgumentParser):
@@ -50,10 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"benchwatch {__version__}")
     parser.add_argument(
-        "-v", "--verbose", action="store_true",
+        "-v",
+        "--verbose",
+        action="store_true",
         default=os.environ.get("BENCHWATCH_VERBOSE") == "1",
         help="show tracebacks and more detail (env BENCHWATCH_VERBOSE=1)",
-    )  # fmt: skip
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMANDS:
         module = importlib.import_module(f"benchwatch.commands.{name.replace('-', '_')}")
@@ -90,8 +109,11 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     except Exception as exc:  # a bug of ours: never exit 1, which says "regression"
         traceback.print_exc()
-        print(f"ERROR: benchwatch itself failed ({type(exc).__name__}: {exc}); nothing is decided: "
-              "please report it with the traceback above", file=sys.stderr)  # fmt: skip
+        print(
+            f"ERROR: benchwatch itself failed ({type(exc).__name__}: {exc}); nothing is decided: "
+            "please report it with the traceback above",
+            file=sys.stderr,
+        )
         return EXIT_UNMEASURED
 
 

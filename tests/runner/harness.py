@@ -246,7 +246,9 @@ class Sandbox:
         git(workdir, "checkout", "-q", "--detach", sha)
         pinned = pinned_actions(workdir).union(
             *(pinned_actions(d) for d in self.workflow_sources.values())
-        ) - set(self.workflow_sources)  # a caller's reusable workflows are no actions: their folder serves them
+        ) - set(
+            self.workflow_sources
+        )  # a caller's reusable workflows are no actions: their folder serves them
         missing = sorted(f"{name}@{ref}" for name, ref in pinned if name not in STANDIN_FOR)
         if missing:
             raise RuntimeError(
@@ -358,7 +360,9 @@ def remember_descendants(pid: int, seen: dict[int, float]) -> None:
             continue
 
 
-def end_group(process: subprocess.Popen, grace: float = 30.0, seen: dict[int, float] | None = None) -> None:
+def end_group(
+    process: subprocess.Popen, grace: float = 30.0, seen: dict[int, float] | None = None
+) -> None:
     """SIGTERM to the whole process group of `process` (its leader), SIGKILL to whatever is left
     of it after `grace` seconds, then reap the leader. SIGTERM first: on it benchwatch stops the
     servers it started in sessions of their own, and its PostgreSQL cluster. Then any descendant

@@ -51,7 +51,9 @@ def with_stacks(project: Project, extra: Sequence[Stack], like: str) -> Project:
     apps = []
     for app in project.apps:
         decl = app.declaration
-        flavors = {k: f.model_copy(update={"stacks": widen(f.stacks)}) for k, f in decl.flavors.items()}
+        flavors = {
+            k: f.model_copy(update={"stacks": widen(f.stacks)}) for k, f in decl.flavors.items()
+        }
         decl = decl.model_copy(update={"stacks": widen(decl.stacks), "flavors": flavors})
         apps.append(dataclasses.replace(app, declaration=decl))
     stacks = {**project.stacks, **{s.name: s for s in extra}}
@@ -65,11 +67,22 @@ def _compare() -> CompareFn:
 
 
 def attribute(
-    project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
-    rounds: int | None = None, out: Path | None = None, quiet: bool = False,
-    compare_fn: CompareFn | None = None, resolve: Resolve = try_resolve, ensure: Ensure = envs.ensure,
-    timings: bool = False, count_fn: CountFn | None = None, weigh: Weigh | None = None,
-) -> tuple[Attribution, Path]:  # fmt: skip
+    project: Project,
+    base: str,
+    head: str,
+    *,
+    patterns: str | None = None,
+    quick: bool = False,
+    rounds: int | None = None,
+    out: Path | None = None,
+    quiet: bool = False,
+    compare_fn: CompareFn | None = None,
+    resolve: Resolve = try_resolve,
+    ensure: Ensure = envs.ensure,
+    timings: bool = False,
+    count_fn: CountFn | None = None,
+    weigh: Weigh | None = None,
+) -> tuple[Attribution, Path]:
     """Counts first: base and head counted, then every step that moves a package the servers
     import, each against base's counts (attribute/by_counts.py); `timings` makes each step a
     side-by-side compare instead (attribute/by_compare.py), adding the load rounds (CPU per request,
@@ -82,7 +95,9 @@ def attribute(
     on = {name: {v.scenario for v in chosen if v.stack.name == name} for name in (base, head)}
     scenarios = sorted(on[base] & on[head])
     if not scenarios:
-        raise UserError(f"-k {patterns!r}: no scenario runs on both {base} and {head} (see `benchwatch list`)")
+        raise UserError(
+            f"-k {patterns!r}: no scenario runs on both {base} and {head} (see `benchwatch list`)"
+        )
     session = open_session(project.root, out, name="attribute", load_tests=timings)
     out = session.out
     try:
@@ -108,34 +123,65 @@ def attribute(
     with Links() as links:  # the counted environments through paths of one length, removed after
         progress = Progress(len(steps) + 1, quiet=quiet)
         if not timings:
-            counter = Counter(base, selection, quick, load_calibration(project.root), ensure, built, session,
-                              count_fn=count_fn or counts_module.count_requests, weigh=weigh or weigh_here,
-                              quiet=quiet, links=links)  # fmt: skip
-            direct, outcomes = by_counts.count_steps(counter, both, steps, head, moved, out, scenario_of, progress)
+            counter = Counter(
+                base,
+                selection,
+                quick,
+                load_calibration(project.root),
+                ensure,
+                built,
+                session,
+                count_fn=count_fn or counts_module.count_requests,
+                weigh=weigh or weigh_here,
+                quiet=quiet,
+                links=links,
+            )
+            direct, outcomes = by_counts.count_steps(
+                counter, both, steps, head, moved, out, scenario_of, progress
+            )
         else:
-            comparer = by_compare.Comparer(compare_fn or _compare(), base, selection, quick, rounds, session, scenario_of)
-            direct, outcomes = by_compare.compare_steps(comparer, both, head, steps, moved, out, progress)
+            comparer = by_compare.Comparer(
+                compare_fn or _compare(), base, selection, quick, rounds, session, scenario_of
+            )
+            direct, outcomes = by_compare.compare_steps(
+                comparer, both, head, steps, moved, out, progress
+            )
         lines = build_lines(outcomes, direct, scenario_of)
-        result = Attribution(base=base, head=head, scenarios=scenarios, quick=quick, rounds=rounds, steps=outcomes,
-                             direct=direct, lines=lines, mechanisms=True, method="compare" if timings else "counts",
-                             repeats=None if timings else counter.repeats)  # fmt: skip
+        result = Attribution(
+            base=base,
+            head=head,
+            scenarios=scenarios,
+            quick=quick,
+            rounds=rounds,
+            steps=outcomes,
+            direct=direct,
+            lines=lines,
+            mechanisms=True,
+            method="compare" if timings else "counts",
+            repeats=None if timings else counter.repeats,
+        )
         disagreeing = [line for line in lines if line.agrees is False and not open_loop(line.label)]
         if disagreeing:
-            result.consistency = interactions.consistency(outcomes, direct, {k: v for k, v in pythons.items() if v})
+            result.consistency = interactions.consistency(
+                outcomes, direct, {k: v for k, v in pythons.items() if v}
+            )
             pairs = _pairs(disagreeing, steps)
             progress.total += len(pairs)
             pair_stacks = {}
             for a, b in pairs:
                 name = f"{a.name}+{'+'.join(b.group)}"
-                pair_stacks[(a.name, b.name)] = step_stack(base_stack, head_stack, base_env.versions, moved,
-                                                           [*a.group, *b.group], name)  # fmt: skip
+                pair_stacks[(a.name, b.name)] = step_stack(
+                    base_stack, head_stack, base_env.versions, moved, [*a.group, *b.group], name
+                )
             both = with_stacks(both, list(pair_stacks.values()), like=base)
             if not timings:
-                result.interactions += by_counts.count_pairs(counter, both, pair_stacks, disagreeing, ensure, out / "pairs",
-                                                             progress)  # fmt: skip
+                result.interactions += by_counts.count_pairs(
+                    counter, both, pair_stacks, disagreeing, ensure, out / "pairs", progress
+                )
             else:
-                result.interactions += by_compare.compare_pairs(comparer, both, pair_stacks, disagreeing, ensure,
-                                                                out / "pairs", progress)  # fmt: skip
+                result.interactions += by_compare.compare_pairs(
+                    comparer, both, pair_stacks, disagreeing, ensure, out / "pairs", progress
+                )
     result.seconds = round(time.monotonic() - started, 1)
     write_json_atomic(out / ATTRIBUTION_JSON, result.model_dump(mode="json"))
     write_text_atomic(out / ATTRIBUTION_MD, markdown(result))
@@ -164,8 +210,14 @@ def _pairs(disagreeing: list[Line], steps: list[Step]) -> list[tuple[Step, Step]
     """The second-order steps of every disagreeing figure that gates, each pair once: an endpoint's
     estimated cost when it disagrees (its counts are its parts, and a pair stack measures them all),
     else each of its disagreeing figures."""
-    costs = {endpoint_key(line.label) for line in disagreeing if line.label.endswith(f" {COST.key}")}
-    gating = [line for line in disagreeing if line.label.endswith(f" {COST.key}") or endpoint_key(line.label) not in costs]
+    costs = {
+        endpoint_key(line.label) for line in disagreeing if line.label.endswith(f" {COST.key}")
+    }
+    gating = [
+        line
+        for line in disagreeing
+        if line.label.endswith(f" {COST.key}") or endpoint_key(line.label) not in costs
+    ]
     seen: dict[tuple[str, str], tuple[Step, Step]] = {}
     for line in gating:
         for a, b in interactions.pairs_to_try(line, steps):

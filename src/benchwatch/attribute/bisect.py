@@ -49,18 +49,26 @@ class BisectResult:
         return len(self.path)
 
     def found(self) -> Probe | None:
-        return next((p for p in self.path if p.commit == self.first_bad and p.outcome == "bad"), None)
+        return next(
+            (p for p in self.path if p.commit == self.first_bad and p.outcome == "bad"), None
+        )
 
 
 Judge = Callable[[str], Probe]
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def commit_of(root: Path, ref: str) -> str:
-    done = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}") if not ref.startswith("-") else None
+    done = (
+        _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+        if not ref.startswith("-")
+        else None
+    )
     if done is None or done.returncode != 0:
         raise UserError(f"{ref!r} is not a commit of {root}")
     return done.stdout.strip()
@@ -69,7 +77,9 @@ def commit_of(root: Path, ref: str) -> str:
 def first_parent_range(root: Path, good: str, bad: str) -> list[str]:
     """The first-parent commits after good up to and including bad, oldest first."""
     if _git(root, "merge-base", "--is-ancestor", good, bad).returncode != 0:
-        raise UserError(f"--good {good[:10]} is not an ancestor of --bad {bad[:10]}: give an older good ref")
+        raise UserError(
+            f"--good {good[:10]} is not an ancestor of --bad {bad[:10]}: give an older good ref"
+        )
     done = _git(root, "rev-list", "--first-parent", "--reverse", f"{good}..{bad}")
     commits = done.stdout.split()
     if not commits:
@@ -87,11 +97,19 @@ def search(good: str, commits: list[str], judge: Judge) -> BisectResult:
     last = judge(commits[-1])
     result.path.append(last)
     if last.outcome == "skip":
-        raise UserError(f"--bad {commits[-1][:10]} could not be measured ({last.reason}): give a bad ref that builds", EXIT_UNMEASURED)
+        raise UserError(
+            f"--bad {commits[-1][:10]} could not be measured ({last.reason}): give a bad ref that builds",
+            EXIT_UNMEASURED,
+        )
     if last.outcome != "bad":
         shown = last.ratio.shown() if last.ratio else "no ratio"
-        raise UserError(f"--bad {commits[-1][:10]} is not slower than --good {good[:10]} ({shown}): nothing to find")
-    low, high = -1, len(commits) - 1  # commits[low] (or good) is known good, commits[high] known bad
+        raise UserError(
+            f"--bad {commits[-1][:10]} is not slower than --good {good[:10]} ({shown}): nothing to find"
+        )
+    low, high = (
+        -1,
+        len(commits) - 1,
+    )  # commits[low] (or good) is known good, commits[high] known bad
     skipped: set[int] = set()
     while True:
         between = [i for i in range(low + 1, high) if i not in skipped]
@@ -111,7 +129,9 @@ def search(good: str, commits: list[str], judge: Judge) -> BisectResult:
     return result
 
 
-def judge_comparison(commit: str, title: str, comparison: Comparison, metric: Metric = CPU) -> Probe:
+def judge_comparison(
+    commit: str, title: str, comparison: Comparison, metric: Metric = CPU
+) -> Probe:
     """bad: a figure of the metric regressed significantly beyond its floor; skip: the commit's
     side did not build, boot or answer; good otherwise."""
     head_trouble = [p for p in comparison.problems if p.reason.startswith("head")]
@@ -126,9 +146,18 @@ def judge_comparison(commit: str, title: str, comparison: Comparison, metric: Me
 
 
 def bisect(
-    project: Project, good: str, bad: str, patterns: str, *, metric: Metric = INSTRUCTIONS, quick: bool = True,
-    rounds: int | None = None, out: Path | None = None, quiet: bool = False, compare_fn: Callable[..., tuple[Comparison, Path]] | None = None,
-) -> BisectResult:  # fmt: skip
+    project: Project,
+    good: str,
+    bad: str,
+    patterns: str,
+    *,
+    metric: Metric = INSTRUCTIONS,
+    quick: bool = True,
+    rounds: int | None = None,
+    out: Path | None = None,
+    quiet: bool = False,
+    compare_fn: Callable[..., tuple[Comparison, Path]] | None = None,
+) -> BisectResult:
     """Find the first commit in good..bad whose compare against good regressed `metric`. A count
     (instructions or system calls per request) is measured alone, once per side and probe: no
     timing rounds."""
@@ -143,11 +172,26 @@ def bisect(
     def judge(commit: str) -> Probe:
         title = subject(root, commit)
         if not quiet:
-            print(f"bisect: compare {good_commit[:10]} (good) with {commit[:10]} {title}", file=sys.stderr, flush=True)
+            print(
+                f"bisect: compare {good_commit[:10]} (good) with {commit[:10]} {title}",
+                file=sys.stderr,
+                flush=True,
+            )
         try:
-            comparison, _ = compare_fn(project, good_commit, commit, patterns=patterns, quick=quick, rounds=rounds,
-                                       out=session.out / commit[:10], micro=False, quiet=True, load=not counted,
-                                       counts=counted, session=session)  # fmt: skip
+            comparison, _ = compare_fn(
+                project,
+                good_commit,
+                commit,
+                patterns=patterns,
+                quick=quick,
+                rounds=rounds,
+                out=session.out / commit[:10],
+                micro=False,
+                quiet=True,
+                load=not counted,
+                counts=counted,
+                session=session,
+            )
         except UserError as exc:  # e.g. the commit's declarations do not load
             return Probe(commit, title, "skip", reason=str(exc)[:200])
         return judge_comparison(commit, title, comparison, metric)

@@ -23,21 +23,45 @@ from benchwatch.project.config import Project
 
 
 def count_steps(
-    counter: Counter, project: Project, steps: list[Step], head: str, moved: dict, out: Path,
-    scenario_of: dict[str, str], progress: Progress,
-) -> tuple[StepOutcome, list[StepOutcome]]:  # fmt: skip
+    counter: Counter,
+    project: Project,
+    steps: list[Step],
+    head: str,
+    moved: dict,
+    out: Path,
+    scenario_of: dict[str, str],
+    progress: Progress,
+) -> tuple[StepOutcome, list[StepOutcome]]:
     """The direct outcome and every step's, each against base's counts."""
     progress.step(f"{counter.base} → {head}", "direct (base and head counted)")
     first = counter.count(project, {counter.base: out / "base", head: out / "direct"})
     found = first[head]
     scenario_of.update(found.scenarios)
-    direct = StepOutcome(step="direct", kind="direct", requested=head, group=sorted(moved), moved=moved,
-                         ratios=found.ratios, error=found.error, out=str(out / "direct"),
-                         mechanism=found.mechanism)  # fmt: skip
+    direct = StepOutcome(
+        step="direct",
+        kind="direct",
+        requested=head,
+        group=sorted(moved),
+        moved=moved,
+        ratios=found.ratios,
+        error=found.error,
+        out=str(out / "direct"),
+        mechanism=found.mechanism,
+    )
     progress.advance()
     ran = _ran(first[counter.base], found)
-    outcomes = [StepOutcome(step=s.name, kind=s.kind, requested=s.requested, group=list(s.group), moved=s.moved,
-                            note=s.note, error=s.error) for s in steps]  # fmt: skip
+    outcomes = [
+        StepOutcome(
+            step=s.name,
+            kind=s.kind,
+            requested=s.requested,
+            group=list(s.group),
+            moved=s.moved,
+            note=s.note,
+            error=s.error,
+        )
+        for s in steps
+    ]
     ready = {}
     for step, outcome in zip(steps, outcomes, strict=True):
         if step.error is not None or step.stack is None:
@@ -45,16 +69,24 @@ def count_steps(
         moving = list(step.moved or step.group)
         idle = imported.unimported(moving, ran) if ran is not None else []
         if idle and len(idle) == len(moving):
-            outcome.skipped = f"the servers import none of {', '.join(idle)} on {counter.base} or {head}"
+            outcome.skipped = (
+                f"the servers import none of {', '.join(idle)} on {counter.base} or {head}"
+            )
         else:
             ready[step.name] = out / "steps" / step.name
     counted = counter.count(project, ready) if ready else {}
     for step, outcome in zip(steps, outcomes, strict=True):
-        progress.step(step.name, ", ".join(step.group) + (" (not counted)" if outcome.skipped else ""))
+        progress.step(
+            step.name, ", ".join(step.group) + (" (not counted)" if outcome.skipped else "")
+        )
         if step.name in counted:
             mine = counted[step.name]
             scenario_of.update(mine.scenarios)
-            outcome.ratios, outcome.error, outcome.mechanism = mine.ratios, mine.error, mine.mechanism
+            outcome.ratios, outcome.error, outcome.mechanism = (
+                mine.ratios,
+                mine.error,
+                mine.mechanism,
+            )
             outcome.out = str(ready[step.name])
         progress.advance()
     return direct, outcomes
@@ -74,9 +106,14 @@ def _ran(*sides: Counted) -> set[str] | None:
 
 
 def count_pairs(
-    counter: Counter, project: Project, pair_stacks: dict[tuple[str, str], Stack], disagreeing: Sequence[Line],
-    ensure: Ensure, out: Path, progress: Progress,
-) -> list[interactions.Interaction]:  # fmt: skip
+    counter: Counter,
+    project: Project,
+    pair_stacks: dict[tuple[str, str], Stack],
+    disagreeing: Sequence[Line],
+    ensure: Ensure,
+    out: Path,
+    progress: Progress,
+) -> list[interactions.Interaction]:
     """The second-order stacks that build, counted in one more batch without base; each judged on
     the disagreeing figures whose largest movers it joins."""
     failed: dict[tuple[str, str], str] = {}
@@ -85,16 +122,24 @@ def count_pairs(
             counter.built[stack.name] = ensure(stack)
         except envs.EnvError as exc:
             failed[pair] = str(exc)
-    ready = {stack.name: out / stack.name for pair, stack in pair_stacks.items() if pair not in failed}
+    ready = {
+        stack.name: out / stack.name for pair, stack in pair_stacks.items() if pair not in failed
+    }
     counted = counter.count(project, ready) if ready else {}
     found = []
     for (a, b), stack in pair_stacks.items():
         progress.step(stack.name, f"second order: {a} × {b}")
         mine = interactions.joined(disagreeing, (a, b))
         if (a, b) in failed:
-            found += [interactions.Interaction(label=line.label, pair=(a, b), stack=stack.name, error=failed[(a, b)])
-                      for line in mine]  # fmt: skip
+            found += [
+                interactions.Interaction(
+                    label=line.label, pair=(a, b), stack=stack.name, error=failed[(a, b)]
+                )
+                for line in mine
+            ]
         else:
-            found += interactions.judged(stack.name, (a, b), mine, counted[stack.name].ratios, counted[stack.name].error)
+            found += interactions.judged(
+                stack.name, (a, b), mine, counted[stack.name].ratios, counted[stack.name].error
+            )
         progress.advance()
     return found

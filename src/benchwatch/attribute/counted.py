@@ -41,8 +41,12 @@ JOBS = 3
 # phases of one boot agree within 0.1 % (docs/counts.md). Measured on hello@latest: 34 s a target
 # with compare's sequence, 25 s with this one, the same instructions per request within 0.06 %.
 ATTRIBUTE_REPEATS = 2  # counted phases per endpoint (compare's: counts.DEFAULT_REPEATS, 3)
-ATTRIBUTE_REQUESTS = 100  # at most this many requests per phase (compare's: counts.DEFAULT_REQUESTS, 1000)
-QUIET_IDLE_S = 0.5  # the idle pause of a server whose timer is held: its count does not depend on its length
+ATTRIBUTE_REQUESTS = (
+    100  # at most this many requests per phase (compare's: counts.DEFAULT_REQUESTS, 1000)
+)
+QUIET_IDLE_S = (
+    0.5  # the idle pause of a server whose timer is held: its count does not depend on its length
+)
 STRACE_TIMES = 1  # strace's requests per phase, in callgrind's: calls per request are whole numbers
 
 
@@ -52,8 +56,12 @@ class Counted:
 
     ratios: dict[str, Ratio] = field(default_factory=dict)  # by figure label
     scenarios: dict[str, str] = field(default_factory=dict)  # figure label -> scenario
-    problems: list[str] = field(default_factory=list)  # base's and this stack's failures, a line each
-    mechanism: dict[str, Mechanism] = field(default_factory=dict)  # by endpoint: what moved inside its counts
+    problems: list[str] = field(
+        default_factory=list
+    )  # base's and this stack's failures, a line each
+    mechanism: dict[str, Mechanism] = field(
+        default_factory=dict
+    )  # by endpoint: what moved inside its counts
     dirs: dict[str, Path] = field(default_factory=dict)  # variant id -> its counts' folder
 
     @property
@@ -85,7 +93,9 @@ class Counter:
     weights: Weights | None = None
     cost_unavailable: str | None = None  # why no cost was made (the weights failed)
     base_counted: Counted = field(default_factory=Counted)
-    links: Links | None = None  # every environment counted through a path of one length (counts/same_paths.py)
+    links: Links | None = (
+        None  # every environment counted through a path of one length (counts/same_paths.py)
+    )
     base_figures: list[Figure] = field(default_factory=list)
 
     def count(self, project: Project, folders: Mapping[str, Path]) -> dict[str, Counted]:
@@ -110,10 +120,21 @@ class Counter:
             dirs += where
             stack_of.update({t.variant.id: name for t in made})
         silent = (lambda line: None) if self.quiet else None
-        figures, problems = (self.count_fn(targets, out_dir=self.session.out, jobs=JOBS, log=silent, dirs=dirs,
-                                           repeats=self.repeats, requests=ATTRIBUTE_REQUESTS,
-                                           quiet_idle_s=QUIET_IDLE_S, strace_times=STRACE_TIMES)
-                             if targets else ([], []))  # fmt: skip
+        figures, problems = (
+            self.count_fn(
+                targets,
+                out_dir=self.session.out,
+                jobs=JOBS,
+                log=silent,
+                dirs=dirs,
+                repeats=self.repeats,
+                requests=ATTRIBUTE_REQUESTS,
+                quiet_idle_s=QUIET_IDLE_S,
+                strace_times=STRACE_TIMES,
+            )
+            if targets
+            else ([], [])
+        )
         figures_of: dict[str, list[Figure]] = {name: [] for name in folders}
         problems_of: dict[str, list[Problem]] = {name: [] for name in folders}
         for figure in figures:
@@ -141,7 +162,9 @@ class Counter:
     def _variants(self, project: Project, name: str) -> list[Variant]:
         return [v for v in project.select(self.selection, [name]) if v.stack.name == name]
 
-    def _targets(self, name: str, variants: list[Variant]) -> tuple[list[counts.CountTarget], list[str]]:
+    def _targets(
+        self, name: str, variants: list[Variant]
+    ) -> tuple[list[counts.CountTarget], list[str]]:
         """A target per variant whose environment is there: the stack's own (built by attribute), or
         the variant's when it differs (an app that asks for another Python)."""
         environments: dict[str, envs.Env] = {}
@@ -172,6 +195,9 @@ class Counter:
         counted.ratios = {label: ratio for label, (_, ratio) in found.items()}
         counted.scenarios = {label: scenario for label, (scenario, _) in found.items()}
         counted.problems[:0] = self.base_counted.problems
-        went = where_instructions_went(rows, {"base": self.base_figures, "head": figures},
-                                       {"base": self.base_counted.dirs, "head": counted.dirs})  # fmt: skip
+        went = where_instructions_went(
+            rows,
+            {"base": self.base_figures, "head": figures},
+            {"base": self.base_counted.dirs, "head": counted.dirs},
+        )
         counted.mechanism = mechanisms_of(rows, {label: by_object(b) for label, b in went.items()})

@@ -21,7 +21,9 @@ SITE = "site-packages"
 CODE = (".py", ".pyc", ".so", ".pyd")
 # `openat(AT_FDCWD, "/…/site-packages/pkg/x.py", O_RDONLY|O_CLOEXEC) = 3`, or the call's first half
 # when another thread's call interrupted it in the trace (`<unfinished ...>`)
-_OPENED = re.compile(r'\bopen(?:at2?)?\((?:[A-Z_]+|\d+)?,?\s*"([^"]*/site-packages/[^"]+)"[^=]*(?:= (-?\d+)|<unfinished)')
+_OPENED = re.compile(
+    r'\bopen(?:at2?)?\((?:[A-Z_]+|\d+)?,?\s*"([^"]*/site-packages/[^"]+)"[^=]*(?:= (-?\d+)|<unfinished)'
+)
 _PYC = re.compile(r"^(?P<folder>(?:.*/)?)__pycache__/(?P<module>[^/.]+)\.[^/]*\.pyc$")
 
 

@@ -33,14 +33,20 @@ class Consistency(BaseModel):
     def lines(self) -> list[str]:
         said = []
         if self.unmoved:
-            said.append("moved directly but by no step (the product leaves them out): "
-                        + ", ".join(f"{p} {a or '—'}→{b or '—'}" for p, (a, b) in self.unmoved.items()))  # fmt: skip
+            said.append(
+                "moved directly but by no step (the product leaves them out): "
+                + ", ".join(f"{p} {a or '—'}→{b or '—'}" for p, (a, b) in self.unmoved.items())
+            )
         if self.moved_twice:
-            said.append("moved by more than one step (the product counts them twice): "
-                        + ", ".join(f"{p} ({', '.join(steps)})" for p, steps in self.moved_twice.items()))  # fmt: skip
+            said.append(
+                "moved by more than one step (the product counts them twice): "
+                + ", ".join(f"{p} ({', '.join(steps)})" for p, steps in self.moved_twice.items())
+            )
         if self.interpreters:
-            said.append("the sides ran on different interpreters: "
-                        + ", ".join(f"{stack} {python}" for stack, python in self.interpreters.items()))  # fmt: skip
+            said.append(
+                "the sides ran on different interpreters: "
+                + ", ".join(f"{stack} {python}" for stack, python in self.interpreters.items())
+            )
         return said
 
 
@@ -56,13 +62,15 @@ class Interaction(BaseModel):
 
     def sentence(self) -> str:
         a, b = self.pair
-        return (f"{a} × {b}: together {self.together.shown()}, apart {self.apart.shown()}, "
-                f"together/apart {self.interaction.shown()}")  # fmt: skip
+        return (
+            f"{a} × {b}: together {self.together.shown()}, apart {self.apart.shown()}, "
+            f"together/apart {self.interaction.shown()}"
+        )
 
 
 def consistency(
     steps: Sequence[StepOutcome], direct: StepOutcome, interpreters: Mapping[str, str]
-) -> Consistency:  # fmt: skip
+) -> Consistency:
     """The direct compare against the union of the steps; `interpreters` by stack name."""
     measured = [s for s in steps if s.error is None]
     movers: dict[str, list[str]] = {}
@@ -72,7 +80,11 @@ def consistency(
     unmoved = {p: versions for p, versions in direct.moved.items() if p not in movers}
     twice = {p: names for p, names in movers.items() if len(names) > 1}
     builds = set(interpreters.values())
-    return Consistency(unmoved=unmoved, moved_twice=twice, interpreters=dict(interpreters) if len(builds) > 1 else {})
+    return Consistency(
+        unmoved=unmoved,
+        moved_twice=twice,
+        interpreters=dict(interpreters) if len(builds) > 1 else {},
+    )
 
 
 def floor_of(label: str) -> float:
@@ -94,18 +106,34 @@ def interacts(together_over_apart: Ratio, floor: float) -> bool | None:
 
 def pairs_to_try(line: Line, steps: Sequence[Step]) -> list[tuple[Step, Step]]:
     """The largest movers of a disagreeing figure (package and group steps), two at a time."""
-    movable = {s.name: s for s in steps if s.kind != "transitive" and s.stack is not None and s.error is None}
-    sized = [(abs(math.log(r.ratio)), name) for name, r in line.steps.items()
-             if name in movable and r.ratio is not None and r.ratio > 0]  # fmt: skip
+    movable = {
+        s.name: s
+        for s in steps
+        if s.kind != "transitive" and s.stack is not None and s.error is None
+    }
+    sized = [
+        (abs(math.log(r.ratio)), name)
+        for name, r in line.steps.items()
+        if name in movable and r.ratio is not None and r.ratio > 0
+    ]
     largest = [name for size, name in sorted(sized, reverse=True)[:LARGEST_MOVERS] if size > 0]
     return [(movable[a], movable[b]) for a, b in itertools.combinations(largest, 2)]
 
 
-def judge(label: str, pair: tuple[str, str], stack: str, together: Ratio, alone: Sequence[Ratio]) -> Interaction:
+def judge(
+    label: str, pair: tuple[str, str], stack: str, together: Ratio, alone: Sequence[Ratio]
+) -> Interaction:
     apart = product(list(alone))
     ratio = quotient(together, apart)
-    return Interaction(label=label, pair=pair, stack=stack, together=together, apart=apart, interaction=ratio,
-                       interacts=interacts(ratio, floor_of(label)))  # fmt: skip
+    return Interaction(
+        label=label,
+        pair=pair,
+        stack=stack,
+        together=together,
+        apart=apart,
+        interaction=ratio,
+        interacts=interacts(ratio, floor_of(label)),
+    )
 
 
 def joined(disagreeing: Sequence[Line], pair: tuple[str, str]) -> list[Line]:
@@ -114,15 +142,25 @@ def joined(disagreeing: Sequence[Line], pair: tuple[str, str]) -> list[Line]:
 
 
 def judged(
-    stack: str, pair: tuple[str, str], mine: Sequence[Line], ratios: Mapping[str, Ratio], trouble: str | None
-) -> list[Interaction]:  # fmt: skip
+    stack: str,
+    pair: tuple[str, str],
+    mine: Sequence[Line],
+    ratios: Mapping[str, Ratio],
+    trouble: str | None,
+) -> list[Interaction]:
     """The pair moved together (`ratios`, measured against base) judged on each of its figures."""
     found = []
     for line in mine:
         together = ratios.get(line.label)
         if together is None:
-            found.append(Interaction(label=line.label, pair=pair, stack=stack,
-                                     error=trouble or "the figure was not measured"))  # fmt: skip
+            found.append(
+                Interaction(
+                    label=line.label,
+                    pair=pair,
+                    stack=stack,
+                    error=trouble or "the figure was not measured",
+                )
+            )
             continue
         found.append(judge(line.label, pair, stack, together, [line.steps[n] for n in pair]))
     return found

@@ -21,9 +21,15 @@ Pair = tuple[float | None, float | None]  # base, head
 
 
 class Mechanism(BaseModel):
-    cost_us: Pair | None = None  # the estimated cost per request (µs), base and head; None: not weighed
-    instructions: ByObject | None = None  # None: the instructions did not change (or their files were missing)
-    calls: dict[str, Pair] | None = None  # the calls by name that changed, per request; None: not counted
+    cost_us: Pair | None = (
+        None  # the estimated cost per request (µs), base and head; None: not weighed
+    )
+    instructions: ByObject | None = (
+        None  # None: the instructions did not change (or their files were missing)
+    )
+    calls: dict[str, Pair] | None = (
+        None  # the calls by name that changed, per request; None: not counted
+    )
 
 
 def endpoint_key(label: str) -> str:
@@ -60,8 +66,14 @@ def mechanisms_of(rows: Iterable[Row], went: Mapping[str, ByObject]) -> dict[str
     for key, rows in by_endpoint.items():
         if not any(row.significant for row in rows.values()):
             continue
-        cost, instructions, calls = rows.get(COST.key), rows.get(INSTRUCTIONS.key), rows.get(SYSCALLS.key)
-        found[key] = Mechanism(cost_us=_values(cost) if cost else None,
-                               instructions=went.get(instructions.label) if instructions else None,
-                               calls=changed_calls(calls) if calls else None)  # fmt: skip
+        cost, instructions, calls = (
+            rows.get(COST.key),
+            rows.get(INSTRUCTIONS.key),
+            rows.get(SYSCALLS.key),
+        )
+        found[key] = Mechanism(
+            cost_us=_values(cost) if cost else None,
+            instructions=went.get(instructions.label) if instructions else None,
+            calls=changed_calls(calls) if calls else None,
+        )
     return found

@@ -36,8 +36,12 @@ def product(ratios: list[Ratio]) -> Ratio:
         return Ratio(text="missing a step")
     log_ratio = sum(math.log(r.ratio) for r in ratios)  # type: ignore[arg-type]
     spread = math.sqrt(sum(((math.log(r.high) - math.log(r.low)) / (2 * _Z)) ** 2 for r in ratios))  # type: ignore[arg-type]
-    return Ratio(ratio=math.exp(log_ratio), low=math.exp(log_ratio - _Z * spread), high=math.exp(log_ratio + _Z * spread),
-                 verdict="product")  # fmt: skip
+    return Ratio(
+        ratio=math.exp(log_ratio),
+        low=math.exp(log_ratio - _Z * spread),
+        high=math.exp(log_ratio + _Z * spread),
+        verdict="product",
+    )
 
 
 def overlap(a: Ratio, b: Ratio) -> bool | None:

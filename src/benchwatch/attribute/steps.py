@@ -31,7 +31,9 @@ class Step:
     stack: Stack | None  # None: it could not be resolved
     note: str = ""
     error: str | None = None
-    moved: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # read back from the env
+    moved: dict[str, tuple[str | None, str | None]] = field(
+        default_factory=dict
+    )  # read back from the env
 
 
 def declared_names(*stacks: Stack) -> list[str]:
@@ -39,7 +41,9 @@ def declared_names(*stacks: Stack) -> list[str]:
     names: list[str] = []
     for stack in stacks:
         names += list(stack.pinned_versions())
-        names += [normalize_package(re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0]) for r in stack.requires]
+        names += [
+            normalize_package(re.split(r"[\[<>=!~; ]", r, maxsplit=1)[0]) for r in stack.requires
+        ]
     return list(dict.fromkeys(names))
 
 
@@ -50,9 +54,13 @@ def mentioned(package: str, text: str) -> bool:
 
 
 def step_stack(
-    base: Stack, head: Stack, base_versions: Mapping[str, str], moves: Mapping[str, tuple[str | None, str | None]],
-    group: Sequence[str], name: str,
-) -> Stack:  # fmt: skip
+    base: Stack,
+    head: Stack,
+    base_versions: Mapping[str, str],
+    moves: Mapping[str, tuple[str | None, str | None]],
+    group: Sequence[str],
+    name: str,
+) -> Stack:
     pins = dict(base_versions)
     for package in group:
         new = moves[package][1]
@@ -60,18 +68,32 @@ def step_stack(
             pins.pop(package, None)
         else:
             pins[package] = new
-    return Stack(name=name, description=f"{base.name} with {', '.join(group)} as in {head.name}",
-                 python=base.python, exclude_newer=head.exclude_newer, pins=pins)  # fmt: skip
+    return Stack(
+        name=name,
+        description=f"{base.name} with {', '.join(group)} as in {head.name}",
+        python=base.python,
+        exclude_newer=head.exclude_newer,
+        pins=pins,
+    )
 
 
 def transitive_stack(base: Stack, head: Stack) -> Stack:
     """Base's own pins at head's date: only what nobody pins moves."""
-    return Stack(name=f"{base.name}+{TRANSITIVE}", description=f"{base.name}'s pins resolved as of {head.name}'s date",
-                 python=base.python, exclude_newer=head.exclude_newer, pins=dict(base.pins))  # fmt: skip
+    return Stack(
+        name=f"{base.name}+{TRANSITIVE}",
+        description=f"{base.name}'s pins resolved as of {head.name}'s date",
+        python=base.python,
+        exclude_newer=head.exclude_newer,
+        pins=dict(base.pins),
+    )
 
 
 def plan_steps(
-    base: Stack, head: Stack, base_versions: Mapping[str, str], head_versions: Mapping[str, str], resolve: Resolve
+    base: Stack,
+    head: Stack,
+    base_versions: Mapping[str, str],
+    head_versions: Mapping[str, str],
+    resolve: Resolve,
 ) -> list[Step]:
     """One step per package base or head names that moved (widened to the group the resolver
     demands), then the transitive step. Steps whose group equals an earlier one are merged."""
@@ -84,23 +106,37 @@ def plan_steps(
             continue
         step = _widen(base, head, base_versions, moves, package, resolve)
         if set(declared) <= set(step.group) and len(declared) > 1:
-            step.note = (f"{package} cannot be moved alone: its group is everything that moved "
-                         f"({', '.join(step.group)})")  # fmt: skip
+            step.note = (
+                f"{package} cannot be moved alone: its group is everything that moved "
+                f"({', '.join(step.group)})"
+            )
         covered |= set(step.group)
         steps.append(step)
     if base.exclude_newer != head.exclude_newer or any(p not in declared for p in moves):
         stack = transitive_stack(base, head)
         error = resolve(stack)
-        steps.append(Step(stack.name, "transitive", TRANSITIVE, tuple(p for p in moves if p not in declared),
-                          None if error else stack, error=_tail(error) if error else None,
-                          note=f"unpinned dependencies as of {head.exclude_newer or 'today'}"))  # fmt: skip
+        steps.append(
+            Step(
+                stack.name,
+                "transitive",
+                TRANSITIVE,
+                tuple(p for p in moves if p not in declared),
+                None if error else stack,
+                error=_tail(error) if error else None,
+                note=f"unpinned dependencies as of {head.exclude_newer or 'today'}",
+            )
+        )
     return steps
 
 
 def _widen(
-    base: Stack, head: Stack, base_versions: Mapping[str, str], moves: Mapping[str, tuple[str | None, str | None]],
-    package: str, resolve: Resolve,
-) -> Step:  # fmt: skip
+    base: Stack,
+    head: Stack,
+    base_versions: Mapping[str, str],
+    moves: Mapping[str, tuple[str | None, str | None]],
+    package: str,
+    resolve: Resolve,
+) -> Step:
     group = [package]
     notes: list[str] = []
     while True:
@@ -112,8 +148,15 @@ def _widen(
             return Step(name, kind, package, tuple(group), stack, note="; ".join(notes))
         named = [p for p in moves if p not in group and mentioned(p, error)]
         if not named:
-            return Step(name, "package" if len(group) == 1 else "group", package, tuple(group), None,
-                        note="; ".join(notes), error=_tail(error))  # fmt: skip
+            return Step(
+                name,
+                "package" if len(group) == 1 else "group",
+                package,
+                tuple(group),
+                None,
+                note="; ".join(notes),
+                error=_tail(error),
+            )
         notes.append(f"the resolver demands {', '.join(named)} with {', '.join(group)}")
         group += named
 

@@ -39,8 +39,12 @@ class Attribution(BaseModel):
 
     def responsible(self) -> list[tuple[StepOutcome, str, Ratio]]:
         """(step, figure label, ratio) for every step that changed a gating figure significantly."""
-        return [(s, label, r) for s in self.steps for label, r in s.ratios.items()
-                if r.verdict in ("regression", "improvement")]  # fmt: skip
+        return [
+            (s, label, r)
+            for s in self.steps
+            for label, r in s.ratios.items()
+            if r.verdict in ("regression", "improvement")
+        ]
 
 
 # what a step is judged by: the estimated cost and the counts it is made of, and CPU per request
@@ -57,11 +61,16 @@ def gating_ratios(comparison: Comparison) -> dict[str, tuple[str, Ratio]]:
 def attributed_ratios(rows: Iterable[Row]) -> dict[str, tuple[str, Ratio]]:
     """{figure label: (scenario, ratio)} of the rows of the attributed figures: a compare's, or
     the counts-only path's (base's counts paired with a step's, compare.verdict.compare_figures)."""
-    return {row.label: (row.scenario, Ratio.of(row)) for row in rows
-            if row.kind == "load" and row.metric in ATTRIBUTED}  # fmt: skip
+    return {
+        row.label: (row.scenario, Ratio.of(row))
+        for row in rows
+        if row.kind == "load" and row.metric in ATTRIBUTED
+    }
 
 
-def build_lines(steps: list[StepOutcome], direct: StepOutcome, scenario_of: dict[str, str]) -> list[Line]:
+def build_lines(
+    steps: list[StepOutcome], direct: StepOutcome, scenario_of: dict[str, str]
+) -> list[Line]:
     labels = list(dict.fromkeys([*direct.ratios, *(label for s in steps for label in s.ratios)]))
     lines = []
     measured = [s for s in steps if s.error is None and s.skipped is None]
@@ -69,8 +78,16 @@ def build_lines(steps: list[StepOutcome], direct: StepOutcome, scenario_of: dict
         by_step = {s.step: s.ratios.get(label, Ratio(text="not measured")) for s in measured}
         total = product(list(by_step.values()))
         found = direct.ratios.get(label, Ratio(text="not measured"))
-        lines.append(Line(scenario=scenario_of.get(label, ""), label=label, steps=by_step, product=total,
-                          direct=found, agrees=overlap(total, found)))  # fmt: skip
+        lines.append(
+            Line(
+                scenario=scenario_of.get(label, ""),
+                label=label,
+                steps=by_step,
+                product=total,
+                direct=found,
+                agrees=overlap(total, found),
+            )
+        )
     return lines
 
 
@@ -88,7 +105,11 @@ def _moved(step: StepOutcome) -> str:
 def _pair(pair: Interaction) -> str:
     if pair.error is not None:
         return f"{' × '.join(pair.pair)}: not measured: {pair.error}"
-    verdict = {True: "**they interact**", False: "they do not interact", None: "no verdict (a ratio is missing)"}
+    verdict = {
+        True: "**they interact**",
+        False: "they do not interact",
+        None: "no verdict (a ratio is missing)",
+    }
     return f"{pair.sentence()}: {verdict[pair.interacts]}"
 
 
@@ -98,57 +119,99 @@ def _why(result: Attribution, label: str) -> list[str]:
     pairs = [i for i in result.interactions if i.label == label]
     said = [f"- {fact}" for fact in facts] + [f"- {_pair(p)}" for p in pairs]
     if pairs and not facts and not any(p.interacts for p in pairs):
-        said.append("- no pair of the largest movers interacts and the direct compare moves what the steps move, on "
-                    "one interpreter: the difference is of a higher order (three or more packages together)")  # fmt: skip
+        said.append(
+            "- no pair of the largest movers interacts and the direct compare moves what the steps move, on "
+            "one interpreter: the difference is of a higher order (three or more packages together)"
+        )
     if not said:
         return []
-    return ["Why they disagree (the direct compare against the steps, then the largest movers two at a time, each "
-            "pair measured against base as the steps are):", "", *said, ""]  # fmt: skip
+    return [
+        "Why they disagree (the direct compare against the steps, then the largest movers two at a time, each "
+        "pair measured against base as the steps are):",
+        "",
+        *said,
+        "",
+    ]
 
 
 def markdown(result: Attribution) -> str:
     out = [f"## Attribution: {result.base} → {result.head}", ""]
     if result.method == "counts":
-        out.append(f"Each step moves the packages listed from {result.base}'s version to {result.head}'s. Every stack "
-                   f"is counted (instructions and system calls per request, {result.repeats} phases each), "
-                   f"{result.base} once, and each step's counts are judged against {result.base}'s as `compare` "
-                   "judges them (floors, verdicts, the estimated cost); a step that moves only packages the servers "
-                   "never import is not counted. ")  # fmt: skip
+        out.append(
+            f"Each step moves the packages listed from {result.base}'s version to {result.head}'s. Every stack "
+            f"is counted (instructions and system calls per request, {result.repeats} phases each), "
+            f"{result.base} once, and each step's counts are judged against {result.base}'s as `compare` "
+            "judges them (floors, verdicts, the estimated cost); a step that moves only packages the servers "
+            "never import is not counted. "
+        )
     else:
-        out.append(f"Each step moves the packages listed from {result.base}'s version to {result.head}'s and is "
-                   f"measured side by side against {result.base} (paired rounds, floors and verdicts as `compare`). ")
-    out[-1] += (f"The product of the steps' ratios (interval: log half-widths added in quadrature, {CONFIDENCE:.0%}) "
-                "sits next to the ratio measured directly; when their intervals do not overlap, the packages interact.")
+        out.append(
+            f"Each step moves the packages listed from {result.base}'s version to {result.head}'s and is "
+            f"measured side by side against {result.base} (paired rounds, floors and verdicts as `compare`). "
+        )
+    out[-1] += (
+        f"The product of the steps' ratios (interval: log half-widths added in quadrature, {CONFIDENCE:.0%}) "
+        "sits next to the ratio measured directly; when their intervals do not overlap, the packages interact."
+    )
     out.append("")
     for line in result.lines:
-        out += [f"### {line.label}", "", "| step | packages moved | ratio [interval] | verdict |", "|---|---|---|---|"]
+        out += [
+            f"### {line.label}",
+            "",
+            "| step | packages moved | ratio [interval] | verdict |",
+            "|---|---|---|---|",
+        ]
         for step in result.steps:
             if step.error is not None:
-                out.append(f"| {step.step} | {', '.join(step.group)} | — | not measured: {step.error} |")
+                out.append(
+                    f"| {step.step} | {', '.join(step.group)} | — | not measured: {step.error} |"
+                )
                 continue
             if step.skipped is not None:
                 out.append(f"| {step.step} | {_moved(step)} | — | not counted: {step.skipped} |")
                 continue
             ratio = line.steps.get(step.step, Ratio())
             note = f" ({step.note})" if step.note else ""
-            out.append(f"| {step.step} | {_moved(step)}{note} | {ratio.shown()} | {ratio.verdict} |")
+            out.append(
+                f"| {step.step} | {_moved(step)}{note} | {ratio.shown()} | {ratio.verdict} |"
+            )
         out.append(f"| **product of the steps** | | {line.product.shown()} | |")
-        direct = f"not measured: {result.direct.error}" if result.direct.error and line.direct.ratio is None else line.direct.verdict
-        out.append(f"| **{result.base} → {result.head} measured** | | {line.direct.shown()} | {direct} |")
-        disagree = ("the product and the direct ratio disagree: an open loop offers each side half its own "
-                    "capacity, so a step that moves the capacity moves the offered rate too and open-loop ratios "
-                    "need not multiply (the closed loop's do)" if open_loop(line.label)
-                    else "the product and the direct ratio disagree: the steps interact")  # fmt: skip
-        agree = {True: "the product agrees with the direct ratio (intervals overlap)", False: disagree,
-                 None: "no comparison (a ratio is missing)"}[line.agrees]  # fmt: skip
+        direct = (
+            f"not measured: {result.direct.error}"
+            if result.direct.error and line.direct.ratio is None
+            else line.direct.verdict
+        )
+        out.append(
+            f"| **{result.base} → {result.head} measured** | | {line.direct.shown()} | {direct} |"
+        )
+        disagree = (
+            "the product and the direct ratio disagree: an open loop offers each side half its own "
+            "capacity, so a step that moves the capacity moves the offered rate too and open-loop ratios "
+            "need not multiply (the closed loop's do)"
+            if open_loop(line.label)
+            else "the product and the direct ratio disagree: the steps interact"
+        )
+        agree = {
+            True: "the product agrees with the direct ratio (intervals overlap)",
+            False: disagree,
+            None: "no comparison (a ratio is missing)",
+        }[line.agrees]
         out += ["", agree, ""]
         if line.agrees is False and not open_loop(line.label):
             out += _why(result, line.label)
     culprits = result.responsible()
     if culprits:
-        out += ["**Responsible:** " + "; ".join(f"{s.step} ({', '.join(s.group)}) {r.text or r.shown()} on {label}"
-                                                for s, label, r in culprits), ""]  # fmt: skip
+        out += [
+            "**Responsible:** "
+            + "; ".join(
+                f"{s.step} ({', '.join(s.group)}) {r.text or r.shown()} on {label}"
+                for s, label, r in culprits
+            ),
+            "",
+        ]
     if result.seconds is not None:
         counted = sum(1 for s in result.steps if s.error is None and s.skipped is None)
-        out.append(f"_{len(result.steps)} steps ({counted} measured) + the direct ratio in {result.seconds:.0f} s._")
+        out.append(
+            f"_{len(result.steps)} steps ({counted} measured) + the direct ratio in {result.seconds:.0f} s._"
+        )
     return "\n".join(out) + "\n"

@@ -20,24 +20,43 @@ EVERY_VARIANT = "every variant of the stacks"
 
 
 def add_shared_options(
-    parser: argparse.ArgumentParser, *, variants: str = EVERY_VARIANT, required: bool = False,
-    stacks: bool = False, quick: str | None = None, rounds: str | None = None, out: str | None = None,
-) -> None:  # fmt: skip
+    parser: argparse.ArgumentParser,
+    *,
+    variants: str = EVERY_VARIANT,
+    required: bool = False,
+    stacks: bool = False,
+    quick: str | None = None,
+    rounds: str | None = None,
+    out: str | None = None,
+) -> None:
     """`-k/--variants` (always; `variants` names its default, or what it must name when `required`),
     and those of `--stacks`, `--quick`, `--rounds`, `--out` the command takes: `quick` is what a
     quick pass is there, `rounds` what a round is and its default, `out` the default folder's name
     (`results/<out>` in the project)."""
-    parser.add_argument("-k", "--variants", dest="patterns", metavar="PATTERNS", required=required,
-                        help=f"{VARIANTS_HELP} ({'required' if required else 'default'}: {variants})")  # fmt: skip
+    parser.add_argument(
+        "-k",
+        "--variants",
+        dest="patterns",
+        metavar="PATTERNS",
+        required=required,
+        help=f"{VARIANTS_HELP} ({'required' if required else 'default'}: {variants})",
+    )
     if stacks:
         parser.add_argument("--stacks", metavar="NAMES", help=STACKS_HELP)
     if quick is not None:
         parser.add_argument("--quick", action="store_true", help=f"{QUICK_HELP}: {quick}")
     if rounds is not None:
-        parser.add_argument("--rounds", type=at_least_one, metavar="N", help=f"{ROUNDS_HELP}: {rounds}")
+        parser.add_argument(
+            "--rounds", type=at_least_one, metavar="N", help=f"{ROUNDS_HELP}: {rounds}"
+        )
     if out is not None:
-        parser.add_argument("--out", type=Path, metavar="DIR", default=_out_from_environment(),
-                            help=f"{OUT_HELP} (default results/{out} in the project; env {OUT_ENV})")  # fmt: skip
+        parser.add_argument(
+            "--out",
+            type=Path,
+            metavar="DIR",
+            default=_out_from_environment(),
+            help=f"{OUT_HELP} (default results/{out} in the project; env {OUT_ENV})",
+        )
 
 
 def at_least_one(text: str) -> int:

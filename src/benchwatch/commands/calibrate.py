@@ -12,23 +12,49 @@ HELP = "Measure each metric's noise floor with A/A runs and store it in calibrat
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from benchwatch.compare.aa import DEFAULT_ROUNDS, DEFAULT_STACK
 
-    add_shared_options(parser, variants=f"'*@{DEFAULT_STACK}', each run against itself",
-                       rounds=f"the A/A rounds of each variant (default {DEFAULT_ROUNDS})",
-                       out="calibrate-<time>")  # fmt: skip
-    parser.add_argument("--no-micro", action="store_true", help="load-test floors only (no asv, no instruction counts)")
-    parser.add_argument("--no-load", action="store_true",
-                        help="micro floors only, merged into the existing calibration.json (its load floors are kept)")  # fmt: skip
+    add_shared_options(
+        parser,
+        variants=f"'*@{DEFAULT_STACK}', each run against itself",
+        rounds=f"the A/A rounds of each variant (default {DEFAULT_ROUNDS})",
+        out="calibrate-<time>",
+    )
+    parser.add_argument(
+        "--no-micro",
+        action="store_true",
+        help="load-test floors only (no asv, no instruction counts)",
+    )
+    parser.add_argument(
+        "--no-load",
+        action="store_true",
+        help="micro floors only, merged into the existing calibration.json (its load floors are kept)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
-    parser.add_argument("--from", dest="from_dir", type=Path, metavar="DIR",
-                        help="measure nothing: recompute the floors from the A/A runs an earlier calibrate wrote in DIR")  # fmt: skip
-    parser.add_argument("--counts-from", type=Path, nargs="+", metavar="COMPARE_DIR",
-                        help="measure nothing: the count floors (instructions, system calls per request) from A/A "
-                             "compares' compare.json, e.g. of `compare --base latest --head latest --no-load --no-micro` "
-                             "(several: per figure the largest), merged into calibration.json")  # fmt: skip
-    parser.add_argument("--print-threshold", action="store_true",
-                        help="measure nothing: print github-action-benchmark's alert-threshold from calibration.json")  # fmt: skip
-    parser.add_argument("--github-output", action="store_true",
-                        help="measure nothing: append alert-threshold=N%% to $GITHUB_OUTPUT")  # fmt: skip
+    parser.add_argument(
+        "--from",
+        dest="from_dir",
+        type=Path,
+        metavar="DIR",
+        help="measure nothing: recompute the floors from the A/A runs an earlier calibrate wrote in DIR",
+    )
+    parser.add_argument(
+        "--counts-from",
+        type=Path,
+        nargs="+",
+        metavar="COMPARE_DIR",
+        help="measure nothing: the count floors (instructions, system calls per request) from A/A "
+        "compares' compare.json, e.g. of `compare --base latest --head latest --no-load --no-micro` "
+        "(several: per figure the largest), merged into calibration.json",
+    )
+    parser.add_argument(
+        "--print-threshold",
+        action="store_true",
+        help="measure nothing: print github-action-benchmark's alert-threshold from calibration.json",
+    )
+    parser.add_argument(
+        "--github-output",
+        action="store_true",
+        help="measure nothing: append alert-threshold=N%% to $GITHUB_OUTPUT",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -42,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
         if args.github_output:
             target = os.environ.get("GITHUB_OUTPUT")
             if not target:
-                raise UserError("--github-output: GITHUB_OUTPUT is not set (use --print-threshold outside Actions)")
+                raise UserError(
+                    "--github-output: GITHUB_OUTPUT is not set (use --print-threshold outside Actions)"
+                )
             with open(target, "a") as handle:
                 handle.write(f"alert-threshold={threshold}%\n")
             print(f"alert-threshold={threshold}%")
@@ -57,9 +85,15 @@ def run(args: argparse.Namespace) -> int:
     else:
         project = load_project()
         root = project.root
-        calibration, pairs, problems = calibrate(project, patterns=args.patterns, rounds=args.rounds or DEFAULT_ROUNDS,
-                                                 out=args.out, quiet=args.quiet, micro=not args.no_micro,
-                                                 load=not args.no_load)  # fmt: skip
+        calibration, pairs, problems = calibrate(
+            project,
+            patterns=args.patterns,
+            rounds=args.rounds or DEFAULT_ROUNDS,
+            out=args.out,
+            quiet=args.quiet,
+            micro=not args.no_micro,
+            load=not args.no_load,
+        )
         for line in problems:
             print(f"FAIL {line}")
     for key, floor in calibration.floors.items():
@@ -94,7 +128,9 @@ def _counts_from(directories: list[Path]) -> int:
             rows += len(per_figure)
     root = find_root()
     specs = sorted({comparison.base.spec for comparison in comparisons})
-    merge_count_floors(root, floors, f"{len(directories)} A/A compare(s) of {', '.join(specs)} ({rows} count rows)")
+    merge_count_floors(
+        root, floors, f"{len(directories)} A/A compare(s) of {', '.join(specs)} ({rows} count rows)"
+    )
     for key, per_figure in floors.items():
         values = sorted(per_figure.values())
         print(f"{key:<26} {values[0]:.2%} to {values[-1]:.2%} ({len(values)} figures)")
@@ -112,8 +148,14 @@ def _aa_compare(directory: Path):
         comparison = Comparison.model_validate_json(path.read_text())
     except (OSError, ValueError) as exc:
         raise UserError(f"--counts-from: cannot read {path} ({str(exc).splitlines()[0]})") from None
-    if comparison.base.spec != comparison.head.spec or comparison.base.inject_cpu_us or comparison.head.inject_cpu_us:
-        raise UserError(f"--counts-from {directory}: not an A/A compare ({comparison.base.spec} vs {comparison.head.spec})")
+    if (
+        comparison.base.spec != comparison.head.spec
+        or comparison.base.inject_cpu_us
+        or comparison.head.inject_cpu_us
+    ):
+        raise UserError(
+            f"--counts-from {directory}: not an A/A compare ({comparison.base.spec} vs {comparison.head.spec})"
+        )
     if comparison.extra.injected:
         raise UserError(f"--counts-from {directory}: head was injected; give an A/A compare")
     return comparison

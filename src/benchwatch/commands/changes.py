@@ -14,17 +14,31 @@ timings, their '(vs parent)' series); 1 at least one; 3 bad input (one ERROR lin
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXIT_CODES
-    parser.add_argument("--data", type=Path, action="append", required=True, metavar="DIR",
-                        help="a data.js, or a directory holding data.js, dev/bench/data.js or "
-                             "nightly/data.js (a gh-pages checkout); repeatable")  # fmt: skip
+    parser.add_argument(
+        "--data",
+        type=Path,
+        action="append",
+        required=True,
+        metavar="DIR",
+        help="a data.js, or a directory holding data.js, dev/bench/data.js or "
+        "nightly/data.js (a gh-pages checkout); repeatable",
+    )
     parser.add_argument(
         "--json", action="store_true", help="print the JSON document instead of markdown"
     )
-    parser.add_argument("--json-file", type=Path, metavar="PATH",
-                        help="also write the JSON document there (markdown still printed)")  # fmt: skip
+    parser.add_argument(
+        "--json-file",
+        type=Path,
+        metavar="PATH",
+        help="also write the JSON document there (markdown still printed)",
+    )
     parser.add_argument("--since", type=int, metavar="N", help="only each history's last N entries")
-    parser.add_argument("--acks", type=Path, metavar="FILE",
-                        help="acknowledged changes (default: benchwatch-acks.toml at the repository root, if any)")  # fmt: skip
+    parser.add_argument(
+        "--acks",
+        type=Path,
+        metavar="FILE",
+        help="acknowledged changes (default: benchwatch-acks.toml at the repository root, if any)",
+    )
 
 
 def _default_acks() -> Path:
@@ -39,9 +53,11 @@ def _default_acks() -> Path:
 
 
 def changes(
-    data: list[Path], since: int | None = None, acks_file: Path | None = None,
+    data: list[Path],
+    since: int | None = None,
+    acks_file: Path | None = None,
     acks_required: bool = False,
-) -> tuple[dict[str, Any], str, int]:  # fmt: skip
+) -> tuple[dict[str, Any], str, int]:
     """(JSON document, markdown, exit code): every input is read and checked first."""
     from benchwatch.trend import acks, histories, report
     from benchwatch.trend.changes import analyse_all

@@ -8,11 +8,21 @@ HELP = "Count instructions and system calls per request of each variant's server
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_shared_options(parser, stacks=True, quick="only the quick endpoints of every variant", out="<time>")
-    parser.add_argument("--repeats", type=int, metavar="N", help="counted phases per endpoint (default 3)")
-    parser.add_argument("--requests", type=int, metavar="N",
-                        help="at most N requests per phase (default 1000; heavier endpoints get fewer)")  # fmt: skip
-    parser.add_argument("--jobs", type=int, default=2, metavar="N", help="servers counted at once (default 2)")
+    add_shared_options(
+        parser, stacks=True, quick="only the quick endpoints of every variant", out="<time>"
+    )
+    parser.add_argument(
+        "--repeats", type=int, metavar="N", help="counted phases per endpoint (default 3)"
+    )
+    parser.add_argument(
+        "--requests",
+        type=int,
+        metavar="N",
+        help="at most N requests per phase (default 1000; heavier endpoints get fewer)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=2, metavar="N", help="servers counted at once (default 2)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,7 +37,11 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.results.files import write_run
     from benchwatch.results.schema import Problem
 
-    for option, value in (("--repeats", args.repeats), ("--requests", args.requests), ("--jobs", args.jobs)):
+    for option, value in (
+        ("--repeats", args.repeats),
+        ("--requests", args.requests),
+        ("--jobs", args.jobs),
+    ):
         if value is not None and value < 1:
             raise UserError(f"{option}: give a whole number of at least 1")
     project = load_project()
@@ -42,12 +56,19 @@ def run(args: argparse.Namespace) -> int:
     record.extra.stack_order = list(project.stacks)
     environments, failed = prepare(variants)
     record.environment.record_environments(environments)
-    problems = [Problem(variant=v.id, phase="env", reason=failed[v.env_key]) for v in variants if v.env_key in failed]
+    problems = [
+        Problem(variant=v.id, phase="env", reason=failed[v.env_key])
+        for v in variants
+        if v.env_key in failed
+    ]
     targets = targets_for(variants, environments, args.quick)
     figures, trouble = count_requests(
-        targets, out_dir=out / "counts", requests=args.requests or DEFAULT_REQUESTS,
-        repeats=args.repeats or DEFAULT_REPEATS, jobs=args.jobs,
-    )  # fmt: skip
+        targets,
+        out_dir=out / "counts",
+        requests=args.requests or DEFAULT_REQUESTS,
+        repeats=args.repeats or DEFAULT_REPEATS,
+        jobs=args.jobs,
+    )
     record.figures, record.problems = figures, problems + trouble
     record.complete = not record.problems
     record.finished_at = now()
@@ -56,7 +77,9 @@ def run(args: argparse.Namespace) -> int:
         spread = (max(figure.samples) - min(figure.samples)) / figure.value if figure.value else 0.0
         print(f"{figure.name:<70} {figure.value:14,.2f} {figure.unit:<12} range {spread:.2%}")
         if figure.detail:
-            print("    " + ", ".join(f"{name} {value:.2f}" for name, value in figure.detail.items()))
+            print(
+                "    " + ", ".join(f"{name} {value:.2f}" for name, value in figure.detail.items())
+            )
     for problem in record.problems:
         print(f"PROBLEM {problem.line()}", file=sys.stderr)
         if problem.detail:

@@ -10,17 +10,32 @@ HELP = "Count the micro-benchmarks' instructions per call under valgrind"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_shared_options(parser, variants=f"{EVERY_VARIANT}; their scenarios' figures are kept", stacks=True,
-                       quick="the cases of `micro --quick`, 2 repetitions", out="instructions-<time>")  # fmt: skip
-    parser.add_argument("--bench", dest="pattern", metavar="REGEX",
-                        help="regex over asv benchmark names, e.g. \"'users'\" or 'Validation.time_validate_json'")  # fmt: skip
-    parser.add_argument("--repeats", type=int, metavar="N",
-                        help="counts per case (default 3, --quick 2)")  # fmt: skip
-    parser.add_argument("--calls", type=int, metavar="N",
-                        help="N: a count is of N and 2N calls (default 100)")  # fmt: skip
-    parser.add_argument("--benchmark-dir", type=Path, metavar="DIR",
-                        default=os.environ.get("BENCHWATCH_BENCHMARK_DIR"),
-                        help="benchmark package to count instead of ./benchmarks (env BENCHWATCH_BENCHMARK_DIR)")  # fmt: skip
+    add_shared_options(
+        parser,
+        variants=f"{EVERY_VARIANT}; their scenarios' figures are kept",
+        stacks=True,
+        quick="the cases of `micro --quick`, 2 repetitions",
+        out="instructions-<time>",
+    )
+    parser.add_argument(
+        "--bench",
+        dest="pattern",
+        metavar="REGEX",
+        help="regex over asv benchmark names, e.g. \"'users'\" or 'Validation.time_validate_json'",
+    )
+    parser.add_argument(
+        "--repeats", type=int, metavar="N", help="counts per case (default 3, --quick 2)"
+    )
+    parser.add_argument(
+        "--calls", type=int, metavar="N", help="N: a count is of N and 2N calls (default 100)"
+    )
+    parser.add_argument(
+        "--benchmark-dir",
+        type=Path,
+        metavar="DIR",
+        default=os.environ.get("BENCHWATCH_BENCHMARK_DIR"),
+        help="benchmark package to count instead of ./benchmarks (env BENCHWATCH_BENCHMARK_DIR)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,12 +79,14 @@ def run(args: argparse.Namespace) -> int:
     record = session.start_run()
     injected = os.environ.get(INJECT_ENV_VAR)
     figures, problems = count_instructions(
-        stacks, benchmark_dir=benchmark_dir,
+        stacks,
+        benchmark_dir=benchmark_dir,
         patterns=quick_patterns(project.root) if args.quick else (),
         within=[args.pattern] if args.pattern else (),
         repeats=args.repeats or (QUICK_REPEATS if args.quick else DEFAULT_REPEATS),
-        calls=args.calls or DEFAULT_CALLS, extra_env={INJECT_ENV_VAR: injected} if injected else None,
-    )  # fmt: skip
+        calls=args.calls or DEFAULT_CALLS,
+        extra_env={INJECT_ENV_VAR: injected} if injected else None,
+    )
     figures = select_figures(figures, args.patterns)
     if not figures and not problems:
         raise UserError(f"--bench {args.pattern}: no time_ benchmark matches (see benchmarks/)")

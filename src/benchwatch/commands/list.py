@@ -34,7 +34,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"    flavor {flavor}: {decl.description}")
         quick = {e.name for v in variants if v.app is app for e in v.quick_endpoints}
         for endpoint in app.declaration.endpoints:
-            mark = " (quick)" if endpoint.name in quick else " (counted only: {unique})" if endpoint.per_request else ""
+            mark = (
+                " (quick)"
+                if endpoint.name in quick
+                else " (counted only: {unique})"
+                if endpoint.per_request
+                else ""
+            )
             print(f"    {endpoint.name:<28} {endpoint.label}{mark}")
     print(f"variants ({len(variants)}):")
     for variant in variants:
@@ -43,7 +49,11 @@ def run(args: argparse.Namespace) -> int:
         print("questions (answered side by side by `run`):")
     for question in project.questions:
         lanes = ", ".join(lane.label for lane in question.lanes)
-        published = f"; {len(question.published)} published figure(s) beside it" if question.published else ""
+        published = (
+            f"; {len(question.published)} published figure(s) beside it"
+            if question.published
+            else ""
+        )
         print(f"  {question.name}: {lanes}{published}")
     return 0
 
@@ -60,7 +70,9 @@ def _as_data(project, variants) -> dict:
                 "description": app.declaration.description,
                 "seed": app.declaration.seed,
                 "flavors": list(app.declaration.flavors),
-                "endpoints": [e.model_dump(mode="json", by_alias=True) for e in app.declaration.endpoints],
+                "endpoints": [
+                    e.model_dump(mode="json", by_alias=True) for e in app.declaration.endpoints
+                ],
             }
             for app in project.apps
         ],

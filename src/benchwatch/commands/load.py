@@ -13,21 +13,29 @@ HELP = "Run the oha load tests: throughput, latency at fixed rates, CPU per requ
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_load_options(parser)
     parser.add_argument(
-        "--aa", metavar="VARIANT",
+        "--aa",
+        metavar="VARIANT",
         help="also measure VARIANT a second time, interleaved, for the A/A noise (e.g. api@latest)",
-    )  # fmt: skip
+    )
 
 
 def add_load_options(parser: argparse.ArgumentParser) -> None:
-    add_shared_options(parser, stacks=True, quick="one short round over the quick endpoints of every variant",
-                       rounds="the load rounds, interleaved over the variants (default 3, --quick 1)",
-                       out="<time>")  # fmt: skip
+    add_shared_options(
+        parser,
+        stacks=True,
+        quick="one short round over the quick endpoints of every variant",
+        rounds="the load rounds, interleaved over the variants (default 3, --quick 1)",
+        out="<time>",
+    )
     parser.add_argument(
         "--shard", metavar="I/N", help="measure only the I-th of N stable parts of the variants"
     )
-    parser.add_argument("--counts", action="store_true",
-                        help="after the load rounds, count instructions (valgrind) and system calls (strace) per "
-                             "request of every selected endpoint (minutes per stack; compare counts by default)")  # fmt: skip
+    parser.add_argument(
+        "--counts",
+        action="store_true",
+        help="after the load rounds, count instructions (valgrind) and system calls (strace) per "
+        "request of every selected endpoint (minutes per stack; compare counts by default)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
 
 
@@ -36,7 +44,9 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_UNMEASURED if record.problems else EXIT_OK
 
 
-def execute(args: argparse.Namespace, aa_variant: str | None, project=None, variants=None, session=None):
+def execute(
+    args: argparse.Namespace, aa_variant: str | None, project=None, variants=None, session=None
+):
     """Select (unless the caller already did), open the session (unless the caller did), measure,
     print; returns (Run, results directory)."""
     from benchwatch.measure import preflight
@@ -50,8 +60,17 @@ def execute(args: argparse.Namespace, aa_variant: str | None, project=None, vari
         variants = shard(project.select(args.patterns, stack_names(args)), args.shard)
     preflight.check(variants)
     session = session or open_session(project.root, args.out, load_tests=True)
-    record = load(project, variants, session, quick=args.quick, rounds=args.rounds, aa_variant=aa_variant,
-                  shard=args.shard, quiet=args.quiet, counts=args.counts)  # fmt: skip
+    record = load(
+        project,
+        variants,
+        session,
+        quick=args.quick,
+        rounds=args.rounds,
+        aa_variant=aa_variant,
+        shard=args.shard,
+        quiet=args.quiet,
+        counts=args.counts,
+    )
     print_outcome(record, session.out, len(variants))
     return record, session.out
 
@@ -61,16 +80,25 @@ def print_outcome(record, out: Path, variant_count: int) -> None:
     from benchwatch.figures.metrics import CPU, RPS, Closed
 
     print_problems(record.problems)
-    closed = [f for f in record.figures if f.kind == "load" and f.valid and isinstance(f.setting, Closed)]
+    closed = [
+        f for f in record.figures if f.kind == "load" and f.valid and isinstance(f.setting, Closed)
+    ]
     rps = {(f.variant, f.endpoint, f.setting): f for f in closed if f.metric == RPS.key}
     for figure in (f for f in closed if f.metric == CPU.key):
         partner = rps.get((figure.variant, figure.endpoint, figure.setting))
         tail = f"  {partner.value:9.0f} req/s" if partner else ""
         where = f"{figure.variant} {figure.endpoint} {figure.setting.tag}"
         print(f"{where:<70} {figure.value:8.1f} us/req{tail}")
-    failed = {p.variant for p in record.problems if p.phase in ("env", "boot", "setup", "verify", "load")}
-    print(f"{variant_count - len(failed)} of {variant_count} variants measured cleanly"
-          f"{f'; {len(failed)} with problems' if failed else ''}; results in {out}")  # fmt: skip
+    failed = {
+        p.variant for p in record.problems if p.phase in ("env", "boot", "setup", "verify", "load")
+    }
+    print(
+        f"{variant_count - len(failed)} of {variant_count} variants measured cleanly"
+        f"{f'; {len(failed)} with problems' if failed else ''}; results in {out}"
+    )
     bottlenecked = record.extra.loadgen.bottlenecked_runs if record.extra.loadgen else 0
     if bottlenecked:
-        print(f"WARNING: oha was the bottleneck (> 90 % of its cores) in {bottlenecked} run(s)", file=sys.stderr)
+        print(
+            f"WARNING: oha was the bottleneck (> 90 % of its cores) in {bottlenecked} run(s)",
+            file=sys.stderr,
+        )

@@ -10,17 +10,31 @@ HELP = "Run the micro-benchmarks"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_shared_options(parser, variants=f"{EVERY_VARIANT}; their scenarios' figures are kept", stacks=True,
-                       quick="a representative subset with few repeats (about 2 minutes, all stacks)",
-                       rounds="asv passes interleaved across the stacks (default 2, --quick 1)",
-                       out="micro-<time>")  # fmt: skip
-    parser.add_argument("--bench", metavar="REGEX",
-                        help="asv --bench regex over benchmark names, e.g. 'Validation.time_validate_json'")  # fmt: skip
-    parser.add_argument("--benchmark-dir", type=Path, metavar="DIR",
-                        default=os.environ.get("BENCHWATCH_BENCHMARK_DIR"),
-                        help="benchmark package to run instead of ./benchmarks (env BENCHWATCH_BENCHMARK_DIR)")  # fmt: skip
-    parser.add_argument("--machine", metavar="NAME",
-                        help="asv machine name (env BENCHWATCH_MACHINE; default: the host name)")  # fmt: skip
+    add_shared_options(
+        parser,
+        variants=f"{EVERY_VARIANT}; their scenarios' figures are kept",
+        stacks=True,
+        quick="a representative subset with few repeats (about 2 minutes, all stacks)",
+        rounds="asv passes interleaved across the stacks (default 2, --quick 1)",
+        out="micro-<time>",
+    )
+    parser.add_argument(
+        "--bench",
+        metavar="REGEX",
+        help="asv --bench regex over benchmark names, e.g. 'Validation.time_validate_json'",
+    )
+    parser.add_argument(
+        "--benchmark-dir",
+        type=Path,
+        metavar="DIR",
+        default=os.environ.get("BENCHWATCH_BENCHMARK_DIR"),
+        help="benchmark package to run instead of ./benchmarks (env BENCHWATCH_BENCHMARK_DIR)",
+    )
+    parser.add_argument(
+        "--machine",
+        metavar="NAME",
+        help="asv machine name (env BENCHWATCH_MACHINE; default: the host name)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,9 +50,15 @@ def run(args: argparse.Namespace) -> int:
     session = open_session(project.root, args.out, name="micro")
     record = session.start_run()
     figures, problems = run_micro(
-        stacks, args.bench, args.quick, session.out, root=project.root,
-        benchmark_dir=args.benchmark_dir, rounds=args.rounds, machine=args.machine,
-    )  # fmt: skip
+        stacks,
+        args.bench,
+        args.quick,
+        session.out,
+        root=project.root,
+        benchmark_dir=args.benchmark_dir,
+        rounds=args.rounds,
+        machine=args.machine,
+    )
     figures = select_figures(figures, args.patterns)
     return finish(session.out, record, project, stacks, figures, problems)
 
@@ -55,7 +75,9 @@ def finish(out: Path, record, project, stacks, figures, problems, **extra) -> in
     from benchwatch.results.schema import RunExtra
 
     record.environment.stacks = {stack.name: stack.pinned_versions() for stack in stacks}
-    record.extra = RunExtra(reference_stack=project.reference_stack, stack_order=list(project.stacks), **extra)
+    record.extra = RunExtra(
+        reference_stack=project.reference_stack, stack_order=list(project.stacks), **extra
+    )
     record.finished_at = now()
     record.complete = not problems
     record.figures, record.problems = figures, problems

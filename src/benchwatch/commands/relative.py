@@ -8,18 +8,28 @@ HELP = "Turn a compare of a commit with its parent into '(vs parent)' trend poin
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.epilog = ("exit codes: 0 file written; 2 no valid point (nothing written: a failed compare "
-                     "publishes no relative point); 3 bad input")  # fmt: skip
+    parser.epilog = (
+        "exit codes: 0 file written; 2 no valid point (nothing written: a failed compare "
+        "publishes no relative point); 3 bad input"
+    )
     parser.add_argument(
         "compare",
         type=Path,
         metavar="COMPARE",
         help="compare.json, or the compare's --out directory",
     )
-    parser.add_argument("--out", type=Path, required=True, metavar="FILE",
-                        help="gab file to write (github-action-benchmark customSmallerIsBetter)")  # fmt: skip
-    parser.add_argument("--all", action="store_true",
-                        help="every figure, not only the gating ones (server CPU per request, micro timings)")  # fmt: skip
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="gab file to write (github-action-benchmark customSmallerIsBetter)",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every figure, not only the gating ones (server CPU per request, micro timings)",
+    )
 
 
 def relative(compare: Path, out: Path, every: bool = False) -> tuple[int, list[str]]:
@@ -33,8 +43,11 @@ def relative(compare: Path, out: Path, every: bool = False) -> tuple[int, list[s
     notes = [f"no point for {s.label}: {s.reason}" for s in skipped]
     if not entries:
         first = f" (first: {notes[0].removeprefix('no point for ')})" if notes else ""
-        raise UserError(f"{compare}: no valid ratio in the comparison, {len(skipped)} rows without one{first}: "
-                        "no relative point published", EXIT_UNMEASURED)  # fmt: skip
+        raise UserError(
+            f"{compare}: no valid ratio in the comparison, {len(skipped)} rows without one{first}: "
+            "no relative point published",
+            EXIT_UNMEASURED,
+        )
     write_json_atomic(out, entries)
     return len(entries), notes
 

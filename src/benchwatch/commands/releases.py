@@ -32,21 +32,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--markdown", metavar="FILE", help="also write the list of changes as markdown to FILE"
     )
     parser.add_argument(
-        "--pin-next", metavar="STACKS_TOML",
+        "--pin-next",
+        metavar="STACKS_TOML",
         help="pin the resolved versions into the `next` stack's requires in this stacks.toml, so "
-             "`next` is built from exactly what was resolved",
-    )  # fmt: skip
+        "`next` is built from exactly what was resolved",
+    )
     parser.add_argument(
-        "--python", action="store_true",
+        "--python",
+        action="store_true",
         help="no package lookup: for each CPython version the stacks ask for, the build this machine "
-             "runs and the newest release uv can install here (with --markdown FILE, --json; "
-             "`python_new=true|false` to $GITHUB_OUTPUT)",
-    )  # fmt: skip
+        "runs and the newest release uv can install here (with --markdown FILE, --json; "
+        "`python_new=true|false` to $GITHUB_OUTPUT)",
+    )
     parser.add_argument(
-        "--record-measured", metavar="RUN_DIR",
+        "--record-measured",
+        metavar="RUN_DIR",
         help="no lookup: add every package of the `next` environment measured in RUN_DIR/run.json "
-             "to --state (as `measured`)",
-    )  # fmt: skip
+        "to --state (as `measured`)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -68,9 +71,13 @@ def run(args: argparse.Namespace) -> int:
 
         measured = read_run(Path(args.record_measured)).environment.stacks.get("next")
         if not measured:
-            raise UserError(f"{args.record_measured}/run.json holds no `next` environment: give compare's head directory")
+            raise UserError(
+                f"{args.record_measured}/run.json holds no `next` environment: give compare's head directory"
+            )
         if not Path(args.state).is_file():
-            raise UserError(f"--state {args.state}: no state file to add to (run with --write-state first)")
+            raise UserError(
+                f"--state {args.state}: no state file to add to (run with --write-state first)"
+            )
         releases.record_measured(Path(args.state), measured)
         print(f"recorded {len(measured)} packages of next in {args.state}")
         return 0
@@ -135,24 +142,45 @@ def _python(args: argparse.Namespace) -> int:
     from benchwatch.project.config import default_stacks_file, find_root, load_stacks
 
     if args.state or args.write_state or args.pin_next or args.record_measured:
-        raise UserError("--python reports CPython releases only: give it without --state, --pin-next or --record-measured")
+        raise UserError(
+            "--python reports CPython releases only: give it without --state, --pin-next or --record-measured"
+        )
     try:
         stacks = load_stacks(find_root())
     except UserError:  # outside a project: the stacks every installation carries
         stacks = load_stacks(default_stacks_file().parent)
-    minors = sorted({".".join(s.python.split(".")[:2]) for s in stacks.values()}, key=lambda m: int(m.split(".")[1]))
+    minors = sorted(
+        {".".join(s.python.split(".")[:2]) for s in stacks.values()},
+        key=lambda m: int(m.split(".")[1]),
+    )
     found = python_releases.status(minors)
     new = [r for r in found if r.new]
     if args.markdown:
         lines = [f"- {r.line()}" for r in found]
-        Path(args.markdown).write_text("CPython releases uv can install here:\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+        Path(args.markdown).write_text(
+            "CPython releases uv can install here:\n\n" + "\n".join(lines) + "\n", encoding="utf-8"
+        )
     github_output = os.environ.get("GITHUB_OUTPUT")
     if github_output:
         with open(github_output, "a", encoding="utf-8") as handle:
             handle.write(f"python_new={'true' if new else 'false'}\n")
     if args.json:
-        print(json.dumps({"python": [{"minor": r.minor, "installed": r.installed, "newest": r.newest, "new": r.new}
-                                     for r in found]}, indent=2))  # fmt: skip
+        print(
+            json.dumps(
+                {
+                    "python": [
+                        {
+                            "minor": r.minor,
+                            "installed": r.installed,
+                            "newest": r.newest,
+                            "new": r.new,
+                        }
+                        for r in found
+                    ]
+                },
+                indent=2,
+            )
+        )
         return 0
     for release in found:
         print(release.line())

@@ -7,10 +7,15 @@ HELP = "Write report.md and report.html from a run directory's run.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("directory", type=Path, metavar="DIR", help="a run directory (holds run.json)")
-    parser.add_argument("--reference", metavar="STACK",
-                        help="stack every ratio is taken against, one of the run's (default: benchwatch.toml's "
-                             "reference_stack; none: no ratios)")  # fmt: skip
+    parser.add_argument(
+        "directory", type=Path, metavar="DIR", help="a run directory (holds run.json)"
+    )
+    parser.add_argument(
+        "--reference",
+        metavar="STACK",
+        help="stack every ratio is taken against, one of the run's (default: benchwatch.toml's "
+        "reference_stack; none: no ratios)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -12,15 +12,27 @@ HELP = "Verify, load-test, micro-benchmark, report and record the run in the loc
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_load_options(parser)
-    parser.add_argument("--history", type=Path, metavar="DIR",
-                        help="local trend history directory (default .benchwatch/history in the project)")  # fmt: skip
+    parser.add_argument(
+        "--history",
+        type=Path,
+        metavar="DIR",
+        help="local trend history directory (default .benchwatch/history in the project)",
+    )
     parser.add_argument("--no-micro", action="store_true", help="skip the asv micro-benchmarks")
-    parser.add_argument("--no-questions", "--no-findings", dest="no_questions", action="store_true",
-                        help="skip the side-by-side rounds of benchwatch.toml's [[questions]] "
-                             "(the report then says 'not run')")  # fmt: skip
-    parser.add_argument("--aa", metavar="VARIANT",
-                        help="variant measured twice for the A/A noise (default: the run's first variant; "
-                             "'none' to skip)")  # fmt: skip
+    parser.add_argument(
+        "--no-questions",
+        "--no-findings",
+        dest="no_questions",
+        action="store_true",
+        help="skip the side-by-side rounds of benchwatch.toml's [[questions]] "
+        "(the report then says 'not run')",
+    )
+    parser.add_argument(
+        "--aa",
+        metavar="VARIANT",
+        help="variant measured twice for the A/A noise (default: the run's first variant; "
+        "'none' to skip)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -72,7 +84,9 @@ def aa_variant(chosen: str | None, selected: list[str], everything: list[str]) -
     if chosen is None:
         return selected[0] if selected else None
     if chosen not in everything:
-        raise UserError(f"--aa {chosen}: not a variant of this run (see `benchwatch list`; 'none' for no A/A copy)")
+        raise UserError(
+            f"--aa {chosen}: not a variant of this run (see `benchwatch list`; 'none' for no A/A copy)"
+        )
     return chosen if chosen in selected else None
 
 
@@ -84,15 +98,23 @@ def _questions(args: argparse.Namespace, questions, selected, record, oha: str) 
 
     if args.no_questions:
         reason = "skipped (run --no-questions)"
-        record.extra.side_by_side = SideBySideInfo(questions=list(questions), not_run={q.name: reason for q in questions})
+        record.extra.side_by_side = SideBySideInfo(
+            questions=list(questions), not_run={q.name: reason for q in questions}
+        )
         return
     say(f"questions: {len(questions)} declared, each question's servers side by side", args.quiet)
     info = measure_questions(questions, selected, oha=oha, quick=args.quick, quiet=args.quiet)
     record.extra.side_by_side = info
-    record.problems += [p.model_copy(update={"reason": f"questions side by side: {p.reason}"}) for p in info.problems]
+    record.problems += [
+        p.model_copy(update={"reason": f"questions side by side: {p.reason}"})
+        for p in info.problems
+    ]
     ran = len({r.group for r in info.ratios})
-    say(f"questions: {ran} of {len(questions)} answered side by side in {info.seconds:.0f} s "
-        f"({info.plan.rounds if info.plan else 0} rounds)", args.quiet)  # fmt: skip
+    say(
+        f"questions: {ran} of {len(questions)} answered side by side in {info.seconds:.0f} s "
+        f"({info.plan.rounds if info.plan else 0} rounds)",
+        args.quiet,
+    )
 
 
 def _micro(args: argparse.Namespace, project, selected, record, out: Path) -> None:
@@ -102,10 +124,18 @@ def _micro(args: argparse.Namespace, project, selected, record, out: Path) -> No
     if not has_benchmarks(project.root):
         print(f"micro: skipped (no asv benchmarks/ folder in {project.root})", file=sys.stderr)
         return
-    names = list(dict.fromkeys(v.stack.name for v in selected if v.stack.name != OWN_REQUIREMENTS_STACK))
+    names = list(
+        dict.fromkeys(v.stack.name for v in selected if v.stack.name != OWN_REQUIREMENTS_STACK)
+    )
     if not names:
         return
-    figures, problems = run_micro([project.stack(n) for n in names], None, args.quick, out, root=project.root,
-                                  log=None if not args.quiet else (lambda line: None))  # fmt: skip
+    figures, problems = run_micro(
+        [project.stack(n) for n in names],
+        None,
+        args.quick,
+        out,
+        root=project.root,
+        log=None if not args.quiet else (lambda line: None),
+    )
     record.figures += figures
     record.problems += problems

@@ -9,27 +9,56 @@ HELP = "Build the gh-pages site: overview, trends and releases pages (works offl
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, required=True, metavar="DIR", help="site root to write")
-    parser.add_argument("--data", type=Path, action="append", metavar="DIR",
-                        help="a directory holding github-action-benchmark data.js files (dev/bench/data.js, "
-                             "nightly/data.js, or .benchwatch/history); repeatable; default: --out itself")  # fmt: skip
-    parser.add_argument("--run", type=Path, metavar="DIR",
-                        default=os.environ.get("BENCHWATCH_RUN") or None,
-                        help="run directory whose run.json gives the latest results (env BENCHWATCH_RUN)")  # fmt: skip
-    parser.add_argument("--changes", type=Path, metavar="FILE",
-                        help="changes.json from `benchwatch changes --json-file`: change points drawn on the trends "
-                             "(default: found here from the --data files and benchwatch-acks.toml)")  # fmt: skip
-    parser.add_argument("--attribution", type=Path, action="extend", nargs="+", metavar="FILE",
-                        help="attribution.json files from `benchwatch attribute` (the nightly's): releases.html "
-                             "lists each release's effect")  # fmt: skip
-    parser.add_argument("--attributions", type=Path, metavar="DIR",
-                        help="a folder of published attribution files (gh-pages nightly/attribution): every "
-                             "*.json in it; one that is not a benchwatch attribution is skipped with a warning")  # fmt: skip
-    parser.add_argument("--no-copy", action="store_true",
-                        help="read the --data files for the trends but do not copy them into the site "
-                             "(on gh-pages, github-action-benchmark owns dev/bench and nightly)")  # fmt: skip
-    parser.add_argument("--reference", metavar="STACK",
-                        help="stack ratios are taken against, one of the --run's (default: benchwatch.toml's "
-                             "reference_stack; none: no ratios)")  # fmt: skip
+    parser.add_argument(
+        "--data",
+        type=Path,
+        action="append",
+        metavar="DIR",
+        help="a directory holding github-action-benchmark data.js files (dev/bench/data.js, "
+        "nightly/data.js, or .benchwatch/history); repeatable; default: --out itself",
+    )
+    parser.add_argument(
+        "--run",
+        type=Path,
+        metavar="DIR",
+        default=os.environ.get("BENCHWATCH_RUN") or None,
+        help="run directory whose run.json gives the latest results (env BENCHWATCH_RUN)",
+    )
+    parser.add_argument(
+        "--changes",
+        type=Path,
+        metavar="FILE",
+        help="changes.json from `benchwatch changes --json-file`: change points drawn on the trends "
+        "(default: found here from the --data files and benchwatch-acks.toml)",
+    )
+    parser.add_argument(
+        "--attribution",
+        type=Path,
+        action="extend",
+        nargs="+",
+        metavar="FILE",
+        help="attribution.json files from `benchwatch attribute` (the nightly's): releases.html "
+        "lists each release's effect",
+    )
+    parser.add_argument(
+        "--attributions",
+        type=Path,
+        metavar="DIR",
+        help="a folder of published attribution files (gh-pages nightly/attribution): every "
+        "*.json in it; one that is not a benchwatch attribution is skipped with a warning",
+    )
+    parser.add_argument(
+        "--no-copy",
+        action="store_true",
+        help="read the --data files for the trends but do not copy them into the site "
+        "(on gh-pages, github-action-benchmark owns dev/bench and nightly)",
+    )
+    parser.add_argument(
+        "--reference",
+        metavar="STACK",
+        help="stack ratios are taken against, one of the --run's (default: benchwatch.toml's "
+        "reference_stack; none: no ratios)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,8 +83,13 @@ def run(args: argparse.Namespace) -> int:
     record = read_run(Path(args.run)) if args.run else None
     if record is not None:
         require_reference(record, args.reference)
-    attributions = [(path.name if path.name != "attribution.json" else path.parent.name or path.name,
-                     read_attribution(path)) for path in args.attribution or []]  # fmt: skip
+    attributions = [
+        (
+            path.name if path.name != "attribution.json" else path.parent.name or path.name,
+            read_attribution(path),
+        )
+        for path in args.attribution or []
+    ]
     if args.attributions is not None:
         attributions += read_published_attributions(args.attributions)
     if args.changes:
@@ -66,7 +100,15 @@ def run(args: argparse.Namespace) -> int:
         changes = None
     reference, stacks = project_defaults(args.reference)
     ensure_writable(args.out)
-    index = build_site(args.out, run=record, data_dirs=args.data or (), reference_stack=reference, stacks=stacks,
-                       changes=changes, attributions=attributions, copy_data=not args.no_copy)  # fmt: skip
+    index = build_site(
+        args.out,
+        run=record,
+        data_dirs=args.data or (),
+        reference_stack=reference,
+        stacks=stacks,
+        changes=changes,
+        attributions=attributions,
+        copy_data=not args.no_copy,
+    )
     print(index)
     return 0

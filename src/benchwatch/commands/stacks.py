@@ -6,10 +6,16 @@ HELP = "Print the stacks, or write asv.conf.json from stacks.toml"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--write-asv", action="store_true",
-                        help="regenerate asv.conf.json (one exact-pin matrix entry per pinned stack)")  # fmt: skip
-    parser.add_argument("--check-asv", action="store_true",
-                        help="exit 3 if asv.conf.json differs from what stacks.toml generates")  # fmt: skip
+    parser.add_argument(
+        "--write-asv",
+        action="store_true",
+        help="regenerate asv.conf.json (one exact-pin matrix entry per pinned stack)",
+    )
+    parser.add_argument(
+        "--check-asv",
+        action="store_true",
+        help="exit 3 if asv.conf.json differs from what stacks.toml generates",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

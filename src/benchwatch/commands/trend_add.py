@@ -32,8 +32,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--url", default="", help="link to the commit")
 
 
-def trend_add(data_js: Path, gab: Path, suite: str, bigger: bool, commit: str,
-              message: str = "", timestamp: str = "", url: str = "") -> int:  # fmt: skip
+def trend_add(
+    data_js: Path,
+    gab: Path,
+    suite: str,
+    bigger: bool,
+    commit: str,
+    message: str = "",
+    timestamp: str = "",
+    url: str = "",
+) -> int:
     import re
 
     from benchwatch.errors import UserError
@@ -53,7 +61,15 @@ def trend_add(data_js: Path, gab: Path, suite: str, bigger: bool, commit: str,
 
 
 def run(args: argparse.Namespace) -> int:
-    count = trend_add(args.data_js, args.gab, args.suite, args.bigger, args.commit, args.message,
-                      args.timestamp, args.url)  # fmt: skip
+    count = trend_add(
+        args.data_js,
+        args.gab,
+        args.suite,
+        args.bigger,
+        args.commit,
+        args.message,
+        args.timestamp,
+        args.url,
+    )
     print(f"{count} points of {args.commit[:12]} added to {args.suite!r} in {args.data_js}")
     return 0

@@ -12,9 +12,14 @@ HELP = "Boot each variant and check every endpoint's answer"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_shared_options(parser, stacks=True)
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
-    parser.add_argument("--record", action="store_true", help=(
-        "write the golden bodies again from what the app answers now (each app's first variant, "
-        "booted twice: keys that differ are added to `volatile`); the rest of the declaration is kept"))  # fmt: skip
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help=(
+            "write the golden bodies again from what the app answers now (each app's first variant, "
+            "booted twice: keys that differ are added to `volatile`); the rest of the declaration is kept"
+        ),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,17 +45,24 @@ def record(variants, quiet: bool) -> int:  # type: ignore[no-untyped-def]
     from benchwatch.scaffold.record import record_variants, recordable
 
     if not any(recordable(v) for v in variants):
-        raise UserError("verify --record: no endpoint of the variants selected has a golden body "
-                        "(`expect.json`) to record")  # fmt: skip
+        raise UserError(
+            "verify --record: no endpoint of the variants selected has a golden body "
+            "(`expect.json`) to record"
+        )
     done = record_variants(variants, quiet=quiet)
     for outcome in done:
         print_problems(outcome.problems)
         for name, keys in outcome.volatile.items():
-            print(f"record: {outcome.app} {name}: volatile now also {', '.join(keys)} (differed between requests or boots)")
+            print(
+                f"record: {outcome.app} {name}: volatile now also {', '.join(keys)} (differed between requests or boots)"
+            )
         if not outcome.problems:
             print(f"record: {outcome.app}: wrote {len(outcome.written)} files")
     failed = [o.app for o in done if o.problems]
-    print(f"{len(done) - len(failed)} of {len(done)} apps recorded" + (f"; {', '.join(failed)} wrote nothing" if failed else ""))
+    print(
+        f"{len(done) - len(failed)} of {len(done)} apps recorded"
+        + (f"; {', '.join(failed)} wrote nothing" if failed else "")
+    )
     return EXIT_UNMEASURED if failed else EXIT_OK
 
 

@@ -27,7 +27,11 @@ def borrow_declarations(source_root: Path, target_root: Path) -> list[Path]:
         source, target = source_root / relative, target_root / relative
         if not source.is_file():
             continue
-        if relative.endswith(APP_FILE) or relative in (PROJECT_FILE, STACKS_FILE) or not target.exists():
+        if (
+            relative.endswith(APP_FILE)
+            or relative in (PROJECT_FILE, STACKS_FILE)
+            or not target.exists()
+        ):
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
             copied.append(target)

@@ -33,18 +33,34 @@ from benchwatch.project.config import Project
 from benchwatch.results.files import write_json_atomic, write_run, write_text_atomic
 from benchwatch.results.schema import Environment, Figure, Problem, Run
 
-MICRO_PER_STACK = ("micro-benchmarks are per stack, not per variant: a compare of two variants "
-                   "measures the load tests only")
+MICRO_PER_STACK = (
+    "micro-benchmarks are per stack, not per variant: a compare of two variants "
+    "measures the load tests only"
+)
 ON_REGRESSION = "on-regression"
 
 
 def compare(
-    project: Project, base: str, head: str, *, patterns: str | None = None, quick: bool = False,
-    rounds: int | None = None, out: Path | None = None, load: bool = True, micro: bool = True,
-    quiet: bool = False, inject_head: Injection | None = None, inject_head_micro: float = 0.0,
-    instructions: bool = True, profile: bool | str = False, confirm: bool = True, counts: bool = True,
-    session: Session | None = None, skip_unset: bool = False,
-) -> tuple[Comparison, Path]:  # fmt: skip
+    project: Project,
+    base: str,
+    head: str,
+    *,
+    patterns: str | None = None,
+    quick: bool = False,
+    rounds: int | None = None,
+    out: Path | None = None,
+    load: bool = True,
+    micro: bool = True,
+    quiet: bool = False,
+    inject_head: Injection | None = None,
+    inject_head_micro: float = 0.0,
+    instructions: bool = True,
+    profile: bool | str = False,
+    confirm: bool = True,
+    counts: bool = True,
+    session: Session | None = None,
+    skip_unset: bool = False,
+) -> tuple[Comparison, Path]:
     """Measure base and head on this machine (load side by side, micro timings in alternating batches) and judge
     every figure. The sides are resolved and matched before anything is created or built.
     `profile`: True, or ON_REGRESSION (only when a gating figure regressed): one more round
@@ -70,8 +86,15 @@ def compare(
         raise UserError("--no-load, --no-micro and --no-counts together leave nothing to compare")
     if rounds is not None and rounds < 1:
         raise UserError("--rounds: give a positive number of rounds")
-    if inject_head.cpu_us < 0 or inject_head.loops < 0 or not 0 <= inject_head.slowdown < 10 or not 0 <= inject_head_micro < 1:
-        raise UserError("--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)")
+    if (
+        inject_head.cpu_us < 0
+        or inject_head.loops < 0
+        or not 0 <= inject_head.slowdown < 10
+        or not 0 <= inject_head_micro < 1
+    ):
+        raise UserError(
+            "--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)"
+        )
     started = now()
     plan = compare_plan(quick, rounds)
     with sides_module.resolve(project, base, head, patterns, inject_head) as (base_side, head_side):
@@ -87,30 +110,47 @@ def compare(
         base_side.variants = [b for b, _ in matched]
         head_side.variants = [h for _, h in matched]
         preflight.check(base_side.variants + head_side.variants)
-        session = open_session(project.root, out, name="compare", load_tests=load and bool(matched), within=session)
+        session = open_session(
+            project.root, out, name="compare", load_tests=load and bool(matched), within=session
+        )
         out, oha, environment = session.out, session.oha if load else None, session.environment
         calibration = load_calibration(project.root)
         extra = CompareExtra(variants_on_one_side_only=alone)
         if skipped:
-            extra.notes.append(f"{_plural_endpoints(skipped)} left out (--skip-unset): they need a ${{NAME}} not set here, "
-                               "as in a pull request from a fork, which GitHub gives no secrets; listed under what was "
-                               "not measured")  # fmt: skip
+            extra.notes.append(
+                f"{_plural_endpoints(skipped)} left out (--skip-unset): they need a ${{NAME}} not set here, "
+                "as in a pull request from a fork, which GitHub gives no secrets; listed under what was "
+                "not measured"
+            )
         if not matched:  # nothing measurable here: the comment says what was left out, exit 2
             extra.coverage = add_left_out(Coverage(), skipped)
-            comparison = Comparison(base=side_info(base_side, environment), head=side_info(head_side, environment),
-                                    rounds=plan.rounds, quick=quick, rows=[], problems=[], unpaired=[],
-                                    calibration=None, extra=extra)  # fmt: skip
+            comparison = Comparison(
+                base=side_info(base_side, environment),
+                head=side_info(head_side, environment),
+                rounds=plan.rounds,
+                quick=quick,
+                rows=[],
+                problems=[],
+                unpaired=[],
+                calibration=None,
+                extra=extra,
+            )
             write_outputs(comparison, out)
             return comparison, out
         if load and calibration is not None and 0 < plan.rounds < calibration.compare_rounds:
-            extra.notes.append(f"the load floors in calibration.json were measured for {calibration.compare_rounds}-round "
-                               f"compares; this one ran {plan.rounds}: its timing verdicts flag noise more often "
-                               "than the floors assume (run `benchwatch calibrate` again)")  # fmt: skip
+            extra.notes.append(
+                f"the load floors in calibration.json were measured for {calibration.compare_rounds}-round "
+                f"compares; this one ran {plan.rounds}: its timing verdicts flag noise more often "
+                "than the floors assume (run `benchwatch calibrate` again)"
+            )
         if base_side.kind == "variant":
             micro = False
             extra.notes.append(MICRO_PER_STACK)
         if inject_head:
-            extra.injected = {"slowdown": inject_head.slowdown, "cpu_us_per_request": inject_head.cpu_us}
+            extra.injected = {
+                "slowdown": inject_head.slowdown,
+                "cpu_us_per_request": inject_head.cpu_us,
+            }
             if inject_head.loops:
                 extra.injected["loops"] = float(inject_head.loops)
         if inject_head_micro:
@@ -122,22 +162,34 @@ def compare(
         rig = None
         if oha is not None:
             rig, failed = build_rig(oha, plan, base_side.variants + head_side.variants)
-            runs = measure_load(rig, base_side, head_side, out, environment, failed_stacks=failed, quiet=quiet)
+            runs = measure_load(
+                rig, base_side, head_side, out, environment, failed_stacks=failed, quiet=quiet
+            )
             for side, run in zip((base_side, head_side), runs, strict=True):
                 figures[side.role] += run.figures
-                side_problems[side.role] = [p.model_copy(update={"reason": f"{side.role}: {p.reason}"})
-                                            for p in run.problems]  # fmt: skip
+                side_problems[side.role] = [
+                    p.model_copy(update={"reason": f"{side.role}: {p.reason}"})
+                    for p in run.problems
+                ]
                 envs_of[side.role] = run.environment
             base_run, head_run = runs
             extra.load_plan = base_run.extra.load_plan
-            extra.rounds_dropped = base_run.extra.loadgen.dropped_pairs if base_run.extra.loadgen else []
+            extra.rounds_dropped = (
+                base_run.extra.loadgen.dropped_pairs if base_run.extra.loadgen else []
+            )
             extra.rounds_short = short_rounds(extra.rounds_dropped, base_run.figures, plan.rounds)
             extra.loadgen_bottlenecked_runs = {
                 side.role: run.extra.loadgen.bottlenecked_runs if run.extra.loadgen else 0
                 for side, run in zip((base_side, head_side), runs, strict=True)
             }
-        environments = rig.environments if rig is not None else (_environments(matched, extra) if counts else {})
-        if rig is None:  # no load run recorded them: the counts' environments, the servers' interpreters
+        environments = (
+            rig.environments
+            if rig is not None
+            else (_environments(matched, extra) if counts else {})
+        )
+        if (
+            rig is None
+        ):  # no load run recorded them: the counts' environments, the servers' interpreters
             environment.record_environments(environments)
         extra.notes[:0] = interpreter_notes(matched, environments)
         if counts:
@@ -150,52 +202,114 @@ def compare(
         else:
             extra.counts_unavailable = "--no-counts"
         if micro:
-            found = measure_micro(base_side, head_side, quick, None, patterns, out,
-                                  inject_head=inject_head_micro, instructions=instructions)  # fmt: skip
+            found = measure_micro(
+                base_side,
+                head_side,
+                quick,
+                None,
+                patterns,
+                out,
+                inject_head=inject_head_micro,
+                instructions=instructions,
+            )
             figures["base"] += found.base
             figures["head"] += found.head
             micro_problems += found.problems
-            extra.instructions_unavailable = found.instructions_unavailable if instructions else "--no-instructions"
+            extra.instructions_unavailable = (
+                found.instructions_unavailable if instructions else "--no-instructions"
+            )
             extra.notes += found.notes
         key = sides_module.pair_key(base_side, head_side)
         weights = _weigh_counts(extra) if counts and not extra.counts_unavailable else None
-        rows, unpaired = judged_rows(figures["base"], figures["head"], calibration, weights, key=key)
+        rows, unpaired = judged_rows(
+            figures["base"], figures["head"], calibration, weights, key=key
+        )
         flagged = gate.to_confirm(rows)
         if flagged and not confirm:
-            extra.confirmation = ConfirmationInfo(flagged=[r.label for r in flagged], skipped="--no-confirm")
+            extra.confirmation = ConfirmationInfo(
+                flagged=[r.label for r in flagged], skipped="--no-confirm"
+            )
         elif flagged:
             began = time.monotonic()
-            print(f"confirm: {len(flagged)} timing change(s) flagged; measuring them once more", file=sys.stderr)
-            again = measure_again(flagged, figures, base_side, head_side, rig=rig, environment=environment,
-                                  calibration=calibration, key=key, quick=quick, patterns=patterns, out=out,
-                                  inject_head_micro=inject_head_micro, quiet=quiet)  # fmt: skip
+            print(
+                f"confirm: {len(flagged)} timing change(s) flagged; measuring them once more",
+                file=sys.stderr,
+            )
+            again = measure_again(
+                flagged,
+                figures,
+                base_side,
+                head_side,
+                rig=rig,
+                environment=environment,
+                calibration=calibration,
+                key=key,
+                quick=quick,
+                patterns=patterns,
+                out=out,
+                inject_head_micro=inject_head_micro,
+                quiet=quiet,
+            )
             gate.confirm(flagged, again.rows)
             micro_problems += again.problems
             extra.confirmation = ConfirmationInfo(
-                flagged=[r.label for r in flagged], confirmed=[r.label for r in flagged if r.verdict != "unconfirmed"],
+                flagged=[r.label for r in flagged],
+                confirmed=[r.label for r in flagged if r.verdict != "unconfirmed"],
                 seconds=round(time.monotonic() - began, 1),
-            )  # fmt: skip
+            )
         explain_dropped(rows, extra.rounds_short, figures["base"])
         rows = sort_rows(rows)
         if counts and not extra.counts_unavailable:
             went = where_instructions_went(rows, figures, counted.dirs)
             extra.instructions_went = {label: render(found) for label, found in went.items()}
-            extra.instructions_by_object = {label: by_object(found) for label, found in went.items()}
-        if profile is True or (profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)):
-            extra.profile = _profile(oha, rig, matched, base_side, head_side, out, quick, plan.duration)
-        extra.coverage = add_left_out(coverage(matched, figures, side_problems["base"] + side_problems["head"] + micro_problems,
-                                               quick=quick, load=load, counts=counts,
-                                               counts_unavailable=extra.counts_unavailable), skipped)  # fmt: skip
+            extra.instructions_by_object = {
+                label: by_object(found) for label, found in went.items()
+            }
+        if profile is True or (
+            profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)
+        ):
+            extra.profile = _profile(
+                oha, rig, matched, base_side, head_side, out, quick, plan.duration
+            )
+        extra.coverage = add_left_out(
+            coverage(
+                matched,
+                figures,
+                side_problems["base"] + side_problems["head"] + micro_problems,
+                quick=quick,
+                load=load,
+                counts=counts,
+                counts_unavailable=extra.counts_unavailable,
+            ),
+            skipped,
+        )
         infos = {side.role: side_info(side, envs_of[side.role]) for side in (base_side, head_side)}
-        extra.moved = moved_packages(base_side.kind, matched, infos["base"].environment.stacks,
-                                     infos["head"].environment.stacks)  # fmt: skip
+        extra.moved = moved_packages(
+            base_side.kind,
+            matched,
+            infos["base"].environment.stacks,
+            infos["head"].environment.stacks,
+        )
         for side in (base_side, head_side):
-            write_side_run(out / side.role, side, infos[side.role], figures[side.role], side_problems[side.role], started)
+            write_side_run(
+                out / side.role,
+                side,
+                infos[side.role],
+                figures[side.role],
+                side_problems[side.role],
+                started,
+            )
         comparison = Comparison(
-            base=infos["base"], head=infos["head"], rounds=plan.rounds, quick=quick, rows=rows,
-            problems=side_problems["base"] + side_problems["head"] + micro_problems, unpaired=unpaired,
-            calibration=calibration.model_dump(exclude={"detail"}) if calibration else None, extra=extra,
-        )  # fmt: skip
+            base=infos["base"],
+            head=infos["head"],
+            rounds=plan.rounds,
+            quick=quick,
+            rows=rows,
+            problems=side_problems["base"] + side_problems["head"] + micro_problems,
+            unpaired=unpaired,
+            calibration=calibration.model_dump(exclude={"detail"}) if calibration else None,
+            extra=extra,
+        )
     write_outputs(comparison, out)
     return comparison, out
 
@@ -239,22 +353,41 @@ def interpreter_notes(matched: list, environments: dict) -> list[str]:
         pythons = [env.interpreter if env is not None else None for env in pair]
         if None in pythons or pythons[0].build == pythons[1].build:
             continue
-        note = (f"base and head run on different interpreters: base {pythons[0].describe()}, head "
-                f"{pythons[1].describe()} (the sides ask for Python {base.stack.python} and {head.stack.python}), "
-                "so every ratio of this pair includes the interpreter's difference")  # fmt: skip
+        note = (
+            f"base and head run on different interpreters: base {pythons[0].describe()}, head "
+            f"{pythons[1].describe()} (the sides ask for Python {base.stack.python} and {head.stack.python}), "
+            "so every ratio of this pair includes the interpreter's difference"
+        )
         if note not in notes:
             notes.append(note)
     return notes
 
 
-def _profile(oha: str | None, rig: object, matched: list, base: Side, head: Side, out: Path, quick: bool,
-             duration: float) -> ProfileReport:  # fmt: skip
+def _profile(
+    oha: str | None,
+    rig: object,
+    matched: list,
+    base: Side,
+    head: Side,
+    out: Path,
+    quick: bool,
+    duration: float,
+) -> ProfileReport:
     from benchwatch.profiling.profile import profile_pairs
 
     if oha is None or rig is None:
-        return ProfileReport(available=False, reason="--profile needs the load tests (not --no-load)")
-    return profile_pairs(oha, matched, rig.environments, (base.inject, head.inject), out / "profile",  # type: ignore[attr-defined]
-                         quick=quick, duration=duration)  # fmt: skip
+        return ProfileReport(
+            available=False, reason="--profile needs the load tests (not --no-load)"
+        )
+    return profile_pairs(
+        oha,
+        matched,
+        rig.environments,
+        (base.inject, head.inject),
+        out / "profile",  # type: ignore[attr-defined]
+        quick=quick,
+        duration=duration,
+    )
 
 
 def side_info(side: Side, environment: Environment) -> SideInfo:
@@ -265,21 +398,39 @@ def side_info(side: Side, environment: Environment) -> SideInfo:
     own = {v.env_key for v in side.variants}
     env.stacks = {name: pins for name, pins in env.stacks.items() if name in own}
     env.interpreters = {name: python for name, python in env.interpreters.items() if name in own}
-    return SideInfo(role=side.role, spec=side.spec, kind=side.kind, commit=side.commit,
-                    variants=[v.id for v in side.variants], environment=env,
-                    endpoint=side.endpoint.label if side.endpoint is not None else None,
-                    inject_cpu_us=side.inject.cpu_us, inject_slowdown=side.inject.slowdown,
-                    declarations_from=side.declarations_from)  # fmt: skip
+    return SideInfo(
+        role=side.role,
+        spec=side.spec,
+        kind=side.kind,
+        commit=side.commit,
+        variants=[v.id for v in side.variants],
+        environment=env,
+        endpoint=side.endpoint.label if side.endpoint is not None else None,
+        inject_cpu_us=side.inject.cpu_us,
+        inject_slowdown=side.inject.slowdown,
+        declarations_from=side.declarations_from,
+    )
 
 
 def write_side_run(
-    directory: Path, side: Side, info: SideInfo, figures: list[Figure], problems: list[Problem], started: str
+    directory: Path,
+    side: Side,
+    info: SideInfo,
+    figures: list[Figure],
+    problems: list[Problem],
+    started: str,
 ) -> None:
     """One side as a run directory (run.json, gab-*.json): what the workflows hand to
     github-action-benchmark for the PR's compare-only check and the nightly trend."""
-    run = Run(started_at=started, finished_at=now(),
-              complete=True, command=["benchwatch", "compare", side.role, side.spec],
-              environment=info.environment, figures=figures, problems=problems)  # fmt: skip
+    run = Run(
+        started_at=started,
+        finished_at=now(),
+        complete=True,
+        command=["benchwatch", "compare", side.role, side.spec],
+        environment=info.environment,
+        figures=figures,
+        problems=problems,
+    )
     write_run(directory, run)
 
 

@@ -31,15 +31,28 @@ def _narrowed(side: Side, wanted: dict[str, set[str]]) -> Side:
         if not labels:
             continue
         endpoints = tuple(e for e in variant.endpoints if e.label in labels)
-        variants.append(dataclasses.replace(variant, endpoints=endpoints, quick_endpoints=endpoints))
+        variants.append(
+            dataclasses.replace(variant, endpoints=endpoints, quick_endpoints=endpoints)
+        )
     return dataclasses.replace(side, variants=variants)
 
 
 def measure_again(
-    flagged: list[Row], figures: dict[str, list[Figure]], base: Side, head: Side, *, rig: object | None,
-    environment: Environment, calibration: Calibration | None, key: Callable[[Figure], tuple], quick: bool,
-    patterns: str | None, out: Path, inject_head_micro: float = 0.0, quiet: bool = False,
-) -> Again:  # fmt: skip
+    flagged: list[Row],
+    figures: dict[str, list[Figure]],
+    base: Side,
+    head: Side,
+    *,
+    rig: object | None,
+    environment: Environment,
+    calibration: Calibration | None,
+    key: Callable[[Figure], tuple],
+    quick: bool,
+    patterns: str | None,
+    out: Path,
+    inject_head_micro: float = 0.0,
+    quiet: bool = False,
+) -> Again:
     """Rows of the flagged figures measured once more: load figures by booting only their
     variants with only their endpoints, micro figures by timing only their asv cases."""
     from benchwatch.compare.rounds import measure_load, measure_micro
@@ -57,17 +70,36 @@ def measure_again(
                     wanted[role].setdefault(figure.variant, set()).add(figure.endpoint)
         sides = _narrowed(base, wanted["base"]), _narrowed(head, wanted["head"])
         if sides[0].variants and sides[1].variants:
-            runs = measure_load(rig, *sides, out / CONFIRM_DIR, environment, failed_stacks={}, quiet=quiet)  # type: ignore[arg-type]
+            runs = measure_load(
+                rig, *sides, out / CONFIRM_DIR, environment, failed_stacks={}, quiet=quiet
+            )  # type: ignore[arg-type]
             for side, run in zip(sides, runs, strict=True):
                 again[side.role] += run.figures
-                problems += [p.model_copy(update={"reason": f"{side.role} (confirmation): {p.reason}"})
-                             for p in run.problems]  # fmt: skip
+                problems += [
+                    p.model_copy(update={"reason": f"{side.role} (confirmation): {p.reason}"})
+                    for p in run.problems
+                ]
     micro_rows = [r for r in flagged if r.kind == "micro"]
-    cases = sorted({f.micro_case for r in micro_rows for f in [named["base"].get(r.base_figure or "")]
-                    if f is not None and f.micro_case})  # fmt: skip
+    cases = sorted(
+        {
+            f.micro_case
+            for r in micro_rows
+            for f in [named["base"].get(r.base_figure or "")]
+            if f is not None and f.micro_case
+        }
+    )
     if cases:
-        found = measure_micro(base, head, quick, None, patterns, out / CONFIRM_DIR, inject_head=inject_head_micro,
-                              instructions=False, cases=cases)  # fmt: skip
+        found = measure_micro(
+            base,
+            head,
+            quick,
+            None,
+            patterns,
+            out / CONFIRM_DIR,
+            inject_head=inject_head_micro,
+            instructions=False,
+            cases=cases,
+        )
         again["base"] += found.base
         again["head"] += found.head
         problems += found.problems

@@ -27,8 +27,15 @@ from benchwatch.project.config import Variant
 from benchwatch.results.schema import Figure, PairedRatio, SideBySideInfo
 
 # 6 rounds: the fewest whose Wilcoxon signed-rank test can give a 95 % interval
-QUICK = LoadPlan(rounds=6, warmup=0.2, duration=0.5, concurrencies=(4,), rate_fractions=(), quick=True,
-                 boot_overhead=2.0)  # fmt: skip
+QUICK = LoadPlan(
+    rounds=6,
+    warmup=0.2,
+    duration=0.5,
+    concurrencies=(4,),
+    rate_fractions=(),
+    quick=True,
+    boot_overhead=2.0,
+)
 FULL = LoadPlan(rounds=10, warmup=1.0, duration=2.0, concurrencies=(10,), rate_fractions=())
 TAG = " (findings, side by side)"
 
@@ -43,17 +50,27 @@ def lane_track(variant: Variant, lane: Lane, steps: Sequence[str]) -> Track:
     by_name = {e.name: e for e in variant.endpoints}
     missing = [name for name in lane.endpoints if name not in by_name]
     if missing:
-        raise UserError(f"questions: {variant.id} has no endpoint {missing[0]!r} (benchwatch.toml's [[questions]])")
+        raise UserError(
+            f"questions: {variant.id} has no endpoint {missing[0]!r} (benchwatch.toml's [[questions]])"
+        )
     endpoints = tuple(by_name[name] for name in lane.endpoints)
     narrowed = dataclasses.replace(variant, endpoints=endpoints, quick_endpoints=endpoints)
-    return Track([Slot(narrowed, narrowed.id)], Collector(name_tag=TAG),
-                 steps={e.label: step for e, step in zip(endpoints, steps, strict=True)})  # fmt: skip
+    return Track(
+        [Slot(narrowed, narrowed.id)],
+        Collector(name_tag=TAG),
+        steps={e.label: step for e, step in zip(endpoints, steps, strict=True)},
+    )
 
 
 def measure_questions(
-    questions: Sequence[Question], selected: Sequence[Variant], *, oha: str, quick: bool,
-    rounds: int | None = None, quiet: bool = False,
-) -> SideBySideInfo:  # fmt: skip
+    questions: Sequence[Question],
+    selected: Sequence[Variant],
+    *,
+    oha: str,
+    quick: bool,
+    rounds: int | None = None,
+    quiet: bool = False,
+) -> SideBySideInfo:
     """Every question whose variants were selected, its lanes side by side; the rest named as not run."""
     started = time.monotonic()
     plan = plan_for(quick, rounds)
@@ -68,10 +85,14 @@ def measure_questions(
             runnable.append((group, lanes))
     if not runnable:
         return info
-    needed = list({lane.variant: by_id[lane.variant] for _, lanes in runnable for lane in lanes}.values())
+    needed = list(
+        {lane.variant: by_id[lane.variant] for _, lanes in runnable for lane in lanes}.values()
+    )
     rig, failed = build_rig(oha, plan, needed)
     # with DATABASE_URL set the servers share one database: boot them in turn, as compare does
-    rig = dataclasses.replace(rig, boot_together=not os.environ.get("DATABASE_URL"), window_mismatch=None)
+    rig = dataclasses.replace(
+        rig, boot_together=not os.environ.get("DATABASE_URL"), window_mismatch=None
+    )
     progress = Progress(plan.rounds * len(runnable), quiet=quiet)
     for group, lanes in runnable:
         group_started = time.monotonic()
@@ -101,7 +122,9 @@ def group_ratios(group: Group, lanes: Sequence[Lane], tracks: Sequence[Track]) -
                 base = _find(figures[base_lane], what, _endpoint(base_track, group, step))
                 head = _find(figures[head_lane], what, _endpoint(head_track, group, step))
                 failed = {**base_track.data.failed, **head_track.data.failed}
-                found.append(paired(group.key, base_lane, head_lane, step, what, base, head, failed))
+                found.append(
+                    paired(group.key, base_lane, head_lane, step, what, base, head, failed)
+                )
     return found
 
 
@@ -112,19 +135,42 @@ def _endpoint(track: Track, group: Group, step: str) -> str | None:
 
 def _find(figures: list[Figure], what: Metric, endpoint: str | None) -> Figure | None:
     """The lane's figure of this metric at its endpoint of the step (its closed loop)."""
-    return next((f for f in figures if f.metric == what.key
-                 and (what.per_variant or (f.endpoint == endpoint and isinstance(f.setting, Closed)))), None)  # fmt: skip
+    return next(
+        (
+            f
+            for f in figures
+            if f.metric == what.key
+            and (what.per_variant or (f.endpoint == endpoint and isinstance(f.setting, Closed)))
+        ),
+        None,
+    )
 
 
 def paired(
-    group: str, base_lane: Lane, head_lane: Lane, step: str, what: Metric,
-    base: Figure | None, head: Figure | None, failed: dict[str, str],
-) -> PairedRatio:  # fmt: skip
-    answer = PairedRatio(group=group, base=base_lane.name, head=head_lane.name, step=step, metric=what.key,
-                         base_endpoint=base.endpoint if base else None, head_endpoint=head.endpoint if head else None,
-                         base_value=base.value if base else None, head_value=head.value if head else None)  # fmt: skip
+    group: str,
+    base_lane: Lane,
+    head_lane: Lane,
+    step: str,
+    what: Metric,
+    base: Figure | None,
+    head: Figure | None,
+    failed: dict[str, str],
+) -> PairedRatio:
+    answer = PairedRatio(
+        group=group,
+        base=base_lane.name,
+        head=head_lane.name,
+        step=step,
+        metric=what.key,
+        base_endpoint=base.endpoint if base else None,
+        head_endpoint=head.endpoint if head else None,
+        base_value=base.value if base else None,
+        head_value=head.value if head else None,
+    )
     if base is None or head is None or not base.valid or not head.valid:
-        why = next(iter(failed.values()), "") or next((f.note for f in (base, head) if f and f.note), "not measured")
+        why = next(iter(failed.values()), "") or next(
+            (f.note for f in (base, head) if f and f.note), "not measured"
+        )
         answer.reason = f"failed: {why}"
         return answer
     try:

@@ -43,7 +43,10 @@ class Group:
 
 
 def group_of(question: Question) -> Group:
-    lanes = tuple(Lane(lane.variant, tuple(question.lane_endpoints(lane)), lane.label) for lane in question.lanes)
+    lanes = tuple(
+        Lane(lane.variant, tuple(question.lane_endpoints(lane)), lane.label)
+        for lane in question.lanes
+    )
     index = {lane.name: i for i, lane in enumerate(lanes)}
     metrics = tuple(m for key in question.metrics if (m := metric("load", key)))
     pairs = tuple((index[base], index[head]) for base, head in question.lane_pairs)

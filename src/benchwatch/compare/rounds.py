@@ -35,26 +35,40 @@ from benchwatch.results.schema import Environment, Figure, Problem, Run
 # compare keeps 8. calibration.json's load floors are measured for COMPARE_QUICK_ROUNDS.
 COMPARE_QUICK_ROUNDS = 6
 COMPARE_FULL_ROUNDS = 8
-QUICK_DURATION = 1.5  # closed-loop seconds per endpoint and round (calibration.json measured with it)
+QUICK_DURATION = (
+    1.5  # closed-loop seconds per endpoint and round (calibration.json measured with it)
+)
 
 
 def compare_plan(quick: bool, rounds: int | None) -> LoadPlan:
     if quick:
-        return dataclasses.replace(QUICK, rounds=rounds or COMPARE_QUICK_ROUNDS, duration=QUICK_DURATION)
+        return dataclasses.replace(
+            QUICK, rounds=rounds or COMPARE_QUICK_ROUNDS, duration=QUICK_DURATION
+        )
     return dataclasses.replace(FULL, rounds=rounds or COMPARE_FULL_ROUNDS)
 
 
 def side_track(side: Side) -> Track:
     """One side's stream of results. Its figures are named '(side by side)': they must not meet
     a trend of figures measured alone under the same name (two servers share the core)."""
-    return Track(slots_for(side.variants, None), Collector(name_tag=SIDE_BY_SIDE_TAG), inject=side.inject,
-                 steps=side.steps())  # fmt: skip
+    return Track(
+        slots_for(side.variants, None),
+        Collector(name_tag=SIDE_BY_SIDE_TAG),
+        inject=side.inject,
+        steps=side.steps(),
+    )
 
 
 def measure_load(
-    rig: Rig, base: Side, head: Side, out_dir: Path, environment: Environment, *,
-    failed_stacks: dict[str, str], quiet: bool = False,
-) -> tuple[Run, Run]:  # fmt: skip
+    rig: Rig,
+    base: Side,
+    head: Side,
+    out_dir: Path,
+    environment: Environment,
+    *,
+    failed_stacks: dict[str, str],
+    quiet: bool = False,
+) -> tuple[Run, Run]:
     """Base and head side by side in every round; each side's run.json (`<role>-load/`)
     rewritten after every step."""
     sides = (base, head)
@@ -97,9 +111,17 @@ class MicroResult:
 
 
 def measure_micro(
-    base: Side, head: Side, quick: bool, rounds: int | None, patterns: str | None, out_dir: Path,
-    *, inject_head: float = 0.0, instructions: bool = True, cases: Sequence[str] = (),
-) -> MicroResult:  # fmt: skip
+    base: Side,
+    head: Side,
+    quick: bool,
+    rounds: int | None,
+    patterns: str | None,
+    out_dir: Path,
+    *,
+    inject_head: float = 0.0,
+    instructions: bool = True,
+    cases: Sequence[str] = (),
+) -> MicroResult:
     """Micro timings of the selected scenarios' asv cases, base and head timed in alternating batches
     (micro/pairs.py), then (full compares) asv's peak-memory benchmarks in alternating rounds,
     then instruction counts of the timed cases under cachegrind. `rounds`: paired rounds (default
@@ -111,8 +133,11 @@ def measure_micro(
     from benchwatch.micro.pairs import Player, time_cases
 
     if not all(_micro_stacks(side) and has_benchmarks(side.project.root) for side in (base, head)):
-        print("micro: skipped (no asv benchmarks/ folder in the project, or only apps with their own "
-              "requirements)", file=sys.stderr)  # fmt: skip
+        print(
+            "micro: skipped (no asv benchmarks/ folder in the project, or only apps with their own "
+            "requirements)",
+            file=sys.stderr,
+        )
         return MicroResult()
     envs_of = _micro_inject_env(inject_head)
     within = _scenario_filter(base, head)
@@ -123,16 +148,28 @@ def measure_micro(
             try:
                 python = ensure(stack).python
             except EnvError as exc:
-                result.problems.append(Problem(variant=f"micro@{stack.name}", phase="env", reason=str(exc)))
+                result.problems.append(
+                    Problem(variant=f"micro@{stack.name}", phase="env", reason=str(exc))
+                )
                 continue
-            players.append(Player(side.role, stack, python, side.project.root / "benchmarks", envs_of[side.role]))
+            players.append(
+                Player(
+                    side.role, stack, python, side.project.root / "benchmarks", envs_of[side.role]
+                )
+            )
         if len(players) < 2:
             continue
-        chosen = [f"^{re.escape(name)}$" for name in cases] or (quick_patterns(base.project.root) if quick else ())
+        chosen = [f"^{re.escape(name)}$" for name in cases] or (
+            quick_patterns(base.project.root) if quick else ()
+        )
         found_base, found_head, trouble = time_cases(
-            *players, patterns=chosen, within=within, quick=quick,
-            rounds=rounds, log=lambda line: print(line, file=sys.stderr, flush=True),
-        )  # fmt: skip
+            *players,
+            patterns=chosen,
+            within=within,
+            quick=quick,
+            rounds=rounds,
+            log=lambda line: print(line, file=sys.stderr, flush=True),
+        )
         result.base += select_figures(found_base, patterns)
         result.head += select_figures(found_head, patterns)
         result.problems += trouble
@@ -143,17 +180,23 @@ def measure_micro(
     if instructions:
         slow = _slow_cases(result.base + result.head) if quick else []
         if slow:
-            result.notes.append(f"instruction counts left out in --quick for the cases slower than "
-                                f"{QUICK_INSTRUCTIONS_MAX_US / 1000:g} ms per call ({', '.join(slow)}); "
-                                "a full compare counts them")  # fmt: skip
-        _count_instructions(base, head, quick, patterns, within, envs_of, result, leave_out=set(slow))
+            result.notes.append(
+                f"instruction counts left out in --quick for the cases slower than "
+                f"{QUICK_INSTRUCTIONS_MAX_US / 1000:g} ms per call ({', '.join(slow)}); "
+                "a full compare counts them"
+            )
+        _count_instructions(
+            base, head, quick, patterns, within, envs_of, result, leave_out=set(slow)
+        )
     return result
 
 
 def _slow_cases(timed: list[Figure]) -> list[str]:
     """The short names (`payloads-1MB validate_json`) of timed cases slower than
     QUICK_INSTRUCTIONS_MAX_US per call on either side."""
-    keys = [decode(f.name) for f in timed if f.unit == TIME_UNIT and f.value > QUICK_INSTRUCTIONS_MAX_US]
+    keys = [
+        decode(f.name) for f in timed if f.unit == TIME_UNIT and f.value > QUICK_INSTRUCTIONS_MAX_US
+    ]
     return sorted({key.figure for key in keys if key is not None})
 
 
@@ -183,16 +226,26 @@ def _asv_memory(
     for round_index in range(MEMORY_ROUNDS):
         for side in (base, head):
             found, trouble = run_micro(
-                _micro_stacks(side), _MEMORY_BENCH, False, out_dir / f"micro-{side.role}-{round_index}",
-                root=side.project.root, rounds=1, publish=False, extra_env=envs_of[side.role],
-            )  # fmt: skip
+                _micro_stacks(side),
+                _MEMORY_BENCH,
+                False,
+                out_dir / f"micro-{side.role}-{round_index}",
+                root=side.project.root,
+                rounds=1,
+                publish=False,
+                extra_env=envs_of[side.role],
+            )
             result.problems += trouble if round_index == 0 else []
             for figure in found:
                 one = statistics.median(figure.samples)
                 earlier = samples[side.role].get(figure.name)
                 kept = (earlier.samples if earlier else []) + [one]
                 samples[side.role][figure.name] = figure.model_copy(
-                    update={"samples": kept, "value": statistics.median(kept), "spread": half_iqr(kept)}
+                    update={
+                        "samples": kept,
+                        "value": statistics.median(kept),
+                        "spread": half_iqr(kept),
+                    }
                 )
     result.base += select_figures(list(samples["base"].values()), patterns)
     result.head += select_figures(list(samples["head"].values()), patterns)
@@ -208,8 +261,14 @@ def _micro_inject_env(inject_head: float) -> dict[str, dict[str, str] | None]:
 
 
 def _count_instructions(
-    base: Side, head: Side, quick: bool, patterns: str | None, within: list[str], envs_of: dict,
-    result: MicroResult, leave_out: set[str] = frozenset(),
+    base: Side,
+    head: Side,
+    quick: bool,
+    patterns: str | None,
+    within: list[str],
+    envs_of: dict,
+    result: MicroResult,
+    leave_out: set[str] = frozenset(),
 ) -> None:
     """Instructions per call of the cases of the selected scenarios, one side after the other
     (a count does not depend on what else the machine does)."""
@@ -226,11 +285,15 @@ def _count_instructions(
         return
     for side in (base, head):
         found, trouble = count_instructions(
-            _micro_stacks(side), benchmark_dir=side.project.root / "benchmarks",
-            patterns=quick_patterns(side.project.root) if quick else (), within=within,
-            repeats=QUICK_REPEATS if quick else DEFAULT_REPEATS, extra_env=envs_of[side.role], leave_out=leave_out,
+            _micro_stacks(side),
+            benchmark_dir=side.project.root / "benchmarks",
+            patterns=quick_patterns(side.project.root) if quick else (),
+            within=within,
+            repeats=QUICK_REPEATS if quick else DEFAULT_REPEATS,
+            extra_env=envs_of[side.role],
+            leave_out=leave_out,
             log=lambda line: None,
-        )  # fmt: skip
+        )
         getattr(result, side.role).extend(select_figures(found, patterns))
         result.problems += trouble
 
@@ -253,7 +316,9 @@ class CountResult:
     problems: list[Problem] = field(default_factory=list)
     unavailable: str | None = None  # why there are no counts per request
     seconds: float = 0.0
-    dirs: dict[str, dict[str, Path]] = field(default_factory=dict)  # role -> variant id -> its files
+    dirs: dict[str, dict[str, Path]] = field(
+        default_factory=dict
+    )  # role -> variant id -> its files
 
 
 def measure_counts(base: Side, head: Side, environments: dict, out_dir: Path) -> CountResult:
@@ -271,7 +336,10 @@ def measure_counts(base: Side, head: Side, environments: dict, out_dir: Path) ->
     def count(side: Side) -> tuple[list[Figure], list[Problem]]:
         targets = counts.targets_for(side.variants, environments, False, side.inject)
         where = out_dir / f"{side.role}-counts"
-        result.dirs[side.role] = {t.variant.id: d for t, d in zip(targets, counts.target_dirs(where, targets), strict=True)}
+        result.dirs[side.role] = {
+            t.variant.id: d
+            for t, d in zip(targets, counts.target_dirs(where, targets), strict=True)
+        }
         return counts.count_requests(targets, out_dir=where, jobs=COUNT_JOBS, log=lambda line: None)
 
     # both sides at once, two servers each: much of a count is waiting (think times, idle pauses,
@@ -280,12 +348,16 @@ def measure_counts(base: Side, head: Side, environments: dict, out_dir: Path) ->
         done = list(pool.map(count, (base, head)))
     for side, (found, trouble) in zip((base, head), done, strict=True):
         getattr(result, side.role).extend(found)
-        result.problems += [p.model_copy(update={"reason": f"{side.role}: {p.reason}"}) for p in trouble]
+        result.problems += [
+            p.model_copy(update={"reason": f"{side.role}: {p.reason}"}) for p in trouble
+        ]
     result.seconds = round(time.monotonic() - began, 1)
     return result
 
 
-def where_instructions_went(rows: list, figures: dict[str, list[Figure]], dirs: dict[str, dict[str, Path]]) -> dict:
+def where_instructions_went(
+    rows: list, figures: dict[str, list[Figure]], dirs: dict[str, dict[str, Path]]
+) -> dict:
     """{row label: counts.Breakdown} for every instructions-per-request row that changed
     significantly: both sides' callgrind files of that endpoint, by shared object and function."""
     from benchwatch import counts

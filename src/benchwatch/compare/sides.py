@@ -68,7 +68,9 @@ def pair_key(base: Side, head: Side) -> Callable[[Figure], tuple]:
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def ref_commit(root: Path, ref: str) -> str | None:
@@ -86,7 +88,9 @@ def kind_of(project: Project, spec: str) -> Kind:
     if ref_commit(project.root, spec):
         return "ref"
     if "@" in spec and not spec.startswith("@"):
-        raise UserError(f"{spec!r} names no variant (see `benchwatch list`), and is no git ref of {project.root}")
+        raise UserError(
+            f"{spec!r} names no variant (see `benchwatch list`), and is no git ref of {project.root}"
+        )
     raise UserError(
         f"{spec!r} is neither a stack ({', '.join(project.stacks)}), a variant (scenario@stack[:endpoint]) "
         f"nor a git ref of {project.root}"
@@ -107,7 +111,9 @@ def variant_side(project: Project, role: Literal["base", "head"], spec: str) -> 
     endpoint = next((e for e in variant.endpoints if e.name == endpoint_name), None)
     if endpoint is None:
         names = ", ".join(e.name for e in variant.endpoints)
-        raise UserError(f"--{role} {spec}: {variant_id} has no endpoint {endpoint_name!r}; its endpoints: {names}")
+        raise UserError(
+            f"--{role} {spec}: {variant_id} has no endpoint {endpoint_name!r}; its endpoints: {names}"
+        )
     narrowed = dataclasses.replace(variant, endpoints=(endpoint,), quick_endpoints=(endpoint,))
     return Side(role, spec, "variant", project, [narrowed], endpoint=endpoint)
 
@@ -135,12 +141,17 @@ def resolve(
 ) -> Iterator[tuple[Side, Side]]:
     kinds = (kind_of(project, base_spec), kind_of(project, head_spec))
     if kinds[0] != kinds[1]:
-        raise UserError("--base and --head must both be stacks, both git refs or both variants "
-                        f"(got a {kinds[0]} and a {kinds[1]})")  # fmt: skip
+        raise UserError(
+            "--base and --head must both be stacks, both git refs or both variants "
+            f"(got a {kinds[0]} and a {kinds[1]})"
+        )
     if kinds[0] == "variant":
         if patterns:
             raise UserError("-k does not apply when --base and --head name variants; drop it")
-        base, head = variant_side(project, "base", base_spec), variant_side(project, "head", head_spec)
+        base, head = (
+            variant_side(project, "base", base_spec),
+            variant_side(project, "head", head_spec),
+        )
         if (base.endpoint is None) != (head.endpoint is None):
             raise UserError("name an endpoint on both sides (VARIANT:ENDPOINT) or on neither")
         base.inject, head.inject = _matching(inject_head), inject_head
@@ -148,14 +159,29 @@ def resolve(
         return
     if kinds[0] == "stack":
         chosen = project.select(patterns, list(dict.fromkeys([base_spec, head_spec])))
-        base = Side("base", base_spec, "stack", project, [v for v in chosen if v.stack.name == base_spec],
-                    inject=_matching(inject_head))  # fmt: skip
-        head = Side("head", head_spec, "stack", project,
-                    [v for v in chosen if v.stack.name == head_spec], inject=inject_head)  # fmt: skip
+        base = Side(
+            "base",
+            base_spec,
+            "stack",
+            project,
+            [v for v in chosen if v.stack.name == base_spec],
+            inject=_matching(inject_head),
+        )
+        head = Side(
+            "head",
+            head_spec,
+            "stack",
+            project,
+            [v for v in chosen if v.stack.name == head_spec],
+            inject=inject_head,
+        )
         yield base, head
         return
     inside = _inside_repository(project.root)
-    with worktree(project.root, base_spec) as base_top, worktree(project.root, head_spec) as head_top:
+    with (
+        worktree(project.root, base_spec) as base_top,
+        worktree(project.root, head_spec) as head_top,
+    ):
         base_root, head_root = base_top / inside, head_top / inside
         borrowed = None
         if not (base_root / PROJECT_FILE).is_file() and (head_root / PROJECT_FILE).is_file():
@@ -168,7 +194,11 @@ def resolve(
             except UserError as exc:
                 raise UserError(f"{role} {spec}: {exc}") from None
             variants = checked_out.select(patterns) if patterns else _ref_default(checked_out)
-            sides.append(Side(role, spec, "ref", checked_out, variants, commit=ref_commit(project.root, spec)))  # type: ignore[arg-type]
+            sides.append(
+                Side(
+                    role, spec, "ref", checked_out, variants, commit=ref_commit(project.root, spec)
+                )
+            )  # type: ignore[arg-type]
         sides[0].inject, sides[1].inject = _matching(inject_head), inject_head
         sides[0].declarations_from = borrowed
         yield sides[0], sides[1]
@@ -178,7 +208,11 @@ def _ref_default(project: Project) -> list[Variant]:
     """Without -k a ref compare measures the `latest` stack and every app's own requirements
     (a user's repository often has only those); failing both, every default variant."""
     variants = project.variants()
-    chosen = [v for v in variants if matches(v.id, [REF_DEFAULT_PATTERNS]) or v.stack.name == OWN_REQUIREMENTS_STACK]
+    chosen = [
+        v
+        for v in variants
+        if matches(v.id, [REF_DEFAULT_PATTERNS]) or v.stack.name == OWN_REQUIREMENTS_STACK
+    ]
     return chosen or variants
 
 

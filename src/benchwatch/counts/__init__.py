@@ -12,10 +12,21 @@ from benchwatch.counts.breakdown import Breakdown, ByObject, breakdown, by_objec
 from benchwatch.counts.counted_server import TRACE, CountTarget, phase_files, targets_for
 
 __all__ = [
-    "DEFAULT_REPEATS", "DEFAULT_REQUESTS", "TRACE", "Breakdown", "ByObject", "CountTarget", "breakdown", "by_object",
-    "count_requests", "phase_files",
-    "render", "target_dirs", "targets_for", "unavailable_reason",
-]  # fmt: skip
+    "DEFAULT_REPEATS",
+    "DEFAULT_REQUESTS",
+    "TRACE",
+    "Breakdown",
+    "ByObject",
+    "CountTarget",
+    "breakdown",
+    "by_object",
+    "count_requests",
+    "phase_files",
+    "render",
+    "target_dirs",
+    "targets_for",
+    "unavailable_reason",
+]
 
 
 def unavailable_reason() -> str | None:

@@ -30,11 +30,18 @@ JOBS = 2
 
 
 def count_requests(
-    targets: Sequence[CountTarget], *, out_dir: Path, requests: int = DEFAULT_REQUESTS,
-    repeats: int = DEFAULT_REPEATS, jobs: int = JOBS, name_tag: str = "",
-    log: Callable[[str], None] | None = None, dirs: Sequence[Path] | None = None,
-    quiet_idle_s: float = IDLE_S, strace_times: int = STRACE_TIMES,
-) -> tuple[list[Figure], list[Problem]]:  # fmt: skip
+    targets: Sequence[CountTarget],
+    *,
+    out_dir: Path,
+    requests: int = DEFAULT_REQUESTS,
+    repeats: int = DEFAULT_REPEATS,
+    jobs: int = JOBS,
+    name_tag: str = "",
+    log: Callable[[str], None] | None = None,
+    dirs: Sequence[Path] | None = None,
+    quiet_idle_s: float = IDLE_S,
+    strace_times: int = STRACE_TIMES,
+) -> tuple[list[Figure], list[Problem]]:
     """Instructions and system calls per request of every target's endpoints, and every problem
     (a counter missing, a boot, a non-2xx answer, a count that does not grow). A target that
     fails gives a Problem and no figures; the others go on. Each target's callgrind files and
@@ -47,11 +54,23 @@ def count_requests(
 
     def one(target: CountTarget, directory: Path) -> TargetCounts | Problem:
         try:
-            return count_target(target, directory, cap=requests, repeats=repeats, say=say, quiet_idle_s=quiet_idle_s,
-                                strace_times=strace_times)  # fmt: skip
+            return count_target(
+                target,
+                directory,
+                cap=requests,
+                repeats=repeats,
+                say=say,
+                quiet_idle_s=quiet_idle_s,
+                strace_times=strace_times,
+            )
         except CountFailed as exc:
-            return Problem(variant=target.variant.id, phase="load", reason=f"count failed: {exc.reason}",
-                           endpoint=exc.endpoint.label if exc.endpoint else None, detail=exc.stderr_tail)  # fmt: skip
+            return Problem(
+                variant=target.variant.id,
+                phase="load",
+                reason=f"count failed: {exc.reason}",
+                endpoint=exc.endpoint.label if exc.endpoint else None,
+                detail=exc.stderr_tail,
+            )
 
     # the targets with the most endpoints first, so the last one does not count alone
     order = sorted(range(len(targets)), key=lambda i: -len(targets[i].endpoints))
@@ -59,7 +78,13 @@ def count_requests(
         raise ValueError(f"count_requests: {len(dirs)} directories for {len(targets)} targets")
     dirs = list(dirs) if dirs is not None else target_dirs(out_dir, targets)
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(targets)))) as pool:
-        done = dict(zip(order, pool.map(one, [targets[i] for i in order], [dirs[i] for i in order]), strict=True))
+        done = dict(
+            zip(
+                order,
+                pool.map(one, [targets[i] for i in order], [dirs[i] for i in order]),
+                strict=True,
+            )
+        )
     results = [done[i] for i in range(len(targets))]
     figures: list[Figure] = []
     problems: list[Problem] = []
@@ -85,41 +110,82 @@ def target_dirs(out_dir: Path, targets: Sequence[CountTarget]) -> list[Path]:
     return found
 
 
-def endpoint_figures(counted: TargetCounts, endpoint: Endpoint, name_tag: str = "") -> tuple[list[Figure], list[Problem]]:
+def endpoint_figures(
+    counted: TargetCounts, endpoint: Endpoint, name_tag: str = ""
+) -> tuple[list[Figure], list[Problem]]:
     """Both figures of one endpoint, or a Problem when a count did not grow with the requests."""
     variant = counted.target.variant
     instructions = counted.instructions(endpoint)
     by_name = counted.syscalls(endpoint)
     syscalls = [strace.own_calls(found) for found in by_name]
     if not instructions or min(instructions) <= 0 or not syscalls or min(syscalls) <= 0:
-        return [], [Problem(variant=variant.id, phase="load", endpoint=endpoint.label,
-                            reason=f"count did not grow with the requests (instructions/request {instructions}, "
-                                   f"system calls/request {syscalls}); not published")]  # fmt: skip
+        return [], [
+            Problem(
+                variant=variant.id,
+                phase="load",
+                endpoint=endpoint.label,
+                reason=f"count did not grow with the requests (instructions/request {instructions}, "
+                f"system calls/request {syscalls}); not published",
+            )
+        ]
+
     def phases(tool: str, found: list[Phase]) -> str:
         sizes = sorted({p.requests for p in found if p.endpoint == endpoint})
         return f"{tool}: {len(instructions)} phases of {'/'.join(map(str, sizes))} requests on one connection"
 
-    detail = {name: round(statistics.median(found.get(name, 0.0) for found in by_name), 3)
-              for name in sorted({name for found in by_name for name in found})}  # fmt: skip
+    detail = {
+        name: round(statistics.median(found.get(name, 0.0) for found in by_name), 3)
+        for name in sorted({name for found in by_name for name in found})
+    }
     return [
-        _figure(counted.target, endpoint, INSTRUCTIONS, instructions, name_tag,
-                phases("callgrind", counted.instruction_phases)),
-        _figure(counted.target, endpoint, SYSCALLS, syscalls, name_tag, phases("strace", counted.syscall_phases),
-                {k: v for k, v in detail.items() if v != 0}),
+        _figure(
+            counted.target,
+            endpoint,
+            INSTRUCTIONS,
+            instructions,
+            name_tag,
+            phases("callgrind", counted.instruction_phases),
+        ),
+        _figure(
+            counted.target,
+            endpoint,
+            SYSCALLS,
+            syscalls,
+            name_tag,
+            phases("strace", counted.syscall_phases),
+            {k: v for k, v in detail.items() if v != 0},
+        ),
     ], []
 
 
-def _figure(target: CountTarget, endpoint: Endpoint, what: Metric, samples: list[float], name_tag: str,
-            note: str, detail: dict[str, float] | None = None) -> Figure:  # fmt: skip
+def _figure(
+    target: CountTarget,
+    endpoint: Endpoint,
+    what: Metric,
+    samples: list[float],
+    name_tag: str,
+    note: str,
+    detail: dict[str, float] | None = None,
+) -> Figure:
     variant = target.variant
     setting = Counted()
     if target.inject:
         note += f"; TESTING ONLY: {target.inject.describe()}"
     return Figure(
-        name=load_key(variant.id, endpoint.label, setting, what, name_tag).name, kind="load",
-        variant=variant.id, scenario=variant.scenario, stack=variant.stack.name, metric=what.key,
-        unit=what.unit, bigger_is_better=what.bigger_is_better, samples=samples,
-        value=statistics.median(samples), spread=(max(samples) - min(samples)) / 2,
-        endpoint=endpoint.label, params=setting.params(), micro_case=endpoint.micro_case,
-        note=note, detail=detail or {},
-    )  # fmt: skip
+        name=load_key(variant.id, endpoint.label, setting, what, name_tag).name,
+        kind="load",
+        variant=variant.id,
+        scenario=variant.scenario,
+        stack=variant.stack.name,
+        metric=what.key,
+        unit=what.unit,
+        bigger_is_better=what.bigger_is_better,
+        samples=samples,
+        value=statistics.median(samples),
+        spread=(max(samples) - min(samples)) / 2,
+        endpoint=endpoint.label,
+        params=setting.params(),
+        micro_case=endpoint.micro_case,
+        note=note,
+        detail=detail or {},
+    )

@@ -92,7 +92,9 @@ def _per_request(files: Sequence, requests: int) -> tuple[float, dict[tuple[str,
     return total * scale, {key: cost * scale for key, cost in functions.items()}
 
 
-def breakdown(base_files: Sequence, head_files: Sequence, requests: int | tuple[int, int], top: int = 10) -> Breakdown:
+def breakdown(
+    base_files: Sequence, head_files: Sequence, requests: int | tuple[int, int], top: int = 10
+) -> Breakdown:
     """`requests`: the requests each file counted (one number, or base's and head's)."""
     base_n, head_n = requests if isinstance(requests, tuple) else (requests, requests)
     base_total, base = _per_request(base_files, base_n)
@@ -102,21 +104,42 @@ def breakdown(base_files: Sequence, head_files: Sequence, requests: int | tuple[
     for group, function in keys:
         objects[group][0] += base.get((group, function), 0.0)
         objects[group][1] += head.get((group, function), 0.0)
-    by_change = sorted((Part(g, b, h) for g, (b, h) in objects.items()), key=lambda p: (-abs(p.change), p.name))
+    by_change = sorted(
+        (Part(g, b, h) for g, (b, h) in objects.items()), key=lambda p: (-abs(p.change), p.name)
+    )
     unnamed = _unnamed(base, head, objects)
     # in a part with unnamed functions, a function named on one side only may be unnamed on the other
-    named = [key for key in keys if not _ADDRESS.match(key[1]) and (key[0] not in unnamed or (key in base and key in head))]
-    functions = sorted((Part(f"{function} ({group})", base.get((group, function), 0.0), head.get((group, function), 0.0))
-                        for group, function in named), key=lambda p: (-abs(p.change), p.name))  # fmt: skip
+    named = [
+        key
+        for key in keys
+        if not _ADDRESS.match(key[1]) and (key[0] not in unnamed or (key in base and key in head))
+    ]
+    functions = sorted(
+        (
+            Part(
+                f"{function} ({group})",
+                base.get((group, function), 0.0),
+                head.get((group, function), 0.0),
+            )
+            for group, function in named
+        ),
+        key=lambda p: (-abs(p.change), p.name),
+    )
     return Breakdown(base_total, head_total, by_change, functions[:top], unnamed)
 
 
-def _unnamed(base: dict, head: dict, objects: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
+def _unnamed(
+    base: dict, head: dict, objects: dict[str, list[float]]
+) -> dict[str, tuple[float, float]]:
     shares: dict[str, tuple[float, float]] = {}
     for group, totals in objects.items():
         side_shares = []
         for side, total in zip((base, head), totals, strict=True):
-            unnamed = sum(cost for (g, function), cost in side.items() if g == group and _ADDRESS.match(function))
+            unnamed = sum(
+                cost
+                for (g, function), cost in side.items()
+                if g == group and _ADDRESS.match(function)
+            )
             side_shares.append(unnamed / total if total else 0.0)
         if max(side_shares) >= UNNAMED_SHARE:
             shares[group] = (side_shares[0], side_shares[1])
@@ -142,8 +165,13 @@ class ByObject(BaseModel):
 
 def by_object(found: Breakdown, *, objects: int = 8) -> ByObject:
     parts = [p for p in found.objects if _worth_a_row(p, found.base)][:objects]
-    return ByObject(base=round(found.base, 1), head=round(found.head, 1),
-                    objects=[ObjectCount(name=p.name, base=round(p.base, 1), head=round(p.head, 1)) for p in parts])  # fmt: skip
+    return ByObject(
+        base=round(found.base, 1),
+        head=round(found.head, 1),
+        objects=[
+            ObjectCount(name=p.name, base=round(p.base, 1), head=round(p.head, 1)) for p in parts
+        ],
+    )
 
 
 def render(found: Breakdown, *, objects: int = 8) -> str:
@@ -151,7 +179,10 @@ def render(found: Breakdown, *, objects: int = 8) -> str:
     lines = [
         "| where | base instr/req | head instr/req | change |",
         "|---|---:|---:|---:|",
-        *(_row(p, found.base) for p in [p for p in found.objects if _worth_a_row(p, found.base)][:objects]),
+        *(
+            _row(p, found.base)
+            for p in [p for p in found.objects if _worth_a_row(p, found.base)][:objects]
+        ),
         _row(Part("**all**", found.base, found.head), found.base),
         "",
         "| function (object) | base | head | change |",
@@ -159,8 +190,11 @@ def render(found: Breakdown, *, objects: int = 8) -> str:
         *(_row(p, found.base) for p in found.functions),
     ]
     for group, (base, head) in sorted(found.unnamed.items()):
-        lines += ["", f"{group}: {base:.0%} of base's and {head:.0%} of head's instructions are in functions "
-                      "without a name (its build has no symbol table), left out of the function table"]  # fmt: skip
+        lines += [
+            "",
+            f"{group}: {base:.0%} of base's and {head:.0%} of head's instructions are in functions "
+            "without a name (its build has no symbol table), left out of the function table",
+        ]
     return "\n".join(lines) + "\n"
 
 

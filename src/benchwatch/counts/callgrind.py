@@ -40,8 +40,13 @@ def wrap(out_file: Path) -> list[str]:
     (`import apps.services.app`: 2.5 s against 11.8 s here, 2.9 s under `--tool=none`);
     `instrument(pid, True)` turns counting on once the server answers."""
     valgrind = shutil.which("valgrind") or "valgrind"
-    return [*no_randomization(), valgrind, "--tool=callgrind", "--instr-atstart=no",
-            f"--callgrind-out-file={out_file}"]  # fmt: skip
+    return [
+        *no_randomization(),
+        valgrind,
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        f"--callgrind-out-file={out_file}",
+    ]
 
 
 def dump(pid: int, label: str) -> None:
@@ -61,8 +66,9 @@ def _control(pid: int, option: str) -> None:
     control = shutil.which("callgrind_control") or "callgrind_control"
     what = option.split("=")[0]
     try:
-        done = subprocess.run([control, option, str(pid)], capture_output=True, text=True,
-                              timeout=DUMP_TIMEOUT_S)  # fmt: skip
+        done = subprocess.run(
+            [control, option, str(pid)], capture_output=True, text=True, timeout=DUMP_TIMEOUT_S
+        )
     except subprocess.TimeoutExpired:
         raise CallgrindError(f"callgrind_control {what} took over {DUMP_TIMEOUT_S:g} s") from None
     if done.returncode != 0 or "OK" not in done.stdout:
@@ -137,7 +143,9 @@ def read(path: Path, *, functions: bool = True) -> Profile:
         elif line.startswith("desc: Trigger:"):
             trigger = line.split(":", 2)[2].strip()
         elif line.startswith("positions:") and line.split(":", 1)[1].split() != ["line"]:
-            raise CallgrindError(f"{path}: positions {line.split(':', 1)[1].strip()!r}, want `line`")
+            raise CallgrindError(
+                f"{path}: positions {line.split(':', 1)[1].strip()!r}, want `line`"
+            )
     if total is None:
         raise CallgrindError(f"{path}: no `summary:` line; not a callgrind output file")
     return Profile(total=total, trigger=trigger, by_function=dict(by_function))

@@ -64,14 +64,22 @@ class Client:
                 time.sleep(think)
             try:
                 # the body goes with the headers in one write (http.client joins them)
-                self._connection.request(sent.method, sent.url_path, body=sent.body, headers=sent.headers)
+                self._connection.request(
+                    sent.method, sent.url_path, body=sent.body, headers=sent.headers
+                )
                 response = self._connection.getresponse()
                 body = response.read()
             except (OSError, http.client.HTTPException) as exc:
-                raise RequestFailed(f"{request.label or request.url_path}: {type(exc).__name__}: {redact(str(exc))}") from None
+                raise RequestFailed(
+                    f"{request.label or request.url_path}: {type(exc).__name__}: {redact(str(exc))}"
+                ) from None
             if not 200 <= response.status < 300:
-                snippet = redact(body[:2000].decode(errors="replace").replace("\n", " "))[:120]  # whole, then cut
-                raise RequestFailed(f"{request.label or request.url_path}: status {response.status} ({snippet})")
+                snippet = redact(body[:2000].decode(errors="replace").replace("\n", " "))[
+                    :120
+                ]  # whole, then cut
+                raise RequestFailed(
+                    f"{request.label or request.url_path}: status {response.status} ({snippet})"
+                )
         return time.monotonic() - started
 
     def close(self) -> None:

@@ -26,8 +26,11 @@ INSTRUCTIONS_PART = "instructions"  # the user-space part's name in a cost's det
 
 def system_part(calls_by_name: dict[str, float], weights: Weights) -> dict[str, float]:
     """µs per request of each of the request's own calls (scheduling calls apart, as in the count that gates)."""
-    return {name: count * weights.call_us(name) for name, count in sorted(calls_by_name.items())
-            if name not in SCHEDULING and count}  # fmt: skip
+    return {
+        name: count * weights.call_us(name)
+        for name, count in sorted(calls_by_name.items())
+        if name not in SCHEDULING and count
+    }
 
 
 def cost_figure(instructions: Figure, syscalls: Figure, weights: Weights) -> Figure:
@@ -37,13 +40,23 @@ def cost_figure(instructions: Figure, syscalls: Figure, weights: Weights) -> Fig
     samples = [i * weights.user_us_per_instruction + system_us for i in instructions.samples]
     user_us = statistics.median(instructions.samples) * weights.user_us_per_instruction
     name = load_key(instructions.variant, instructions.endpoint or "", Counted(), COST).name
-    return instructions.model_copy(update={
-        "name": name, "metric": COST.key, "unit": COST.unit, "bigger_is_better": COST.bigger_is_better,
-        "samples": samples, "value": statistics.median(samples), "spread": (max(samples) - min(samples)) / 2,
-        "note": "estimated: instructions and own system calls weighed by this machine's CPU per instruction "
-                "and per call (compare.json: extra.cost_weights)",
-        "detail": {INSTRUCTIONS_PART: round(user_us, 4), **{k: round(v, 4) for k, v in system.items()}},
-    })  # fmt: skip
+    return instructions.model_copy(
+        update={
+            "name": name,
+            "metric": COST.key,
+            "unit": COST.unit,
+            "bigger_is_better": COST.bigger_is_better,
+            "samples": samples,
+            "value": statistics.median(samples),
+            "spread": (max(samples) - min(samples)) / 2,
+            "note": "estimated: instructions and own system calls weighed by this machine's CPU per instruction "
+            "and per call (compare.json: extra.cost_weights)",
+            "detail": {
+                INSTRUCTIONS_PART: round(user_us, 4),
+                **{k: round(v, 4) for k, v in system.items()},
+            },
+        }
+    )
 
 
 def cost_figures(figures: Iterable[Figure], weights: Weights) -> list[Figure]:
@@ -56,5 +69,8 @@ def cost_figures(figures: Iterable[Figure], weights: Weights) -> list[Figure]:
             and isinstance(figure.setting, Counted)
         ):
             pairs.setdefault((figure.variant, figure.endpoint), {})[figure.metric] = figure
-    return [cost_figure(found[INSTRUCTIONS.key], found[SYSCALLS.key], weights) for found in pairs.values()
-            if INSTRUCTIONS.key in found and SYSCALLS.key in found]  # fmt: skip
+    return [
+        cost_figure(found[INSTRUCTIONS.key], found[SYSCALLS.key], weights)
+        for found in pairs.values()
+        if INSTRUCTIONS.key in found and SYSCALLS.key in found
+    ]

@@ -32,7 +32,9 @@ from benchwatch.results.files import write_json_atomic
 
 MANIFEST = "phases.json"
 TRACE = "strace.trace"  # a target's strace file in its folder
-HASH_SEED = {"PYTHONHASHSEED": "0"}  # str/bytes hashes, and so dict and set layouts, the same every boot
+HASH_SEED = {
+    "PYTHONHASHSEED": "0"
+}  # str/bytes hashes, and so dict and set layouts, the same every boot
 READY_S = 300.0  # a server's boot under valgrind (imports at ~1/50 speed)
 PROBE_TIMEOUT_S = 120.0  # its first answer under valgrind
 REQUEST_TIMEOUT_S = 300.0
@@ -48,7 +50,9 @@ STRACE_TIMES = 2  # strace runs near native speed: 2x callgrind's requests per p
 
 
 class CountFailed(Exception):
-    def __init__(self, reason: str, endpoint: Endpoint | None = None, stderr_tail: str = "") -> None:
+    def __init__(
+        self, reason: str, endpoint: Endpoint | None = None, stderr_tail: str = ""
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.endpoint = endpoint
@@ -65,11 +69,18 @@ class CountTarget:
     inject: Injection = NO_INJECTION
 
 
-def targets_for(variants: Sequence[Variant], environments: dict[str, Env], quick: bool,
-                inject: Injection = NO_INJECTION) -> list[CountTarget]:  # fmt: skip
+def targets_for(
+    variants: Sequence[Variant],
+    environments: dict[str, Env],
+    quick: bool,
+    inject: Injection = NO_INJECTION,
+) -> list[CountTarget]:
     """A target per variant whose environment was built: its quick endpoints, or all of them."""
-    return [CountTarget(v, environments[v.env_key], v.selected_endpoints(quick), inject)
-            for v in variants if v.env_key in environments]  # fmt: skip
+    return [
+        CountTarget(v, environments[v.env_key], v.selected_endpoints(quick), inject)
+        for v in variants
+        if v.env_key in environments
+    ]
 
 
 @dataclass
@@ -82,7 +93,9 @@ class Phase:
     file: Path | None = None
     calls: Counter[str] = field(default_factory=Counter)  # strace's, the idle timer's included
     wakeups: int = 0  # strace: polls that timed out (the idle timer's wake-ups) in the phase
-    ticks: int | None = None  # callgrind: uvicorn's timer ticks in the phase (None: not a uvicorn server)
+    ticks: int | None = (
+        None  # callgrind: uvicorn's timer ticks in the phase (None: not a uvicorn server)
+    )
 
 
 @dataclass
@@ -95,7 +108,9 @@ class TargetCounts:
     syscall_phases: list[Phase]
     idle_calls_per_wakeup: dict[str, float]
     idle_instructions_per_tick: float | None = None
-    idle_window_instructions: float = 0.0  # the idle pause's whole count: with the timer quiet, a window's own cost
+    idle_window_instructions: float = (
+        0.0  # the idle pause's whole count: with the timer quiet, a window's own cost
+    )
 
     def instructions(self, endpoint: Endpoint) -> list[float]:
         """Per request, one value per repeat: the phase's count less the idle cost in it. With
@@ -103,7 +118,11 @@ class TargetCounts:
         (the idle pause's count: the harness's hold and release around its dumps); with ticks, their
         number times what one costs idle; for a server whose ticks cannot be counted, the idle cost
         of the phase's wall time."""
-        return [(p.instructions - self._idle_in(p)) / p.requests for p in self.instruction_phases if p.endpoint == endpoint]
+        return [
+            (p.instructions - self._idle_in(p)) / p.requests
+            for p in self.instruction_phases
+            if p.endpoint == endpoint
+        ]
 
     def _idle_in(self, phase: Phase) -> float:
         if phase.ticks == 0:  # uvicorn's timer quiet (counts/harness): the window's own cost alone
@@ -120,7 +139,9 @@ class TargetCounts:
         for p in (p for p in self.syscall_phases if p.endpoint == endpoint):
             idle = self.idle_calls_per_wakeup
             names = set(p.calls) | set(idle)
-            per = {n: (p.calls.get(n, 0) - idle.get(n, 0.0) * p.wakeups) / p.requests for n in names}
+            per = {
+                n: (p.calls.get(n, 0) - idle.get(n, 0.0) * p.wakeups) / p.requests for n in names
+            }
             found.append({n: v for n, v in per.items() if round(v, 4) != 0})
         return found
 
@@ -146,9 +167,15 @@ class TargetCounts:
 
 
 def count_target(
-    target: CountTarget, out_dir: Path, *, cap: int, repeats: int, say: Callable[[str], None],
-    quiet_idle_s: float = IDLE_S, strace_times: int = STRACE_TIMES,
-) -> TargetCounts:  # fmt: skip
+    target: CountTarget,
+    out_dir: Path,
+    *,
+    cap: int,
+    repeats: int,
+    say: Callable[[str], None],
+    quiet_idle_s: float = IDLE_S,
+    strace_times: int = STRACE_TIMES,
+) -> TargetCounts:
     """Both boots of one target; raises CountFailed (server stopped) at the first failure.
     `quiet_idle_s`: the idle pause of a server whose timer is held (nothing in it depends on its
     length: no tick comes); `strace_times`: strace's requests per phase, in callgrind's."""
@@ -159,9 +186,13 @@ def count_target(
     say(f"counts: {target.variant.id}: system calls under strace")
     traced = [min(cap, strace_times * n) for n in cg.requests]
     st = _strace(target, out_dir / TRACE, cg.warmups, traced, repeats, quiet_idle_s)
-    counted = TargetCounts(target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle)
+    counted = TargetCounts(
+        target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle
+    )
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
-    say(f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s")
+    say(
+        f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s"
+    )
     return counted
 
 
@@ -170,7 +201,9 @@ def phase_files(target_dir: Path, endpoint_label: str) -> tuple[list[Path], int]
     try:
         entry = json.loads((target_dir / MANIFEST).read_text())[endpoint_label]
     except (OSError, ValueError, KeyError):
-        raise FileNotFoundError(f"{target_dir / MANIFEST}: no counts of {endpoint_label!r} there") from None
+        raise FileNotFoundError(
+            f"{target_dir / MANIFEST}: no counts of {endpoint_label!r} there"
+        ) from None
     return [target_dir / name for name in entry["files"]], int(entry["requests"])
 
 
@@ -205,7 +238,9 @@ class _Serving:
         try:
             return self.client.send(request, times, think)
         except RequestFailed as exc:
-            raise CountFailed(str(exc), self.target.endpoints[index], self.srv.stderr_tail()) from None
+            raise CountFailed(
+                str(exc), self.target.endpoints[index], self.srv.stderr_tail()
+            ) from None
 
     def hold(self) -> int | None:
         """The server's loop held still (counts/harness); its timer's ticks so far, or None."""
@@ -238,10 +273,16 @@ def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[_Se
     gc = Harness()
     try:
         with server.running(
-            target.variant, target.env, inject=target.inject, wrap=wrap, wrap_environ={**HASH_SEED, **gc.environ()},
-            ready_timeout=READY_S, probe_timeout=PROBE_TIMEOUT_S, interrupt_wait=STOP_WAIT_S,
+            target.variant,
+            target.env,
+            inject=target.inject,
+            wrap=wrap,
+            wrap_environ={**HASH_SEED, **gc.environ()},
+            ready_timeout=READY_S,
+            probe_timeout=PROBE_TIMEOUT_S,
+            interrupt_wait=STOP_WAIT_S,
             keep_alive=KEEP_ALIVE_S,
-        ) as srv:  # fmt: skip
+        ) as srv:
             client = Client(server.HOST, srv.port, REQUEST_TIMEOUT_S)
             serving = _Serving(target, srv, client, gc)
             try:
@@ -262,12 +303,16 @@ def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[_Se
                 raise CountFailed("server exited during the count", stderr_tail=srv.stderr_tail())
             serving.tail.append(srv.stderr_tail())
     except server.BootError as exc:
-        raise CountFailed(f"boot under {counter}: {exc.reason}", stderr_tail=exc.stderr_tail) from None
+        raise CountFailed(
+            f"boot under {counter}: {exc.reason}", stderr_tail=exc.stderr_tail
+        ) from None
     finally:
         gc.close()
 
 
-def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int, quiet_idle_s: float) -> _Run:
+def _callgrind(
+    target: CountTarget, out_file: Path, cap: int, repeats: int, quiet_idle_s: float
+) -> _Run:
     """Boot (uninstrumented), probe, warm-up, settle (uninstrumented), an idle pause, then the
     counted phases, each after a full collection; a dump after each stage, its label checked
     against its file."""
@@ -306,18 +351,27 @@ def _callgrind(target: CountTarget, out_file: Path, cap: int, repeats: int, quie
     try:
         with _serving(target, callgrind.wrap(out_file), "callgrind") as s:
             requests = s.requests
-            control(lambda: callgrind.instrument(s.srv.pid, True))  # booted uninstrumented (callgrind.wrap)
+            control(
+                lambda: callgrind.instrument(s.srv.pid, True)
+            )  # booted uninstrumented (callgrind.wrap)
             dump("boot")
             for i, request in enumerate(requests):
                 s.send(i, request, plan.PROBE)
                 dump(f"probe-{i}")
-            warmups = [plan.warmup_for(total(f"probe-{i}") / plan.PROBE, cap) for i in range(len(requests))]
+            warmups = [
+                plan.warmup_for(total(f"probe-{i}") / plan.PROBE, cap) for i in range(len(requests))
+            ]
             for i, request in enumerate(requests):
                 s.send(i, request, warmups[i])
                 dump(f"warm-{i}")
-            counts = [plan.requests_for(total(f"warm-{i}") / warmups[i], cap) for i in range(len(requests))]
+            counts = [
+                plan.requests_for(total(f"warm-{i}") / warmups[i], cap)
+                for i in range(len(requests))
+            ]
             settles = [plan.settle_for(n) for n in counts]
-            control(lambda: callgrind.instrument(s.srv.pid, False))  # the settle counts nothing: faster
+            control(
+                lambda: callgrind.instrument(s.srv.pid, False)
+            )  # the settle counts nothing: faster
             for i, request in enumerate(requests):
                 s.send(i, request, settles[i])
             control(lambda: callgrind.instrument(s.srv.pid, True))
@@ -355,8 +409,14 @@ def _number(dumps: list[tuple[str, float]], label: str) -> int:
     return 1 + [name for name, _ in dumps].index(label)
 
 
-def _strace(target: CountTarget, trace: Path, warmups: Sequence[int], counts: Sequence[int], repeats: int,
-            quiet_idle_s: float) -> _Run:  # fmt: skip
+def _strace(
+    target: CountTarget,
+    trace: Path,
+    warmups: Sequence[int],
+    counts: Sequence[int],
+    repeats: int,
+    quiet_idle_s: float,
+) -> _Run:
     trace.unlink(missing_ok=True)
     endpoints = target.endpoints
     phases: list[Phase] = []
@@ -389,5 +449,7 @@ def _strace(target: CountTarget, trace: Path, warmups: Sequence[int], counts: Se
     for phase, window in zip(phases, counted[1:], strict=True):
         phase.calls, phase.wakeups = window.calls, window.wakeups
     # a server with no idle timer has nothing to take off
-    idle_calls = {name: calls / idle.wakeups for name, calls in idle.calls.items()} if idle.wakeups else {}
+    idle_calls = (
+        {name: calls / idle.wakeups for name, calls in idle.calls.items()} if idle.wakeups else {}
+    )
     return _Run(phases, list(warmups), list(counts), idle_calls=idle_calls)

@@ -44,8 +44,10 @@ class Harness:
             except OSError as exc:
                 sock.close()
                 if time.monotonic() > deadline:
-                    raise HarnessError(f"the server's counting harness is not listening ({exc.strerror}): "
-                                       "was its sitecustomize loaded?") from None  # fmt: skip
+                    raise HarnessError(
+                        f"the server's counting harness is not listening ({exc.strerror}): "
+                        "was its sitecustomize loaded?"
+                    ) from None
                 time.sleep(0.1)
                 continue
             sock.settimeout(ANSWER_TIMEOUT_S)
@@ -70,7 +72,9 @@ class Harness:
         try:
             return int(answer)
         except ValueError:
-            raise HarnessError(f"the server's counting harness answered {answer!r} to hold") from None
+            raise HarnessError(
+                f"the server's counting harness answered {answer!r} to hold"
+            ) from None
 
     def quiet(self) -> bool:
         """uvicorn's main-loop timer held until `wake()` (no tick in any phase); False when the
@@ -88,7 +92,9 @@ class Harness:
         try:
             answer = self._socket.recv(1)
         except OSError as exc:
-            raise HarnessError(f"the server's counting harness did not answer {name} ({exc})") from None
+            raise HarnessError(
+                f"the server's counting harness did not answer {name} ({exc})"
+            ) from None
         if not answer:
             raise HarnessError("the server's counting harness closed its socket")
         return answer
@@ -104,7 +110,9 @@ class Harness:
         try:
             self._socket.sendall(what)
         except OSError as exc:
-            raise HarnessError(f"the server's counting harness did not answer {name} ({exc})") from None
+            raise HarnessError(
+                f"the server's counting harness did not answer {name} ({exc})"
+            ) from None
 
     def _read_until(self, end: bytes, name: str) -> bytes:
         assert self._socket is not None
@@ -116,7 +124,9 @@ class Harness:
                     break
                 found += chunk
         except OSError as exc:
-            raise HarnessError(f"the server's counting harness did not answer {name} ({exc})") from None
+            raise HarnessError(
+                f"the server's counting harness did not answer {name} ({exc})"
+            ) from None
         return found
 
     def close(self) -> None:

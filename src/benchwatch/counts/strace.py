@@ -20,7 +20,9 @@ _CALL = re.compile(r"^(?:\[pid\s+\d+\]\s*|\d+\s+)?(\d+\.\d+)\s+(.*)$")
 _NAME = re.compile(r"^([a-z_][a-z0-9_]*)\(")
 # a poll that waited and timed out with nothing ready: the server's idle timer (uvicorn wakes every
 # 0.1 s), in full or as the end of a call another thread interrupted in the trace
-_TIMED_OUT = re.compile(r"^(?:epoll_p?wait\(\d+, |<\.\.\. epoll_p?wait resumed>)\[\], \d+, [1-9]\d*[,)].*= 0$")
+_TIMED_OUT = re.compile(
+    r"^(?:epoll_p?wait\(\d+, |<\.\.\. epoll_p?wait resumed>)\[\], \d+, [1-9]\d*[,)].*= 0$"
+)
 
 
 # Calls whose number follows the clock and the scheduler, not the request: waiting and waking
@@ -30,12 +32,34 @@ _TIMED_OUT = re.compile(r"^(?:epoll_p?wait\(\d+, |<\.\.\. epoll_p?wait resumed>)
 # over 10 phases (docs/counts.md): `futex` 17.9-25.5 per request on one endpoint, `epoll_pwait`
 # 17.4-18.0, thread starts 0-0.1; every other call a whole number in every phase. They are
 # reported by name, as information; the gated count is the request's own calls.
-SCHEDULING = frozenset({
-    "futex", "epoll_wait", "epoll_pwait", "epoll_pwait2", "poll", "ppoll", "select", "pselect6",
-    "sched_yield", "nanosleep", "clock_nanosleep", "getpid",
-    "clone", "clone3", "exit", "set_robust_list", "rseq", "gettid", "rt_sigprocmask",
-    "mmap", "munmap", "madvise", "mprotect", "brk",
-})  # fmt: skip
+SCHEDULING = frozenset(
+    {
+        "futex",
+        "epoll_wait",
+        "epoll_pwait",
+        "epoll_pwait2",
+        "poll",
+        "ppoll",
+        "select",
+        "pselect6",
+        "sched_yield",
+        "nanosleep",
+        "clock_nanosleep",
+        "getpid",
+        "clone",
+        "clone3",
+        "exit",
+        "set_robust_list",
+        "rseq",
+        "gettid",
+        "rt_sigprocmask",
+        "mmap",
+        "munmap",
+        "madvise",
+        "mprotect",
+        "brk",
+    }
+)
 
 
 def own_calls(by_name: dict[str, float]) -> float:

@@ -82,15 +82,19 @@ def measure(python: str | None = None) -> Weights:
     per_instruction = _native_us_per_iteration() / per_iteration
     calls = _system_calls()
     return Weights(
-        user_us_per_instruction=per_instruction, system_us_per_call=calls,
-        other_call_us=statistics.median(calls.values()), instructions_per_iteration=per_iteration,
+        user_us_per_instruction=per_instruction,
+        system_us_per_call=calls,
+        other_call_us=statistics.median(calls.values()),
+        instructions_per_iteration=per_iteration,
         seconds=round(time.monotonic() - began, 1),
-        method=(f"user: a Python workload counted under callgrind ({WORKLOAD_SIZES[1] - WORKLOAD_SIZES[0]} "
-                f"iterations' difference) and timed natively (thread CPU, fastest of {NATIVE_REPEATS}); "
-                f"system calls: the median of {BATCHES} batches of {CALLS_PER_BATCH} calls each on loopback TCP "
-                "or a small file, thread CPU per call less the empty loop's; any other call: the median "
-                "of those measured"),
-    )  # fmt: skip
+        method=(
+            f"user: a Python workload counted under callgrind ({WORKLOAD_SIZES[1] - WORKLOAD_SIZES[0]} "
+            f"iterations' difference) and timed natively (thread CPU, fastest of {NATIVE_REPEATS}); "
+            f"system calls: the median of {BATCHES} batches of {CALLS_PER_BATCH} calls each on loopback TCP "
+            "or a small file, thread CPU per call less the empty loop's; any other call: the median "
+            "of those measured"
+        ),
+    )
 
 
 def _instructions_per_iteration(python: str) -> float:
@@ -101,10 +105,26 @@ def _instructions_per_iteration(python: str) -> float:
     with tempfile.TemporaryDirectory(prefix="benchwatch-weights-") as scratch:
         # both sizes at once; `-I -S`: no site, no user paths (a shorter start-up, the same loop)
         outs = [Path(scratch) / f"callgrind.{size}" for size in WORKLOAD_SIZES]
-        started = [subprocess.Popen(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", python, "-I", "-S",
-                                     "-c", script, str(size)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                    text=True, env={**os.environ, "PYTHONHASHSEED": "0"})
-                   for out, size in zip(outs, WORKLOAD_SIZES, strict=True)]  # fmt: skip
+        started = [
+            subprocess.Popen(
+                [
+                    "valgrind",
+                    "--tool=callgrind",
+                    f"--callgrind-out-file={out}",
+                    python,
+                    "-I",
+                    "-S",
+                    "-c",
+                    script,
+                    str(size),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                env={**os.environ, "PYTHONHASHSEED": "0"},
+            )
+            for out, size in zip(outs, WORKLOAD_SIZES, strict=True)
+        ]
         problems = []
         for process in started:
             try:
@@ -112,10 +132,14 @@ def _instructions_per_iteration(python: str) -> float:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.communicate()
-                problems.append(f"the weights' workload took over {COUNT_TIMEOUT_S:g} s under callgrind")
+                problems.append(
+                    f"the weights' workload took over {COUNT_TIMEOUT_S:g} s under callgrind"
+                )
                 continue
             if process.returncode != 0:
-                problems.append(f"the weights' workload failed under callgrind: {stderr.strip()[-300:]}")
+                problems.append(
+                    f"the weights' workload failed under callgrind: {stderr.strip()[-300:]}"
+                )
         if problems:
             raise WeightsFailed(problems[0])
         try:
@@ -151,8 +175,11 @@ def _one_batch(call: Callable[[], object]) -> float:
     return (time.thread_time() - began) * 1e6 / CALLS_PER_BATCH
 
 
-def _interleaved(calls: dict[str, tuple[Callable[[], object], Callable[[], object] | None, Callable[[], object] | None]],
-                 ) -> dict[str, list[float]]:  # fmt: skip
+def _interleaved(
+    calls: dict[
+        str, tuple[Callable[[], object], Callable[[], object] | None, Callable[[], object] | None]
+    ],
+) -> dict[str, list[float]]:
     """Per name, µs per call in each of BATCHES rounds; every round times one batch of every call
     in turn (a drift of the machine's speed then moves them all alike). Each entry is (the call,
     what to do before its batch, after it), untimed. WARMUP_ROUNDS rounds first, not kept: on

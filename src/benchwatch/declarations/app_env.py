@@ -21,7 +21,10 @@ NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 # (who owns them, shell `case` patterns): fnmatch's `*` is the shell's
 OWNED: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("the runner", ("GITHUB_*", "RUNNER_*", "ACTIONS_*", "CI")),
-    ("the shell", ("BASH*", "PATH", "HOME", "USER", "SHELL", "PWD", "OLDPWD", "IFS", "PS4", "ENV", "TMPDIR")),
+    (
+        "the shell",
+        ("BASH*", "PATH", "HOME", "USER", "SHELL", "PWD", "OLDPWD", "IFS", "PS4", "ENV", "TMPDIR"),
+    ),
     ("the loader, Python or uv", ("LD_*", "PYTHON*", "VIRTUAL_ENV", "UV_*")),
     ("benchwatch", ("BENCHWATCH_*", "APP_ENV")),
 )
@@ -31,7 +34,9 @@ def owner(name: str) -> str | None:
     """Who owns `name` (the secret may not set it), or None when the secret may."""
     if name in ALLOWED:
         return None
-    return next((who for who, patterns in OWNED if any(fnmatchcase(name, p) for p in patterns)), None)
+    return next(
+        (who for who, patterns in OWNED if any(fnmatchcase(name, p) for p in patterns)), None
+    )
 
 
 def refusal(name: str) -> str | None:
@@ -48,12 +53,16 @@ def instruction(names: list[str]) -> list[str]:
     given = [n for n in names if refusal(n) is None]
     lines = []
     if given:
-        lines.append(f"init: create the repository secret {SECRET} with one NAME=value line for each of "
-                     f"{', '.join(given)} (Settings > Secrets and variables > Actions)")  # fmt: skip
+        lines.append(
+            f"init: create the repository secret {SECRET} with one NAME=value line for each of "
+            f"{', '.join(given)} (Settings > Secrets and variables > Actions)"
+        )
     for name in names:
         if name not in given:
-            lines.append(f"init: ${{{name}}} cannot come from {SECRET} ({refusal(name)}): on GitHub only the runner's "
-                         "own value can fill it; rename the variable in the declaration to give it there")  # fmt: skip
+            lines.append(
+                f"init: ${{{name}}} cannot come from {SECRET} ({refusal(name)}): on GitHub only the runner's "
+                "own value can fill it; rename the variable in the declaration to give it there"
+            )
     return lines
 
 
@@ -65,6 +74,8 @@ def shell_case() -> str:
     """The `case` block of scripts/app_env.sh (between SHELL_BEGIN and SHELL_END) for this list."""
     arms = [f"      {' | '.join(ALLOWED)}) ;;  # init's login: the app's user\n"]
     for who, patterns in OWNED:
-        arms.append(f"      {' | '.join(patterns)})\n"
-                    f"        _app_env_refuse \"$number\" \"$name belongs to {who}\" ;;\n")  # fmt: skip
+        arms.append(
+            f"      {' | '.join(patterns)})\n"
+            f'        _app_env_refuse "$number" "$name belongs to {who}" ;;\n'
+        )
     return SHELL_BEGIN + '    case "$name" in\n' + "".join(arms) + "    esac\n" + SHELL_END

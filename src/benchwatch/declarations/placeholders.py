@@ -80,7 +80,9 @@ class Ref:
             return "${" + self.name + "}"
         if self.kind in ("tmp", "unique"):
             return "{" + self.kind + "}"
-        return "{" + (f"setup.{self.name}" if self.kind == "setup" else f"database_{self.name}") + "}"
+        return (
+            "{" + (f"setup.{self.name}" if self.kind == "setup" else f"database_{self.name}") + "}"
+        )
 
 
 def _ref(match: re.Match[str]) -> Ref | None:
@@ -92,8 +94,10 @@ def _ref(match: re.Match[str]) -> Ref | None:
     env = match.group("env")
     if env is not None:
         if not re.fullmatch(ENV_NAME, env):
-            raise PlaceholderError(f"`${{{env}}}` is not a placeholder: an environment variable's name is "
-                                   "letters, digits and `_` (write `$${` for the text `${`)")  # fmt: skip
+            raise PlaceholderError(
+                f"`${{{env}}}` is not a placeholder: an environment variable's name is "
+                "letters, digits and `_` (write `$${` for the text `${`)"
+            )
         return Ref("env", env)
     brace = match.group("brace")
     if brace in ("tmp", "unique"):
@@ -101,7 +105,9 @@ def _ref(match: re.Match[str]) -> Ref | None:
     if brace.startswith("setup."):
         name = brace.removeprefix("setup.")
         if not re.fullmatch(SETUP_NAME, name):
-            raise PlaceholderError(f"`{{{brace}}}` is not a placeholder: a set-up value's name is letters, digits and `_`")
+            raise PlaceholderError(
+                f"`{{{brace}}}` is not a placeholder: a set-up value's name is letters, digits and `_`"
+            )
         return Ref("setup", name)
     part = brace.removeprefix("database_")
     if part not in DATABASE_PARTS:
@@ -141,7 +147,9 @@ def app_environ() -> dict[str, str]:
 class Context:
     """What placeholders resolve to at one moment of one boot."""
 
-    environ: Mapping[str, str] = field(default_factory=app_environ, repr=False)  # secrets: never printed
+    environ: Mapping[str, str] = field(
+        default_factory=app_environ, repr=False
+    )  # secrets: never printed
     tmp: str | None = None
     setup: Mapping[str, str] = field(default_factory=dict)
     database: Mapping[str, str] | None = None  # DATABASE_PARTS -> value
@@ -249,9 +257,17 @@ def forms(value: str) -> set[str]:
     """The texts `value` is quoted as: itself, URL-encoded (path and form), inside a JSON string
     (ASCII-escaped or not), inside a Python repr (pydantic's `input_value=`), HTML-escaped, and
     with `|` escaped as a markdown table cell has it."""
-    return {value, quote(value, safe=""), quote_plus(value), json.dumps(value)[1:-1],
-            json.dumps(value, ensure_ascii=False)[1:-1], repr(value)[1:-1], html.escape(value),
-            html.escape(value, quote=False), value.replace("|", "\\|")}  # fmt: skip
+    return {
+        value,
+        quote(value, safe=""),
+        quote_plus(value),
+        json.dumps(value)[1:-1],
+        json.dumps(value, ensure_ascii=False)[1:-1],
+        repr(value)[1:-1],
+        html.escape(value),
+        html.escape(value, quote=False),
+        value.replace("|", "\\|"),
+    }
 
 
 def remember(name: str, value: str, label: str | None = None) -> None:
@@ -324,7 +340,9 @@ def redact_tree(value: Any) -> Any:
     if isinstance(value, str):
         return redact_written(value)
     if isinstance(value, dict):
-        return {redact_written(k) if isinstance(k, str) else k: redact_tree(v) for k, v in value.items()}
+        return {
+            redact_written(k) if isinstance(k, str) else k: redact_tree(v) for k, v in value.items()
+        }
     if isinstance(value, list | tuple):
         return [redact_tree(v) for v in value]
     return value
@@ -356,7 +374,7 @@ def _redact_pieces(text: str) -> str:
             continue
         head = _longest(text, start, values, before=True)
         tail = _longest(text, end, values, before=False)
-        out.append(text[at:start - len(head[0])])
+        out.append(text[at : start - len(head[0])])
         out.append(head[1] + cut.group(0) + tail[1])
         at = end + len(tail[0])
     out.append(text[at:])
@@ -367,7 +385,7 @@ def _longest(text: str, where: int, values: dict[str, str], before: bool) -> tup
     """(piece, label) of the longest piece of a remembered value that ends (`before`) or starts at
     `where` and stands apart from the words around it; ("", "") for none."""
     best = ("", "")
-    shortest = text[where - MIN_PIECE:where] if before else text[where:where + MIN_PIECE]
+    shortest = text[where - MIN_PIECE : where] if before else text[where : where + MIN_PIECE]
     for value, label in values.items():
         if len(shortest) < MIN_PIECE or shortest not in value:
             continue  # every piece long enough holds these characters: none here

@@ -36,7 +36,9 @@ class Env:
     stack_name: str
     path: Path
     versions: dict[str, str]
-    interpreter: Interpreter | None = None  # the build it was made on (None: built by a test's stand-in)
+    interpreter: Interpreter | None = (
+        None  # the build it was made on (None: built by a test's stand-in)
+    )
 
     @property
     def python(self) -> Path:
@@ -46,7 +48,9 @@ class Env:
         return self.versions.get(normalize_package(package))
 
 
-def _recipe(stack: Stack, extras: Sequence[str], requirements_text: str | None, interpreter: Interpreter) -> dict:
+def _recipe(
+    stack: Stack, extras: Sequence[str], requirements_text: str | None, interpreter: Interpreter
+) -> dict:
     recipe: dict = {
         "python": interpreter.identity(),
         "requirements": stack.requirements(),
@@ -108,11 +112,21 @@ def resolution_flags(stack: Stack) -> list[str]:
     return ["--exclude-newer", cutoff] if cutoff else []
 
 
-def _build(path: Path, stack: Stack, recipe: dict, requirements_file: Path | None, interpreter: Interpreter) -> None:
+def _build(
+    path: Path, stack: Stack, recipe: dict, requirements_file: Path | None, interpreter: Interpreter
+) -> None:
     shutil.rmtree(path, ignore_errors=True)
     uv = uv_executable()
     _uv([uv, "venv", "--quiet", "--python", str(interpreter.path), str(path)], stack)
-    install = [uv, "pip", "install", "--quiet", "--compile-bytecode", "--python", str(path / "bin" / "python")]
+    install = [
+        uv,
+        "pip",
+        "install",
+        "--quiet",
+        "--compile-bytecode",
+        "--python",
+        str(path / "bin" / "python"),
+    ]
     install += resolution_flags(stack)
     if requirements_file is not None:
         install += ["-r", str(requirements_file)]
@@ -147,11 +161,18 @@ def _marked_pins(requirements_file: Path | None, interpreter: Interpreter) -> di
     if requirements_file is None:
         return {}
     pins = own_requirements.parse(requirements_file.read_text(), requirements_file)
-    return own_requirements.applying([p for p in pins if p.marker], interpreter.marker_environment())
+    return own_requirements.applying(
+        [p for p in pins if p.marker], interpreter.marker_environment()
+    )
 
 
-def _check_pins(stack: Stack, versions: dict[str, str], path: Path, marked: dict[str, str] | None = None) -> None:
-    wanted_pins = {**stack.pinned_versions(), **{normalize_package(p): v for p, v in (marked or {}).items()}}
+def _check_pins(
+    stack: Stack, versions: dict[str, str], path: Path, marked: dict[str, str] | None = None
+) -> None:
+    wanted_pins = {
+        **stack.pinned_versions(),
+        **{normalize_package(p): v for p, v in (marked or {}).items()},
+    }
     wrong = [
         f"{package}=={wanted} (installed: {versions.get(package, 'nothing')})"
         for package, wanted in wanted_pins.items()
@@ -162,7 +183,9 @@ def _check_pins(stack: Stack, versions: dict[str, str], path: Path, marked: dict
         raise EnvError(f"stack {stack.name}: pins did not hold: {', '.join(wrong)}")
 
 
-def prepare(variants: Sequence, extras: Sequence[str] = ()) -> tuple[dict[str, Env], dict[str, str]]:
+def prepare(
+    variants: Sequence, extras: Sequence[str] = ()
+) -> tuple[dict[str, Env], dict[str, str]]:
     """Build every environment the variants need once: ({env key: env}, {env key: error}),
     keyed by `Variant.env_key` (one per distinct recipe, never per stack name alone)."""
     ready: dict[str, Env] = {}

@@ -94,12 +94,19 @@ class Interpreter:
 
     def identity(self) -> dict[str, str]:
         """What an environment built on this interpreter is keyed by."""
-        return {"implementation": self.implementation, "version": self.version, "build": self.build,
-                "path": str(self.path)}  # fmt: skip
+        return {
+            "implementation": self.implementation,
+            "version": self.version,
+            "build": self.build,
+            "path": str(self.path),
+        }
 
     def describe(self) -> str:
-        facts = [f"build {self.build}"] + ([f"configured with {self.optimizations}"] if self.optimizations else []) + (
-            [] if self.symbols else ["no symbol table"])
+        facts = (
+            [f"build {self.build}"]
+            + ([f"configured with {self.optimizations}"] if self.optimizations else [])
+            + ([] if self.symbols else ["no symbol table"])
+        )
         return f"{self.label} at {self.path} ({', '.join(facts)})"
 
     def marker_environment(self) -> dict[str, str]:
@@ -127,7 +134,8 @@ def _candidates() -> Iterator[Path]:
         yield from (Path(p) for p in listed.split(":") if p)
         return
     uv_dir = os.environ.get("UV_PYTHON_INSTALL_DIR") or str(
-        Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "uv" / "python")
+        Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "uv" / "python"
+    )
     yield from (Path(p) for p in sorted(glob.glob(f"{uv_dir}/cpython-*/bin/python3.*")))
     pyenv = os.environ.get("PYENV_ROOT") or str(Path.home() / ".pyenv")
     yield from (Path(p) for p in sorted(glob.glob(f"{pyenv}/versions/*/bin/python3.*")))
@@ -161,7 +169,9 @@ def _inspect(executable: Path) -> Interpreter | None:
     if executable in _known:
         return _known[executable]
     try:
-        done = subprocess.run([str(executable), "-I", "-S", "-c", _QUERY], capture_output=True, text=True, timeout=20)
+        done = subprocess.run(
+            [str(executable), "-I", "-S", "-c", _QUERY], capture_output=True, text=True, timeout=20
+        )
         facts = json.loads(done.stdout) if done.returncode == 0 else None
     except (OSError, subprocess.TimeoutExpired, ValueError):
         facts = None
@@ -170,11 +180,16 @@ def _inspect(executable: Path) -> Interpreter | None:
         library = Path(facts["libpython"]) if facts.get("libpython") else None
         code = library or executable
         found = Interpreter(
-            path=executable, version=facts["version"], implementation=facts["implementation"],
-            build=_digest([executable, *([library] if library else [])]), symbols=has_symbol_table(code),
-            libpython=library, free_threaded=facts["free_threaded"],
-            markers=tuple(sorted(facts["markers"].items())), optimizations=_optimizations(facts.get("config_args", "")),
-        )  # fmt: skip
+            path=executable,
+            version=facts["version"],
+            implementation=facts["implementation"],
+            build=_digest([executable, *([library] if library else [])]),
+            symbols=has_symbol_table(code),
+            libpython=library,
+            free_threaded=facts["free_threaded"],
+            markers=tuple(sorted(facts["markers"].items())),
+            optimizations=_optimizations(facts.get("config_args", "")),
+        )
     _known[executable] = found
     return found
 
@@ -182,7 +197,11 @@ def _inspect(executable: Path) -> Interpreter | None:
 def _optimizations(config_args: str) -> str:
     """What ./configure was asked to optimize: profile-guided and link-time optimization change a
     build's instructions per request by several percent, so the fingerprint says which it has."""
-    flags = [name for flag, name in (("--enable-optimizations", "PGO"), ("--with-lto", "LTO")) if flag in config_args]
+    flags = [
+        name
+        for flag, name in (("--enable-optimizations", "PGO"), ("--with-lto", "LTO"))
+        if flag in config_args
+    ]
     return "+".join(flags)
 
 
@@ -203,11 +222,13 @@ def has_symbol_table(path: Path) -> bool:
             if header[:4] != b"\x7fELF" or header[4] != 2:  # 64-bit ELF only
                 return False
             order = "<" if header[5] == 1 else ">"
-            shoff, = struct.unpack_from(order + "Q", header, 0x28)
+            (shoff,) = struct.unpack_from(order + "Q", header, 0x28)
             shentsize, shnum, shstrndx = struct.unpack_from(order + "HHH", header, 0x3A)
             handle.seek(shoff)
             table = handle.read(shentsize * shnum)
-            types = [struct.unpack_from(order + "I", table, i * shentsize + 4)[0] for i in range(shnum)]
+            types = [
+                struct.unpack_from(order + "I", table, i * shentsize + 4)[0] for i in range(shnum)
+            ]
             return 2 in types  # SHT_SYMTAB
     except (OSError, struct.error, IndexError):
         return False
@@ -216,14 +237,22 @@ def has_symbol_table(path: Path) -> bool:
 def installed(minor: int | None = None) -> list[Interpreter]:
     """Every interpreter found (of 3.`minor` only, when given; an executable named for another
     version is not even asked), in the order of preference of `_candidates`."""
-    paths = [p for p in _executables(_candidates()) if minor is None or p.name in ("python3", f"python3.{minor}")]
+    paths = [
+        p
+        for p in _executables(_candidates())
+        if minor is None or p.name in ("python3", f"python3.{minor}")
+    ]
     return [i for i in (_inspect(p) for p in paths) if i is not None]
 
 
 def find_installed(spec: str) -> list[Interpreter]:
     """The CPython builds of `spec` (3.12 or 3.12.1) on this machine, the preferred first."""
     minor, _ = parse_spec(spec)
-    wanted = [i for i in installed(minor) if i.implementation == "cpython" and not i.free_threaded and _matches(i, spec)]
+    wanted = [
+        i
+        for i in installed(minor)
+        if i.implementation == "cpython" and not i.free_threaded and _matches(i, spec)
+    ]
 
     def rank(item: tuple[int, Interpreter]) -> tuple:
         order, interpreter = item
@@ -244,13 +273,20 @@ def choose(spec: str, *, say: bool = True) -> Interpreter:
         return _chosen[key]
     found = find_installed(key) or install_missing(key)
     if not found:
-        looked = "BENCHWATCH_PYTHONS" if os.environ.get("BENCHWATCH_PYTHONS") else \
-            "uv's Python installs, pyenv's versions, PATH"
-        raise UserError(f"Python {key} is not installed here (looked in {looked}): install it with "
-                        f"`uv python install {key}`, then run again")  # fmt: skip
+        looked = (
+            "BENCHWATCH_PYTHONS"
+            if os.environ.get("BENCHWATCH_PYTHONS")
+            else "uv's Python installs, pyenv's versions, PATH"
+        )
+        raise UserError(
+            f"Python {key} is not installed here (looked in {looked}): install it with "
+            f"`uv python install {key}`, then run again"
+        )
     _chosen[key] = found[0]
     if say:
-        others = f"; also found {', '.join(str(i.path) for i in found[1:])}" if len(found) > 1 else ""
+        others = (
+            f"; also found {', '.join(str(i.path) for i in found[1:])}" if len(found) > 1 else ""
+        )
         print(f"python {key}: {found[0].describe()}{others}", file=sys.stderr, flush=True)
     return found[0]
 
@@ -272,13 +308,23 @@ def install_missing(spec: str) -> list[Interpreter]:
         return []
     from benchwatch.environments.uv_tool import uv_environ, uv_executable
 
-    print(f"python {spec}: not installed here; {INSTALL_ENV}=1: uv python install {spec}", file=sys.stderr, flush=True)
+    print(
+        f"python {spec}: not installed here; {INSTALL_ENV}=1: uv python install {spec}",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
-        done = subprocess.run([uv_executable(), "python", "install", spec], capture_output=True, text=True,
-                              timeout=900, env=uv_environ(may_download=True))  # fmt: skip
+        done = subprocess.run(
+            [uv_executable(), "python", "install", spec],
+            capture_output=True,
+            text=True,
+            timeout=900,
+            env=uv_environ(may_download=True),
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(f"uv python install {spec} failed ({exc})") from None
     if done.returncode != 0:
-        raise UserError(f"uv python install {spec} failed: {(done.stderr or done.stdout).strip()[-300:]}")
+        raise UserError(
+            f"uv python install {spec} failed: {(done.stderr or done.stdout).strip()[-300:]}"
+        )
     return find_installed(spec)
-

@@ -18,8 +18,13 @@ def git(where: Path, *argv: str) -> str | None:
     """git's answer in `where` (no GIT_* variable of ours steers it elsewhere); None when it fails."""
     environ = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
-        done = subprocess.run(["git", "-C", str(where), *argv], capture_output=True, text=True, timeout=30,
-                              env=environ)  # fmt: skip
+        done = subprocess.run(
+            ["git", "-C", str(where), *argv],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=environ,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() if done.returncode == 0 else None

@@ -51,17 +51,23 @@ def parse(text: str, source: Path) -> list[Pin]:
         if not line:
             continue
         if line.startswith("-"):
-            raise UserError(f"{source}: {line!r}: an app's requirements are exact pins only (name==version), no "
-                            "option: no -e, path, index (--index-url, --extra-index-url, -f) or other file")  # fmt: skip
+            raise UserError(
+                f"{source}: {line!r}: an app's requirements are exact pins only (name==version), no "
+                "option: no -e, path, index (--index-url, --extra-index-url, -f) or other file"
+            )
         requirement, _, marker = (part.strip() for part in line.partition(";"))
         found = _PIN.fullmatch(requirement)
         if not found:
-            raise UserError(f"{source}: {line!r} is not an exact pin (name==version, a marker may follow `;`)")
+            raise UserError(
+                f"{source}: {line!r} is not an exact pin (name==version, a marker may follow `;`)"
+            )
         if marker:
             try:
                 Marker(marker)
             except InvalidMarker as exc:
-                raise UserError(f"{source}: {line!r}: not a valid environment marker ({exc})") from None
+                raise UserError(
+                    f"{source}: {line!r}: not a valid environment marker ({exc})"
+                ) from None
         pins.append(Pin(found.group(1), found.group(3), marker or None))
     if not pins:
         raise UserError(f"{source}: no exact pins (name==version) in it")
@@ -84,15 +90,32 @@ def export(path: Path, cache: Path) -> Path:
     if not (project / "pyproject.toml").is_file():
         raise UserError(f"{path}: uv export needs the pyproject.toml beside it")
     if not lock.is_file():
-        raise UserError(f"{path}: no uv.lock beside it: run `uv lock` in {project} and commit the lock "
-                        "(benchwatch installs exactly what a lock says)")  # fmt: skip
-    key = hashlib.sha256(lock.read_bytes() + (project / "pyproject.toml").read_bytes()).hexdigest()[:12]
+        raise UserError(
+            f"{path}: no uv.lock beside it: run `uv lock` in {project} and commit the lock "
+            "(benchwatch installs exactly what a lock says)"
+        )
+    key = hashlib.sha256(lock.read_bytes() + (project / "pyproject.toml").read_bytes()).hexdigest()[
+        :12
+    ]
     target = cache / f"{key}.txt"
     if target.is_file():
         return target
 
-    argv = [uv_executable(), "export", "--frozen", "--no-dev", "--no-emit-project", "--no-emit-workspace",
-            "--no-hashes", "--no-header", "--no-annotate", "--format", "requirements.txt", "--directory", str(project)]  # fmt: skip
+    argv = [
+        uv_executable(),
+        "export",
+        "--frozen",
+        "--no-dev",
+        "--no-emit-project",
+        "--no-emit-workspace",
+        "--no-hashes",
+        "--no-header",
+        "--no-annotate",
+        "--format",
+        "requirements.txt",
+        "--directory",
+        str(project),
+    ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=uv_environ())
     if done.returncode != 0:
         tail = " | ".join(done.stderr.strip().splitlines()[-2:])
@@ -121,7 +144,9 @@ def python_of(start: Path, stop: Path, requirements: Path | None) -> str | None:
     return None
 
 
-def check_python(python: str, given: str, start: Path, stop: Path, requirements: Path | None) -> None:
+def check_python(
+    python: str, given: str, start: Path, stop: Path, requirements: Path | None
+) -> None:
     """`python` (3.13, given as `given`: `--python 3.13`, `python = "3.13"`) is one the app's
     nearest `requires-python` allows (looked up as `python_of` does); else one error naming the
     lowest it allows and how to get it, before anything is built."""
@@ -138,7 +163,9 @@ def check_python(python: str, given: str, start: Path, stop: Path, requirements:
             fix = f"; the lowest it allows is {possible[0]}, installed here"
         else:
             fix = f"; the lowest it allows is {possible[0]}: install it with `uv python install {possible[0]}`"
-        raise UserError(f"{given}: {pyproject}: requires-python {str(wanted)!r} excludes Python {python}{fix}")
+        raise UserError(
+            f"{given}: {pyproject}: requires-python {str(wanted)!r} excludes Python {python}{fix}"
+        )
 
 
 def _allows(wanted: SpecifierSet, python: str) -> bool:
@@ -151,8 +178,12 @@ def _allows(wanted: SpecifierSet, python: str) -> bool:
 def _projects(folders: list[Path], requirements: Path | None) -> list[Path]:
     """The pyproject.toml files whose `requires-python` speaks for the app, nearest first: the one
     beside its lock, then from its root up."""
-    return list(dict.fromkeys(([requirements.parent.resolve() / "pyproject.toml"] if requirements else [])
-                              + [f / "pyproject.toml" for f in folders]))  # fmt: skip
+    return list(
+        dict.fromkeys(
+            ([requirements.parent.resolve() / "pyproject.toml"] if requirements else [])
+            + [f / "pyproject.toml" for f in folders]
+        )
+    )
 
 
 def _upwards(start: Path, stop: Path) -> list[Path]:
@@ -164,10 +195,20 @@ def _upwards(start: Path, stop: Path) -> list[Path]:
 
 
 def _python_version_file(path: Path) -> str:
-    lines = [line.strip() for line in path.read_text().splitlines() if line.strip() and not line.startswith("#")]
-    found = re.fullmatch(r"(?:cpython-|python)?(3\.\d+(?:\.\d+)?)(?:[-+].*)?", lines[0]) if lines else None
+    lines = [
+        line.strip()
+        for line in path.read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
+    found = (
+        re.fullmatch(r"(?:cpython-|python)?(3\.\d+(?:\.\d+)?)(?:[-+].*)?", lines[0])
+        if lines
+        else None
+    )
     if not found:
-        raise UserError(f"{path}: {lines[0] if lines else 'empty'!r} is not a CPython version like 3.12")
+        raise UserError(
+            f"{path}: {lines[0] if lines else 'empty'!r} is not a CPython version like 3.12"
+        )
     return found.group(1)
 
 
@@ -181,19 +222,24 @@ def _requires_python(pyproject: Path) -> SpecifierSet | None:
     try:
         return SpecifierSet(text)
     except InvalidSpecifier:
-        raise UserError(f"{pyproject}: requires-python {text!r} is not a version specifier") from None
+        raise UserError(
+            f"{pyproject}: requires-python {text!r} is not a version specifier"
+        ) from None
 
 
 def _lowest_installed(wanted: SpecifierSet, pyproject: Path) -> str:
     """The lowest CPython minor version installed here that `requires-python` allows (the
     command's build of it when that one is allowed, else an exact allowed release)."""
+
     def allows(version: str) -> bool:
         return wanted.contains(version, prereleases=True)
 
     possible = [f"3.{m}" for m in CPYTHON_MINORS if _allows(wanted, f"3.{m}")]
     if not possible:
-        raise UserError(f"{pyproject}: requires-python {str(wanted)!r} allows no CPython "
-                        f"3.{CPYTHON_MINORS[0]}–3.{CPYTHON_MINORS[-1]}")  # fmt: skip
+        raise UserError(
+            f"{pyproject}: requires-python {str(wanted)!r} allows no CPython "
+            f"3.{CPYTHON_MINORS[0]}–3.{CPYTHON_MINORS[-1]}"
+        )
     for minor in possible:
         builds = [b for b in interpreters.find_installed(minor) if allows(b.version)]
         if builds:
@@ -201,5 +247,7 @@ def _lowest_installed(wanted: SpecifierSet, pyproject: Path) -> str:
             return minor if allows(preferred.version) else builds[0].version
     if any(allows(b.version) for b in interpreters.install_missing(possible[0])):
         return possible[0]  # BENCHWATCH_INSTALL_PYTHON=1 (the reusable workflows)
-    raise UserError(f"{pyproject}: requires-python {str(wanted)!r}: no such Python is installed here: install one "
-                    f"with `uv python install {possible[0]}`, then run again")  # fmt: skip
+    raise UserError(
+        f"{pyproject}: requires-python {str(wanted)!r}: no such Python is installed here: install one "
+        f"with `uv python install {possible[0]}`, then run again"
+    )

@@ -25,7 +25,9 @@ class PythonRelease:
 
     @property
     def new(self) -> bool:
-        return self.newest is not None and (self.installed is None or Version(self.newest) > Version(self.installed))
+        return self.newest is not None and (
+            self.installed is None or Version(self.newest) > Version(self.installed)
+        )
 
     def line(self) -> str:
         here = f"this machine runs {self.installed}" if self.installed else "not installed here"
@@ -62,9 +64,21 @@ def installable(listing: str) -> dict[str, str]:
 def _uv_listing() -> str:
     from benchwatch.environments.uv_tool import uv_environ, uv_executable
 
-    done = subprocess.run([uv_executable(), "python", "list", "--all-versions", "--only-downloads",
-                           "--output-format", "json"], capture_output=True, text=True, timeout=60,
-                          env=uv_environ())  # fmt: skip
+    done = subprocess.run(
+        [
+            uv_executable(),
+            "python",
+            "list",
+            "--all-versions",
+            "--only-downloads",
+            "--output-format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=uv_environ(),
+    )
     if done.returncode != 0:
         raise UserError(f"`uv python list` failed: {done.stderr.strip()[-200:]}")
     return done.stdout

@@ -207,9 +207,15 @@ def pin_requirements(requires: list[str], versions: dict[str, str]) -> list[str]
     for requirement in requires:
         name = re.split(r"[\[<>=!~; ]", requirement, maxsplit=1)[0]
         key = re.sub(r"[-_.]+", "-", name).lower()
-        extras = requirement[len(name):].split("]")[0] + "]" if requirement[len(name):].startswith("[") else ""
+        extras = (
+            requirement[len(name) :].split("]")[0] + "]"
+            if requirement[len(name) :].startswith("[")
+            else ""
+        )
         version = versions.get(key)
-        pinned.append(f"{name}{extras}=={version}" if version and safe_version(version) else requirement)
+        pinned.append(
+            f"{name}{extras}=={version}" if version and safe_version(version) else requirement
+        )
     return pinned
 
 
@@ -239,8 +245,11 @@ def pin_stack_file(path: Path, stack: str, versions: dict[str, str]) -> list[str
 def record_measured(path: Path, versions: dict[str, str]) -> None:
     """Add every package the measured environment held to the state file (`measured`)."""
     data = json.loads(path.read_text(encoding="utf-8"))
-    data["measured"] = {name: version for name, version in sorted(versions.items())
-                        if _NAME_CHARS.fullmatch(name) and safe_version(version)}  # fmt: skip
+    data["measured"] = {
+        name: version
+        for name, version in sorted(versions.items())
+        if _NAME_CHARS.fullmatch(name) and safe_version(version)
+    }
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, path)

@@ -38,8 +38,9 @@ COUNTER_WORD = "instructions"  # the last case word of a micro-benchmark's instr
 SIDE_BY_SIDE = " (side by side)"  # measured with another server on the same core (compare)
 RELATIVE_MARK = "(vs "  # a ratio measured side by side, e.g. "... cpu/req (vs parent)"
 PARENT_MARK = "(vs parent)"  # each point: one commit against its parent, side by side
-_LOAD_METRICS = sorted((m for m in METRICS if m.short and not m.key.startswith("micro")),
-                       key=lambda m: -len(m.short))  # fmt: skip
+_LOAD_METRICS = sorted(
+    (m for m in METRICS if m.short and not m.key.startswith("micro")), key=lambda m: -len(m.short)
+)
 _CLOSED = re.compile(r"c=(\d+)$")
 _OPEN = re.compile(re.escape(OPEN_TAG_PREFIX) + r"(\d+(?:\.\d+)?)%$")
 
@@ -87,7 +88,9 @@ class FigureKey:
     def figure(self) -> str:
         """What is measured, without the variant or stack (`GET / c=10 cpu/req`, `services validate_json`)."""
         if self.kind == "micro":
-            return " ".join(self.words + ((COUNTER_WORD,) if self.metric is MICRO_INSTRUCTIONS else ()))
+            return " ".join(
+                self.words + ((COUNTER_WORD,) if self.metric is MICRO_INSTRUCTIONS else ())
+            )
         if self.setting is None:
             return self.metric.short
         return f"{self.endpoint} {self.setting.tag} {self.metric.short}"
@@ -108,7 +111,9 @@ class FigureKey:
         return replace(self, mark=mark)
 
 
-def load_key(variant: str, endpoint: str, setting: Closed | Open | Counted, what: Metric, mark: str = "") -> FigureKey:
+def load_key(
+    variant: str, endpoint: str, setting: Closed | Open | Counted, what: Metric, mark: str = ""
+) -> FigureKey:
     scenario, _, stack = variant.rpartition("@")  # an A/A copy's label (`hello@latest'`) too
     return FigureKey("load", scenario, stack, what, endpoint, setting, mark=mark)
 
@@ -119,13 +124,25 @@ def server_key(variant: str, what: Metric, mark: str = "") -> FigureKey:
     return FigureKey("load", scenario, stack, what, mark=mark)
 
 
-def micro_key(labels: tuple[str, ...] | list[str], operation: str, stack: str, *, instructions: bool = False,
-              scenario: str | None = None) -> FigureKey:  # fmt: skip
+def micro_key(
+    labels: tuple[str, ...] | list[str],
+    operation: str,
+    stack: str,
+    *,
+    instructions: bool = False,
+    scenario: str | None = None,
+) -> FigureKey:
     """An asv case's figure: its labels (`payloads-1MB`), its operation (`dump_json`); the
     scenario defaults to the app of its first label."""
-    what = MICRO_INSTRUCTIONS if instructions else (MICRO_PEAKMEM if operation.startswith("peakmem") else MICRO_TIME)
+    what = (
+        MICRO_INSTRUCTIONS
+        if instructions
+        else (MICRO_PEAKMEM if operation.startswith("peakmem") else MICRO_TIME)
+    )
     words = (*labels, operation)
-    return FigureKey("micro", scenario or (app_of(labels[0]) if labels else "micro"), stack, what, words=words)
+    return FigureKey(
+        "micro", scenario or (app_of(labels[0]) if labels else "micro"), stack, what, words=words
+    )
 
 
 def decode(name: str) -> FigureKey | None:

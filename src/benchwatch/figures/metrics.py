@@ -11,11 +11,36 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
-    "COST", "COUNTS", "COUNT_KEYS", "CPU", "CPU_SYS", "CPU_USER", "FALLBACK_FLOOR", "INSTRUCTIONS", "METRICS", "MICRO_INSTRUCTIONS",
-    "MICRO_PEAKMEM", "MICRO_TIME", "P50", "P99", "RPS", "RSS_IDLE", "RSS_PEAK", "RSS_WARM",
-    "SYSCALLS", "Closed", "Counted", "Metric", "Open", "Setting", "load_metrics",
-    "metric", "metric_rank", "setting_from_params", "setting_sort_key",
-]  # fmt: skip
+    "COST",
+    "COUNTS",
+    "COUNT_KEYS",
+    "CPU",
+    "CPU_SYS",
+    "CPU_USER",
+    "FALLBACK_FLOOR",
+    "INSTRUCTIONS",
+    "METRICS",
+    "MICRO_INSTRUCTIONS",
+    "MICRO_PEAKMEM",
+    "MICRO_TIME",
+    "P50",
+    "P99",
+    "RPS",
+    "RSS_IDLE",
+    "RSS_PEAK",
+    "RSS_WARM",
+    "SYSCALLS",
+    "Closed",
+    "Counted",
+    "Metric",
+    "Open",
+    "Setting",
+    "load_metrics",
+    "metric",
+    "metric_rank",
+    "setting_from_params",
+    "setting_sort_key",
+]
 
 
 @dataclass(frozen=True)
@@ -35,20 +60,37 @@ class Metric:
 CPU = Metric("cpu_us_per_request", "us", False, "cpu/req", "server CPU µs/request", True, 0.05)
 # CPU per request split: user space (the interpreter, pydantic-core, …) and the kernel (sockets,
 # epoll): a change can live wholly in the system part, where instruction counts cannot see it
-CPU_USER = Metric("cpu_user_us_per_request", "us", False, "user/req", "server user CPU µs/request", False, 0.05)
-CPU_SYS = Metric("cpu_sys_us_per_request", "us", False, "sys/req", "server system CPU µs/request", False, 0.05)
+CPU_USER = Metric(
+    "cpu_user_us_per_request", "us", False, "user/req", "server user CPU µs/request", False, 0.05
+)
+CPU_SYS = Metric(
+    "cpu_sys_us_per_request", "us", False, "sys/req", "server system CPU µs/request", False, 0.05
+)
 RPS = Metric("rps", "req/s", True, "rps", "requests/s", False, 0.10, closed_only=True)
 P50 = Metric("latency_p50_ms", "ms", False, "p50", "latency p50", False, 0.15)
 P99 = Metric("latency_p99_ms", "ms", False, "p99", "latency p99", False, 0.40)
 RSS_IDLE = Metric("rss_idle_mb", "MB", False, "rss idle", "RSS idle", False, 0.05, True, True)
-RSS_WARM = Metric("rss_warm_mb", "MB", False, "rss warm", "RSS after warm-up", False, 0.05, True, True)
-RSS_PEAK = Metric("rss_peak_mb", "MB", False, "rss peak", "RSS peak under load", False, 0.10, True, True)
+RSS_WARM = Metric(
+    "rss_warm_mb", "MB", False, "rss warm", "RSS after warm-up", False, 0.05, True, True
+)
+RSS_PEAK = Metric(
+    "rss_peak_mb", "MB", False, "rss peak", "RSS peak under load", False, 0.10, True, True
+)
 # micro-benchmarks keep their operation (dump_json, …) in Figure.metric; these are their kinds
 MICRO_TIME = Metric("micro_time", "us", False, "", "micro-benchmark CPU time", True, 0.10)
-MICRO_PEAKMEM = Metric("micro_peakmem", "MB", False, "", "micro-benchmark peak memory", False, 0.05, True)
+MICRO_PEAKMEM = Metric(
+    "micro_peakmem", "MB", False, "", "micro-benchmark peak memory", False, 0.05, True
+)
 # counted under valgrind's cachegrind (benchwatch.micro.instructions): deterministic, so a small floor
-MICRO_INSTRUCTIONS = Metric("micro_instructions", "instructions", False, "instructions",
-                            "micro-benchmark instructions per call", True, 0.005)
+MICRO_INSTRUCTIONS = Metric(
+    "micro_instructions",
+    "instructions",
+    False,
+    "instructions",
+    "micro-benchmark instructions per call",
+    True,
+    0.005,
+)
 
 # counted per request of the real server over a fixed sequence of requests (benchwatch.counts):
 # deterministic. Instructions under callgrind (user space only); system calls under strace: the
@@ -57,23 +99,57 @@ MICRO_INSTRUCTIONS = Metric("micro_instructions", "instructions", False, "instru
 # of the cost below, shown and judged but not gating one by one: a request's cost is their sum, and a
 # change can trade one for the other (seed-v1 -> latest on services: 13x fewer instructions, one
 # system call more)
-INSTRUCTIONS = Metric("instructions_per_request", "instructions", False, "instr/req",
-                      "server instructions/request", False, 0.005)
-SYSCALLS = Metric("syscalls_per_request", "calls", False, "syscalls/req",
-                  "server system calls/request (its own, scheduling apart)", False, 0.02)
+INSTRUCTIONS = Metric(
+    "instructions_per_request",
+    "instructions",
+    False,
+    "instr/req",
+    "server instructions/request",
+    False,
+    0.005,
+)
+SYSCALLS = Metric(
+    "syscalls_per_request",
+    "calls",
+    False,
+    "syscalls/req",
+    "server system calls/request (its own, scheduling apart)",
+    False,
+    0.02,
+)
 # one estimated cost per request: the instructions and each system call by name weighed by what they
 # cost on the machine that counted them (counts/weights.py, counts/cost.py). It gates; its floor
 # comes from its parts' floors (judge/cost_floor.py)
-COST = Metric("cost_us_per_request", "us", False, "cost/req",
-              "estimated CPU µs/request (counts weighed)", True, 0.005)
+COST = Metric(
+    "cost_us_per_request",
+    "us",
+    False,
+    "cost/req",
+    "estimated CPU µs/request (counts weighed)",
+    True,
+    0.005,
+)
 # the deterministic counts per request, and the cost made of them: never confirmed (judge/gate.py)
 COUNTS: tuple[Metric, ...] = (INSTRUCTIONS, SYSCALLS)
 COUNT_KEYS = frozenset(m.key for m in (*COUNTS, COST))
 
 # in the order tables and names list them
 METRICS: tuple[Metric, ...] = (
-    COST, INSTRUCTIONS, SYSCALLS, CPU, CPU_USER, CPU_SYS, RPS, P50, P99, RSS_IDLE, RSS_WARM, RSS_PEAK,
-    MICRO_TIME, MICRO_PEAKMEM, MICRO_INSTRUCTIONS,
+    COST,
+    INSTRUCTIONS,
+    SYSCALLS,
+    CPU,
+    CPU_USER,
+    CPU_SYS,
+    RPS,
+    P50,
+    P99,
+    RSS_IDLE,
+    RSS_WARM,
+    RSS_PEAK,
+    MICRO_TIME,
+    MICRO_PEAKMEM,
+    MICRO_INSTRUCTIONS,
 )
 _BY_KEY = {m.key: m for m in METRICS}
 FALLBACK_FLOOR = 0.10
@@ -83,7 +159,11 @@ def load_metrics(setting: Setting) -> tuple[Metric, ...]:
     """The per-request metrics one oha run yields at this setting, in name order."""
     if isinstance(setting, Counted):
         return (INSTRUCTIONS, SYSCALLS)
-    return tuple(m for m in (CPU, CPU_USER, CPU_SYS, RPS, P50, P99) if not (m.closed_only and isinstance(setting, Open)))
+    return tuple(
+        m
+        for m in (CPU, CPU_USER, CPU_SYS, RPS, P50, P99)
+        if not (m.closed_only and isinstance(setting, Open))
+    )
 
 
 def metric(kind: str, key: str, unit: str | None = None) -> Metric | None:

@@ -34,8 +34,12 @@ CALIBRATION_FILE = "calibration.json"
 FLOOR_QUANTILE = 0.99
 MIN_FLOOR = 0.01
 # instruction counts repeat to ~0.1 %; the same work counted in another context moves ~0.25 %
-MIN_FLOORS = {MICRO_INSTRUCTIONS.key: 0.005, INSTRUCTIONS.key: INSTRUCTIONS.default_floor,
-              SYSCALLS.key: SYSCALLS.default_floor, COST.key: COST.default_floor}
+MIN_FLOORS = {
+    MICRO_INSTRUCTIONS.key: 0.005,
+    INSTRUCTIONS.key: INSTRUCTIONS.default_floor,
+    SYSCALLS.key: SYSCALLS.default_floor,
+    COST.key: COST.default_floor,
+}
 # a count's floor: this many times the farthest an A/A compare's range strayed from 1 (two boots
 # of one server count a little differently: payloads 1 kB read 0.9952 [0.9944, 0.9965] A/A)
 COUNT_FLOOR_FACTOR = 2.0
@@ -43,6 +47,8 @@ COUNT_FLOOR_FACTOR = 2.0
 
 def min_floor(key: str) -> float:
     return MIN_FLOORS.get(key, MIN_FLOOR)
+
+
 # used when calibration.json has no entry for a metric; deliberately generous
 DEFAULT_FLOORS: dict[str, float] = {m.key: m.default_floor for m in METRICS}
 # the trend pages compare one run with the previous one, on another runner: wider than A/B
@@ -82,10 +88,14 @@ def load_calibration(root: Path) -> Calibration | None:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "top level"
-        raise UserError(f"{path}: {where}: {first['msg']} (fix it or re-run `benchwatch calibrate`)") from None
+        raise UserError(
+            f"{path}: {where}: {first['msg']} (fix it or re-run `benchwatch calibrate`)"
+        ) from None
 
 
-def floor_for(key: str, calibration: Calibration | None, label: str | None = None) -> tuple[float, str]:
+def floor_for(
+    key: str, calibration: Calibration | None, label: str | None = None
+) -> tuple[float, str]:
     """(floor, where it comes from): the figure's own A/A floor when it was calibrated
     ('figure'), else the largest calibrated floor of its metric in the same loop (closed or
     open; 'metric'), else 'default'. One noisy app (posts on SQLite) must not blind the detector
@@ -99,7 +109,9 @@ def floor_for(key: str, calibration: Calibration | None, label: str | None = Non
         if key in COUNT_KEYS:  # a count is never judged by another endpoint's floor
             return DEFAULT_FLOORS[key], "default"
         if label is not None:
-            alike = [floor for other, floor in measured.items() if _open_loop(other) == _open_loop(label)]
+            alike = [
+                floor for other, floor in measured.items() if _open_loop(other) == _open_loop(label)
+            ]
             if alike:
                 return max(min_floor(key), *alike), "metric"
         if key in calibration.floors:
@@ -123,9 +135,13 @@ def floors_from_aa(
             continue
         if min(a.samples + b.samples) <= 0:
             continue
-        floor = aa_floor(a.samples, b.samples, compare_rounds, quantile=FLOOR_QUANTILE, paired=paired)
+        floor = aa_floor(
+            a.samples, b.samples, compare_rounds, quantile=FLOOR_QUANTILE, paired=paired
+        )
         detail[floor_key(a)][figure_label(a)] = round(floor, 4)
-    floors = {key: round(max(min_floor(key), *values.values()), 4) for key, values in detail.items()}
+    floors = {
+        key: round(max(min_floor(key), *values.values()), 4) for key, values in detail.items()
+    }
     return floors, dict(detail)
 
 
@@ -149,11 +165,18 @@ def machine_facts(environment: Environment) -> dict[str, Any]:
 
 
 def write_calibration(
-    root: Path, floors: dict[str, float], detail: dict[str, dict[str, float]], *,
-    rounds: int, compare_rounds: int, variants: list[str], environment: Environment,
-    between_runs: dict[str, float] | None = None, micro: dict[str, Any] | None = None,
+    root: Path,
+    floors: dict[str, float],
+    detail: dict[str, dict[str, float]],
+    *,
+    rounds: int,
+    compare_rounds: int,
+    variants: list[str],
+    environment: Environment,
+    between_runs: dict[str, float] | None = None,
+    micro: dict[str, Any] | None = None,
     counts: dict[str, Any] | None = None,
-) -> Calibration:  # fmt: skip
+) -> Calibration:
     calibration = Calibration(
         floors=dict(sorted(floors.items())),
         method=(
@@ -186,25 +209,30 @@ def count_floors(rows: Sequence[Any]) -> dict[str, dict[str, float]]:
         if row.metric not in COUNT_KEYS or row.low is None or row.high is None:
             continue
         strayed = max(abs(row.low - 1.0), abs(row.high - 1.0))
-        found[row.metric][row.label] = round(max(min_floor(row.metric), COUNT_FLOOR_FACTOR * strayed), 4)
+        found[row.metric][row.label] = round(
+            max(min_floor(row.metric), COUNT_FLOOR_FACTOR * strayed), 4
+        )
     return dict(found)
 
 
 def merge_count_floors(root: Path, floors: dict[str, dict[str, float]], source: str) -> Calibration:
     """calibration.json with these count floors in (its other floors kept; created if absent)."""
     calibration = load_calibration(root) or Calibration(
-        floors={}, method="only count floors measured (calibrate --counts-from)", rounds=0, compare_rounds=0,
+        floors={},
+        method="only count floors measured (calibrate --counts-from)",
+        rounds=0,
+        compare_rounds=0,
         date=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-    )  # fmt: skip
+    )
     for key, per_figure in floors.items():
         calibration.detail[key] = dict(sorted(per_figure.items()))
         calibration.floors[key] = max(per_figure.values())
     calibration.counts = {
         "method": f"counts A/A (each side one boot, counted alone): per figure {COUNT_FLOOR_FACTOR:g} x the farthest "
-                  f"its range of base and head phases strayed from 1, at least {min_floor(INSTRUCTIONS.key):.1%} "
-                  f"(instructions) / {min_floor(SYSCALLS.key):.0%} (system calls) / {min_floor(COST.key):.1%} (the estimated "
-                  "cost, whose floor in a compare is at least the one its parts' floors give); a count without a floor "
-                  "of its own takes that minimum",
+        f"its range of base and head phases strayed from 1, at least {min_floor(INSTRUCTIONS.key):.1%} "
+        f"(instructions) / {min_floor(SYSCALLS.key):.0%} (system calls) / {min_floor(COST.key):.1%} (the estimated "
+        "cost, whose floor in a compare is at least the one its parts' floors give); a count without a floor "
+        "of its own takes that minimum",
         "from": source,
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }

@@ -44,9 +44,15 @@ class Coverage(BaseModel):
 
 
 def coverage(
-    pairs: Sequence[tuple[Variant, Variant]], figures: dict[str, list[Figure]], problems: Sequence[Problem], *,
-    quick: bool, load: bool, counts: bool, counts_unavailable: str | None,
-) -> Coverage:  # fmt: skip
+    pairs: Sequence[tuple[Variant, Variant]],
+    figures: dict[str, list[Figure]],
+    problems: Sequence[Problem],
+    *,
+    quick: bool,
+    load: bool,
+    counts: bool,
+    counts_unavailable: str | None,
+) -> Coverage:
     """Every endpoint of every compared pair: timed when the load tests ran it (all of them, or the
     quick ones with --quick) and both sides have a valid figure; counted likewise."""
     timed = {role: _measured(figures[role], counted=False) for role in ("base", "head")}
@@ -57,13 +63,21 @@ def coverage(
         head_labels = {e.label for e in head.endpoints}
         quick_labels = {e.label for e in head.quick_endpoints} if quick else head_labels
         per_request = {e.label for e in (*base.endpoints, *head.endpoints) if e.per_request}
-        for label in dict.fromkeys([*(e.label for e in head.endpoints), *(e.label for e in base.endpoints)]):
+        for label in dict.fromkeys(
+            [*(e.label for e in head.endpoints), *(e.label for e in base.endpoints)]
+        ):
             found.endpoints += 1
             variant = head.id if label in head_labels else base.id
             if label not in base_labels or label not in head_labels:
                 side = "base" if label not in base_labels else "head"
-                found.not_measured.append(NotMeasured(variant=variant, endpoint=label, missing="timings and counts",
-                                                      why=f"not declared on {side}"))  # fmt: skip
+                found.not_measured.append(
+                    NotMeasured(
+                        variant=variant,
+                        endpoint=label,
+                        missing="timings and counts",
+                        why=f"not declared on {side}",
+                    )
+                )
                 continue
             has_timings = (base.id, label) in timed["base"] and (head.id, label) in timed["head"]
             has_counts = (base.id, label) in counted["base"] and (head.id, label) in counted["head"]
@@ -99,18 +113,25 @@ def _item(variant: str, label: str, timings: str | None, counts: str | None) -> 
         return NotMeasured(variant=variant, endpoint=label, missing="timings", why=NOT_IN_QUICK)
     if timings is not None and counts is not None:
         why = timings if timings == counts else f"timings: {timings}; counts: {counts}"
-        return NotMeasured(variant=variant, endpoint=label, missing="timings and counts", why=_short(why))
+        return NotMeasured(
+            variant=variant, endpoint=label, missing="timings and counts", why=_short(why)
+        )
     missing, why = ("timings", timings) if timings is not None else ("counts", counts)
     return NotMeasured(variant=variant, endpoint=label, missing=missing, why=_short(why or ""))
 
 
 def _measured(figures: list[Figure], *, counted: bool) -> set[tuple[str, str]]:
     """(variant, endpoint label) with at least one valid figure of the kind."""
-    return {(f.variant, f.endpoint) for f in figures
-            if f.kind == "load" and f.endpoint and f.valid and is_counted(f) == counted}  # fmt: skip
+    return {
+        (f.variant, f.endpoint)
+        for f in figures
+        if f.kind == "load" and f.endpoint and f.valid and is_counted(f) == counted
+    }
 
 
-def _why(problems: Sequence[Problem], variants: tuple[str, str], label: str, *, timing: bool) -> str:
+def _why(
+    problems: Sequence[Problem], variants: tuple[str, str], label: str, *, timing: bool
+) -> str:
     """The problems said about this endpoint (or its whole variant: a boot, a set-up) that fit the
     kind of figure; a figure measured but invalid says so."""
     said = []
@@ -136,6 +157,12 @@ def add_left_out(found: Coverage, skipped: Sequence[Skipped]) -> Coverage:
     for each in skipped:
         for label in each.endpoints:
             found.endpoints += 1
-            found.not_measured.append(NotMeasured(variant=each.variant, endpoint=label, missing="timings and counts",
-                                                  why=_short(f"left out: {each.why}")))  # fmt: skip
+            found.not_measured.append(
+                NotMeasured(
+                    variant=each.variant,
+                    endpoint=label,
+                    missing="timings and counts",
+                    why=_short(f"left out: {each.why}"),
+                )
+            )
     return found

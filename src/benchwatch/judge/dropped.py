@@ -48,15 +48,19 @@ class ShortRounds(BaseModel):
     def text(self) -> str:
         """'2 of 6 rounds dropped (base and head not side by side: oha windows 12 % and 31 % apart),
         made up in 2 extra rounds' — or what stayed short."""
-        said = (f"{self.dropped} of {self.planned} rounds dropped (base and head not side by side"
-                f"{_apart(self.windows_apart)})")  # fmt: skip
+        said = (
+            f"{self.dropped} of {self.planned} rounds dropped (base and head not side by side"
+            f"{_apart(self.windows_apart)})"
+        )
         tried = self.made_up + self.dropped_again
         again = f", {self.dropped_again} of them dropped too" if self.dropped_again else ""
         if not self.missing:
             return f"{said}, made up in {_rounds(tried)}{again}"
         if not tried:
             return f"{said}, not made up: {self.samples} of {self.planned} rounds"
-        return f"{said}; {_rounds(tried, 'make-up')}{again}: {self.samples} of {self.planned} rounds"
+        return (
+            f"{said}; {_rounds(tried, 'make-up')}{again}: {self.samples} of {self.planned} rounds"
+        )
 
 
 def _rounds(n: int, kind: str = "extra") -> str:
@@ -76,26 +80,44 @@ def shot_key(variant: str, endpoint: str | None, params: dict) -> tuple:
     return variant, endpoint, json.dumps(params, sort_keys=True, default=str)
 
 
-def short_rounds(dropped: Iterable[SkippedRun], figures: Sequence[Figure], planned: int) -> list[ShortRounds]:
+def short_rounds(
+    dropped: Iterable[SkippedRun], figures: Sequence[Figure], planned: int
+) -> list[ShortRounds]:
     """Every shot with a dropped pair (one side's drops: both lanes drop a pair together), its
     samples read from that side's CPU figure."""
     groups: dict[tuple, list[SkippedRun]] = defaultdict(list)
     for drop in dropped:
         if drop.round is not None:
             groups[shot_key(drop.variant, drop.endpoint, drop.params)].append(drop)
-    cpu = {shot_key(f.variant, f.endpoint, f.params): f for f in figures
-           if f.kind == "load" and f.metric == CPU.key and not is_counted(f)}  # fmt: skip
+    cpu = {
+        shot_key(f.variant, f.endpoint, f.params): f
+        for f in figures
+        if f.kind == "load" and f.metric == CPU.key and not is_counted(f)
+    }
     found = []
     for key, drops in groups.items():
         figure = cpu.get(key)
         samples = len(figure.samples) if figure is not None else 0
         in_plan = sum(d.round < planned for d in drops)  # type: ignore[operator]
-        setting = figure.setting.label if figure is not None and figure.setting is not None else drops[0].params
-        found.append(ShortRounds(
-            variant=key[0], endpoint=key[1], setting=str(setting), params=drops[0].params, planned=planned, dropped=in_plan,
-            made_up=max(0, samples - (planned - in_plan)), dropped_again=len(drops) - in_plan, samples=samples,
-            windows_apart=[d.windows_apart for d in drops if d.windows_apart is not None],
-        ))  # fmt: skip
+        setting = (
+            figure.setting.label
+            if figure is not None and figure.setting is not None
+            else drops[0].params
+        )
+        found.append(
+            ShortRounds(
+                variant=key[0],
+                endpoint=key[1],
+                setting=str(setting),
+                params=drops[0].params,
+                planned=planned,
+                dropped=in_plan,
+                made_up=max(0, samples - (planned - in_plan)),
+                dropped_again=len(drops) - in_plan,
+                samples=samples,
+                windows_apart=[d.windows_apart for d in drops if d.windows_apart is not None],
+            )
+        )
     return found
 
 
@@ -104,8 +126,11 @@ def lines(shorts: Sequence[ShortRounds], limit: int = 12) -> list[str]:
     if not shorts:
         return []
     made = sum(not s.missing for s in shorts)
-    out = [f"**Load rounds dropped**: base and head ran out of step (a busy host) in {_plural(len(shorts), 'shot')}; "
-           f"{made} made up in extra rounds, {len(shorts) - made} not:", ""]  # fmt: skip
+    out = [
+        f"**Load rounds dropped**: base and head ran out of step (a busy host) in {_plural(len(shorts), 'shot')}; "
+        f"{made} made up in extra rounds, {len(shorts) - made} not:",
+        "",
+    ]
     for found in shorts[:limit]:
         out.append(f"- `{found.variant}` `{found.endpoint}` {found.setting}: {found.text}")
     if len(shorts) > limit:

@@ -31,7 +31,9 @@ from benchwatch.figures.metrics import COUNT_KEYS, COUNTS, MICRO_INSTRUCTIONS
 from benchwatch.judge.verdict import Confirmation, Row
 
 PARTS = frozenset(m.key for m in COUNTS)  # what an estimated cost is made of
-NOT_OWN_FLOOR = "no calibrated floor of its own (run `benchwatch calibrate` on it): information, not a gate"
+NOT_OWN_FLOOR = (
+    "no calibrated floor of its own (run `benchwatch calibrate` on it): information, not a gate"
+)
 
 
 def is_count(row: Row) -> bool:
@@ -71,11 +73,18 @@ def confirm(flagged: Iterable[Row], second: Iterable[Row]) -> None:
     for row in flagged:
         found = again.get(row.label)
         if found is None or found.verdict == "no verdict":
-            row.confirmation = Confirmation(verdict="no verdict", text=found.text if found else "not measured again")
+            row.confirmation = Confirmation(
+                verdict="no verdict", text=found.text if found else "not measured again"
+            )
             if row.verdict == "improvement":
                 row.verdict = "unconfirmed"
             continue
-        row.confirmation = Confirmation(verdict=found.verdict, ratio=found.ratio, low=found.low, high=found.high,
-                                        text=found.text)  # fmt: skip
+        row.confirmation = Confirmation(
+            verdict=found.verdict,
+            ratio=found.ratio,
+            low=found.low,
+            high=found.high,
+            text=found.text,
+        )
         if found.verdict != row.verdict:
             row.verdict = "unconfirmed"

@@ -20,9 +20,12 @@ from benchwatch.results.schema import Figure
 
 
 def judged_rows(
-    base: list[Figure], head: list[Figure], calibration: Calibration | None, weights: Weights | None,
+    base: list[Figure],
+    head: list[Figure],
+    calibration: Calibration | None,
+    weights: Weights | None,
     key: Callable[[Figure], tuple] = Figure.pair_key,
-) -> tuple[list[Row], list[str]]:  # fmt: skip
+) -> tuple[list[Row], list[str]]:
     """(rows, unpaired figure names). `weights` None: no cost (not counted, or the weights failed)."""
     if weights is not None:
         base, head = base + cost_figures(base, weights), head + cost_figures(head, weights)
@@ -35,7 +38,9 @@ def judged_rows(
     return rows, unpaired
 
 
-def explain_dropped(rows: Iterable[Row], shorts: Sequence[dropped.ShortRounds], figures: Sequence[Figure]) -> None:
+def explain_dropped(
+    rows: Iterable[Row], shorts: Sequence[dropped.ShortRounds], figures: Sequence[Figure]
+) -> None:
     """Timing rows without a verdict for too few samples, of a shot that lost rounds: their reason
     says so, and `judged_by` names the endpoint's judged count row (the gate) when there is one."""
     rows = list(rows)
@@ -44,16 +49,27 @@ def explain_dropped(rows: Iterable[Row], shorts: Sequence[dropped.ShortRounds], 
     gates: dict[tuple[str, str | None], str] = {}
     for row in rows:
         figure = named.get(row.base_figure or "")
-        if figure is not None and row.gating and row.metric in metrics.COUNT_KEYS and row.verdict != "no verdict":
+        if (
+            figure is not None
+            and row.gating
+            and row.metric in metrics.COUNT_KEYS
+            and row.verdict != "no verdict"
+        ):
             gates.setdefault((figure.variant, figure.endpoint), row.label)
     for row in rows:
         figure = named.get(row.base_figure or "")
-        if row.verdict != "no verdict" or figure is None or not row.reason.startswith(dropped.TOO_FEW):
+        if (
+            row.verdict != "no verdict"
+            or figure is None
+            or not row.reason.startswith(dropped.TOO_FEW)
+        ):
             continue
         found = shots.get(dropped.shot_key(figure.variant, figure.endpoint, figure.params))
         if found is None:
             continue
         gate = gates.get((figure.variant, figure.endpoint), "")
-        row.reason = f"{dropped.TOO_FEW}: {found.text}" + (f"; judged by its counts ({gate})" if gate else "")
+        row.reason = f"{dropped.TOO_FEW}: {found.text}" + (
+            f"; judged by its counts ({gate})" if gate else ""
+        )
         row.text = "no verdict: " + row.reason
         row.judged_by = gate

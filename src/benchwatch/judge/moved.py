@@ -22,7 +22,9 @@ class MovedPackages(BaseModel):
     base_env: str  # env keys (Variant.env_key)
     head_env: str
     app: str = ""  # the app of the first pair
-    lock: str | None = None  # the app's own lock or requirements file, as its declaration names it (None: a stack)
+    lock: str | None = (
+        None  # the app's own lock or requirements file, as its declaration names it (None: a stack)
+    )
     changed: dict[str, tuple[str, str]] = {}  # package -> (base version, head version)
     added: dict[str, str] = {}  # only in head's environment
     removed: dict[str, str] = {}  # only in base's
@@ -35,12 +37,18 @@ class MovedPackages(BaseModel):
         items = [f"{p} {b} → {h}" for p, (b, h) in self.changed.items()]
         items += [f"{p} {v} added" for p, v in self.added.items()]
         items += [f"{p} {v} removed" for p, v in self.removed.items()]
-        where = f"`{self.where}`" if code else self.where  # a code span keeps `@own` from mentioning anyone
+        where = (
+            f"`{self.where}`" if code else self.where
+        )  # a code span keeps `@own` from mentioning anyone
         return f"{', '.join(items)} ({where})"
 
 
-def moved_packages(kind: str, pairs: Sequence[tuple[Variant, Variant]], base_stacks: Mapping[str, Mapping[str, str]],
-                   head_stacks: Mapping[str, Mapping[str, str]]) -> list[MovedPackages]:  # fmt: skip
+def moved_packages(
+    kind: str,
+    pairs: Sequence[tuple[Variant, Variant]],
+    base_stacks: Mapping[str, Mapping[str, str]],
+    head_stacks: Mapping[str, Mapping[str, str]],
+) -> list[MovedPackages]:
     """Every pair of environments the matched variants ran in whose versions differ, in the pairs'
     order; packages in name order within changed, added, removed. An environment whose versions
     were not recorded (it failed to build) is left out: nothing is guessed."""
@@ -57,16 +65,26 @@ def moved_packages(kind: str, pairs: Sequence[tuple[Variant, Variant]], base_sta
         if kind == "stack":
             where = f"{base_env} → {head_env}"
         else:
-            ids = list(dict.fromkeys(b.id if b.id == h.id else f"{b.id} → {h.id}" for b, h in members))
+            ids = list(
+                dict.fromkeys(b.id if b.id == h.id else f"{b.id} → {h.id}" for b, h in members)
+            )
             where = ", ".join(ids)
         app = members[0][0].app
-        found.append(MovedPackages(
-            where=where, scenarios=list(dict.fromkeys(b.scenario for b, _ in members)), base_env=base_env,
-            head_env=head_env, app=app.name, lock=app.declaration.requirements or None,
-            changed={p: (b, h) for p, (b, h) in moves.items() if b is not None and h is not None},
-            added={p: h for p, (b, h) in moves.items() if b is None and h is not None},
-            removed={p: b for p, (b, h) in moves.items() if h is None and b is not None},
-        ))  # fmt: skip
+        found.append(
+            MovedPackages(
+                where=where,
+                scenarios=list(dict.fromkeys(b.scenario for b, _ in members)),
+                base_env=base_env,
+                head_env=head_env,
+                app=app.name,
+                lock=app.declaration.requirements or None,
+                changed={
+                    p: (b, h) for p, (b, h) in moves.items() if b is not None and h is not None
+                },
+                added={p: h for p, (b, h) in moves.items() if b is None and h is not None},
+                removed={p: b for p, (b, h) in moves.items() if h is None and b is not None},
+            )
+        )
     return found
 
 

@@ -48,7 +48,9 @@ def _logs(base: Sequence[float], head: Sequence[float]) -> tuple[np.ndarray, np.
     b = np.asarray(base, dtype=float)
     h = np.asarray(head, dtype=float)
     if len(b) < MIN_SAMPLES or len(h) < MIN_SAMPLES:
-        raise TooFewSamples(f"{len(b)} base and {len(h)} head samples; need at least {MIN_SAMPLES} each")
+        raise TooFewSamples(
+            f"{len(b)} base and {len(h)} head samples; need at least {MIN_SAMPLES} each"
+        )
     if np.any(b <= 0) or np.any(h <= 0):
         raise ValueError("ratios need positive samples")
     return np.log(b), np.log(h)
@@ -77,7 +79,9 @@ def paired_ratio_interval(
     """Samples paired by round (base[i] and head[i] measured together): Hodges–Lehmann
     estimate of the per-round log ratios, Wilcoxon signed-rank interval."""
     if len(base) != len(head):
-        raise ValueError(f"paired samples need equal counts, got {len(base)} base and {len(head)} head")
+        raise ValueError(
+            f"paired samples need equal counts, got {len(base)} base and {len(head)} head"
+        )
     log_b, log_h = _logs(base, head)
     d = log_h - log_b
     walsh = np.add.outer(d, d)[np.triu_indices(len(d))] / 2
@@ -96,7 +100,10 @@ def range_ratio(base: Sequence[float], head: Sequence[float]) -> RatioInterval:
     noise only, so this range is the whole uncertainty; no test, no minimum sample count."""
     log_b, log_h = _logs_any(base, head)
     ratio = math.exp(float(np.median(log_h) - np.median(log_b)))
-    low, high = math.exp(float(log_h.min() - log_b.max())), math.exp(float(log_h.max() - log_b.min()))
+    low, high = (
+        math.exp(float(log_h.min() - log_b.max())),
+        math.exp(float(log_h.max() - log_b.min())),
+    )
     return RatioInterval(ratio, low, high, 1.0, len(log_b), len(log_h))
 
 
@@ -161,9 +168,14 @@ def describe(interval: RatioInterval, bigger_is_better: bool, memory: bool = Fal
 
 
 def aa_floor(
-    a: Sequence[float], b: Sequence[float], rounds: int, quantile: float = 0.99,
-    resamples: int = 2000, seed: int = 0, paired: bool = True,
-) -> float:  # fmt: skip
+    a: Sequence[float],
+    b: Sequence[float],
+    rounds: int,
+    quantile: float = 0.99,
+    resamples: int = 2000,
+    seed: int = 0,
+    paired: bool = True,
+) -> float:
     """Noise floor from A/A samples paired by round: the `quantile` of |change| of the
     Hodges–Lehmann ratio (as compare computes it) over `rounds`-pair resamples drawn with
     replacement (the bootstrap); unpaired (or with unequal counts), the median ratio of

@@ -40,8 +40,14 @@ def set_threads_floors(rows: list[Row]) -> None:
     floor, and its verdict judged again."""
     by_label = {r.label: r for r in rows}
     for row in rows:
-        if row.metric != INSTRUCTIONS.key or row.floor_source != "default" or row.floor >= THREADS_FLOOR:
+        if (
+            row.metric != INSTRUCTIONS.key
+            or row.floor_source != "default"
+            or row.floor >= THREADS_FLOOR
+        ):
             continue
-        syscalls = by_label.get(row.label.removesuffix(INSTRUCTIONS.key) + SYSCALLS.key)  # the same endpoint's
+        syscalls = by_label.get(
+            row.label.removesuffix(INSTRUCTIONS.key) + SYSCALLS.key
+        )  # the same endpoint's
         if syscalls is not None and crosses_threads(syscalls):
             judge_again(row, THREADS_FLOOR, FROM_THREADS)

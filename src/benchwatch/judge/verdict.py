@@ -110,7 +110,9 @@ class SideInfo(BaseModel):
 
 
 class ConfirmationInfo(BaseModel):
-    flagged: list[str] = []  # labels of the gating timing regressions and improvements of the first rounds
+    flagged: list[
+        str
+    ] = []  # labels of the gating timing regressions and improvements of the first rounds
     confirmed: list[str] = []  # those the confirmation rounds judged the same again
     seconds: float = 0.0
     skipped: str = ""  # why no confirmation rounds ran (--no-confirm)
@@ -123,10 +125,16 @@ class CompareExtra(BaseModel):
     injected: dict[str, float] | None = None  # TEST ONLY: what head's servers were made to burn
     load_plan: LoadPlanInfo | None = None
     notes: list[str] = []  # what the compare left out, and why
-    rounds_dropped: list[SkippedRun] = []  # side-by-side pairs whose oha windows differed (base's lanes)
-    rounds_short: list[ShortRounds] = []  # per shot that lost pairs: made up in extra rounds, or not
+    rounds_dropped: list[
+        SkippedRun
+    ] = []  # side-by-side pairs whose oha windows differed (base's lanes)
+    rounds_short: list[
+        ShortRounds
+    ] = []  # per shot that lost pairs: made up in extra rounds, or not
     loadgen_bottlenecked_runs: dict[str, int] = {}
-    instructions_unavailable: str | None = None  # why a compare with micro-benchmarks has no instruction counts
+    instructions_unavailable: str | None = (
+        None  # why a compare with micro-benchmarks has no instruction counts
+    )
     counts_unavailable: str | None = None  # why there are no counts per request of the servers
     counts_seconds: float | None = None
     # a changed instructions-per-request row's label -> where the instructions went (markdown table)
@@ -139,8 +147,12 @@ class CompareExtra(BaseModel):
     # what an instruction and each system call cost on this machine: the estimated cost's weights
     cost_weights: Weights | None = None
     cost_unavailable: str | None = None  # why the counts were not weighed into a cost
-    coverage: Coverage | None = None  # every declared endpoint compared, and what was not measured (judge/coverage.py)
-    moved: list[MovedPackages] = []  # installed versions that differ between base's and head's environments (judge/moved.py)
+    coverage: Coverage | None = (
+        None  # every declared endpoint compared, and what was not measured (judge/coverage.py)
+    )
+    moved: list[
+        MovedPackages
+    ] = []  # installed versions that differ between base's and head's environments (judge/moved.py)
 
 
 class Comparison(BaseModel):
@@ -155,7 +167,13 @@ class Comparison(BaseModel):
     extra: CompareExtra = CompareExtra()
 
     def counts(self) -> dict[str, int]:
-        found = {"regression": 0, "improvement": 0, "unchanged": 0, "no verdict": 0, "unconfirmed": 0}
+        found = {
+            "regression": 0,
+            "improvement": 0,
+            "unchanged": 0,
+            "no verdict": 0,
+            "unconfirmed": 0,
+        }
         for row in self.rows:
             found[row.verdict] += 1
         return found
@@ -166,14 +184,16 @@ class Comparison(BaseModel):
     def exit_code(self) -> int:
         if self.gating_regressions():
             return EXIT_REGRESSION
-        if self.problems or not self.rows or any(r.verdict == "no verdict" and not r.judged_by for r in self.rows):
+        if (
+            self.problems
+            or not self.rows
+            or any(r.verdict == "no verdict" and not r.judged_by for r in self.rows)
+        ):
             return EXIT_UNMEASURED
         return EXIT_OK
 
 
-def judge_pair(
-    base: Figure | None, head: Figure | None, calibration: Calibration | None
-) -> Row:
+def judge_pair(base: Figure | None, head: Figure | None, calibration: Calibration | None) -> Row:
     some = base or head
     assert some is not None
     about = some.about or FALLBACK
@@ -182,22 +202,39 @@ def judge_pair(
     # two variants or endpoints: the larger of their floors
     floor, source = max(floor_for(key, calibration, one) for one in labels)
     row = Row(
-        label=pair_label(base, head), kind=some.kind, scenario=some.scenario, endpoint=some.endpoint,
-        metric=some.metric, floor_key=key, unit=some.unit, bigger_is_better=some.bigger_is_better,
-        base_figure=base.name if base else None, head_figure=head.name if head else None,
-        base_value=base.value if base else None, head_value=head.value if head else None,
-        base_samples=list(base.samples) if base else [], head_samples=list(head.samples) if head else [],
-        verdict="no verdict", text="", floor=floor, floor_source=source, gating=about.gating,
-    )  # fmt: skip
+        label=pair_label(base, head),
+        kind=some.kind,
+        scenario=some.scenario,
+        endpoint=some.endpoint,
+        metric=some.metric,
+        floor_key=key,
+        unit=some.unit,
+        bigger_is_better=some.bigger_is_better,
+        base_figure=base.name if base else None,
+        head_figure=head.name if head else None,
+        base_value=base.value if base else None,
+        head_value=head.value if head else None,
+        base_samples=list(base.samples) if base else [],
+        head_samples=list(head.samples) if head else [],
+        verdict="no verdict",
+        text="",
+        floor=floor,
+        floor_source=source,
+        gating=about.gating,
+    )
     invalid = [side for side, f in (("base", base), ("head", head)) if f is None or not f.valid]
     if invalid:
         notes = [f.note for f in (base, head) if f is not None and not f.valid and f.note]
-        row.reason = f"invalid measurement on {' and '.join(invalid)}" + (f" ({notes[0]})" if notes else "")
+        row.reason = f"invalid measurement on {' and '.join(invalid)}" + (
+            f" ({notes[0]})" if notes else ""
+        )
         row.text = "no verdict: " + row.reason
         return row
     assert base is not None and head is not None
     if base.unit != head.unit:
-        row.reason = f"units differ ({base.unit} vs {head.unit}); re-run both sides with one benchwatch"
+        row.reason = (
+            f"units differ ({base.unit} vs {head.unit}); re-run both sides with one benchwatch"
+        )
         row.text = "no verdict: " + row.reason
         return row
     try:
@@ -230,7 +267,9 @@ def judge_again(row: Row, floor: float, source: str) -> None:
     row.floor, row.floor_source = round(floor, 5), source
     if row.ratio is None or row.low is None or row.high is None:
         return
-    interval = RatioInterval(row.ratio, row.low, row.high, 1.0, len(row.base_samples), len(row.head_samples))
+    interval = RatioInterval(
+        row.ratio, row.low, row.high, 1.0, len(row.base_samples), len(row.head_samples)
+    )
     row.verdict = verdict(interval, row.bigger_is_better, row.floor)
 
 
@@ -238,20 +277,30 @@ def pair_label(base: Figure | None, head: Figure | None) -> str:
     """The figure's label; for two variants or endpoints, what differs as 'base vs head'."""
     if base is None or head is None or label(base) == label(head):
         return label(base or head)  # type: ignore[arg-type]
-    scenario = base.scenario if base.scenario == head.scenario else f"{base.scenario} vs {head.scenario}"
-    endpoint = base.endpoint if base.endpoint == head.endpoint else f"{base.endpoint} vs {head.endpoint}"
+    scenario = (
+        base.scenario if base.scenario == head.scenario else f"{base.scenario} vs {head.scenario}"
+    )
+    endpoint = (
+        base.endpoint if base.endpoint == head.endpoint else f"{base.endpoint} vs {head.endpoint}"
+    )
     return label(base.model_copy(update={"scenario": scenario, "endpoint": endpoint}))
 
 
 def compare_figures(
-    base: Iterable[Figure], head: Iterable[Figure], calibration: Calibration | None,
+    base: Iterable[Figure],
+    head: Iterable[Figure],
+    calibration: Calibration | None,
     key: Callable[[Figure], tuple] = Figure.pair_key,
-) -> tuple[list[Row], list[str]]:  # fmt: skip
+) -> tuple[list[Row], list[str]]:
     """(rows for every figure measured on both sides, labels measured on one side only);
     `key` says what pairs (the default: what a figure measures, without stack or checkout)."""
     base_by_key = {key(f): f for f in base}
     head_by_key = {key(f): f for f in head}
-    rows = [judge_pair(b, head_by_key[k], calibration) for k, b in base_by_key.items() if k in head_by_key]
+    rows = [
+        judge_pair(b, head_by_key[k], calibration)
+        for k, b in base_by_key.items()
+        if k in head_by_key
+    ]
     unpaired = [f"{label(f)} (base only)" for k, f in base_by_key.items() if k not in head_by_key]
     unpaired += [f"{label(f)} (head only)" for k, f in head_by_key.items() if k not in base_by_key]
     return sort_rows(rows), unpaired

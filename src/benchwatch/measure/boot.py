@@ -34,8 +34,15 @@ class Boot:
         try:
             self.srv = self.context.__enter__()
         except server.BootError as exc:
-            self.track.data.fail(self.slot, Problem(variant=self.slot.variant.id, phase=exc.phase, reason=exc.reason,
-                                                    detail=exc.stderr_tail))  # fmt: skip
+            self.track.data.fail(
+                self.slot,
+                Problem(
+                    variant=self.slot.variant.id,
+                    phase=exc.phase,
+                    reason=exc.reason,
+                    detail=exc.stderr_tail,
+                ),
+            )
             return None
         except BaseException as exc:
             return exc

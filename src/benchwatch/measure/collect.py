@@ -44,7 +44,13 @@ AA_SUFFIX = "'"
 # the line of a traceback that names the exception (`sqlalchemy.exc.OperationalError: …`, also inside
 # an exception group's `|` margin): what follows it ("Background on this error at …") says less
 _EXCEPTION_LINE = re.compile(r"^[\s|]*((?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*): .+)$")
-_LOG_LEVELS = {"DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"}  # uvicorn's `ERROR:    Exception in …`
+_LOG_LEVELS = {
+    "DEBUG",
+    "INFO",
+    "WARNING",
+    "ERROR",
+    "CRITICAL",
+}  # uvicorn's `ERROR:    Exception in …`
 MB = 1024 * 1024
 MEMORY = (RSS_IDLE, RSS_WARM, RSS_PEAK)
 
@@ -132,13 +138,22 @@ class Collector:
         self.problems.append(problem)
 
     def names(self, slot: Slot, endpoint: Endpoint, setting: Closed | Open) -> dict[Metric, str]:
-        return {m: load_key(slot.label, endpoint.label, setting, m, self.name_tag).name for m in load_metrics(setting)}
+        return {
+            m: load_key(slot.label, endpoint.label, setting, m, self.name_tag).name
+            for m in load_metrics(setting)
+        }
 
     def rss_names(self, slot: Slot) -> dict[Metric, str]:
         return {m: server_key(slot.label, m, self.name_tag).name for m in MEMORY}
 
     def record(
-        self, slot: Slot, shot: Shot, round_index: int, run: OhaRun, server_cpu: CpuTimes | float, server_alive: bool,
+        self,
+        slot: Slot,
+        shot: Shot,
+        round_index: int,
+        run: OhaRun,
+        server_cpu: CpuTimes | float,
+        server_alive: bool,
         server_error: str = "",
     ) -> Outcome | None:
         """One measured oha run's figures, or why they (and the slot's memory) are invalid;
@@ -149,14 +164,25 @@ class Collector:
         server_cpu = server_cpu.total if isinstance(server_cpu, CpuTimes) else server_cpu
         assert shot.setting is not None, "a warm-up is never recorded"
         outcome = run.outcome
-        self.oha_runs.append(OhaRecord(
-            variant=slot.label, endpoint=shot.endpoint.label, params=shot.setting.params(), round=round_index,
-            oha_cpu_share=round(run.cpu_share, 4), oha_bottleneck=run.bottleneck,
-            server_cpu_share=round(server_cpu / run.wall_seconds, 4) if run.wall_seconds else None,
-            successes=outcome.successes, deadline_aborts=outcome.deadline_aborts,
-            elapsed_s=round(outcome.elapsed, 4), valid=outcome.valid, requests=shot.requests,
-            connections=shot.connections,
-        ))  # fmt: skip
+        self.oha_runs.append(
+            OhaRecord(
+                variant=slot.label,
+                endpoint=shot.endpoint.label,
+                params=shot.setting.params(),
+                round=round_index,
+                oha_cpu_share=round(run.cpu_share, 4),
+                oha_bottleneck=run.bottleneck,
+                server_cpu_share=round(server_cpu / run.wall_seconds, 4)
+                if run.wall_seconds
+                else None,
+                successes=outcome.successes,
+                deadline_aborts=outcome.deadline_aborts,
+                elapsed_s=round(outcome.elapsed, 4),
+                valid=outcome.valid,
+                requests=shot.requests,
+                connections=shot.connections,
+            )
+        )
         names = self.names(slot, shot.endpoint, shot.setting)
         if not outcome.valid or not server_alive:
             reason = redact("; ".join(outcome.problems)) or "server died during the measurement"
@@ -164,9 +190,19 @@ class Collector:
             if said:
                 reason += f"; the server said: {said[:200]}"
             for name in [*names.values(), *self.rss_names(slot).values()]:
-                self.invalid.setdefault(name, f"round {round_index + 1}: {shot.endpoint.label} {shot.tag}: {reason}")
-            self.report(slot, Problem(variant=slot.variant.id, phase="load", endpoint=shot.endpoint.label,
-                                      reason=f"{shot.tag}: {reason}", detail=server_error))  # fmt: skip
+                self.invalid.setdefault(
+                    name, f"round {round_index + 1}: {shot.endpoint.label} {shot.tag}: {reason}"
+                )
+            self.report(
+                slot,
+                Problem(
+                    variant=slot.variant.id,
+                    phase="load",
+                    endpoint=shot.endpoint.label,
+                    reason=f"{shot.tag}: {reason}",
+                    detail=server_error,
+                ),
+            )
             return None
         values = {
             CPU: server_cpu / outcome.successes * 1e6,
@@ -179,27 +215,59 @@ class Collector:
         else:  # a bare total: no split to report
             names = {m: n for m, n in names.items() if m not in (CPU_USER, CPU_SYS)}
         for what, name in names.items():
-            self._add(name, float(values[what] or 0.0), **self._identity(slot, what),
-                      endpoint=shot.endpoint.label, params=shot.setting.params(),
-                      micro_case=shot.endpoint.micro_case)  # fmt: skip
+            self._add(
+                name,
+                float(values[what] or 0.0),
+                **self._identity(slot, what),
+                endpoint=shot.endpoint.label,
+                params=shot.setting.params(),
+                micro_case=shot.endpoint.micro_case,
+            )
         return outcome
 
     def record_memory(self, slot: Slot, idle: int, warm: int, peak: int) -> None:
         """The server tree's RSS in bytes: after boot, after warm-up, highest under load."""
         for what, value in zip(MEMORY, (idle, warm, peak), strict=True):
-            self._add(self.rss_names(slot)[what], value / MB, **self._identity(slot, what), endpoint=None, params={})
+            self._add(
+                self.rss_names(slot)[what],
+                value / MB,
+                **self._identity(slot, what),
+                endpoint=None,
+                params={},
+            )
 
     @staticmethod
     def _identity(slot: Slot, what: Metric) -> dict:
         variant = slot.variant
-        return {"kind": "load", "variant": slot.label, "scenario": variant.scenario, "stack": variant.stack.name,
-                "metric": what.key, "unit": what.unit, "bigger_is_better": what.bigger_is_better}  # fmt: skip
+        return {
+            "kind": "load",
+            "variant": slot.label,
+            "scenario": variant.scenario,
+            "stack": variant.stack.name,
+            "metric": what.key,
+            "unit": what.unit,
+            "bigger_is_better": what.bigger_is_better,
+        }
 
-    def drop(self, slot: Slot, shot: Shot, round_index: int, reason: str, windows_apart: float | None = None) -> None:
+    def drop(
+        self,
+        slot: Slot,
+        shot: Shot,
+        round_index: int,
+        reason: str,
+        windows_apart: float | None = None,
+    ) -> None:
         assert shot.setting is not None
-        self.dropped.append(SkippedRun(variant=slot.label, endpoint=shot.endpoint.label,
-                                       params=shot.setting.params(), round=round_index, reason=reason,
-                                       windows_apart=windows_apart))  # fmt: skip
+        self.dropped.append(
+            SkippedRun(
+                variant=slot.label,
+                endpoint=shot.endpoint.label,
+                params=shot.setting.params(),
+                round=round_index,
+                reason=reason,
+                windows_apart=windows_apart,
+            )
+        )
         name = self.names(slot, shot.endpoint, shot.setting)[CPU]
         self.dropped_shots[name] = (slot.label, shot.endpoint.label, shot.setting.tag)
 
@@ -216,7 +284,11 @@ class Collector:
         return found
 
     def skip(self, slot: Slot, endpoint: Endpoint, setting: Open, reason: str) -> None:
-        self.skipped.append(SkippedRun(variant=slot.label, endpoint=endpoint.label, params=setting.params(), reason=reason))
+        self.skipped.append(
+            SkippedRun(
+                variant=slot.label, endpoint=endpoint.label, params=setting.params(), reason=reason
+            )
+        )
 
     def cross_check(self, slots: Sequence[Slot]) -> None:
         """Every variant of an app must give the same answers; a mismatch fails the slot."""
@@ -233,18 +305,30 @@ class Collector:
             if data["variant"].endswith(AA_SUFFIX):
                 continue
             reason = self.invalid.get(name) or self.failed.get(data["variant"])
-            figures.append(Figure(
-                **data, samples=series.samples, value=statistics.median(series.samples),
-                spread=half_iqr(series.samples), valid=reason is None, note=f"invalid: {reason}" if reason else "",
-            ))  # fmt: skip
+            figures.append(
+                Figure(
+                    **data,
+                    samples=series.samples,
+                    value=statistics.median(series.samples),
+                    spread=half_iqr(series.samples),
+                    valid=reason is None,
+                    note=f"invalid: {reason}" if reason else "",
+                )
+            )
         return figures
 
-    def loadgen_info(self, oha_cores: list[int] | None, server_cores: list[int] | None, share: float) -> LoadgenInfo:
+    def loadgen_info(
+        self, oha_cores: list[int] | None, server_cores: list[int] | None, share: float
+    ) -> LoadgenInfo:
         return LoadgenInfo(
-            oha_cores=oha_cores, server_cores=server_cores, bottleneck_share=share,
-            bottlenecked_runs=sum(1 for r in self.oha_runs if r.oha_bottleneck), runs=self.oha_runs,
-            skipped=self.skipped, dropped_pairs=self.dropped,
-        )  # fmt: skip
+            oha_cores=oha_cores,
+            server_cores=server_cores,
+            bottleneck_share=share,
+            bottlenecked_runs=sum(1 for r in self.oha_runs if r.oha_bottleneck),
+            runs=self.oha_runs,
+            skipped=self.skipped,
+            dropped_pairs=self.dropped,
+        )
 
     def aa_noise(self, copy: Slot) -> AANoise:
         """Per figure of the A/A variant: coefficient of variation of A and A' pooled, and A'/A.
@@ -255,7 +339,9 @@ class Collector:
             data = series.figure
             return (data["endpoint"], json.dumps(data["params"], sort_keys=True), data["metric"])
 
-        twins = {what(s): (n, s) for n, s in self.series.items() if s.figure["variant"] == copy.label}
+        twins = {
+            what(s): (n, s) for n, s in self.series.items() if s.figure["variant"] == copy.label
+        }
         figures: dict[str, AAFigure] = {}
         for name, series in self.series.items():
             if series.figure["variant"] != original or what(series) not in twins:
@@ -270,8 +356,10 @@ class Collector:
             figures[name] = AAFigure(
                 cv=statistics.stdev(pooled) / mean,
                 ratio=statistics.median(twin.samples) / statistics.median(series.samples),
-                a=series.samples, a_prime=twin.samples, metric=series.figure["metric"],
-            )  # fmt: skip
+                a=series.samples,
+                a_prime=twin.samples,
+                metric=series.figure["metric"],
+            )
         return AANoise(variant=original, figures=figures)
 
 

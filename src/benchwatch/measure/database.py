@@ -54,14 +54,35 @@ class Cluster:
 
     def psql_command(self, statement: str) -> tuple[list[str], dict[str, str]]:
         """psql's argv running `statement`, and the variables it needs on top of the environment."""
-        argv = [self.psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", self.host, "-p", str(self.port),
-                "-U", self.user, "-d", self.admin_database, "-c", statement]  # fmt: skip
+        argv = [
+            self.psql,
+            "-X",
+            "-q",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-h",
+            self.host,
+            "-p",
+            str(self.port),
+            "-U",
+            self.user,
+            "-d",
+            self.admin_database,
+            "-c",
+            statement,
+        ]
         return argv, {"PGPASSWORD": self.password, "PGCONNECT_TIMEOUT": "10"}
 
     def sql(self, statement: str) -> None:
         argv, extra = self.psql_command(statement)
         try:
-            done = subprocess.run(argv, env={**os.environ, **extra}, capture_output=True, text=True, timeout=_TIMEOUT_S)
+            done = subprocess.run(
+                argv,
+                env={**os.environ, **extra},
+                capture_output=True,
+                text=True,
+                timeout=_TIMEOUT_S,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise DatabaseError(f"psql: {exc}") from None
         if done.returncode != 0:
@@ -80,8 +101,14 @@ class BootDatabase:
         c = self.cluster
         login = quote(c.user, safe="") + (f":{quote(c.password, safe='')}" if c.password else "")
         host = f"[{c.host}]" if ":" in c.host else c.host
-        return {"url": f"postgresql://{login}@{host}:{c.port}/{self.name}", "host": c.host, "port": str(c.port),
-                "name": self.name, "user": c.user, "password": c.password}  # fmt: skip
+        return {
+            "url": f"postgresql://{login}@{host}:{c.port}/{self.name}",
+            "host": c.host,
+            "port": str(c.port),
+            "name": self.name,
+            "user": c.user,
+            "password": c.password,
+        }
 
 
 def parse_url(url: str) -> Cluster:
@@ -91,7 +118,9 @@ def parse_url(url: str) -> Cluster:
         raise UserError(f"{URL_ENV}: give a postgresql:// URL (got scheme {parts.scheme!r})")
     host = parts.hostname or ""
     if host not in LOOPBACK:
-        raise UserError(f"{URL_ENV}: the server must be on loopback (127.0.0.1), not {host or 'no host'!r}")
+        raise UserError(
+            f"{URL_ENV}: the server must be on loopback (127.0.0.1), not {host or 'no host'!r}"
+        )
     try:
         port = parts.port or 5432
     except ValueError:
@@ -99,16 +128,28 @@ def parse_url(url: str) -> Cluster:
     password = unquote(parts.password or "")
     if password:
         placeholders.remember(URL_ENV, password)
-    return Cluster(host=host, port=port, user=unquote(parts.username or "postgres"), password=password,
-                   admin_database=parts.path.lstrip("/") or "postgres", psql=_psql() or "psql")  # fmt: skip
+    return Cluster(
+        host=host,
+        port=port,
+        user=unquote(parts.username or "postgres"),
+        password=password,
+        admin_database=parts.path.lstrip("/") or "postgres",
+        psql=_psql() or "psql",
+    )
 
 
 def _bin_dirs() -> list[Path]:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: _version(p.parent.name), reverse=True)
+    found = sorted(
+        Path("/usr/lib/postgresql").glob("*/bin"),
+        key=lambda p: _version(p.parent.name),
+        reverse=True,
+    )
     pg_config = shutil.which("pg_config")
     if pg_config:
         try:
-            done = subprocess.run([pg_config, "--bindir"], capture_output=True, text=True, timeout=30)
+            done = subprocess.run(
+                [pg_config, "--bindir"], capture_output=True, text=True, timeout=30
+            )
             if done.returncode == 0 and done.stdout.strip():
                 found.append(Path(done.stdout.strip()))
         except (OSError, subprocess.TimeoutExpired):
@@ -144,15 +185,21 @@ def require(where: str) -> None:
     if configured:
         parse_url(configured)
         if _psql() is None:
-            raise UserError(f"{where} needs PostgreSQL's client (psql) to create each boot's database: "
-                            "install it with `sudo apt-get install postgresql-client`")  # fmt: skip
+            raise UserError(
+                f"{where} needs PostgreSQL's client (psql) to create each boot's database: "
+                "install it with `sudo apt-get install postgresql-client`"
+            )
         return
     if server_bin() is None or _psql() is None:
-        raise UserError(f"{where} needs PostgreSQL's server (initdb, pg_ctl): {INSTALL}, "
-                        f"or set {URL_ENV} to the admin URL of a running one on 127.0.0.1")  # fmt: skip
+        raise UserError(
+            f"{where} needs PostgreSQL's server (initdb, pg_ctl): {INSTALL}, "
+            f"or set {URL_ENV} to the admin URL of a running one on 127.0.0.1"
+        )
     if os.geteuid() == 0 and (shutil.which("runuser") is None or not _has_user("postgres")):
-        raise UserError(f"{where}: PostgreSQL's server refuses to run as root, and there is no `postgres` user "
-                        f"and `runuser` to start it as: {INSTALL}, or set {URL_ENV}")  # fmt: skip
+        raise UserError(
+            f"{where}: PostgreSQL's server refuses to run as root, and there is no `postgres` user "
+            f"and `runuser` to start it as: {INSTALL}, or set {URL_ENV}"
+        )
 
 
 def _has_user(name: str) -> bool:
@@ -182,27 +229,60 @@ class _Throwaway:
         return [*prefix, *map(str, argv)]
 
     def _run(self, *argv: str | Path) -> subprocess.CompletedProcess:
-        return subprocess.run(self._as_owner(*argv), capture_output=True, text=True, timeout=120,
-                              cwd=self.directory)  # fmt: skip
+        return subprocess.run(
+            self._as_owner(*argv), capture_output=True, text=True, timeout=120, cwd=self.directory
+        )
 
     def start(self) -> Cluster:
         data = self.directory / "data"
-        done = self._run(self.bin / "initdb", "-D", data, "-A", "trust", "-U", CLUSTER_USER, "-E", "UTF8",
-                         "--locale=C", "--no-sync")  # fmt: skip
+        done = self._run(
+            self.bin / "initdb",
+            "-D",
+            data,
+            "-A",
+            "trust",
+            "-U",
+            CLUSTER_USER,
+            "-E",
+            "UTF8",
+            "--locale=C",
+            "--no-sync",
+        )
         if done.returncode != 0:
             raise DatabaseError(f"initdb failed: {done.stderr.strip()[-300:]}")
         # pg_ctl daemonizes the server: should benchwatch be killed, the guard stops it (a stop of a
         # cluster that never started fails, harmlessly), then removes the folder
-        self.tickets.append(guard.watch_command(self._as_owner(self.bin / "pg_ctl", "-D", data, "-m", "immediate", "stop")))  # type: ignore[operator]
+        self.tickets.append(
+            guard.watch_command(
+                self._as_owner(self.bin / "pg_ctl", "-D", data, "-m", "immediate", "stop")
+            )
+        )  # type: ignore[operator]
         for _attempt in range(3):
             port = _free_port()
-            done = self._run(self.bin / "pg_ctl", "-D", data, "-o", f"-k {self.directory} -h 127.0.0.1 -p {port}",
-                             "-l", self.directory / "log", "-w", "-t", "60", "start")  # fmt: skip
+            done = self._run(
+                self.bin / "pg_ctl",
+                "-D",
+                data,
+                "-o",
+                f"-k {self.directory} -h 127.0.0.1 -p {port}",
+                "-l",
+                self.directory / "log",
+                "-w",
+                "-t",
+                "60",
+                "start",
+            )
             if done.returncode == 0:
                 self.started = True
-                psql = str(self.bin / "psql") if (self.bin / "psql").is_file() else (_psql() or "psql")
+                psql = (
+                    str(self.bin / "psql") if (self.bin / "psql").is_file() else (_psql() or "psql")
+                )
                 return Cluster("127.0.0.1", port, CLUSTER_USER, "", "postgres", psql)
-        log = (self.directory / "log").read_text(errors="replace") if (self.directory / "log").is_file() else ""
+        log = (
+            (self.directory / "log").read_text(errors="replace")
+            if (self.directory / "log").is_file()
+            else ""
+        )
         raise DatabaseError(f"pg_ctl start failed: {(done.stderr + log).strip()[-300:]}")
 
     def stop(self) -> None:
@@ -230,7 +310,9 @@ def _free_port() -> int:
 _lock = threading.Lock()
 _cluster: Cluster | None = None
 _own: _Throwaway | None = None
-_failed: str | None = None  # why the throwaway cluster did not start: every later boot says the same
+_failed: str | None = (
+    None  # why the throwaway cluster did not start: every later boot says the same
+)
 
 
 def cluster() -> Cluster:
@@ -275,7 +357,11 @@ def fresh() -> Iterator[BootDatabase]:
     where = cluster()
     database = BootDatabase(where, f"benchwatch_{os.getpid()}_{secrets.token_hex(4)}")
     # in a configured cluster, the guard drops what benchwatch could not (ours is removed whole)
-    ticket = None if _own is not None else guard.watch_command(*where.psql_command(_drop_statements(database.name)[0]))
+    ticket = (
+        None
+        if _own is not None
+        else guard.watch_command(*where.psql_command(_drop_statements(database.name)[0]))
+    )
     where.sql(f'CREATE DATABASE "{database.name}"')
     try:
         yield database

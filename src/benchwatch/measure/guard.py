@@ -90,9 +90,14 @@ def _send(message: dict[str, Any]) -> None:
         try:
             if _guard is None or _guard.poll() is not None:
                 _guard = subprocess.Popen(
-                    [sys.executable, "-I", "-S", __file__], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL, start_new_session=True, cwd="/", text=True,
-                )  # fmt: skip
+                    [sys.executable, "-I", "-S", __file__],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                    cwd="/",
+                    text=True,
+                )
             assert _guard.stdin is not None
             _guard.stdin.write(json.dumps(message) + "\n")
             _guard.stdin.flush()
@@ -136,8 +141,14 @@ def clean_up(left: list[dict[str, Any]]) -> None:
     for message in reversed(left):
         if "command" in message:
             try:
-                subprocess.run(message["command"], env={**os.environ, **message.get("env", {})}, timeout=COMMAND_TIMEOUT_S,
-                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+                subprocess.run(
+                    message["command"],
+                    env={**os.environ, **message.get("env", {})},
+                    timeout=COMMAND_TIMEOUT_S,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
             except (OSError, subprocess.SubprocessError):
                 pass
         elif "folder" in message:

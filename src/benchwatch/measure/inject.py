@@ -26,7 +26,11 @@ class Injection:
     def environ(self) -> dict[str, str]:
         if self.layer_only:
             return {INJECT_SLOWDOWN_ENV: "0"}
-        settings = {INJECT_CPU_US_ENV: self.cpu_us, INJECT_SLOWDOWN_ENV: self.slowdown, INJECT_LOOPS_ENV: self.loops}
+        settings = {
+            INJECT_CPU_US_ENV: self.cpu_us,
+            INJECT_SLOWDOWN_ENV: self.slowdown,
+            INJECT_LOOPS_ENV: self.loops,
+        }
         return {name: f"{value:g}" for name, value in settings.items() if value > 0}
 
     def describe(self) -> str:

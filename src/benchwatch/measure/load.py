@@ -21,7 +21,13 @@ from benchwatch.results.schema import Run
 
 
 def measure_load(
-    rig: Rig, track: Track, run: Run, out_dir: Path, *, failed_stacks: dict[str, str], quiet: bool = False
+    rig: Rig,
+    track: Track,
+    run: Run,
+    out_dir: Path,
+    *,
+    failed_stacks: dict[str, str],
+    quiet: bool = False,
 ) -> Run:
     """Every round over every slot of `track`, run.json rewritten after each step; on Ctrl-C
     what was measured is written, marked incomplete."""
@@ -49,11 +55,15 @@ def load_plan(quick: bool, rounds: int | None = None) -> LoadPlan:
     return dataclasses.replace(plan, rounds=rounds) if rounds else plan
 
 
-def load_track(variants: Sequence[Variant], aa_variant: str | None = None, name_tag: str = "") -> Track:
+def load_track(
+    variants: Sequence[Variant], aa_variant: str | None = None, name_tag: str = ""
+) -> Track:
     return Track(slots_for(variants, aa_variant), Collector(name_tag=name_tag))
 
 
-def fill_run(run: Run, rig: Rig, track: Track, *, complete: bool, earlier: tuple[list, list] = ([], [])) -> None:
+def fill_run(
+    run: Run, rig: Rig, track: Track, *, complete: bool, earlier: tuple[list, list] = ([], [])
+) -> None:
     """The run as its track stands now: figures, problems, what oha did, the plan, A/A noise."""
     data = track.data
     run.figures = earlier[0] + data.figures()

@@ -33,16 +33,29 @@ class LoadPlan:
 
     def info(self) -> LoadPlanInfo:
         return LoadPlanInfo(
-            rounds=self.rounds, warmup_s=self.warmup, duration_s=self.duration,
-            open_duration_s=self.open_duration or self.duration, concurrencies=list(self.concurrencies),
-            rate_fractions=list(self.rate_fractions), quick=self.quick,
-        )  # fmt: skip
+            rounds=self.rounds,
+            warmup_s=self.warmup,
+            duration_s=self.duration,
+            open_duration_s=self.open_duration or self.duration,
+            concurrencies=list(self.concurrencies),
+            rate_fractions=list(self.rate_fractions),
+            quick=self.quick,
+        )
 
 
-FULL = LoadPlan(rounds=3, warmup=2.0, duration=5.0, concurrencies=(10, 64),
-                rate_fractions=(0.25, 0.5, 0.75))  # fmt: skip
-QUICK = LoadPlan(rounds=1, warmup=0.2, duration=0.8, open_duration=0.5, concurrencies=(10,),
-                 rate_fractions=(0.5,), quick=True, boot_overhead=1.5)  # fmt: skip
+FULL = LoadPlan(
+    rounds=3, warmup=2.0, duration=5.0, concurrencies=(10, 64), rate_fractions=(0.25, 0.5, 0.75)
+)
+QUICK = LoadPlan(
+    rounds=1,
+    warmup=0.2,
+    duration=0.8,
+    open_duration=0.5,
+    concurrencies=(10,),
+    rate_fractions=(0.5,),
+    quick=True,
+    boot_overhead=1.5,
+)
 
 
 def shard(variants: Sequence[Variant], spec: str | None) -> list[Variant]:

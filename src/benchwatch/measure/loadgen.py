@@ -48,8 +48,11 @@ def ensure_oha(install: bool = True) -> str:
             "`cargo install oha --locked`, or put a release binary from "
             f"https://github.com/hatoo/oha/releases on PATH (or set {OHA_ENV})"
         )
-    print("oha not found: installing it with `cargo install oha --locked` (a few minutes)...",
-          file=sys.stderr, flush=True)  # fmt: skip
+    print(
+        "oha not found: installing it with `cargo install oha --locked` (a few minutes)...",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         done = subprocess.run([cargo, "install", "oha", "--locked"], timeout=1800)
     except subprocess.TimeoutExpired:
@@ -90,9 +93,16 @@ class LoadSpec:
 def build_argv(oha: str, spec: LoadSpec, body_path: Path | None = None) -> list[str]:
     amount = ["-n", str(spec.requests)] if spec.requests else ["-z", f"{spec.duration:g}s", "-w"]
     argv = [
-        oha, *amount, "-c", str(spec.concurrency),
-        "--no-tui", "--output-format", "json", "-m", spec.method,
-    ]  # fmt: skip
+        oha,
+        *amount,
+        "-c",
+        str(spec.concurrency),
+        "--no-tui",
+        "--output-format",
+        "json",
+        "-m",
+        spec.method,
+    ]
     if spec.rate is not None:
         argv += ["-q", str(spec.rate), "--latency-correction"]
     if spec.body is not None:

@@ -27,11 +27,15 @@ def check(variants: Iterable[Variant]) -> None:
             continue
         seen.add(key)
         path = variant.app.directory / APP_FILE
-        for name in variant.env:  # a variable benchwatch gives the server itself is not an app's setting
+        for (
+            name
+        ) in variant.env:  # a variable benchwatch gives the server itself is not an app's setting
             refused = refused_setting(name)
             if refused:
                 raise UserError(f"{path}: env.{name}: {refused}; remove it")
-        for where, text in declared_strings(variant.app.declaration, list(variant.endpoints), variant.flavor):
+        for where, text in declared_strings(
+            variant.app.declaration, list(variant.endpoints), variant.flavor
+        ):
             for ref in refs(text):
                 if ref.kind != "env":
                     continue
@@ -61,7 +65,9 @@ class Skipped:
     why: str
 
 
-def without_unset(variant: Variant, environ: Mapping[str, str] | None = None) -> tuple[Variant | None, list[Skipped]]:
+def without_unset(
+    variant: Variant, environ: Mapping[str, str] | None = None
+) -> tuple[Variant | None, list[Skipped]]:
     """The variant narrowed to what needs no `${NAME}` unset in `environ` (default: the apps'
     environment), and what was left out with why. Its boot (env, pre_start, the set-up command)
     needing one leaves out the whole variant; a set-up request needing one is dropped, with every
@@ -75,10 +81,16 @@ def without_unset(variant: Variant, environ: Mapping[str, str] | None = None) ->
         for where, text in strings:
             for ref in refs(text):
                 if ref.kind == "env" and ref.name not in environ:
-                    return f"needs {ref.text} ({path.parent.name}/{APP_FILE}: {where}), not set here"
+                    return (
+                        f"needs {ref.text} ({path.parent.name}/{APP_FILE}: {where}), not set here"
+                    )
         return None
 
-    booting = [(w, t) for w, t in declared_strings(decl, [], variant.flavor) if not w.startswith("setup.requests.")]
+    booting = [
+        (w, t)
+        for w, t in declared_strings(decl, [], variant.flavor)
+        if not w.startswith("setup.requests.")
+    ]
     why = unset(booting)
     if why is not None:
         return None, [Skipped(variant.id, labels, why)]
@@ -120,22 +132,41 @@ def _uses(strings: list[tuple[str, str]], lost: Mapping[str, str]) -> str | None
     return None
 
 
-def pairs_without_unset(pairs: Iterable[tuple[Variant, Variant]]) -> tuple[list[tuple[Variant, Variant]], list[Skipped]]:
+def pairs_without_unset(
+    pairs: Iterable[tuple[Variant, Variant]],
+) -> tuple[list[tuple[Variant, Variant]], list[Skipped]]:
     """compare's (base, head) pairs narrowed by `without_unset` on both sides: an endpoint left
     out on either side is left out on both (the pair measures the same requests); a pair with
     nothing left is dropped. The skipped are named by head's variant, as coverage names them."""
     kept, skipped = [], []
     for base, head in pairs:
-        (narrow_base, base_skipped), (narrow_head, head_skipped) = without_unset(base), without_unset(head)
+        (narrow_base, base_skipped), (narrow_head, head_skipped) = (
+            without_unset(base),
+            without_unset(head),
+        )
         why: dict[str, str] = {}
         for each in head_skipped + base_skipped:
             for label in each.endpoints:
                 why.setdefault(label, each.why)
-        labels = list(dict.fromkeys([*(e.label for e in head.endpoints), *(e.label for e in base.endpoints)]))
+        labels = list(
+            dict.fromkeys([*(e.label for e in head.endpoints), *(e.label for e in base.endpoints)])
+        )
         if narrow_base is not None and narrow_head is not None:
-            narrow_base, narrow_head = _without(narrow_base, set(why)), _without(narrow_head, set(why))
-        if narrow_base is None or narrow_head is None or not narrow_base.endpoints or not narrow_head.endpoints:
-            gone = (narrow_head is None and head_skipped) or (narrow_base is None and base_skipped) or []
+            narrow_base, narrow_head = (
+                _without(narrow_base, set(why)),
+                _without(narrow_head, set(why)),
+            )
+        if (
+            narrow_base is None
+            or narrow_head is None
+            or not narrow_base.endpoints
+            or not narrow_head.endpoints
+        ):
+            gone = (
+                (narrow_head is None and head_skipped)
+                or (narrow_base is None and base_skipped)
+                or []
+            )
             whole = gone[0].why if gone else "nothing else of the pair is left to measure"
             why = {label: why.get(label, whole) for label in labels}
         else:
@@ -149,5 +180,8 @@ def pairs_without_unset(pairs: Iterable[tuple[Variant, Variant]]) -> tuple[list[
 
 
 def _without(variant: Variant, labels: set[str]) -> Variant:
-    return dataclasses.replace(variant, endpoints=tuple(e for e in variant.endpoints if e.label not in labels),
-                               quick_endpoints=tuple(e for e in variant.quick_endpoints if e.label not in labels))  # fmt: skip
+    return dataclasses.replace(
+        variant,
+        endpoints=tuple(e for e in variant.endpoints if e.label not in labels),
+        quick_endpoints=tuple(e for e in variant.quick_endpoints if e.label not in labels),
+    )

@@ -47,8 +47,13 @@ def prepare(app: App, parts: RequestParts, context: Context) -> Prepared:
                 pairs.append((key, resolve(text, context)))
         query = urlencode(pairs)
     headers = tuple((name, resolve(value, context)) for name, value in parts.headers.items())
-    return Prepared(parts.method, f"{path}?{query}" if query else path, headers, _body(app, parts, context),
-                    parts.media_type)  # fmt: skip
+    return Prepared(
+        parts.method,
+        f"{path}?{query}" if query else path,
+        headers,
+        _body(app, parts, context),
+        parts.media_type,
+    )
 
 
 def _body(app: App, parts: RequestParts, context: Context) -> bytes | None:
@@ -57,7 +62,10 @@ def _body(app: App, parts: RequestParts, context: Context) -> bytes | None:
         return json.dumps(resolve_tree(parts.json_body, context), separators=(",", ":")).encode()
     if kind == "form":
         assert parts.form is not None
-        fields = [(k, resolve(v if isinstance(v, str) else json.dumps(v), context)) for k, v in parts.form.items()]
+        fields = [
+            (k, resolve(v if isinstance(v, str) else json.dumps(v), context))
+            for k, v in parts.form.items()
+        ]
         return urlencode(fields).encode()
     if kind == "body":
         assert parts.body is not None

@@ -28,7 +28,9 @@ class Rig:
     environments: dict[str, envs.Env]
     server_cores: list[int] | None = None
     oha_cores: list[int] | None = None
-    boot_together: bool = False  # boot a round's servers at once (lanes of one question), not in turn
+    boot_together: bool = (
+        False  # boot a round's servers at once (lanes of one question), not in turn
+    )
     window_mismatch: float | None = WINDOW_MISMATCH  # None: keep pairs whatever their oha windows
     rounds_per_boot: int = 1  # >1: servers booted once are measured in that many rounds
 
@@ -62,5 +64,3 @@ class Track:
             reason = failed.get(slot.variant.env_key)
             if reason is not None:
                 self.data.fail(slot, Problem(variant=slot.variant.id, phase="env", reason=reason))
-
-

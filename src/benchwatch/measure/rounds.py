@@ -40,12 +40,18 @@ MISMATCH_RETRIES = 2  # side by side: a pair of shots out of step is fired again
 # too is not letting two runs stay in step, and the load stage grows by half at most before the
 # figure says so instead.
 MAKE_UP_SHARE = 0.5
-SLOW_DRAIN_SHARE = 0.25  # a closed loop uses -n when draining its in-flight requests would take longer
+SLOW_DRAIN_SHARE = (
+    0.25  # a closed loop uses -n when draining its in-flight requests would take longer
+)
 
 
 def run_rounds(
-    rig: Rig, tracks: Sequence[Track], *, progress: Progress, after_step: Callable[[], None] = lambda: None,
-) -> None:  # fmt: skip
+    rig: Rig,
+    tracks: Sequence[Track],
+    *,
+    progress: Progress,
+    after_step: Callable[[], None] = lambda: None,
+) -> None:
     """Every round over every slot. One track: each slot alone. Several: slot i of every track
     side by side, who boots first alternating by boot. Servers are booted for every round, or
     once for `rig.rounds_per_boot` rounds. Answers are cross-checked after the first boot."""
@@ -54,13 +60,18 @@ def run_rounds(
     for first in range(0, rig.plan.rounds, per_boot):
         block = list(range(first, min(first + per_boot, rig.plan.rounds)))
         for slots in together:
-            entries = [(t, s) for t, s in zip(tracks, slots, strict=True) if s.label not in t.data.failed]
+            entries = [
+                (t, s) for t, s in zip(tracks, slots, strict=True) if s.label not in t.data.failed
+            ]
             if (first // per_boot) % 2:  # who boots first and whose oha starts first, alternately
                 entries.reverse()
 
             def announce(round_index: int, slots: tuple = slots) -> None:
-                progress.step(" | ".join(s.label for s in slots), f"round {round_index + 1}/{rig.plan.rounds}"
-                              + (", side by side" if len(slots) > 1 else ""))  # fmt: skip
+                progress.step(
+                    " | ".join(s.label for s in slots),
+                    f"round {round_index + 1}/{rig.plan.rounds}"
+                    + (", side by side" if len(slots) > 1 else ""),
+                )
 
             def done(round_index: int) -> None:
                 progress.advance()
@@ -85,9 +96,13 @@ def make_up_limit(rounds: int) -> int:
 
 
 def make_up(
-    rig: Rig, tracks: Sequence[Track], together: Sequence[tuple[Slot, ...]], *, progress: Progress,
+    rig: Rig,
+    tracks: Sequence[Track],
+    together: Sequence[tuple[Slot, ...]],
+    *,
+    progress: Progress,
     after_step: Callable[[], None] = lambda: None,
-) -> None:  # fmt: skip
+) -> None:
     """Rounds whose pair of samples was dropped (not side by side), measured again: for each group
     of slots, while a shot of theirs has fewer samples than the plan's rounds, one more round of
     only those shots on freshly booted servers (round index `rounds`, `rounds + 1`, …), up to
@@ -95,7 +110,9 @@ def make_up(
     planned = rig.plan.rounds
     for slots in together:
         for extra in range(make_up_limit(planned)):
-            entries = [(t, s) for t, s in zip(tracks, slots, strict=True) if s.label not in t.data.failed]
+            entries = [
+                (t, s) for t, s in zip(tracks, slots, strict=True) if s.label not in t.data.failed
+            ]
             wanted: dict[str, set[str]] = {}
             for track, slot in entries:
                 for endpoint, tag in track.data.short(slot, planned):
@@ -104,9 +121,11 @@ def make_up(
                 break
             round_index = planned + extra
             progress.total += 1
-            progress.step(" | ".join(s.label for s in slots),
-                          f"make-up round {extra + 1}/{make_up_limit(planned)} (round {round_index + 1}), "
-                          f"{sum(map(len, wanted.values()))} dropped pair(s) measured again")  # fmt: skip
+            progress.step(
+                " | ".join(s.label for s in slots),
+                f"make-up round {extra + 1}/{make_up_limit(planned)} (round {round_index + 1}), "
+                f"{sum(map(len, wanted.values()))} dropped pair(s) measured again",
+            )
             if extra % 2:  # who boots first alternates here too
                 entries.reverse()
             boot_and_measure(rig, entries, [round_index], only=wanted)
@@ -145,7 +164,14 @@ class Lane:
         if self.srv.alive():
             return True
         reason = f"server died during {during} (exit code {self.srv.process.returncode})"
-        self.fail(Problem(variant=self.slot.variant.id, phase="load", reason=reason, detail=self.srv.stderr_tail()))
+        self.fail(
+            Problem(
+                variant=self.slot.variant.id,
+                phase="load",
+                reason=reason,
+                detail=self.srv.stderr_tail(),
+            )
+        )
         return False
 
 
@@ -158,10 +184,14 @@ class Aimed:
 
 
 def boot_and_measure(
-    rig: Rig, entries: Sequence[tuple[Track, Slot]], rounds: Sequence[int], *,
-    announce: Callable[[int], None] = lambda r: None, done: Callable[[int], None] = lambda r: None,
+    rig: Rig,
+    entries: Sequence[tuple[Track, Slot]],
+    rounds: Sequence[int],
+    *,
+    announce: Callable[[int], None] = lambda r: None,
+    done: Callable[[int], None] = lambda r: None,
     only: dict[str, set[str]] | None = None,
-) -> None:  # fmt: skip
+) -> None:
     """Boot the server of every (track, slot), in the order given (all at once when the rig
     says so), then measure them together in each of `rounds` (one, unless servers are reused).
     `only`: step -> setting tags (a make-up round): those shots alone."""
@@ -185,8 +215,11 @@ def boot_and_measure(
         for error in errors:
             if error is not None:
                 raise error
-        lanes = [Lane(boot.track, boot.slot, boot.srv, boot.timing, rig.plan.quick) for boot in booting
-                 if boot.srv is not None]  # fmt: skip
+        lanes = [
+            Lane(boot.track, boot.slot, boot.srv, boot.timing, rig.plan.quick)
+            for boot in booting
+            if boot.srv is not None
+        ]
         for position, round_index in enumerate(rounds):
             if position:
                 announce(round_index)
@@ -194,35 +227,55 @@ def boot_and_measure(
             started = time.monotonic()
             measure_lanes(rig, lanes, round_index, fresh=position == 0, only=only)
             for lane in lanes:
-                lane.timing["measure_s"] = round(lane.timing.get("measure_s", 0) + time.monotonic() - started, 3)
+                lane.timing["measure_s"] = round(
+                    lane.timing.get("measure_s", 0) + time.monotonic() - started, 3
+                )
             done(round_index)
 
 
 def measure_lanes(
-    rig: Rig, lanes: list[Lane], round_index: int, fresh: bool = True, only: dict[str, set[str]] | None = None,
-) -> None:  # fmt: skip
+    rig: Rig,
+    lanes: list[Lane],
+    round_index: int,
+    fresh: bool = True,
+    only: dict[str, set[str]] | None = None,
+) -> None:
     """One round on running servers. Fresh from boot: verified, idle memory, warm-up first, and
     memory recorded; a reused server (a later round of the same boot) goes straight to the load.
     `only` (a make-up round): step -> setting tags, the shots measured; memory is not recorded
     (its planned rounds all have their samples)."""
-    lanes = [lane for lane in lanes if _checked(lane)] if fresh else [lane for lane in lanes if lane.alive("rounds")]
+    lanes = (
+        [lane for lane in lanes if _checked(lane)]
+        if fresh
+        else [lane for lane in lanes if lane.alive("rounds")]
+    )
     steps = list(dict.fromkeys(lane.track.step(e) for lane in lanes for e in lane.endpoints()))
     if only is not None:
         steps = [step for step in steps if step in only]
     for step in steps if fresh else []:
         # step by step, as the step is measured: a small endpoint warmed up beside a 1 MB one on
         # the same server took its seconds per request and was then run as a "slow" one
-        warm_ups = [Aimed(lane, Shot(e, None, rig.plan.warmup, 1)) for lane in lanes if (e := lane.endpoint(step))]
+        warm_ups = [
+            Aimed(lane, Shot(e, None, rig.plan.warmup, 1))
+            for lane in lanes
+            if (e := lane.endpoint(step))
+        ]
         for aimed, run in zip(warm_ups, _together(rig, warm_ups), strict=True):
             if run.outcome.successes:
-                aimed.lane.seconds_per_request[aimed.shot.endpoint.label] = run.outcome.elapsed / run.outcome.successes
+                aimed.lane.seconds_per_request[aimed.shot.endpoint.label] = (
+                    run.outcome.elapsed / run.outcome.successes
+                )
     lanes = [lane for lane in lanes if lane.alive("warm-up")]
     warm = {id(lane): lane.srv.rss_bytes() for lane in lanes}
     with ExitStack() as stack:
         peaks = {id(lane): stack.enter_context(lane.srv.rss_peak()) for lane in lanes}
         for step in steps:
-            lanes = _measure_step(rig, lanes, step, round_index, tags=None if only is None else only[step])
-    for lane in lanes if fresh and only is None else []:  # idle and after warm-up only mean something after a boot
+            lanes = _measure_step(
+                rig, lanes, step, round_index, tags=None if only is None else only[step]
+            )
+    for lane in (
+        lanes if fresh and only is None else []
+    ):  # idle and after warm-up only mean something after a boot
         lane.data.record_memory(lane.slot, lane.idle_rss, warm[id(lane)], peaks[id(lane)][0])
 
 
@@ -239,8 +292,12 @@ def _checked(lane: Lane) -> bool:
 
 
 def _measure_step(
-    rig: Rig, lanes: list[Lane], step: str, round_index: int, tags: set[str] | None = None,
-) -> list[Lane]:  # fmt: skip
+    rig: Rig,
+    lanes: list[Lane],
+    step: str,
+    round_index: int,
+    tags: set[str] | None = None,
+) -> list[Lane]:
     """Closed loops at each concurrency, then open loops at fractions of each lane's best rate,
     each lane on its endpoint of this step; returns the lanes still alive. `tags`: only the
     settings with these tags (a make-up round; the open loops' rates are the first round's)."""
@@ -261,7 +318,9 @@ def _measure_step(
     for lane in here:
         key = (lane.slot.label, _label(lane, step))
         if key not in lane.data.rates and lane.best_rps > 0:
-            lane.data.rates[key] = {f: max(1, round(f * lane.best_rps)) for f in plan.rate_fractions}
+            lane.data.rates[key] = {
+                f: max(1, round(f * lane.best_rps)) for f in plan.rate_fractions
+            }
     open_duration = plan.open_duration or plan.duration
     for fraction in plan.rate_fractions:
         if tags is not None and Open(fraction).tag not in tags:
@@ -274,13 +333,23 @@ def _measure_step(
                 continue
             setting = Open(fraction, rate)
             if rate * open_duration < MIN_OPEN_REQUESTS:
-                lane.data.skip(lane.slot, endpoint, setting,
-                               f"under {MIN_OPEN_REQUESTS} requests in {open_duration:g}s at {rate} req/s")  # fmt: skip
+                lane.data.skip(
+                    lane.slot,
+                    endpoint,
+                    setting,
+                    f"under {MIN_OPEN_REQUESTS} requests in {open_duration:g}s at {rate} req/s",
+                )
                 continue
-            shots.append(Aimed(lane, Shot(endpoint, setting, open_duration, plan.open_concurrency, rate)))
+            shots.append(
+                Aimed(lane, Shot(endpoint, setting, open_duration, plan.open_concurrency, rate))
+            )
         _measure(rig, shots, round_index)
         here = [lane for lane in here if lane.srv.alive()]
-    return [lane for lane in lanes if lane.endpoint(step) is None or lane.alive(f"load on {_label(lane, step)}")]
+    return [
+        lane
+        for lane in lanes
+        if lane.endpoint(step) is None or lane.alive(f"load on {_label(lane, step)}")
+    ]
 
 
 def _label(lane: Lane, step: str) -> str:
@@ -315,16 +384,27 @@ def _measure(rig: Rig, shots: list[Aimed], round_index: int) -> list[loadgen.Out
         if attempt == MISMATCH_RETRIES or not all(aimed.lane.srv.alive() for aimed in shots):
             windows = [run.wall_seconds for run in runs]
             apart = max(windows) / min(windows) - 1
-            reason = (f"not side by side: oha windows {apart:.0%} apart ({' and '.join(f'{w:.2f} s' for w in windows)}"
-                      f"{f', in {attempt + 1} tries' if attempt else ''}); this round's pair of samples is dropped")
+            reason = (
+                f"not side by side: oha windows {apart:.0%} apart ({' and '.join(f'{w:.2f} s' for w in windows)}"
+                f"{f', in {attempt + 1} tries' if attempt else ''}); this round's pair of samples is dropped"
+            )
             for aimed in shots:
-                aimed.lane.data.drop(aimed.lane.slot, aimed.shot, round_index, reason, windows_apart=apart)
+                aimed.lane.data.drop(
+                    aimed.lane.slot, aimed.shot, round_index, reason, windows_apart=apart
+                )
             return [run.outcome for run in runs]
     return [
-        aimed.lane.data.record(aimed.lane.slot, aimed.shot, round_index, run, cpu_after - cpu_before,
-                               aimed.lane.srv.alive(), server_error=_server_error(aimed.lane, run))
+        aimed.lane.data.record(
+            aimed.lane.slot,
+            aimed.shot,
+            round_index,
+            run,
+            cpu_after - cpu_before,
+            aimed.lane.srv.alive(),
+            server_error=_server_error(aimed.lane, run),
+        )
         for aimed, run, cpu_before, cpu_after in zip(shots, runs, before, after, strict=True)
-    ]  # fmt: skip
+    ]
 
 
 def _server_error(lane: Lane, run: loadgen.OhaRun) -> str:
@@ -337,8 +417,12 @@ def _server_error(lane: Lane, run: loadgen.OhaRun) -> str:
 def _out_of_step(rig: Rig, runs: list[loadgen.OhaRun]) -> bool:
     """Side by side, valid runs whose oha windows differ by more than the rig allows."""
     windows = [run.wall_seconds for run in runs]
-    return (len(runs) > 1 and rig.window_mismatch is not None and all(run.outcome.valid for run in runs)
-            and max(windows) > (1 + rig.window_mismatch) * min(windows))  # fmt: skip
+    return (
+        len(runs) > 1
+        and rig.window_mismatch is not None
+        and all(run.outcome.valid for run in runs)
+        and max(windows) > (1 + rig.window_mismatch) * min(windows)
+    )
 
 
 def _together(rig: Rig, shots: list[Aimed]) -> list[loadgen.OhaRun]:
@@ -350,10 +434,16 @@ def _together(rig: Rig, shots: list[Aimed]) -> list[loadgen.OhaRun]:
         lane, shot = aimed.lane, aimed.shot
         sent = prepare(lane.slot.variant.app, shot.endpoint, lane.srv.context)
         spec = loadgen.LoadSpec(
-            url=lane.srv.base_url + sent.target, duration=shot.duration,
-            concurrency=shot.connections, rate=shot.rate, requests=shot.requests,
-            method=sent.method, body=sent.body, content_type=sent.content_type, headers=sent.headers,
-        )  # fmt: skip
+            url=lane.srv.base_url + sent.target,
+            duration=shot.duration,
+            concurrency=shot.connections,
+            rate=shot.rate,
+            requests=shot.requests,
+            method=sent.method,
+            body=sent.body,
+            content_type=sent.content_type,
+            headers=sent.headers,
+        )
         return loadgen.run_oha(rig.oha, spec, rig.oha_cores)
 
     if len(shots) == 1:

@@ -46,14 +46,18 @@ _guarded: dict[int, int] = {}  # server pid -> its guard ticket (measure/guard.p
 class BootError(Exception):
     """The server could not be started, did not become ready, or its set-up failed (`phase`)."""
 
-    def __init__(self, variant_id: str, reason: str, stderr_tail: str = "", phase: Literal["boot", "setup"] = "boot") -> None:
+    def __init__(
+        self,
+        variant_id: str,
+        reason: str,
+        stderr_tail: str = "",
+        phase: Literal["boot", "setup"] = "boot",
+    ) -> None:
         super().__init__(f"{variant_id}: {reason}")
         self.variant_id = variant_id
         self.reason = redact(reason)
         self.stderr_tail = redact(stderr_tail)
         self.phase = phase
-
-
 
 
 @dataclass
@@ -137,7 +141,7 @@ class Server:
         found = text.strip().splitlines()
         starts = [i for i, line in enumerate(found) if line.startswith(TRACEBACK_STARTS)]
         if starts:
-            found = found[starts[-1]:]
+            found = found[starts[-1] :]
         return redact("\n".join(found[-lines:]))
 
     @contextmanager
@@ -169,7 +173,9 @@ class CpuTimes:
     system: float
 
     def __sub__(self, earlier: CpuTimes) -> CpuTimes:
-        return CpuTimes(self.total - earlier.total, self.user - earlier.user, self.system - earlier.system)
+        return CpuTimes(
+            self.total - earlier.total, self.user - earlier.user, self.system - earlier.system
+        )
 
     def split(self) -> tuple[float, float]:
         """(user, system) seconds: the precise total split as the ticks split, each part counted
@@ -236,8 +242,10 @@ def refused_setting(name: str) -> str | None:
     """Why an app's `env` may not set `name` (benchwatch gives the server that variable itself, or
     never gives it one), or None."""
     if name == "PYTHONPATH":
-        return ("benchwatch sets PYTHONPATH to the app's root (its import root), so the project imports in every "
-                "boot, its pre-start and set-up")
+        return (
+            "benchwatch sets PYTHONPATH to the app's root (its import root), so the project imports in every "
+            "boot, its pre-start and set-up"
+        )
     if name == "VIRTUAL_ENV":
         return "benchwatch sets VIRTUAL_ENV to the app's own environment"
     if name in INJECT_ENVS:
@@ -282,24 +290,42 @@ def running(
 
     Every boot has a fresh `{tmp}` directory and, when the app declares one, a fresh database;
     the app's set-up runs once the server answers (`Server.context` holds its values)."""
-    with tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name, guard.folder(Path(scratch_name)) as scratch, \
-            _boot_database(variant) as boot_db:
+    with (
+        tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name,
+        guard.folder(Path(scratch_name)) as scratch,
+        _boot_database(variant) as boot_db,
+    ):
         context = Context(tmp=str(scratch), database=boot_db.parts if boot_db else None)
         environ = server_environment(variant, env, context, inject)
         root = variant.app.root
-        if variant.app.declaration.pre_start:  # without the wrapper's variables: they are the server's
-            _pre_start(variant, environ, root, context)  # (a counting harness loaded here would hold its socket)
+        if (
+            variant.app.declaration.pre_start
+        ):  # without the wrapper's variables: they are the server's
+            _pre_start(
+                variant, environ, root, context
+            )  # (a counting harness loaded here would hold its socket)
         setup_environ = dict(environ)
         environ = _with_wrapper(environ, wrap_environ or {})
         if port is not None and port_in_use(port):
             raise BootError(variant.id, f"port {HOST}:{port} is already in use")
         for attempt in range(3):
             chosen = port if port is not None else free_port()
-            server = _spawn(variant, env, environ, root, chosen, scratch / f"server-{attempt}.log", wrap, keep_alive)
+            server = _spawn(
+                variant,
+                env,
+                environ,
+                root,
+                chosen,
+                scratch / f"server-{attempt}.log",
+                wrap,
+                keep_alive,
+            )
             try:
                 if cpu:
                     pin(server, cpu)
-                _wait_ready(server, ready_timeout or variant.app.declaration.ready_timeout, probe_timeout)
+                _wait_ready(
+                    server, ready_timeout or variant.app.declaration.ready_timeout, probe_timeout
+                )
                 server.context = context
                 if variant.app.declaration.setup is not None:
                     server.context = _set_up(server, env, setup_environ, probe_timeout)
@@ -349,7 +375,9 @@ def _set_up(server: Server, env: Env, environ: dict, probe_timeout: float) -> Co
     assert declared is not None
     timeout = max(declared.timeout, probe_timeout)
     try:
-        values = run_setup(server.variant, server.base_url, server.context, environ, env.python, timeout)
+        values = run_setup(
+            server.variant, server.base_url, server.context, environ, env.python, timeout
+        )
     except SetupError as exc:
         tail = "\n".join(part for part in (exc.tail, server.stderr_tail()) if part)
         raise BootError(server.variant.id, str(exc), tail, phase="setup") from None
@@ -362,8 +390,16 @@ def _pre_start(variant: Variant, environ: dict, root: Path, context: Context) ->
     declared = variant.app.declaration.pre_start or []
     argv = [_resolved(variant, f"pre_start[{i}]", arg, context) for i, arg in enumerate(declared)]
     try:
-        process = subprocess.Popen(argv, cwd=root, env=environ, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   stdin=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(
+            argv,
+            cwd=root,
+            env=environ,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            start_new_session=True,
+        )
     except OSError as exc:
         raise BootError(variant.id, f"pre_start {declared[0]!r} failed: {exc}") from None
     try:
@@ -371,13 +407,18 @@ def _pre_start(variant: Variant, environ: dict, root: Path, context: Context) ->
     except subprocess.TimeoutExpired:  # what it said so far: a step waiting for a database says why
         _stop(process, grace=2.0)
         out, err = process.communicate()
-        raise BootError(variant.id, f"pre_start still running after {PRE_START_TIMEOUT_S} s",
-                        _tail(err) or _tail(out)) from None  # fmt: skip
+        raise BootError(
+            variant.id,
+            f"pre_start still running after {PRE_START_TIMEOUT_S} s",
+            _tail(err) or _tail(out),
+        ) from None
     except BaseException:
         _stop(process, grace=2.0)
         raise
     if process.returncode != 0:
-        raise BootError(variant.id, f"pre_start exited with {process.returncode}", _tail(err) or _tail(out))
+        raise BootError(
+            variant.id, f"pre_start exited with {process.returncode}", _tail(err) or _tail(out)
+        )
 
 
 def _tail(output: str | bytes | None, lines: int = 12) -> str:
@@ -386,20 +427,40 @@ def _tail(output: str | bytes | None, lines: int = 12) -> str:
 
 
 def _spawn(
-    variant: Variant, env: Env, environ: dict, root: Path, port: int, log_path: Path, wrap: Sequence[str] = (),
+    variant: Variant,
+    env: Env,
+    environ: dict,
+    root: Path,
+    port: int,
+    log_path: Path,
+    wrap: Sequence[str] = (),
     keep_alive: float | None = None,
 ) -> Server:
-    argv = [*wrap,
-        str(env.python), "-m", "uvicorn", variant.import_string,
-        "--host", HOST, "--port", str(port),
-        "--no-access-log", "--log-level", "warning",
+    argv = [
+        *wrap,
+        str(env.python),
+        "-m",
+        "uvicorn",
+        variant.import_string,
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--no-access-log",
+        "--log-level",
+        "warning",
         *(["--timeout-keep-alive", str(int(keep_alive))] if keep_alive else []),
-    ]  # fmt: skip
+    ]
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            argv, cwd=root, env=environ, stdout=log, stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL, start_new_session=True,
-        )  # fmt: skip
+            argv,
+            cwd=root,
+            env=environ,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     _live[process.pid] = process
     # the server leads a group of its own (the wrapper and whatever it starts): killed should benchwatch
     # end without stopping it, SIGKILL included
@@ -441,8 +502,12 @@ def _wait_ready(server: Server, timeout: float, probe_timeout: float = 2.0) -> N
                 neighbour = holder_of(server.port)
             if time.monotonic() > deadline:
                 if neighbour is not None:
-                    raise BootError(server.variant.id, f"another server ({neighbour}) answered on {HOST}:{server.port}, "
-                                                       "not the one benchwatch started", server.stderr_tail())  # fmt: skip
+                    raise BootError(
+                        server.variant.id,
+                        f"another server ({neighbour}) answered on {HOST}:{server.port}, "
+                        "not the one benchwatch started",
+                        server.stderr_tail(),
+                    )
                 raise BootError(
                     server.variant.id,
                     f"not ready after {timeout:g}s (no answer on {server.variant.ready_endpoint})",
@@ -458,7 +523,10 @@ def listens(server: Server) -> bool:
             connections = proc.net_connections(kind="tcp")
         except psutil.Error:
             continue
-        if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == server.port for c in connections):
+        if any(
+            c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == server.port
+            for c in connections
+        ):
             return True
     return False
 
@@ -470,7 +538,12 @@ def holder_of(port: int) -> str:
     except (psutil.Error, OSError):
         connections = []
     for conn in connections:
-        if conn.status == psutil.CONN_LISTEN and conn.laddr and conn.laddr.port == port and conn.pid:
+        if (
+            conn.status == psutil.CONN_LISTEN
+            and conn.laddr
+            and conn.laddr.port == port
+            and conn.pid
+        ):
             try:
                 return f"pid {conn.pid} {psutil.Process(conn.pid).name()}"
             except psutil.Error:

@@ -35,9 +35,14 @@ class Session:
 
 
 def open_session(
-    root: Path, out: Path | None = None, *, name: str = "", load_tests: bool = False,
-    within: Session | None = None, command: Sequence[str] | None = None,
-) -> Session:  # fmt: skip
+    root: Path,
+    out: Path | None = None,
+    *,
+    name: str = "",
+    load_tests: bool = False,
+    within: Session | None = None,
+    command: Sequence[str] | None = None,
+) -> Session:
     """The session of a command in the project at `root`: `out`, or `results/<name>-<time>` there
     (`results/<time>` without a name), created; oha when `load_tests`. `within`: the session of
     the command this is a part of; only the folder is new."""
@@ -62,7 +67,9 @@ def default_out(root: Path, name: str = "") -> Path:
 
 
 def start_run(command: Sequence[str], environment: Environment) -> Run:
-    return Run(started_at=now(), command=list(command), environment=environment.model_copy(deep=True))
+    return Run(
+        started_at=now(), command=list(command), environment=environment.model_copy(deep=True)
+    )
 
 
 def now() -> str:

@@ -51,8 +51,14 @@ class SetupError(Exception):
         self.status = status  # a request's answer that was not the one wanted; None: no answer, or not a request
 
 
-def run_setup(variant: Variant, base_url: str, context: Context, environ: Mapping[str, str], python: Path,
-              timeout: float) -> dict[str, str]:  # fmt: skip
+def run_setup(
+    variant: Variant,
+    base_url: str,
+    context: Context,
+    environ: Mapping[str, str],
+    python: Path,
+    timeout: float,
+) -> dict[str, str]:
     """Every set-up step against the server at `base_url`; the values they gave. `timeout`: seconds
     for the whole set-up (a server under valgrind answers slowly)."""
     setup = variant.app.declaration.setup
@@ -61,7 +67,9 @@ def run_setup(variant: Variant, base_url: str, context: Context, environ: Mappin
         return values
     deadline = time.monotonic() + timeout
     seed = [None] if setup.seeds else []
-    steps: list[SetupRequest | None] = [*seed, *setup.requests] if setup.command_first else [*setup.requests, *seed]
+    steps: list[SetupRequest | None] = (
+        [*seed, *setup.requests] if setup.command_first else [*setup.requests, *seed]
+    )
     # plain HTTP on loopback: no proxy from the environment, no certificates to load
     with httpx.Client(base_url=base_url, trust_env=False, verify=False) as client:
         for step in steps:
@@ -78,30 +86,47 @@ def run_setup(variant: Variant, base_url: str, context: Context, environ: Mappin
     return values
 
 
-def _request(client: httpx.Client, variant: Variant, step: SetupRequest, context: Context,
-             timeout: float) -> dict[str, str]:  # fmt: skip
+def _request(
+    client: httpx.Client, variant: Variant, step: SetupRequest, context: Context, timeout: float
+) -> dict[str, str]:
     name = f"request {step.name!r}"
     try:
         prepared = prepare(variant.app, step, context)
     except Unresolved as exc:
         raise SetupError(name, str(exc)) from None
     try:
-        response = client.request(prepared.method, prepared.target, content=prepared.body,
-                                  headers=prepared.header_dict(), timeout=timeout)  # fmt: skip
+        response = client.request(
+            prepared.method,
+            prepared.target,
+            content=prepared.body,
+            headers=prepared.header_dict(),
+            timeout=timeout,
+        )
     except httpx.HTTPError as exc:
-        raise SetupError(name, f"{step.method} {step.path}: no answer ({type(exc).__name__})") from None
+        raise SetupError(
+            name, f"{step.method} {step.path}: no answer ({type(exc).__name__})"
+        ) from None
     wanted = step.expect_status
-    if (wanted is None and not 200 <= response.status_code < 300) or (wanted is not None and response.status_code != wanted):
-        snippet = redact(response.text[:2000].replace("\n", " "))[:SNIPPET]  # a secret redacted whole, then cut
+    if (wanted is None and not 200 <= response.status_code < 300) or (
+        wanted is not None and response.status_code != wanted
+    ):
+        snippet = redact(response.text[:2000].replace("\n", " "))[
+            :SNIPPET
+        ]  # a secret redacted whole, then cut
         want = f"want {wanted}" if wanted is not None else "want 2xx"
-        raise SetupError(name, f"{step.method} {step.path}: status {response.status_code}, {want} ({snippet})",
-                         status=response.status_code)
+        raise SetupError(
+            name,
+            f"{step.method} {step.path}: status {response.status_code}, {want} ({snippet})",
+            status=response.status_code,
+        )
     if not step.save:
         return {}
     try:
         answer = response.json()
     except ValueError:
-        raise SetupError(name, f"{step.method} {step.path}: the answer is not JSON, so nothing to save") from None
+        raise SetupError(
+            name, f"{step.method} {step.path}: the answer is not JSON, so nothing to save"
+        ) from None
     return {key: _dig(answer, dotted, name) for key, dotted in step.save.items()}
 
 
@@ -123,8 +148,14 @@ def _dig(answer: Any, dotted: str, step: str) -> str:
     return found if isinstance(found, str) else json.dumps(found)
 
 
-def _seed(variant: Variant, base_url: str, context: Context, environ: Mapping[str, str], python: Path,
-          timeout: float) -> dict[str, str]:  # fmt: skip
+def _seed(
+    variant: Variant,
+    base_url: str,
+    context: Context,
+    environ: Mapping[str, str],
+    python: Path,
+    timeout: float,
+) -> dict[str, str]:
     setup = variant.app.declaration.setup
     assert setup is not None
     if setup.command is not None:
@@ -136,11 +167,21 @@ def _seed(variant: Variant, base_url: str, context: Context, environ: Mapping[st
     else:
         name = f"callable {setup.callable}"
         argv = [str(python), "-c", _CALL, str(setup.callable)]
-    env = {**environ, BASE_URL_ENV: base_url,
-           **{VALUE_ENV_PREFIX + key.upper(): value for key, value in context.setup.items()}}  # fmt: skip
+    env = {
+        **environ,
+        BASE_URL_ENV: base_url,
+        **{VALUE_ENV_PREFIX + key.upper(): value for key, value in context.setup.items()},
+    }
     try:
-        done = subprocess.run(argv, cwd=variant.app.root, env=env, capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)  # fmt: skip
+        done = subprocess.run(
+            argv,
+            cwd=variant.app.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
         raise SetupError(name, f"still running after {timeout:.0f} s (setup.timeout)") from None
     except OSError as exc:
@@ -160,7 +201,9 @@ def _values(line: str, step: str, tail: str, *, strict: bool) -> dict[str, str]:
         found = json.loads(line)
     except ValueError:
         found = None
-    if isinstance(found, dict) and all(isinstance(v, str | int | float) and not isinstance(v, bool) for v in found.values()):
+    if isinstance(found, dict) and all(
+        isinstance(v, str | int | float) and not isinstance(v, bool) for v in found.values()
+    ):
         return {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in found.items()}
     if strict:
         raise SetupError(step, "did not return a dict of strings and numbers", tail)
@@ -170,10 +213,14 @@ def _values(line: str, step: str, tail: str, *, strict: bool) -> dict[str, str]:
 def _check_endpoints(variant: Variant, context: Context) -> None:
     """Every `{setup.NAME}` the variant's endpoints use has a value now: one step's problem, not
     an error per request later."""
-    for where, text in declared_strings(variant.app.declaration, list(variant.endpoints), variant.flavor):
+    for where, text in declared_strings(
+        variant.app.declaration, list(variant.endpoints), variant.flavor
+    ):
         if not where.startswith("endpoints."):
             continue
         for ref in refs(text):
             if ref.kind == "setup" and ref.name not in context.setup:
                 given = ", ".join(sorted(context.setup)) or "none"
-                raise SetupError("values", f"{where} needs {ref.text}, which no step gave (they gave: {given})")
+                raise SetupError(
+                    "values", f"{where} needs {ref.text}, which no step gave (they gave: {given})"
+                )

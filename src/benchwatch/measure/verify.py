@@ -61,7 +61,9 @@ def expected_body(endpoint: Endpoint, variant: Variant, context: Context) -> Any
     """An endpoint's golden body with this boot's values in it (the `${NAME}`s it holds resolved,
     so a CI user other than init's compares equal); Unresolved when one is not set."""
     assert endpoint.expect.json_file is not None
-    return resolve_tree(json.loads(variant.app.file(endpoint.expect.json_file).read_text()), context)
+    return resolve_tree(
+        json.loads(variant.app.file(endpoint.expect.json_file).read_text()), context
+    )
 
 
 def first_difference(got: Any, want: Any, path: str = "$") -> str | None:
@@ -102,11 +104,15 @@ def check_endpoint(client: httpx.Client, srv: Server, endpoint: Endpoint) -> tup
     variant = srv.variant
     sent = prepare(variant.app, endpoint, srv.context)
     try:
-        response = client.request(sent.method, sent.target, content=sent.body, headers=sent.header_dict())
+        response = client.request(
+            sent.method, sent.target, content=sent.body, headers=sent.header_dict()
+        )
     except httpx.HTTPError as exc:
         return f"request failed: {type(exc).__name__}: {redact(str(exc))}", MISSING
     if response.status_code != expect.status:
-        snippet = redact(response.text[:2000].replace("\n", " "))[:120]  # a secret redacted whole, then cut
+        snippet = redact(response.text[:2000].replace("\n", " "))[
+            :120
+        ]  # a secret redacted whole, then cut
         return f"status {response.status_code}, want {expect.status} ({snippet})", MISSING
     media_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
     if media_type != expect.content_type.lower():
@@ -145,8 +151,13 @@ def check_server(srv: Server, endpoints: tuple[Endpoint, ...] | None = None) -> 
             reason = redact(reason) if reason else None  # a body's difference quotes the server
             if reason:
                 checked.problems.append(
-                    Problem(variant=variant.id, phase="verify", endpoint=endpoint.label, reason=reason,
-                            detail=srv.last_error() if reason.startswith("status 5") else "")
+                    Problem(
+                        variant=variant.id,
+                        phase="verify",
+                        endpoint=endpoint.label,
+                        reason=reason,
+                        detail=srv.last_error() if reason.startswith("status 5") else "",
+                    )
                 )
             if body is not MISSING:
                 checked.bodies[endpoint.name] = body
@@ -162,7 +173,9 @@ def cross_check(variants: list[Variant], checks: dict[str, Checked]) -> list[Pro
             continue
         for endpoint in variant.endpoints:
             if endpoint.name in checked.bodies:
-                groups[(variant.app.name, endpoint.name)].append((variant, checked.bodies[endpoint.name]))
+                groups[(variant.app.name, endpoint.name)].append(
+                    (variant, checked.bodies[endpoint.name])
+                )
     problems = []
     for (_app, _endpoint_name), answers in groups.items():
         reference_variant, reference = answers[0]
@@ -181,7 +194,9 @@ def cross_check(variants: list[Variant], checks: dict[str, Checked]) -> list[Pro
     return problems
 
 
-def verify_variants(variants: list[Variant], quiet: bool = False) -> tuple[dict[str, Checked], list[Problem]]:
+def verify_variants(
+    variants: list[Variant], quiet: bool = False
+) -> tuple[dict[str, Checked], list[Problem]]:
     """Boot each variant in turn, check every endpoint, stop it; then cross-check the bodies."""
     from benchwatch.environments import envs
     from benchwatch.measure import preflight, server
@@ -196,21 +211,32 @@ def verify_variants(variants: list[Variant], quiet: bool = False) -> tuple[dict[
     for variant in variants:
         progress.step(variant.id, "verify")
         if variant.env_key in failed:
-            problems.append(Problem(variant=variant.id, phase="env", reason=failed[variant.env_key]))
+            problems.append(
+                Problem(variant=variant.id, phase="env", reason=failed[variant.env_key])
+            )
         else:
             try:
                 with server.running(variant, ready[variant.env_key], cpu=server_cores) as srv:
                     checked = check_server(srv)
                     if not srv.alive():
                         checked.problems.append(
-                            Problem(variant=variant.id, phase="verify", reason="server died during verify",
-                                    detail=srv.stderr_tail())
-                        )  # fmt: skip
+                            Problem(
+                                variant=variant.id,
+                                phase="verify",
+                                reason="server died during verify",
+                                detail=srv.stderr_tail(),
+                            )
+                        )
                 checks[variant.id] = checked
                 problems.extend(checked.problems)
             except server.BootError as exc:
                 problems.append(
-                    Problem(variant=variant.id, phase=exc.phase, reason=exc.reason, detail=exc.stderr_tail)
+                    Problem(
+                        variant=variant.id,
+                        phase=exc.phase,
+                        reason=exc.reason,
+                        detail=exc.stderr_tail,
+                    )
                 )
         progress.advance()
     problems.extend(cross_check(variants, checks))

@@ -22,7 +22,9 @@ from benchwatch.results.schema import Figure, Problem
 
 ASV_RUNNER_VERSION = "0.3.2"
 ASV_TIMEOUT_S = 1800
-TRACK_PATTERN = r"\.track_"  # asv's track_ benchmarks: the installed versions, checked against the pins
+TRACK_PATTERN = (
+    r"\.track_"  # asv's track_ benchmarks: the installed versions, checked against the pins
+)
 
 
 def quick_patterns(root: Path, *, track: bool = True) -> list[str]:
@@ -30,8 +32,12 @@ def quick_patterns(root: Path, *, track: bool = True) -> list[str]:
     one), plus the track_ benchmarks that check the installed versions (`track`)."""
     from benchwatch.project.config import PROJECT_FILE, load_project
 
-    chosen = list(load_project(root).settings.micro_quick) if (root / PROJECT_FILE).is_file() else []
+    chosen = (
+        list(load_project(root).settings.micro_quick) if (root / PROJECT_FILE).is_file() else []
+    )
     return [*chosen, TRACK_PATTERN] if chosen and track else chosen
+
+
 QUICK_REPEAT = "(3, 5, 1.0)"
 
 
@@ -131,10 +137,19 @@ def _run_argv(
     config: Path, python: Path, machine: str, commit: str, bench: list[str], quick: bool, index: int
 ) -> list[str]:
     argv = [
-        "run", "--config", str(config), "--environment", f"existing:{python}",
-        "--machine", machine, "--set-commit-hash", commit, "--show-stderr",
-        "--launch-method", "forkserver",  # inputs are built once per run, at import (common.py)
-    ]  # fmt: skip
+        "run",
+        "--config",
+        str(config),
+        "--environment",
+        f"existing:{python}",
+        "--machine",
+        machine,
+        "--set-commit-hash",
+        commit,
+        "--show-stderr",
+        "--launch-method",
+        "forkserver",  # inputs are built once per run, at import (common.py)
+    ]
     for regex in bench:
         argv += ["--bench", regex]
     # one asv round per call: benchwatch interleaves the rounds across stacks itself
@@ -204,8 +219,11 @@ def _asv_environment(work: Path) -> dict[str, str]:
             )
         import asv_runner
 
-        shutil.copytree(Path(asv_runner.__file__).parent, runner / "asv_runner",
-                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+        shutil.copytree(
+            Path(asv_runner.__file__).parent,
+            runner / "asv_runner",
+            ignore=shutil.ignore_patterns("__pycache__"),
+        )
     home = work / "home"
     home.mkdir(exist_ok=True)
     from benchwatch.declarations.placeholders import app_environ

@@ -23,9 +23,14 @@ def command(argv: list[str], out_file: Path) -> list[str]:
     """`argv` under cachegrind counting instructions only (no cache or branch simulation)."""
     valgrind = shutil.which("valgrind") or "valgrind"
     return [
-        *no_randomization(), valgrind, "--tool=cachegrind", "--cache-sim=no",
-        "--branch-sim=no", f"--cachegrind-out-file={out_file}", *argv,
-    ]  # fmt: skip
+        *no_randomization(),
+        valgrind,
+        "--tool=cachegrind",
+        "--cache-sim=no",
+        "--branch-sim=no",
+        f"--cachegrind-out-file={out_file}",
+        *argv,
+    ]
 
 
 def read_total(path: Path) -> int:
@@ -34,7 +39,9 @@ def read_total(path: Path) -> int:
     try:
         text = path.read_text()
     except OSError as exc:
-        raise CachegrindError(f"{path}: cannot read the cachegrind output ({exc.strerror})") from None
+        raise CachegrindError(
+            f"{path}: cannot read the cachegrind output ({exc.strerror})"
+        ) from None
     events: list[str] | None = None
     summary: list[str] | None = None
     for line in text.splitlines():

@@ -50,16 +50,23 @@ def runner_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
-def plan_argv(python: Path, benchmark_dir: Path, mode: str, cases: Sequence[Case],
-              **plan: object) -> list[str]:  # fmt: skip
+def plan_argv(
+    python: Path, benchmark_dir: Path, mode: str, cases: Sequence[Case], **plan: object
+) -> list[str]:
     spec = {"cases": [[c.key, c.combo] for c in cases], **plan}
     return [str(python), str(RUNNER), mode, str(benchmark_dir), json.dumps(spec)]
 
 
 def _native(argv: list[str], benchmark_dir: Path, env: Mapping[str, str]) -> str:
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, env=dict(env),
-                              cwd=benchmark_dir.parent, timeout=NATIVE_TIMEOUT_S)  # fmt: skip
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            env=dict(env),
+            cwd=benchmark_dir.parent,
+            timeout=NATIVE_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired:
         raise RunnerError(f"`runner.py {argv[2]}` took longer than {NATIVE_TIMEOUT_S} s") from None
     if done.returncode != 0:
@@ -73,14 +80,18 @@ def discover(python: Path, benchmark_dir: Path, env: Mapping[str, str]) -> list[
     return [Case(c["key"], c["combo"], c["name"], tuple(c["labels"])) for c in json.loads(out)]
 
 
-def select(cases: Sequence[Case], patterns: Sequence[str], within: Sequence[str] = ()) -> list[Case]:
+def select(
+    cases: Sequence[Case], patterns: Sequence[str], within: Sequence[str] = ()
+) -> list[Case]:
     """Cases matching any of `patterns` and, if given, any of `within` (asv's --bench: a regex
     searched in the name, with or without its parameters)."""
 
     def hit(case: Case, regexes: Sequence[str]) -> bool:
         return any(re.search(r, case.key) or re.search(r, case.name) for r in regexes)
 
-    return [c for c in cases if (not patterns or hit(c, patterns)) and (not within or hit(c, within))]
+    return [
+        c for c in cases if (not patterns or hit(c, patterns)) and (not within or hit(c, within))
+    ]
 
 
 @dataclass(frozen=True)
@@ -90,9 +101,13 @@ class Checked:
     failed: dict[Case, str]
 
 
-def check(python: Path, benchmark_dir: Path, cases: Sequence[Case], env: Mapping[str, str]) -> Checked:
+def check(
+    python: Path, benchmark_dir: Path, cases: Sequence[Case], env: Mapping[str, str]
+) -> Checked:
     """Builds and calls every case a few times, natively (a failure is that case's alone)."""
-    report = json.loads(_native(plan_argv(python, benchmark_dir, "check", cases), benchmark_dir, env))
+    report = json.loads(
+        _native(plan_argv(python, benchmark_dir, "check", cases), benchmark_dir, env)
+    )
     by_id = {c.ident: c for c in cases}
     return Checked(
         working={by_id[k]: v for k, v in report["seconds"].items()},

@@ -84,9 +84,14 @@ def figures_from_results(
 
 
 def _figure(
-    stack: Stack, key: str, labels: list[str], described: dict[str, Any],
-    value: float, stats: dict | None, samples: list[float] | None,
-) -> Figure:  # fmt: skip
+    stack: Stack,
+    key: str,
+    labels: list[str],
+    described: dict[str, Any],
+    value: float,
+    stats: dict | None,
+    samples: list[float] | None,
+) -> Figure:
     kind = described.get("type") or key.rsplit(".", 1)[-1].split("_", 1)[0]  # asv: "peakmemory"
     raw = [s for s in (samples or [value]) if s is not None and math.isfinite(s)] or [value]
     if kind == "time":
@@ -133,7 +138,9 @@ _TRACKED_VERSION = re.compile(r"track_(?P<package>\w+)_version$")
 
 def version_number(version: str) -> int:
     """The number benchmarks/compat.py tracks: major*1_000_000 + minor*1000 + patch."""
-    parts = [int("".join(ch for ch in part if ch.isdigit()) or 0) for part in version.split(".")[:3]]
+    parts = [
+        int("".join(ch for ch in part if ch.isdigit()) or 0) for part in version.split(".")[:3]
+    ]
     major, minor, patch = (parts + [0, 0, 0])[:3]
     return major * 1_000_000 + minor * 1000 + patch
 
@@ -145,9 +152,15 @@ def _check_tracked_version(stack: Stack, key: str, value: float) -> list[Problem
     pinned = stack.pinned_versions().get(match.group("package")) if match else None
     if pinned is None or int(value) == version_number(pinned):
         return []
-    return [Problem(variant=f"micro@{stack.name}", phase="micro", endpoint=_operation(key),
-                    reason=f"asv ran version number {int(value)}, the stack pins {pinned} "
-                           f"({version_number(pinned)})")]  # fmt: skip
+    return [
+        Problem(
+            variant=f"micro@{stack.name}",
+            phase="micro",
+            endpoint=_operation(key),
+            reason=f"asv ran version number {int(value)}, the stack pins {pinned} "
+            f"({version_number(pinned)})",
+        )
+    ]
 
 
 def _label(key: str, labels: list[str]) -> str:

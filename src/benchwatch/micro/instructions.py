@@ -37,7 +37,9 @@ GROUP_SIZE = 8  # cases sharing one valgrind process
 JOBS = 2  # valgrind processes (children) running at once
 VALGRIND_TIMEOUT_S = 1800
 UNIT = "instructions"
-INJECT_ENV_VAR = "BENCHWATCH_MICRO_INJECT"  # read by benchmarks/inject.py (which imports nothing of ours)
+INJECT_ENV_VAR = (
+    "BENCHWATCH_MICRO_INJECT"  # read by benchmarks/inject.py (which imports nothing of ours)
+)
 COUNTER_PARAM = ("counter", "instructions")  # keeps these apart from the timing figures
 
 
@@ -72,13 +74,25 @@ class _Counter:
         """Per case, per repetition: the instructions of N more calls."""
         calls = [target.calls[target.cases.index(c)] for c in cases]
         out = Path(tempfile.mkdtemp(prefix="group-", dir=self.work))
-        argv = plan_argv(target.python, self.benchmark_dir, "fork", cases, calls=calls,
-                         repeats=self.repeats, jobs=self.jobs)  # fmt: skip
+        argv = plan_argv(
+            target.python,
+            self.benchmark_dir,
+            "fork",
+            cases,
+            calls=calls,
+            repeats=self.repeats,
+            jobs=self.jobs,
+        )
         with self.slots:  # one group at a time per slot: its children take `jobs` cores
             try:
-                done = subprocess.run(cachegrind.command(argv, out / "cg.%p"), capture_output=True,
-                                      text=True, env=dict(self.env), cwd=self.benchmark_dir.parent,
-                                      timeout=VALGRIND_TIMEOUT_S)  # fmt: skip
+                done = subprocess.run(
+                    cachegrind.command(argv, out / "cg.%p"),
+                    capture_output=True,
+                    text=True,
+                    env=dict(self.env),
+                    cwd=self.benchmark_dir.parent,
+                    timeout=VALGRIND_TIMEOUT_S,
+                )
             except subprocess.TimeoutExpired:
                 raise CountFailed(f"valgrind took longer than {VALGRIND_TIMEOUT_S} s") from None
         tail = [ln for ln in done.stderr.strip().splitlines() if not ln.startswith(("==", "--"))]
@@ -99,8 +113,9 @@ class _Counter:
         return found
 
 
-def _count_target(counter: _Counter, target: Target,
-                  say: Callable[[str], None]) -> tuple[dict[Case, list[float]], list[Problem]]:  # fmt: skip
+def _count_target(
+    counter: _Counter, target: Target, say: Callable[[str], None]
+) -> tuple[dict[Case, list[float]], list[Problem]]:
     variant = f"micro@{target.stack.name}"
     groups = [target.cases[i : i + GROUP_SIZE] for i in range(0, len(target.cases), GROUP_SIZE)]
     counted: dict[Case, list[float]] = {}
@@ -110,23 +125,43 @@ def _count_target(counter: _Counter, target: Target,
             extras = counter.group(target, group)
         except CountFailed as exc:
             if len(group) == 1:
-                problems.append(Problem(variant=variant, phase="micro", endpoint=group[0].name,
-                                        reason=f"instruction count failed: {exc}"))  # fmt: skip
+                problems.append(
+                    Problem(
+                        variant=variant,
+                        phase="micro",
+                        endpoint=group[0].name,
+                        reason=f"instruction count failed: {exc}",
+                    )
+                )
                 continue
-            say(f"instructions: {target.stack.name}: a group failed ({exc}); counting its cases one by one")
+            say(
+                f"instructions: {target.stack.name}: a group failed ({exc}); counting its cases one by one"
+            )
             groups += [(case,) for case in group]  # the loop reaches them after the others
             continue
         for case in group:
             calls = target.calls[target.cases.index(case)]
             values = [per_call(extra, calls) for extra in extras[case]]
             if not values:
-                problems.append(Problem(variant=variant, phase="micro", endpoint=case.name,
-                                        reason="not counted: setup skipped it under valgrind"))  # fmt: skip
+                problems.append(
+                    Problem(
+                        variant=variant,
+                        phase="micro",
+                        endpoint=case.name,
+                        reason="not counted: setup skipped it under valgrind",
+                    )
+                )
                 continue
             if any(v is None for v in values):
-                problems.append(Problem(variant=variant, phase="micro", endpoint=case.name,
-                    reason=f"instruction count not monotone in N ({extras[case]} more for "
-                           f"{calls} more calls); not published"))  # fmt: skip
+                problems.append(
+                    Problem(
+                        variant=variant,
+                        phase="micro",
+                        endpoint=case.name,
+                        reason=f"instruction count not monotone in N ({extras[case]} more for "
+                        f"{calls} more calls); not published",
+                    )
+                )
                 continue
             counted[case] = [float(v) for v in values if v is not None]
     return counted, problems
@@ -138,22 +173,38 @@ def figure(stack: Stack, case: Case, samples: list[float], calls: int, note: str
     scenario, params = case_identity(list(case.labels), default_scenario="micro")
     params[COUNTER_PARAM[0]] = COUNTER_PARAM[1]
     return Figure(
-        name=micro_key(case.labels, case.operation, stack.name, instructions=True, scenario=scenario).name,
+        name=micro_key(
+            case.labels, case.operation, stack.name, instructions=True, scenario=scenario
+        ).name,
         kind="micro",
-        variant=f"{scenario}@{stack.name}", scenario=scenario, stack=stack.name,
-        metric=case.operation, unit=UNIT, bigger_is_better=False, samples=samples,
-        value=statistics.median(samples), spread=(max(samples) - min(samples)) / 2,
-        params=params, note=" ".join(p for p in (f"cachegrind {case.name}, N={calls}", note) if p),
-    )  # fmt: skip
+        variant=f"{scenario}@{stack.name}",
+        scenario=scenario,
+        stack=stack.name,
+        metric=case.operation,
+        unit=UNIT,
+        bigger_is_better=False,
+        samples=samples,
+        value=statistics.median(samples),
+        spread=(max(samples) - min(samples)) / 2,
+        params=params,
+        note=" ".join(p for p in (f"cachegrind {case.name}, N={calls}", note) if p),
+    )
 
 
 def count_instructions(
-    stacks: Sequence[Stack], *, benchmark_dir: Path, patterns: Sequence[str] = (),
-    within: Sequence[str] = (), repeats: int = DEFAULT_REPEATS, calls: int = DEFAULT_CALLS,
-    extra_env: Mapping[str, str] | None = None, jobs: int = JOBS,
-    log: Callable[[str], None] | None = None, python_for: Callable[[Stack], Path] | None = None,
+    stacks: Sequence[Stack],
+    *,
+    benchmark_dir: Path,
+    patterns: Sequence[str] = (),
+    within: Sequence[str] = (),
+    repeats: int = DEFAULT_REPEATS,
+    calls: int = DEFAULT_CALLS,
+    extra_env: Mapping[str, str] | None = None,
+    jobs: int = JOBS,
+    log: Callable[[str], None] | None = None,
+    python_for: Callable[[Stack], Path] | None = None,
     leave_out: Collection[str] = (),
-) -> tuple[list[Figure], list[Problem]]:  # fmt: skip
+) -> tuple[list[Figure], list[Problem]]:
     """Instruction figures for the cases matching `patterns` (and `within`) on every stack, and
     every problem: valgrind missing (one problem, no figures), env build, discovery, a case that
     fails natively or under valgrind, counts not monotone in N. NotImplementedError in setup is
@@ -173,8 +224,11 @@ def count_instructions(
         variant = f"micro@{stack.name}"
         try:
             python = python_for(stack) if python_for else ensure(stack).python
-            found = [c for c in select(discover(python, benchmark_dir, env), patterns, within)
-                     if c.short not in leave_out]  # fmt: skip
+            found = [
+                c
+                for c in select(discover(python, benchmark_dir, env), patterns, within)
+                if c.short not in leave_out
+            ]
             checked = check(python, benchmark_dir, found, env) if found else None
         except (EnvError, RunnerError) as exc:
             phase = "env" if isinstance(exc, EnvError) else "micro"
@@ -182,8 +236,12 @@ def count_instructions(
             continue
         if checked is None:
             continue
-        problems += [Problem(variant=variant, phase="micro", endpoint=c.name, reason=f"fails natively: {why}")
-                     for c, why in checked.failed.items()]  # fmt: skip
+        problems += [
+            Problem(
+                variant=variant, phase="micro", endpoint=c.name, reason=f"fails natively: {why}"
+            )
+            for c, why in checked.failed.items()
+        ]
         if checked.working:
             ns = tuple(calls for _ in checked.working)
             targets.append(Target(stack, python, tuple(checked.working), ns))
@@ -191,10 +249,18 @@ def count_instructions(
         # `jobs` processes at once: groups side by side, or one group's children side by side
         groups = sum(-(-len(t.cases) // GROUP_SIZE) for t in targets)
         side_by_side = max(1, min(jobs, groups))
-        counter = _Counter(benchmark_dir, Path(work), env, repeats, max(1, jobs // side_by_side),
-                           threading.BoundedSemaphore(side_by_side))  # fmt: skip
+        counter = _Counter(
+            benchmark_dir,
+            Path(work),
+            env,
+            repeats,
+            max(1, jobs // side_by_side),
+            threading.BoundedSemaphore(side_by_side),
+        )
         for target in targets:
-            say(f"instructions: {len(target.cases)} cases on {target.stack.name}, {repeats} repetitions")
+            say(
+                f"instructions: {len(target.cases)} cases on {target.stack.name}, {repeats} repetitions"
+            )
         with ThreadPoolExecutor(max_workers=max(1, len(targets))) as pool:
             results = list(pool.map(lambda t: _count_target(counter, t, say), targets))
     injected = (extra_env or {}).get(INJECT_ENV_VAR, "")

@@ -72,9 +72,15 @@ class Runner:
         self.player = player
         self.errors = tempfile.TemporaryFile()  # a file, not a pipe: nobody reads it until the end
         self.process = subprocess.Popen(
-            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors, text=True,
-            env=runner_env(player.extra_env), cwd=player.benchmark_dir.parent, bufsize=1,
-        )  # fmt: skip
+            argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errors,
+            text=True,
+            env=runner_env(player.extra_env),
+            cwd=player.benchmark_dir.parent,
+            bufsize=1,
+        )
 
     def pin(self, core: int | None) -> None:
         if core is not None:
@@ -140,10 +146,16 @@ def timing_core() -> int | None:
 
 
 def time_cases(
-    base: Player, head: Player, *, patterns: Sequence[str] = (), within: Sequence[str] = (),
-    quick: bool = True, rounds: int | None = None, sample_seconds: float | None = None,
+    base: Player,
+    head: Player,
+    *,
+    patterns: Sequence[str] = (),
+    within: Sequence[str] = (),
+    quick: bool = True,
+    rounds: int | None = None,
+    sample_seconds: float | None = None,
     log: Callable[[str], None] | None = None,
-) -> tuple[list[Figure], list[Figure], list[Problem]]:  # fmt: skip
+) -> tuple[list[Figure], list[Figure], list[Problem]]:
     """Base's and head's figures (one sample per round, paired by index) for every case both
     sides have, and every problem: discovery, a case failing on one side, a runner that dies."""
     say = log or (lambda line: None)
@@ -153,10 +165,15 @@ def time_cases(
     found: dict[str, list[Case]] = {}
     for player in (base, head):
         try:
-            found[player.role] = select(discover(player.python, player.benchmark_dir,
-                                                 runner_env(player.extra_env)), patterns, within)  # fmt: skip
+            found[player.role] = select(
+                discover(player.python, player.benchmark_dir, runner_env(player.extra_env)),
+                patterns,
+                within,
+            )
         except RunnerError as exc:
-            problems.append(Problem(variant=f"micro@{player.stack.name}", phase="micro", reason=str(exc)))
+            problems.append(
+                Problem(variant=f"micro@{player.stack.name}", phase="micro", reason=str(exc))
+            )
     if problems:
         return [], [], problems
     head_names = {c.name for c in found[head.role]}
@@ -167,7 +184,13 @@ def time_cases(
     try:
         return _play(pairs, cases, rounds, sample_seconds, say, problems)
     except PairsError as exc:
-        problems.append(Problem(variant=f"micro@{base.stack.name}", phase="micro", reason=f"micro timing stopped: {exc}"))
+        problems.append(
+            Problem(
+                variant=f"micro@{base.stack.name}",
+                phase="micro",
+                reason=f"micro timing stopped: {exc}",
+            )
+        )
         return [], [], problems
     finally:
         pairs.close()
@@ -203,7 +226,9 @@ class _Pairs:
             try:
                 reports.append(json.loads(runner.receive(SETUP_TIMEOUT_S)))
             except ValueError as exc:
-                raise PairsError(f"{runner.player.role} runner: unreadable report ({exc})") from None
+                raise PairsError(
+                    f"{runner.player.role} runner: unreadable report ({exc})"
+                ) from None
         for runner in self.current:
             runner.pin(self.core)
         if more:
@@ -223,9 +248,13 @@ class _Pairs:
 
 
 def _play(
-    pairs: _Pairs, cases: list[Case], rounds: int, sample_seconds: float,
-    say: Callable[[str], None], problems: list[Problem],
-) -> tuple[list[Figure], list[Figure], list[Problem]]:  # fmt: skip
+    pairs: _Pairs,
+    cases: list[Case],
+    rounds: int,
+    sample_seconds: float,
+    say: Callable[[str], None],
+    problems: list[Problem],
+) -> tuple[list[Figure], list[Figure], list[Problem]]:
     working: list[tuple[int, Case, int]] = []
     samples: dict[int, list[list[float]]] = {}
     for round_index in range(rounds):
@@ -233,13 +262,20 @@ def _play(
         if round_index == 0:
             working = _working(runners, reports, cases, sample_seconds, problems)
             samples = {index: [[], []] for index, _, _ in working}
-            say(f"micro: {len(working)} cases, {rounds} rounds (a fresh pair of processes each) of "
-                f"{BATCHES} alternating batches per side")  # fmt: skip
+            say(
+                f"micro: {len(working)} cases, {rounds} rounds (a fresh pair of processes each) of "
+                f"{BATCHES} alternating batches per side"
+            )
         else:
-            lost = [case.name for _, case, _ in working
-                    if not all(case.ident in rep["seconds"] for rep in reports)]  # fmt: skip
+            lost = [
+                case.name
+                for _, case, _ in working
+                if not all(case.ident in rep["seconds"] for rep in reports)
+            ]
             if lost:
-                raise PairsError(f"round {round_index + 1}: {', '.join(lost)} failed where it had worked")
+                raise PairsError(
+                    f"round {round_index + 1}: {', '.join(lost)} failed where it had worked"
+                )
         order = list(working)
         random.Random(round_index).shuffle(order)
         fastest = {index: [float("inf"), float("inf")] for index, _, _ in working}
@@ -253,25 +289,42 @@ def _play(
                 samples[index][side].append(fastest[index][side] / calls / 1e-6)  # µs per call
     base_figures, head_figures = [], []
     for index, case, calls in working:
-        how = (f"{rounds} rounds, each a fresh pair of processes, a sample the fastest of {BATCHES} "
-               f"batches of {calls} calls spread over the round, alternating with the other side's "
-               "on one core")  # fmt: skip
+        how = (
+            f"{rounds} rounds, each a fresh pair of processes, a sample the fastest of {BATCHES} "
+            f"batches of {calls} calls spread over the round, alternating with the other side's "
+            "on one core"
+        )
         for side, into in enumerate((base_figures, head_figures)):
             into.append(_figure(pairs.players[side].stack, case, samples[index][side], how))
     return base_figures, head_figures, problems
 
 
-def _working(runners: list[Runner], reports: list[dict], cases: list[Case], sample_seconds: float,
-             problems: list[Problem]) -> list[tuple[int, Case, int]]:  # fmt: skip
+def _working(
+    runners: list[Runner],
+    reports: list[dict],
+    cases: list[Case],
+    sample_seconds: float,
+    problems: list[Problem],
+) -> list[tuple[int, Case, int]]:
     """(index, case, calls per batch) of the cases that work on both sides; the others' failures
     become problems."""
     working = []
     for index, case in enumerate(cases):
         ident = case.ident
-        broken = [(r.player, rep["failed"][ident]) for r, rep in zip(runners, reports, strict=True)
-                  if ident in rep["failed"]]  # fmt: skip
-        problems += [Problem(variant=f"micro@{p.stack.name}", phase="micro", endpoint=case.name,
-                             reason=f"fails natively: {why}") for p, why in broken]  # fmt: skip
+        broken = [
+            (r.player, rep["failed"][ident])
+            for r, rep in zip(runners, reports, strict=True)
+            if ident in rep["failed"]
+        ]
+        problems += [
+            Problem(
+                variant=f"micro@{p.stack.name}",
+                phase="micro",
+                endpoint=case.name,
+                reason=f"fails natively: {why}",
+            )
+            for p, why in broken
+        ]
         if not broken and all(ident in rep["seconds"] for rep in reports):
             slowest = max(rep["seconds"][ident] for rep in reports)
             calls = round(sample_seconds / BATCHES / max(slowest, 1e-9))
@@ -294,7 +347,9 @@ def _alternate(runners: list[Runner], request: str, first: int) -> list[float]:
         except ValueError:
             raise PairsError(f"{runner.player.role} runner answered {reply[:80]!r}") from None
         if values[-1] <= 0:
-            raise PairsError(f"{runner.player.role} runner timed 0 s; its timer is too coarse for {request}")
+            raise PairsError(
+                f"{runner.player.role} runner timed 0 s; its timer is too coarse for {request}"
+            )
     return values
 
 
@@ -303,8 +358,18 @@ def _figure(stack: Stack, case: Case, samples: list[float], how: str) -> Figure:
     floors and labels are shared."""
     scenario, params = case_identity(list(case.labels), default_scenario="micro")
     return Figure(
-        name=micro_key(case.labels, case.operation, stack.name, scenario=scenario).name, kind="micro", variant=f"{scenario}@{stack.name}",
-        scenario=scenario, stack=stack.name, metric=case.operation, unit=TIME_UNIT,
-        bigger_is_better=False, samples=samples, value=statistics.median(samples),
-        spread=half_iqr(samples), params=params, note=f"{how}; {case.name}", micro_case=case.name,
-    )  # fmt: skip
+        name=micro_key(case.labels, case.operation, stack.name, scenario=scenario).name,
+        kind="micro",
+        variant=f"{scenario}@{stack.name}",
+        scenario=scenario,
+        stack=stack.name,
+        metric=case.operation,
+        unit=TIME_UNIT,
+        bigger_is_better=False,
+        samples=samples,
+        value=statistics.median(samples),
+        spread=half_iqr(samples),
+        params=params,
+        note=f"{how}; {case.name}",
+        micro_case=case.name,
+    )

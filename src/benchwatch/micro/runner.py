@@ -43,8 +43,9 @@ def _modules(benchmark_dir: Path) -> list[Any]:
     sys.path.insert(0, str(benchmark_dir.parent))
     package = importlib.import_module(benchmark_dir.name)
     found = []
-    for info in sorted(pkgutil.walk_packages(package.__path__, f"{package.__name__}."),
-                       key=lambda i: i.name):  # fmt: skip
+    for info in sorted(
+        pkgutil.walk_packages(package.__path__, f"{package.__name__}."), key=lambda i: i.name
+    ):
         found.append(importlib.import_module(info.name))
     return found
 
@@ -82,7 +83,9 @@ def _benchmarks(modules: list[Any], root: str) -> dict[str, tuple[Any, Any, str]
 
 def discover(benchmark_dir: Path) -> list[dict[str, Any]]:
     cases = []
-    for key, (module, klass, name) in _benchmarks(_modules(benchmark_dir), benchmark_dir.name).items():
+    for key, (module, klass, name) in _benchmarks(
+        _modules(benchmark_dir), benchmark_dir.name
+    ).items():
         function = getattr(klass, name) if klass else getattr(module, name)
         params = _params([function, klass, module])
         names = _first([function, klass, module], "param_names", None) or [
@@ -91,8 +94,15 @@ def discover(benchmark_dir: Path) -> list[dict[str, Any]]:
         for index, combo in enumerate(itertools.product(*params)):
             shown = f"{key}({', '.join(repr(v) for v in combo)})" if params else key
             labels = [str(v) for v in combo]
-            cases.append({"key": key, "combo": index, "name": shown, "labels": labels,
-                          "param_names": list(names)})  # fmt: skip
+            cases.append(
+                {
+                    "key": key,
+                    "combo": index,
+                    "name": shown,
+                    "labels": labels,
+                    "param_names": list(names),
+                }
+            )
     return cases
 
 
@@ -120,8 +130,12 @@ class _Built:
         self.timer = _first(sources, "timer", time.perf_counter)  # asv's default timer
 
 
-def _build_all(benchmark_dir: Path, cases: list[list[Any]], failed: dict[str, str] | None,
-               skipped: dict[str, str]) -> list[_Built | None]:  # fmt: skip
+def _build_all(
+    benchmark_dir: Path,
+    cases: list[list[Any]],
+    failed: dict[str, str] | None,
+    skipped: dict[str, str],
+) -> list[_Built | None]:
     """Every case built, in order; None for a skipped case (asv: NotImplementedError in setup)
     and, when `failed` collects them, for a case whose setup raised."""
     table = _benchmarks(_modules(benchmark_dir), benchmark_dir.name)
@@ -154,8 +168,12 @@ def _built_with_problems(benchmark_dir: Path, plan: dict[str, Any]) -> tuple[lis
     return _build_all(benchmark_dir, plan["cases"], failed, skipped), failed, skipped
 
 
-def _checked(cases: list[list[Any]], built: list[_Built | None], failed: dict[str, str],
-             skipped: dict[str, str]) -> tuple[dict[str, Any], list[_Built | None]]:  # fmt: skip
+def _checked(
+    cases: list[list[Any]],
+    built: list[_Built | None],
+    failed: dict[str, str],
+    skipped: dict[str, str],
+) -> tuple[dict[str, Any], list[_Built | None]]:
     """check's report, and the cases with those that failed a call set to None."""
     seconds: dict[str, float] = {}
     working: list[_Built | None] = []
@@ -276,9 +294,13 @@ def fork(benchmark_dir: Path, plan: dict[str, Any]) -> dict[str, Any]:
         for line in lines:
             k, pid = line.split()
             pids[int(k)] = int(pid)
-    return {"skipped": skipped,
-            "children": [{"case": extra, "pid": pids.get(k), "exit": exits.get(pids.get(k, -1), -1)}
-                         for k, extra in enumerate(children)]}  # fmt: skip
+    return {
+        "skipped": skipped,
+        "children": [
+            {"case": extra, "pid": pids.get(k), "exit": exits.get(pids.get(k, -1), -1)}
+            for k, extra in enumerate(children)
+        ],
+    }
 
 
 def main(argv: list[str]) -> int:

@@ -17,10 +17,17 @@ from benchwatch.results.schema import Run
 
 
 def load(
-    project: Project, variants: Sequence[Variant], session: Session, *, quick: bool = False,
-    rounds: int | None = None, aa_variant: str | None = None, shard: str | None = None, quiet: bool = False,
+    project: Project,
+    variants: Sequence[Variant],
+    session: Session,
+    *,
+    quick: bool = False,
+    rounds: int | None = None,
+    aa_variant: str | None = None,
+    shard: str | None = None,
+    quiet: bool = False,
     counts: bool = False,
-) -> Run:  # fmt: skip
+) -> Run:
     """The load stage from end to end: environments, rounds, then (`counts`) the counts per
     request of every variant's endpoints, written to the session's folder."""
     if session.oha is None:
@@ -32,8 +39,11 @@ def load(
     record.extra.stack_order = list(project.stacks)
     record.extra.shard = shard
     track = load_track(variants, aa_variant)
-    say(f"load: {len(track.slots)} variant slots x {plan.rounds} round(s), "
-        f"about {plan.estimate([s.variant for s in track.slots]) / 60:.1f} min; results in {out}", quiet)  # fmt: skip
+    say(
+        f"load: {len(track.slots)} variant slots x {plan.rounds} round(s), "
+        f"about {plan.estimate([s.variant for s in track.slots]) / 60:.1f} min; results in {out}",
+        quiet,
+    )
     rig, failed = build_rig(session.oha, plan, variants)
     record = measure_load(rig, track, record, out, failed_stacks=failed, quiet=quiet)
     if counts:
@@ -41,8 +51,14 @@ def load(
     return record
 
 
-def count_variants(record: Run, variants: Sequence[Variant], environments: dict, quick: bool, out: Path,
-                   quiet: bool) -> None:  # fmt: skip
+def count_variants(
+    record: Run,
+    variants: Sequence[Variant],
+    environments: dict,
+    quick: bool,
+    out: Path,
+    quiet: bool,
+) -> None:
     """Instructions and system calls per request (benchwatch.counts) of every variant whose
     environment was built, added to the run (gab-counts.json); a counter that is missing is
     said once, as a note, and the timings stand alone."""
@@ -52,9 +68,14 @@ def count_variants(record: Run, variants: Sequence[Variant], environments: dict,
         write_run(out, record)
         return
     targets = counts.targets_for(variants, environments, quick)
-    say(f"counts: instructions and system calls per request of {sum(len(t.endpoints) for t in targets)} "
-        f"endpoints", quiet)  # fmt: skip
-    found, trouble = counts.count_requests(targets, out_dir=out / "counts", log=(lambda line: None) if quiet else None)
+    say(
+        f"counts: instructions and system calls per request of {sum(len(t.endpoints) for t in targets)} "
+        f"endpoints",
+        quiet,
+    )
+    found, trouble = counts.count_requests(
+        targets, out_dir=out / "counts", log=(lambda line: None) if quiet else None
+    )
     record.figures += found
     record.problems += trouble
     write_run(out, record)

@@ -38,27 +38,45 @@ def py_spy() -> str | None:
 
 
 def profile_pairs(
-    oha: str, pairs: Sequence[tuple[Variant, Variant]], environments: dict[str, Env], injections: tuple[Injection, Injection],
-    out: Path, *, quick: bool, duration: float,
-) -> ProfileReport:  # fmt: skip
+    oha: str,
+    pairs: Sequence[tuple[Variant, Variant]],
+    environments: dict[str, Env],
+    injections: tuple[Injection, Injection],
+    out: Path,
+    *,
+    quick: bool,
+    duration: float,
+) -> ProfileReport:
     spy = py_spy()
     if spy is None:
         return ProfileReport(available=False, reason="py-spy not found (pip install py-spy)")
     report = ProfileReport(available=True, duration_s=duration)
     for base, head in pairs:
         try:
-            report.variants.append(_profile_pair(spy, oha, base, head, environments, injections, out, quick, duration))
+            report.variants.append(
+                _profile_pair(spy, oha, base, head, environments, injections, out, quick, duration)
+            )
         except (server.BootError, OSError, ValueError, KeyError) as exc:
             reason = getattr(exc, "reason", str(exc))
             tail = getattr(exc, "stderr_tail", "").strip().splitlines()
-            return ProfileReport(available=False, reason=f"{base.scenario}: {reason}" + (f" ({tail[-1]})" if tail else ""))
+            return ProfileReport(
+                available=False,
+                reason=f"{base.scenario}: {reason}" + (f" ({tail[-1]})" if tail else ""),
+            )
     return report
 
 
 def _profile_pair(
-    spy: str, oha: str, base: Variant, head: Variant, environments: dict[str, Env],
-    injections: tuple[Injection, Injection], out: Path, quick: bool, duration: float,
-) -> VariantProfile:  # fmt: skip
+    spy: str,
+    oha: str,
+    base: Variant,
+    head: Variant,
+    environments: dict[str, Env],
+    injections: tuple[Injection, Injection],
+    out: Path,
+    quick: bool,
+    duration: float,
+) -> VariantProfile:
     out.mkdir(parents=True, exist_ok=True)
     files = {role: out / f"{base.scenario}-{role}.speedscope.json" for role in ("base", "head")}
     # not pinned: two servers sharing one core are preempted where they wake the load generator
@@ -69,20 +87,58 @@ def _profile_pair(
     cpu = {"base": 0.0, "head": 0.0}
     with ExitStack() as stack:
         servers = []
-        for (role, variant), inject in zip((("base", base), ("head", head)), injections, strict=True):
+        for (role, variant), inject in zip(
+            (("base", base), ("head", head)), injections, strict=True
+        ):
             files[role].unlink(missing_ok=True)
-            wrap = [spy, "record", "--output", str(files[role]), "--format", "speedscope", "--rate", str(RATE),
-                    *EXTRA, "--"]
-            servers.append((role, variant, stack.enter_context(server.running(
-                variant, environments[variant.env_key], cpu=server_cores, inject=inject, wrap=wrap))))  # fmt: skip
+            wrap = [
+                spy,
+                "record",
+                "--output",
+                str(files[role]),
+                "--format",
+                "speedscope",
+                "--rate",
+                str(RATE),
+                *EXTRA,
+                "--",
+            ]
+            servers.append(
+                (
+                    role,
+                    variant,
+                    stack.enter_context(
+                        server.running(
+                            variant,
+                            environments[variant.env_key],
+                            cpu=server_cores,
+                            inject=inject,
+                            wrap=wrap,
+                        )
+                    ),
+                )
+            )
         for endpoint in base.timed_endpoints(quick):
             for seconds in (WARMUP, max(duration, MIN_SECONDS)):
-                sent = {role: prepare(variant.app, endpoint, srv.context) for role, variant, srv in servers}
-                specs = [(role, loadgen.LoadSpec(
-                    url=srv.base_url + sent[role].target, duration=seconds, concurrency=CONCURRENCY,
-                    method=sent[role].method, body=sent[role].body, content_type=sent[role].content_type,
-                    headers=sent[role].headers,
-                )) for role, variant, srv in servers]  # fmt: skip
+                sent = {
+                    role: prepare(variant.app, endpoint, srv.context)
+                    for role, variant, srv in servers
+                }
+                specs = [
+                    (
+                        role,
+                        loadgen.LoadSpec(
+                            url=srv.base_url + sent[role].target,
+                            duration=seconds,
+                            concurrency=CONCURRENCY,
+                            method=sent[role].method,
+                            body=sent[role].body,
+                            content_type=sent[role].content_type,
+                            headers=sent[role].headers,
+                        ),
+                    )
+                    for role, variant, srv in servers
+                ]
                 before = {role: _served_cpu(srv) for role, _, srv in servers}
                 with ThreadPoolExecutor(max_workers=len(specs)) as pool:
                     runs = list(pool.map(lambda rs: loadgen.run_oha(oha, rs[1], oha_cores), specs))
@@ -91,15 +147,29 @@ def _profile_pair(
                     cpu[role] += _served_cpu(srv) - before[role]
     missing = [role for role, path in files.items() if not path.is_file()]
     if missing:
-        raise ValueError(f"py-spy wrote no profile for {' and '.join(missing)} (not permitted to trace here?)")
+        raise ValueError(
+            f"py-spy wrote no profile for {' and '.join(missing)} (not permitted to trace here?)"
+        )
     sides = {role: per_request(files[role], requests[role], cpu[role]) for role in files}
     everything = difference(sides["base"], sides["head"], top=10**6)
     diff = out / f"{base.scenario}-diff.json"
-    write_json_atomic(diff, {"unit": "CPU µs per request", "base": base.id, "head": head.id, "requests": requests,
-                             "functions": [f.model_dump() | {"change_us": f.change_us} for f in everything]})  # fmt: skip
-    return VariantProfile(scenario=base.scenario, requests=requests,
-                          sampled_seconds={r: round(s.seconds, 3) for r, s in sides.items()},
-                          functions=everything[:8], files={**{r: str(p) for r, p in files.items()}, "diff": str(diff)})  # fmt: skip
+    write_json_atomic(
+        diff,
+        {
+            "unit": "CPU µs per request",
+            "base": base.id,
+            "head": head.id,
+            "requests": requests,
+            "functions": [f.model_dump() | {"change_us": f.change_us} for f in everything],
+        },
+    )
+    return VariantProfile(
+        scenario=base.scenario,
+        requests=requests,
+        sampled_seconds={r: round(s.seconds, 3) for r, s in sides.items()},
+        functions=everything[:8],
+        files={**{r: str(p) for r, p in files.items()}, "diff": str(diff)},
+    )
 
 
 def _served_cpu(srv: server.Server) -> float:

@@ -14,7 +14,13 @@ from pathlib import Path
 from pydantic import BaseModel
 
 # uvicorn starting and importing the app; any import (a first request's lazy import too)
-BOOT_FRAMES = ("Config.load", "Config.load_app", "Config.configure_logging", "Server.startup", "import_from_string")
+BOOT_FRAMES = (
+    "Config.load",
+    "Config.load_app",
+    "Config.configure_logging",
+    "Server.startup",
+    "import_from_string",
+)
 BOOT_FILES = ("<frozen importlib",)
 TOP = 8
 
@@ -56,7 +62,7 @@ class ProfileReport(BaseModel):
 def _short(file: str) -> str:
     parts = Path(file).parts
     if "site-packages" in parts:
-        return "/".join(parts[parts.index("site-packages") + 1:])
+        return "/".join(parts[parts.index("site-packages") + 1 :])
     return "/".join(parts[-2:])
 
 
@@ -71,15 +77,23 @@ def per_request(path: Path, requests: int, cpu_seconds: float | None = None) -> 
     data = json.loads(path.read_text())
     frames = data["shared"]["frames"]
     labels = [_label(f) for f in frames]
-    boot = {i for i, f in enumerate(frames)
-            if f.get("name") in BOOT_FRAMES or str(f.get("file", "")).startswith(BOOT_FILES)}  # fmt: skip
+    boot = {
+        i
+        for i, f in enumerate(frames)
+        if f.get("name") in BOOT_FRAMES or str(f.get("file", "")).startswith(BOOT_FILES)
+    }
     own: Counter[str] = Counter()
     total: Counter[str] = Counter()
     seconds = 0.0
     for profile in data["profiles"]:
         if profile.get("type") != "sampled":
             continue
-        scale = {"seconds": 1.0, "milliseconds": 1e-3, "microseconds": 1e-6, "nanoseconds": 1e-9}.get(profile.get("unit"), 1.0)
+        scale = {
+            "seconds": 1.0,
+            "milliseconds": 1e-3,
+            "microseconds": 1e-6,
+            "nanoseconds": 1e-9,
+        }.get(profile.get("unit"), 1.0)
         for stack, weight in zip(profile["samples"], profile["weights"], strict=True):
             if not stack or boot.intersection(stack):
                 continue
@@ -90,16 +104,27 @@ def per_request(path: Path, requests: int, cpu_seconds: float | None = None) -> 
                 total[name] += spent
     scale = (cpu_seconds / seconds) if cpu_seconds is not None and seconds > 0 else 1.0
     per = 1e6 * scale / max(requests, 1)
-    return ProfileSide(seconds=seconds, requests=requests, self_us={k: v * per for k, v in own.items()},
-                       total_us={k: v * per for k, v in total.items()})  # fmt: skip
+    return ProfileSide(
+        seconds=seconds,
+        requests=requests,
+        self_us={k: v * per for k, v in own.items()},
+        total_us={k: v * per for k, v in total.items()},
+    )
 
 
 def difference(base: ProfileSide, head: ProfileSide, top: int = TOP) -> list[FunctionTime]:
     """The functions whose own CPU per request changed most, largest change first."""
     names = set(base.self_us) | set(head.self_us)
-    rows = [FunctionTime(function=n, base_us=base.self_us.get(n, 0.0), head_us=head.self_us.get(n, 0.0),
-                         base_total_us=base.total_us.get(n, 0.0), head_total_us=head.total_us.get(n, 0.0))
-            for n in names]  # fmt: skip
+    rows = [
+        FunctionTime(
+            function=n,
+            base_us=base.self_us.get(n, 0.0),
+            head_us=head.self_us.get(n, 0.0),
+            base_total_us=base.total_us.get(n, 0.0),
+            head_total_us=head.total_us.get(n, 0.0),
+        )
+        for n in names
+    ]
     rows.sort(key=lambda r: (-abs(r.change_us), r.function))
     return rows[:top]
 
@@ -110,12 +135,21 @@ def markdown(report: ProfileReport) -> list[str]:
     if not report.available:
         return out + [f"Profiles unavailable: {report.reason}.", ""]
     for variant in report.variants:
-        out += [f"**{variant.scenario}** — {variant.requests['base']} / {variant.requests['head']} requests profiled "
-                "(base / head); CPU µs per request spent in the function itself:", "",
-                "| function | base µs/req | head µs/req | change |", "|---|---|---|---|"]  # fmt: skip
+        out += [
+            f"**{variant.scenario}** — {variant.requests['base']} / {variant.requests['head']} requests profiled "
+            "(base / head); CPU µs per request spent in the function itself:",
+            "",
+            "| function | base µs/req | head µs/req | change |",
+            "|---|---|---|---|",
+        ]
         for row in variant.functions:
-            out.append(f"| `{row.function}` | {row.base_us:.1f} | {row.head_us:.1f} | {row.change_us:+.1f} |")
+            out.append(
+                f"| `{row.function}` | {row.base_us:.1f} | {row.head_us:.1f} | {row.change_us:+.1f} |"
+            )
         out.append("")
-    out += ["Profiles (speedscope JSON, open at https://www.speedscope.app) and the differential table are in the "
-            "compare output's `profile/` directory.", ""]  # fmt: skip
+    out += [
+        "Profiles (speedscope JSON, open at https://www.speedscope.app) and the differential table are in the "
+        "compare output's `profile/` directory.",
+        "",
+    ]
     return out

@@ -32,6 +32,7 @@ DEFAULT_STACKS_FILE = "default_stacks.toml"
 APP_FILE = "benchwatch-app.toml"
 OWN_REQUIREMENTS_STACK = "own"
 
+
 @dataclass(frozen=True)
 class App:
     declaration: AppDeclaration
@@ -102,7 +103,11 @@ class Variant:
         if plain is None:
             return "/"
         query = plain.query if isinstance(plain.query, str) else ""
-        return f"{plain.path}?{query}" if query and "{" not in query and "$" not in query else plain.path
+        return (
+            f"{plain.path}?{query}"
+            if query and "{" not in query and "$" not in query
+            else plain.path
+        )
 
     def selected_endpoints(self, quick: bool) -> tuple[Endpoint, ...]:
         return self.quick_endpoints if quick else self.endpoints
@@ -124,8 +129,15 @@ class Project:
     @property
     def default_stacks(self) -> list[str]:
         chosen = self.settings.default_stacks
-        return chosen if chosen is not None else [
-            name for name, stack in self.stacks.items() if name != "next" and stack.extends is None]
+        return (
+            chosen
+            if chosen is not None
+            else [
+                name
+                for name, stack in self.stacks.items()
+                if name != "next" and stack.extends is None
+            ]
+        )
 
     @property
     def reference_stack(self) -> str | None:
@@ -149,12 +161,18 @@ class Project:
         return select_variants(self.variants(stacks), patterns)
 
 
-def _variants_of(app: App, stacks: dict[str, Stack], allowed: Sequence[str], root: Path) -> Iterable[Variant]:
+def _variants_of(
+    app: App, stacks: dict[str, Stack], allowed: Sequence[str], root: Path
+) -> Iterable[Variant]:
     decl = app.declaration
     by_name = {e.name: e for e in decl.endpoints}
     flavors: list[tuple[str | None, Flavor]] = [(None, Flavor())] + list(decl.flavors.items())
     for flavor_name, flavor in flavors:
-        endpoints = tuple(by_name[n] for n in flavor.endpoints) if flavor.endpoints else tuple(decl.endpoints)
+        endpoints = (
+            tuple(by_name[n] for n in flavor.endpoints)
+            if flavor.endpoints
+            else tuple(decl.endpoints)
+        )
         timed = [e for e in endpoints if not e.per_request]
         quick_names = flavor.quick or decl.quick or [e.name for e in timed[:1]]
         quick = tuple(e for e in endpoints if e.name in quick_names) or tuple(timed[:1])
@@ -188,13 +206,26 @@ def _own_stack(app: App, stop: Path | None = None) -> Stack:
     declared = app.file(app.declaration.requirements or "")
     lock = declared if declared.name in own_requirements.LOCK_FILES else None
     if app.declaration.python:  # before the lock is exported
-        own_requirements.check_python(app.declaration.python, f"{app.directory / APP_FILE}: python = "
-                                      f"{app.declaration.python!r}", app.root, stop or app.root, lock)  # fmt: skip
+        own_requirements.check_python(
+            app.declaration.python,
+            f"{app.directory / APP_FILE}: python = {app.declaration.python!r}",
+            app.root,
+            stop or app.root,
+            lock,
+        )
     path = app.requirements_file or declared
-    pins = {p.name: p.version for p in own_requirements.parse(path.read_text(), declared) if p.marker is None}
+    pins = {
+        p.name: p.version
+        for p in own_requirements.parse(path.read_text(), declared)
+        if p.marker is None
+    }
     python = app.declaration.python or own_requirements.python_of(app.root, stop or app.root, lock)
-    return Stack(name=OWN_REQUIREMENTS_STACK, description=f"pinned by {declared.name}", pins=pins,
-                 **({"python": python} if python else {}))  # fmt: skip
+    return Stack(
+        name=OWN_REQUIREMENTS_STACK,
+        description=f"pinned by {declared.name}",
+        pins=pins,
+        **({"python": python} if python else {}),
+    )
 
 
 def split_patterns(patterns: str) -> list[str]:
@@ -320,10 +351,14 @@ def _extended(name: str, tables: dict[str, tuple[Path, dict[str, Any]]]) -> dict
     if base_name is None:
         return body
     if base_name not in tables:
-        raise UserError(f"{path}: stacks.{name}: extends unknown stack {base_name!r}; known: {', '.join(tables)}")
+        raise UserError(
+            f"{path}: stacks.{name}: extends unknown stack {base_name!r}; known: {', '.join(tables)}"
+        )
     base = tables[base_name][1]
     if "extends" in base:
-        raise UserError(f"{path}: stacks.{name}: extends {base_name!r}, which extends another stack: name a plain one")
+        raise UserError(
+            f"{path}: stacks.{name}: extends {base_name!r}, which extends another stack: name a plain one"
+        )
     return {**{key: base[key] for key in _INHERITED if key in base}, **body}
 
 
@@ -340,7 +375,9 @@ def load_app(directory: Path) -> App:
                 raise UserError(f"{path}: endpoints.{endpoint.name}: file {relative!r} not found")
     for request in declaration.setup.requests if declaration.setup else []:
         if request.body_file and not app.file(request.body_file).is_file():
-            raise UserError(f"{path}: setup.requests.{request.name}: file {request.body_file!r} not found")
+            raise UserError(
+                f"{path}: setup.requests.{request.name}: file {request.body_file!r} not found"
+            )
     if declaration.requirements and not app.file(declaration.requirements).is_file():
         raise UserError(f"{path}: requirements file {declaration.requirements!r} not found")
     return app
@@ -361,7 +398,9 @@ def load_project(root: Path | None = None) -> Project:
     stacks = load_stacks(root)
     for name in (settings.default_stacks or []) + [settings.reference_stack or ""]:
         if name and name not in stacks:
-            raise UserError(f"{path}: benchwatch: unknown stack {name!r}; known: {', '.join(stacks)}")
+            raise UserError(
+                f"{path}: benchwatch: unknown stack {name!r}; known: {', '.join(stacks)}"
+            )
     apps: list[App] = []
     for relative in settings.apps:
         directory = root / relative
@@ -377,7 +416,9 @@ def load_project(root: Path | None = None) -> Project:
     names = [a.name for a in apps]
     if len(set(names)) != len(names):
         raise UserError(f"{path}: two apps share a name: {sorted(names)}")
-    project = Project(root=root, settings=settings, stacks=stacks, apps=tuple(apps), questions=questions)
+    project = Project(
+        root=root, settings=settings, stacks=stacks, apps=tuple(apps), questions=questions
+    )
     _check_lanes(path, project)
     return project
 
@@ -391,7 +432,9 @@ def _questions_in(path: Path, table: Any) -> tuple[Question, ...]:
             questions.append(Question.model_validate(body))
         except ValidationError as exc:
             name = body.get("name") if isinstance(body, dict) else None
-            raise _explain(path, exc, f"questions[{index}]" + (f" ({name})" if name else "")) from None
+            raise _explain(
+                path, exc, f"questions[{index}]" + (f" ({name})" if name else "")
+            ) from None
     names = [q.name for q in questions]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -409,9 +452,13 @@ def _check_lanes(path: Path, project: Project) -> None:
         for lane in question.lanes:
             variant = every.get(lane.variant)
             if variant is None:
-                raise UserError(f"{where}: lane {lane.label!r}: {lane.variant!r} names no variant (see `benchwatch list`)")
+                raise UserError(
+                    f"{where}: lane {lane.label!r}: {lane.variant!r} names no variant (see `benchwatch list`)"
+                )
             served = [e.name for e in variant.endpoints]
             for name in question.lane_endpoints(lane):
                 if name not in served:
-                    raise UserError(f"{where}: lane {lane.label!r}: {lane.variant} has no endpoint {name!r}; "
-                                    f"its endpoints: {', '.join(served)}")  # fmt: skip
+                    raise UserError(
+                        f"{where}: lane {lane.label!r}: {lane.variant} has no endpoint {name!r}; "
+                        f"its endpoints: {', '.join(served)}"
+                    )

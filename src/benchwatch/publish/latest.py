@@ -30,7 +30,12 @@ def headline(run: Run) -> dict[tuple[str, str | None, str], Figure]:
     """(variant, endpoint, metric) -> the valid closed-loop figure at the highest concurrency."""
     chosen: dict[tuple[str, str | None, str], Figure] = {}
     for f in run.figures:
-        if f.kind != "load" or not f.valid or f.about not in HEADLINE_METRICS or not isinstance(f.setting, Closed):
+        if (
+            f.kind != "load"
+            or not f.valid
+            or f.about not in HEADLINE_METRICS
+            or not isinstance(f.setting, Closed)
+        ):
             continue
         key = (f.variant, f.endpoint, f.metric)
         if key not in chosen or f.setting.concurrency > chosen[key].setting.concurrency:  # type: ignore[union-attr]
@@ -38,7 +43,9 @@ def headline(run: Run) -> dict[tuple[str, str | None, str], Figure]:
     return chosen
 
 
-def latest_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) -> list[tuple[str, Table, str]]:
+def latest_tables(
+    run: Run, reference_stack: str | None, stacks: Sequence[str]
+) -> list[tuple[str, Table, str]]:
     figures = headline(run)
     how = measured(run)
     out = []
@@ -56,16 +63,33 @@ def latest_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) 
                 ref = row.get(reference) if reference else None
                 setting = present[0].setting
                 title = f"{metric.title} {setting.tag if setting is not None else ''}".strip()
-                table.rows.append([Cell(endpoint or ""), Cell(title), *(_cell(row[v], ref, how) for v in variants)])
-        notes = [how.how(), ", ".join(how.noise(m.key) for m in HEADLINE_METRICS), how.judged(),
-                 "the highest concurrency measured"]
+                table.rows.append(
+                    [
+                        Cell(endpoint or ""),
+                        Cell(title),
+                        *(_cell(row[v], ref, how) for v in variants),
+                    ]
+                )
+        notes = [
+            how.how(),
+            ", ".join(how.noise(m.key) for m in HEADLINE_METRICS),
+            how.judged(),
+            "the highest concurrency measured",
+        ]
         if reference in variants:
             notes.insert(0, f"ratios against {reference}")
         table.note = "; ".join(notes)
-        cpu = {f"{e}": [Bar(v, figures[(v, e, CPU.key)].value) for v in variants
-                        if (v, e, CPU.key) in figures]
-               for e in dict.fromkeys(f.endpoint for f in mine)}  # fmt: skip
-        chart = grouped_bars(f"{app}: server CPU per request (shorter is better)", "µs", cpu, scale_per_group=True)
+        cpu = {
+            f"{e}": [
+                Bar(v, figures[(v, e, CPU.key)].value)
+                for v in variants
+                if (v, e, CPU.key) in figures
+            ]
+            for e in dict.fromkeys(f.endpoint for f in mine)
+        }
+        chart = grouped_bars(
+            f"{app}: server CPU per request (shorter is better)", "µs", cpu, scale_per_group=True
+        )
         out.append((app, table, chart))
     return out
 
@@ -87,7 +111,9 @@ def _cell(figure: Figure | None, reference: Figure | None, how: Measured) -> Cel
     return Cell(f"{text} ({words}{'; ' + why if why else ''})", how.tone(good, figure.metric))
 
 
-def stack_pairs(run: Run, stacks: Sequence[str]) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+def stack_pairs(
+    run: Run, stacks: Sequence[str]
+) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """(v1→v2 pairs, release-to-release pairs) from the stacks' installed Pydantic majors."""
     installed = run.environment.stacks
     majors = {}
@@ -96,7 +122,9 @@ def stack_pairs(run: Run, stacks: Sequence[str]) -> tuple[list[tuple[str, str]],
         if version[:1].isdigit():
             majors[stack] = version.split(".")[0]
     v1 = [s for s in stacks if majors.get(s) == "1"]
-    v2 = [s for s in stacks if majors.get(s) == "2" and s != "next"] or [s for s in stacks if majors.get(s) == "2"]
+    v2 = [s for s in stacks if majors.get(s) == "2" and s != "next"] or [
+        s for s in stacks if majors.get(s) == "2"
+    ]
     across = []
     if v1 and v2:
         across.append((v1[0], v2[0]))
@@ -118,10 +146,14 @@ def speedup_table(run: Run, stacks: Sequence[str]) -> Table | None:
     pairs = [(a, b, "v1→v2") for a, b in across] + [(a, b, "release") for a, b in within]
     if not pairs:
         return None
-    table = Table("speed-ups (server CPU per request)",
-                  ["scenario", "endpoint", *(f"{a} → {b}" for a, b, _ in pairs)])  # fmt: skip
-    keys = sorted({(f.scenario, f.endpoint) for f in figures.values() if f.metric == CPU.key},
-                  key=lambda k: (k[0], k[1] or ""))  # fmt: skip
+    table = Table(
+        "speed-ups (server CPU per request)",
+        ["scenario", "endpoint", *(f"{a} → {b}" for a, b, _ in pairs)],
+    )
+    keys = sorted(
+        {(f.scenario, f.endpoint) for f in figures.values() if f.metric == CPU.key},
+        key=lambda k: (k[0], k[1] or ""),
+    )
     for scenario, endpoint in keys:
         cells = []
         for a, b, _ in pairs:
@@ -141,16 +173,22 @@ def speedup_table(run: Run, stacks: Sequence[str]) -> Table | None:
     return table
 
 
-def latest_section(run: Run | None, reference_stack: str | None, stacks: Sequence[str]) -> list[str]:
+def latest_section(
+    run: Run | None, reference_stack: str | None, stacks: Sequence[str]
+) -> list[str]:
     parts = ["<h2 id='latest'>Latest results</h2>"]
     if run is None:
-        parts.append("<div class='message'>No run given (benchwatch site --run DIR): no latest table.</div>")
+        parts.append(
+            "<div class='message'>No run given (benchwatch site --run DIR): no latest table.</div>"
+        )
     else:
         environment = run.environment
-        parts.append(f"<p class='note'>run of {escape(run.started_at)} on {escape(environment.cpu_model or '?')}"
-                     f" ({escape(str(environment.cores or '?'))} cores), commit "
-                     f"{escape(environment.git_commit or '?')[:12]}"
-                     f"{'' if run.complete else ' — INCOMPLETE'}; {len(run.problems)} problems</p>")  # fmt: skip
+        parts.append(
+            f"<p class='note'>run of {escape(run.started_at)} on {escape(environment.cpu_model or '?')}"
+            f" ({escape(str(environment.cores or '?'))} cores), commit "
+            f"{escape(environment.git_commit or '?')[:12]}"
+            f"{'' if run.complete else ' — INCOMPLETE'}; {len(run.problems)} problems</p>"
+        )
         parts.append(f"<p class='note sequential'>{escape(sequential_note(run))}</p>")
         side_by_side = questions_table(run)
         if side_by_side is not None:
@@ -159,6 +197,8 @@ def latest_section(run: Run | None, reference_stack: str | None, stacks: Sequenc
         if speedups is not None:
             parts.append(f"<h3>Speed-ups †</h3>{table_html(speedups, numeric_from=2)}")
         for app, table, chart in latest_tables(run, reference_stack, stacks):
-            parts.append(f"<h3>{escape(app)}</h3><div class='app-row'><div class='static-charts'>{chart}</div>"
-                         f"<div class='table-box'>{table_html(table, 2)}</div></div>")  # fmt: skip
+            parts.append(
+                f"<h3>{escape(app)}</h3><div class='app-row'><div class='static-charts'>{chart}</div>"
+                f"<div class='table-box'>{table_html(table, 2)}</div></div>"
+            )
     return parts

@@ -25,17 +25,24 @@ def _moves(trend: Trend, marks: dict) -> list[tuple[str, float, dict[str, Any] |
             for line in chart.absolute:
                 if len(line.points) < 2 or line.points[-1].x != end:
                     continue
-                good = goodness(line.points[-1].value, line.points[-2].value, chart.bigger_is_better)
+                good = goodness(
+                    line.points[-1].value, line.points[-2].value, chart.bigger_is_better
+                )
                 if good is None:
                     continue
-                mark = next((m for m in marks.get((line.suite, line.name), []) if mark_x(m, line) == end), None)
+                mark = next(
+                    (m for m in marks.get((line.suite, line.name), []) if mark_x(m, line) == end),
+                    None,
+                )
                 found.append((line.name, good, mark))
     return sorted(found, key=lambda move: -abs(math.log(move[1])))
 
 
 def _item(name: str, good: float, mark: dict[str, Any] | None, judged: bool) -> str:
     words, tone = ratio_text(good)
-    moved = "no move since the night before" if words == "same" else f"{words} than the night before"
+    moved = (
+        "no move since the night before" if words == "same" else f"{words} than the night before"
+    )
     if not judged:
         verdict, tone = "not judged: no change-point analysis given", ""
     elif mark is None:
@@ -55,12 +62,16 @@ def nightly_status(trend: Trend | None, problem: str | None, marks: dict | None)
     if problem is not None:
         return f"<div id='nightly-status' data-state='corrupt'><div class='message error'>{escape(problem)}</div></div>"
     if trend is None:
-        return ("<div id='nightly-status' data-state='missing'><div class='message'>nightly/data.js: no nightly trend "
-                "(none published yet, or not given to benchwatch site --data)</div></div>")  # fmt: skip
+        return (
+            "<div id='nightly-status' data-state='missing'><div class='message'>nightly/data.js: no nightly trend "
+            "(none published yet, or not given to benchwatch site --data)</div></div>"
+        )
     if not trend.axis:
         return "<div id='nightly-status' data-state='ok'><div class='message'>the nightly trend has no runs yet</div></div>"
     last = trend.axis[-1]
-    parts = [f"<p>Last nightly: {escape(last.time or '?')}, commit {escape(last.commit[:10])} {escape(last.message)}</p>"]
+    parts = [
+        f"<p>Last nightly: {escape(last.time or '?')}, commit {escape(last.commit[:10])} {escape(last.message)}</p>"
+    ]
     moves = _moves(trend, marks or {})
     if moves:
         parts.append("<p>Largest moves since the previous nightly run:</p><ul>")

@@ -57,7 +57,9 @@ def site_path(relative: str) -> str:
     return HISTORY_TREND if relative == DATA_FILE else relative
 
 
-def collect_sources(out: Path, data_dirs: Sequence[Path], copy: bool = True) -> tuple[list[Source], dict[str, Path]]:
+def collect_sources(
+    out: Path, data_dirs: Sequence[Path], copy: bool = True
+) -> tuple[list[Source], dict[str, Path]]:
     """The two published trends always (a missing one shows a message), plus every data.js
     found under the data dirs, copied into the site at the same relative path (unless `copy` is
     off: on gh-pages, github-action-benchmark owns dev/bench and nightly). Returns the sources,
@@ -75,7 +77,9 @@ def collect_sources(out: Path, data_dirs: Sequence[Path], copy: bool = True) -> 
                 paths.append(site_path(relative))
     order = [MAIN_TREND, NIGHTLY_TREND, HISTORY_TREND]
     paths.sort(key=lambda p: (order.index(p) if p in order else len(order), p))
-    return [Source(LABELS.get(p, p.removesuffix("/" + DATA_FILE)), p, p == NIGHTLY_TREND) for p in paths], found
+    return [
+        Source(LABELS.get(p, p.removesuffix("/" + DATA_FILE)), p, p == NIGHTLY_TREND) for p in paths
+    ], found
 
 
 Loaded = Trend | str | None  # a source's trend, why it could not be read, or None: no file given
@@ -99,13 +103,23 @@ def load_trends(sources: Sequence[Source], files: dict[str, Path]) -> dict[str, 
     return loaded
 
 
-LABELS = {MAIN_TREND: "main: every push (dev/bench)", NIGHTLY_TREND: "nightly: newest releases",
-          HISTORY_TREND: "local history (benchwatch run)"}  # fmt: skip
+LABELS = {
+    MAIN_TREND: "main: every push (dev/bench)",
+    NIGHTLY_TREND: "nightly: newest releases",
+    HISTORY_TREND: "local history (benchwatch run)",
+}
 
 
 def nav_html(active: str, report_link: str | None) -> str:
-    links = [f"<a href='{href}'{' aria-current=page' if href == active else ''}>{label}</a>" for href, label in PAGES]
-    links += ["<a href='dev/bench/'>/dev/bench/</a>", "<a href='nightly/'>/nightly/</a>", "<a href='asv/'>/asv/</a>"]
+    links = [
+        f"<a href='{href}'{' aria-current=page' if href == active else ''}>{label}</a>"
+        for href, label in PAGES
+    ]
+    links += [
+        "<a href='dev/bench/'>/dev/bench/</a>",
+        "<a href='nightly/'>/nightly/</a>",
+        "<a href='asv/'>/asv/</a>",
+    ]
     if report_link:
         links.append(f"<a href='{report_link}'>latest report</a>")
     return f"<nav class='links'>{''.join(links)}</nav>"
@@ -113,9 +127,14 @@ def nav_html(active: str, report_link: str | None) -> str:
 
 def stack_key() -> str:
     """The one palette, as a legend every page shows."""
-    items = "".join(f"<span class='key'><i style='background:{stack_color(s)}'></i>{escape(s)}</span>" for s in STACK_COLORS)
-    return (f"<p class='stack-key'>{items}<span class='note'>one colour per stack in every chart; "
-            "flavors (app-flavor@stack) by pattern, dash and marker</span></p>")  # fmt: skip
+    items = "".join(
+        f"<span class='key'><i style='background:{stack_color(s)}'></i>{escape(s)}</span>"
+        for s in STACK_COLORS
+    )
+    return (
+        f"<p class='stack-key'>{items}<span class='note'>one colour per stack in every chart; "
+        "flavors (app-flavor@stack) by pattern, dash and marker</span></p>"
+    )
 
 
 # marks each .scroll box whose table is wider than the box (on load, on resize), so the "scroll
@@ -159,75 +178,137 @@ def source_section(source: Source, loaded: Loaded, marks: dict, *, level: int, g
     """One data.js drawn by the one trend renderer, or the message saying why it is not."""
     if isinstance(loaded, Trend):
         what = "gating figures" if gating else "figures"
-        return trend_section(gating_only(loaded) if gating else loaded, marks, level=level, what=what)
-    state, text = ("corrupt", loaded) if isinstance(loaded, str) else (
-        "missing", f"{source.path}: no data.js given (none published there yet, or not given to benchwatch site --data)")  # fmt: skip
-    return (f"<section class='trend-source' data-source='{escape(source.path)}' data-state='{state}'>"
-            f"<h{level}>{escape(source.label)}</h{level}>"
-            f"<div class='message{' error' if state == 'corrupt' else ''}'>{escape(text)}</div></section>")  # fmt: skip
+        return trend_section(
+            gating_only(loaded) if gating else loaded, marks, level=level, what=what
+        )
+    state, text = (
+        ("corrupt", loaded)
+        if isinstance(loaded, str)
+        else (
+            "missing",
+            f"{source.path}: no data.js given (none published there yet, or not given to benchwatch site --data)",
+        )
+    )
+    return (
+        f"<section class='trend-source' data-source='{escape(source.path)}' data-state='{state}'>"
+        f"<h{level}>{escape(source.label)}</h{level}>"
+        f"<div class='message{' error' if state == 'corrupt' else ''}'>{escape(text)}</div></section>"
+    )
 
 
-def render_index(run: Run | None, sources: list[Source], loaded: dict[str, Loaded], reference_stack: str | None,
-                 stacks: Sequence[str], report_link: str | None, changes: list[dict] | None = None) -> str:  # fmt: skip
+def render_index(
+    run: Run | None,
+    sources: list[Source],
+    loaded: dict[str, Loaded],
+    reference_stack: str | None,
+    stacks: Sequence[str],
+    report_link: str | None,
+    changes: list[dict] | None = None,
+) -> str:
     marks = marks_by_series(changes)
     nightly = next((s for s in sources if s.nightly), None)
     found = loaded.get(nightly.path) if nightly else None
-    status = nightly_status(found if isinstance(found, Trend) else None, found if isinstance(found, str) else None,
-                            marks if changes is not None else None)  # fmt: skip
+    status = nightly_status(
+        found if isinstance(found, Trend) else None,
+        found if isinstance(found, str) else None,
+        marks if changes is not None else None,
+    )
     parts = [stack_key(), "<h2>Nightly status</h2>", status]
     parts += latest_section(run, reference_stack, stacks)
-    parts.append("<h2>Every figure's trend</h2><p class='note'>Every figure of each published trend, one chart per "
-                 "figure, one line per stack, change points marked, drawn as on "
-                 "<a href='trends.html'>Trends</a> (which shows the gating figures only).</p>"
-                 "<div class='controls'><label>filter charts: "
-                 f"<input id='trend-filter' type='search' value='{escape(DEFAULT_FILTER)}'></label> "
-                 "<span id='trend-count' class='note'></span></div><div id='trends'>")  # fmt: skip
-    parts += [source_section(source, loaded[source.path], marks, level=3, gating=False) for source in sources]
+    parts.append(
+        "<h2>Every figure's trend</h2><p class='note'>Every figure of each published trend, one chart per "
+        "figure, one line per stack, change points marked, drawn as on "
+        "<a href='trends.html'>Trends</a> (which shows the gating figures only).</p>"
+        "<div class='controls'><label>filter charts: "
+        f"<input id='trend-filter' type='search' value='{escape(DEFAULT_FILTER)}'></label> "
+        "<span id='trend-count' class='note'></span></div><div id='trends'>"
+    )
+    parts += [
+        source_section(source, loaded[source.path], marks, level=3, gating=False)
+        for source in sources
+    ]
     parts.append("</div>")
     parts.append("<h2>Change points</h2>" + change_table(changes))
-    return page("index.html", "benchwatch: FastAPI + Pydantic performance", parts, report_link, FILTER_TRENDS)
+    return page(
+        "index.html",
+        "benchwatch: FastAPI + Pydantic performance",
+        parts,
+        report_link,
+        FILTER_TRENDS,
+    )
 
 
-def render_trends(sources: list[Source], loaded: dict[str, Loaded], changes: list[dict] | None,
-                  report_link: str | None) -> str:  # fmt: skip
-    parts = [stack_key(), "<p>Per scenario, the gating figures (server CPU per request, micro-benchmark times) "
-             "over commits on main and over nights, one line per stack. Dashed vertical lines are the change "
-             "points of <code>benchwatch changes</code> (red: regression, green: improvement, grey: acknowledged); "
-             "the (vs parent) chart beside each one is the same figure measured against its parent side by side.</p>"]  # fmt: skip
+def render_trends(
+    sources: list[Source],
+    loaded: dict[str, Loaded],
+    changes: list[dict] | None,
+    report_link: str | None,
+) -> str:
+    parts = [
+        stack_key(),
+        "<p>Per scenario, the gating figures (server CPU per request, micro-benchmark times) "
+        "over commits on main and over nights, one line per stack. Dashed vertical lines are the change "
+        "points of <code>benchwatch changes</code> (red: regression, green: improvement, grey: acknowledged); "
+        "the (vs parent) chart beside each one is the same figure measured against its parent side by side.</p>",
+    ]
     if changes is None:
-        parts.append("<div class='message'>no change-point analysis given: no change points marked</div>")
+        parts.append(
+            "<div class='message'>no change-point analysis given: no change points marked</div>"
+        )
     marks = marks_by_series(changes)
     given = [source for source in sources if loaded[source.path] is not None]
-    parts += [source_section(source, loaded[source.path], marks, level=2, gating=True) for source in given]
+    parts += [
+        source_section(source, loaded[source.path], marks, level=2, gating=True) for source in given
+    ]
     if not given:
-        parts.append("<div class='message'>no data.js given (benchwatch site --data DIR): trends appear after the "
-                     "first publish</div>")  # fmt: skip
+        parts.append(
+            "<div class='message'>no data.js given (benchwatch site --data DIR): trends appear after the "
+            "first publish</div>"
+        )
     return page("trends.html", "benchwatch: trends", parts, report_link)
 
 
-def render_releases_page(attributions: Sequence[tuple[str, Attribution]], report_link: str | None) -> str:
-    parts = ["<p>Each FastAPI / Pydantic / Starlette / uvicorn release the nightly measured, with its attributed "
-             "effect per scenario: <code>benchwatch attribute</code> moves one package (or the group the resolver "
-             "demands) at a time and measures each step against the base. A release that moved a figure is listed "
-             "first with its estimated cost per request and its mechanism: the shared objects whose instructions "
-             "moved and the system calls by name that changed.</p>",
-             render_releases(attributions, table_html)]  # fmt: skip
+def render_releases_page(
+    attributions: Sequence[tuple[str, Attribution]], report_link: str | None
+) -> str:
+    parts = [
+        "<p>Each FastAPI / Pydantic / Starlette / uvicorn release the nightly measured, with its attributed "
+        "effect per scenario: <code>benchwatch attribute</code> moves one package (or the group the resolver "
+        "demands) at a time and measures each step against the base. A release that moved a figure is listed "
+        "first with its estimated cost per request and its mechanism: the shared objects whose instructions "
+        "moved and the system calls by name that changed.</p>",
+        render_releases(attributions, table_html),
+    ]
     return page("releases.html", "benchwatch: releases and their effect", parts, report_link)
 
 
 def build_site(
-    out: Path, *, run: Run | None = None, data_dirs: Sequence[Path] = (),
-    reference_stack: str | None = None, stacks: Sequence[str] = (), changes: list[dict] | None = None,
-    attributions: Sequence[tuple[str, Attribution]] = (), copy_data: bool = True,
-) -> Path:  # fmt: skip
+    out: Path,
+    *,
+    run: Run | None = None,
+    data_dirs: Sequence[Path] = (),
+    reference_stack: str | None = None,
+    stacks: Sequence[str] = (),
+    changes: list[dict] | None = None,
+    attributions: Sequence[tuple[str, Attribution]] = (),
+    copy_data: bool = True,
+) -> Path:
     with shared_flavors():  # a flavor keeps its pattern on every chart of every page
-        return _build_site(out, run, data_dirs, reference_stack, stacks, changes, attributions, copy_data)
+        return _build_site(
+            out, run, data_dirs, reference_stack, stacks, changes, attributions, copy_data
+        )
 
 
 def _build_site(
-    out: Path, run: Run | None, data_dirs: Sequence[Path], reference_stack: str | None, stacks: Sequence[str],
-    changes: list[dict] | None, attributions: Sequence[tuple[str, Attribution]], copy_data: bool,
-) -> Path:  # fmt: skip
+    out: Path,
+    run: Run | None,
+    data_dirs: Sequence[Path],
+    reference_stack: str | None,
+    stacks: Sequence[str],
+    changes: list[dict] | None,
+    attributions: Sequence[tuple[str, Attribution]],
+    copy_data: bool,
+) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     (out / "assets").mkdir(exist_ok=True)
     write_text_atomic(out / STYLESHEET, CSS)
@@ -243,5 +324,7 @@ def _build_site(
     write_text_atomic(out / "trends.html", render_trends(sources, loaded, changes, report_link))
     write_text_atomic(out / "releases.html", render_releases_page(attributions, report_link))
     index = out / "index.html"
-    write_text_atomic(index, render_index(run, sources, loaded, reference_stack, order, report_link, changes))
+    write_text_atomic(
+        index, render_index(run, sources, loaded, reference_stack, order, report_link, changes)
+    )
     return index

@@ -37,7 +37,9 @@ def read_name(name: str) -> Name:
     if key is None:
         return Name(OTHER_GROUP, name, UNKNOWN_SERIES, False, False)
     group = MICRO_GROUP if key.kind == "micro" else key.app
-    figure = key.figure if key.relative else key.figure + key.mark  # `(side by side)` is a figure of its own
+    figure = (
+        key.figure if key.relative else key.figure + key.mark
+    )  # `(side by side)` is a figure of its own
     return Name(group, figure, key.series, key.relative, is_gating(name))
 
 
@@ -124,17 +126,27 @@ def read_trend(path: Path, label: str, nightly: bool) -> Trend:
             for bench in entry["benches"]:
                 name = bench["name"]
                 parsed = read_name(name)
-                chart = charts.setdefault((parsed.group, parsed.figure),
-                                          Chart(parsed.group, parsed.figure, "", bigger))  # fmt: skip
+                chart = charts.setdefault(
+                    (parsed.group, parsed.figure), Chart(parsed.group, parsed.figure, "", bigger)
+                )
                 if not parsed.relative:
                     chart.unit = str(bench.get("unit", ""))
                     chart.bigger_is_better = bigger
                 line = lines.get((suite, name))
                 if line is None:
-                    line = lines[(suite, name)] = Line(suite, name, parsed.series, [], parsed.gating)
+                    line = lines[(suite, name)] = Line(
+                        suite, name, parsed.series, [], parsed.gating
+                    )
                     (chart.relative if parsed.relative else chart.absolute).append(line)
-                line.points.append(Point(x, float(bench["value"]), history.range_half(bench),
-                                         publish.commit, publish.date))  # fmt: skip
+                line.points.append(
+                    Point(
+                        x,
+                        float(bench["value"]),
+                        history.range_half(bench),
+                        publish.commit,
+                        publish.date,
+                    )
+                )
     groups: dict[str, list[Chart]] = {}
     order = {MICRO_GROUP: 1, OTHER_GROUP: 2}  # the apps first, by name
     for (group, _), chart in sorted(charts.items(), key=lambda kv: (order.get(kv[0][0], 0), kv[0])):
@@ -152,4 +164,3 @@ def gating_only(trend: Trend) -> Trend:
             if absolute or chart.relative:
                 groups.setdefault(group, []).append(replace(chart, absolute=absolute))
     return replace(trend, groups=groups)
-

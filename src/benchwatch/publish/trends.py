@@ -26,7 +26,9 @@ from benchwatch.report.svg import (
 
 # --- drawing ------------------------------------------------------------------------------
 
-DENSE = 60  # more points than this on an axis: no marker or whisker per point (the page stays small)
+DENSE = (
+    60  # more points than this on an axis: no marker or whisker per point (the page stays small)
+)
 _MARK_COLORS = {"regression": "#dc2626", "improvement": "#16a34a", "acknowledged": "#6b7280"}
 _PLOT_H = 150
 
@@ -46,7 +48,11 @@ def mark_size(mark: dict[str, Any]) -> str:
     ratio, low, high = mark.get("ratio"), mark.get("low"), mark.get("high")
     if not isinstance(ratio, int | float):
         return "?"
-    interval = f" [{low:.3f}, {high:.3f}]" if isinstance(low, int | float) and isinstance(high, int | float) else ""
+    interval = (
+        f" [{low:.3f}, {high:.3f}]"
+        if isinstance(low, int | float) and isinstance(high, int | float)
+        else ""
+    )
     return f"{(ratio - 1) * 100:+.1f}% ({ratio:.3f}x{interval})"
 
 
@@ -57,16 +63,29 @@ def mark_status(mark: dict[str, Any]) -> str:
 
 
 def mark_text(mark: dict[str, Any]) -> str:
-    return (f"change point {str(mark['before'].get('commit'))[:8]} → {str(mark['after'].get('commit'))[:8]}: "
-            f"{mark_size(mark)}, {mark['kind']} ({mark_status(mark)})")  # fmt: skip
+    return (
+        f"change point {str(mark['before'].get('commit'))[:8]} → {str(mark['after'].get('commit'))[:8]}: "
+        f"{mark_size(mark)}, {mark['kind']} ({mark_status(mark)})"
+    )
 
 
-def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[Publish], marks: dict,
-          *, relative: bool, nightly: bool) -> tuple[str, list[str]]:  # fmt: skip
+def _draw(
+    title: str,
+    lines: list[Line],
+    unit: str,
+    n: int,
+    axis: list[Publish],
+    marks: dict,
+    *,
+    relative: bool,
+    nightly: bool,
+) -> tuple[str, list[str]]:
     """One chart and the text of its change points."""
     found = styles([line.series for line in lines])
     body, top = title_lines(title, WIDTH)
-    parts, top = legend({line.series: found[line.series] for line in lines}, 6, top + 12, WIDTH - 12, lines=True)
+    parts, top = legend(
+        {line.series: found[line.series] for line in lines}, 6, top + 12, WIDTH - 12, lines=True
+    )
     body += parts
     left, right, plot_top = 50, 14, top + 14
     plot_w, plot_h = WIDTH - left - right, _PLOT_H
@@ -77,7 +96,9 @@ def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[Publish],
     if log:
         lo, hi = math.log(lo), math.log(hi)
     pad = (hi - lo) * 0.08 or abs(hi) * 0.05 or 1.0
-    floor = 0.0 if not log and min(p.value for line in lines for p in line.points) > 0 else -math.inf
+    floor = (
+        0.0 if not log and min(p.value for line in lines for p in line.points) > 0 else -math.inf
+    )
     lo, hi = max(lo - pad, floor), hi + pad
 
     def px(x: float) -> float:
@@ -89,35 +110,59 @@ def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[Publish],
 
     ticks = [math.exp(lo + (hi - lo) * f) if log else lo + (hi - lo) * f for f in (0.1, 0.5, 0.9)]
     for tick in ticks:
-        body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" '
-                    'stroke="currentColor" stroke-opacity="0.15"/>')  # fmt: skip
+        body.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" '
+            'stroke="currentColor" stroke-opacity="0.15"/>'
+        )
         body.append(text(left - 4, py(tick) + 4, short_number(tick), "end"))
     if relative:
-        body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(1.0):.1f}" y2="{py(1.0):.1f}" '
-                    'stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3" class="parity"/>')  # fmt: skip
+        body.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{py(1.0):.1f}" y2="{py(1.0):.1f}" '
+            'stroke="currentColor" stroke-opacity="0.6" stroke-dasharray="3 3" class="parity"/>'
+        )
     bottom = plot_top + plot_h
-    body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{bottom}" y2="{bottom}" stroke="currentColor" stroke-opacity="0.5"/>')
+    body.append(
+        f'<line x1="{left}" x2="{left + plot_w}" y1="{bottom}" y2="{bottom}" stroke="currentColor" stroke-opacity="0.5"/>'
+    )
     if axis and n:
         first, last = axis[0], axis[n - 1]
         label = (lambda p: p.date) if nightly else (lambda p: p.commit[:7])
         body.append(text(left, bottom + 15, label(first), "start"))
         if n > 1:
             body.append(text(left + plot_w, bottom + 15, label(last), "end"))
-        body.append(text(left + plot_w / 2, bottom + 30, f"{n} {'nights' if nightly else 'commits'} →", "middle",
-                         extra='fill-opacity="0.7"'))  # fmt: skip
+        body.append(
+            text(
+                left + plot_w / 2,
+                bottom + 30,
+                f"{n} {'nights' if nightly else 'commits'} →",
+                "middle",
+                extra='fill-opacity="0.7"',
+            )
+        )
     notes: list[str] = []
     for line in lines:
         style = found[line.series]
-        d = " ".join(f"{'M' if i == 0 else 'L'}{px(p.x):.1f},{py(p.value):.1f}" for i, p in enumerate(line.points))
+        d = " ".join(
+            f"{'M' if i == 0 else 'L'}{px(p.x):.1f},{py(p.value):.1f}"
+            for i, p in enumerate(line.points)
+        )
         dash = f' stroke-dasharray="{style.dash}"' if style.dash else ""
-        body.append(f'<path d="{d}" fill="none" stroke="{style.color}" stroke-width="1.8"{dash} '
-                    f'data-stack="{escape(style.stack)}" data-series="{escape(line.series)}"/>')  # fmt: skip
-        for p in line.points if n <= DENSE else line.points[-1:]:  # a long history: the line and its last point
+        body.append(
+            f'<path d="{d}" fill="none" stroke="{style.color}" stroke-width="1.8"{dash} '
+            f'data-stack="{escape(style.stack)}" data-series="{escape(line.series)}"/>'
+        )
+        for p in (
+            line.points if n <= DENSE else line.points[-1:]
+        ):  # a long history: the line and its last point
             if p.half:
-                body.append(f'<line x1="{px(p.x):.1f}" x2="{px(p.x):.1f}" y1="{py(p.value - p.half):.1f}" '
-                            f'y2="{py(p.value + p.half):.1f}" stroke="{style.color}" stroke-opacity="0.55" '
-                            f'data-stack="{escape(style.stack)}" class="whisker"/>')  # fmt: skip
-            tip = f"{p.date} {p.commit[:8]}: {short_number(p.value)} {unit}" + (f" ± {short_number(p.half)}" if p.half else "")
+                body.append(
+                    f'<line x1="{px(p.x):.1f}" x2="{px(p.x):.1f}" y1="{py(p.value - p.half):.1f}" '
+                    f'y2="{py(p.value + p.half):.1f}" stroke="{style.color}" stroke-opacity="0.55" '
+                    f'data-stack="{escape(style.stack)}" class="whisker"/>'
+                )
+            tip = f"{p.date} {p.commit[:8]}: {short_number(p.value)} {unit}" + (
+                f" ± {short_number(p.half)}" if p.half else ""
+            )
             body.append(marker(px(p.x), py(p.value), style, line.series, tip, r=2.4))
         for mark in marks.get((line.suite, line.name), []):
             x = mark_x(mark, line)
@@ -127,16 +172,21 @@ def _draw(title: str, lines: list[Line], unit: str, n: int, axis: list[Publish],
             tone = "acknowledged" if mark.get("acknowledged") else mark["kind"]
             color = _MARK_COLORS.get(tone, "#6b7280")
             ratio = mark.get("ratio")
-            word = ("ack " if mark.get("acknowledged") else "") + (f"{(ratio - 1) * 100:+.1f}%" if isinstance(ratio, int | float) else "?")
+            word = ("ack " if mark.get("acknowledged") else "") + (
+                f"{(ratio - 1) * 100:+.1f}%" if isinstance(ratio, int | float) else "?"
+            )
             body.append(
                 f'<g class="change-point" data-commit="{escape(str(mark["after"].get("commit")))}" '
                 f'data-kind="{escape(mark["kind"])}" data-acknowledged="{1 if mark.get("acknowledged") else 0}" '
                 f'data-x="{x}"><line x1="{at:.1f}" x2="{at:.1f}" y1="{plot_top}" y2="{bottom}" stroke="{color}" '
                 f'stroke-width="1.6" stroke-dasharray="4 3"/>'
-                + (text(at + 3, plot_top + 11, word, extra=f'fill="{color}"') if at < left + plot_w * 0.7
-                   else text(at - 3, plot_top + 11, word, "end", extra=f'fill="{color}"'))
+                + (
+                    text(at + 3, plot_top + 11, word, extra=f'fill="{color}"')
+                    if at < left + plot_w * 0.7
+                    else text(at - 3, plot_top + 11, word, "end", extra=f'fill="{color}"')
+                )
                 + f"<title>{escape(line.series + ': ' + mark_text(mark))}</title></g>"
-            )  # fmt: skip
+            )
             notes.append(f"{line.series}: {mark_text(mark)}")
     return svg(WIDTH, bottom + 38, title, body, "trend" + (" relative" if relative else "")), notes
 
@@ -147,48 +197,78 @@ def chart_html(trend: Trend, chart: Chart, marks: dict) -> str:
     better = "higher" if chart.bigger_is_better else "lower"
     parts, notes = [], []
     if chart.absolute:
-        drawn, found = _draw(f"{chart.figure} ({unit}, {better} is better)", chart.absolute, unit, n,
-                             trend.axis, marks, relative=False, nightly=trend.nightly)  # fmt: skip
+        drawn, found = _draw(
+            f"{chart.figure} ({unit}, {better} is better)",
+            chart.absolute,
+            unit,
+            n,
+            trend.axis,
+            marks,
+            relative=False,
+            nightly=trend.nightly,
+        )
         parts.append(drawn)
         notes += found
     if chart.relative:
-        drawn, found = _draw(f"{chart.figure} vs parent, side by side (x; above 1 is worse)", chart.relative, "x", n,
-                             trend.axis, marks, relative=True, nightly=trend.nightly)  # fmt: skip
+        drawn, found = _draw(
+            f"{chart.figure} vs parent, side by side (x; above 1 is worse)",
+            chart.relative,
+            "x",
+            n,
+            trend.axis,
+            marks,
+            relative=True,
+            nightly=trend.nightly,
+        )
         parts.append(drawn)
         notes += found
     items = "".join(f"<li>{escape(note)}</li>" for note in notes)
     caption = f"<ul class='marks'>{items}</ul>" if items else ""
-    words = " ".join([chart.group, chart.figure, *(line.series for line in chart.absolute + chart.relative)])
-    return (f"<figure class='trend-chart' data-group='{escape(chart.group)}' data-figure='{escape(chart.figure)}' "
-            f"data-filter='{escape(words.lower())}'>"
-            f"<div class='pair'>{''.join(parts)}</div>{caption}</figure>")  # fmt: skip
+    words = " ".join(
+        [chart.group, chart.figure, *(line.series for line in chart.absolute + chart.relative)]
+    )
+    return (
+        f"<figure class='trend-chart' data-group='{escape(chart.group)}' data-figure='{escape(chart.figure)}' "
+        f"data-filter='{escape(words.lower())}'>"
+        f"<div class='pair'>{''.join(parts)}</div>{caption}</figure>"
+    )
 
 
 HOW = {
-    False: ("Each point: one publish of main (`./bw run --quick` on a GitHub runner: one round, each variant "
-            "measured alone, one after the other). Whiskers: ± half the interquartile range of the run's rounds "
-            "(none with one round). Separate runs differ by the host's speed (~20 % CPU per request between runs "
-            "here), so a trend is judged by change points over many commits, not by one point. "
-            "The (vs parent) charts: each commit against its parent, both loaded at the same moment; whiskers are "
-            "the 95 % interval."),
-    True: ("Each point: one night, `next` (the newest releases) measured side by side with `latest` "
-           "(`compare --quick`, 12 paired rounds); whiskers: ± the published range."),
-}  # fmt: skip
+    False: (
+        "Each point: one publish of main (`./bw run --quick` on a GitHub runner: one round, each variant "
+        "measured alone, one after the other). Whiskers: ± half the interquartile range of the run's rounds "
+        "(none with one round). Separate runs differ by the host's speed (~20 % CPU per request between runs "
+        "here), so a trend is judged by change points over many commits, not by one point. "
+        "The (vs parent) charts: each commit against its parent, both loaded at the same moment; whiskers are "
+        "the 95 % interval."
+    ),
+    True: (
+        "Each point: one night, `next` (the newest releases) measured side by side with `latest` "
+        "(`compare --quick`, 12 paired rounds); whiskers: ± the published range."
+    ),
+}
 
 
-def trend_section(trend: Trend, marks: dict, *, level: int = 2, what: str = "gating figures") -> str:
+def trend_section(
+    trend: Trend, marks: dict, *, level: int = 2, what: str = "gating figures"
+) -> str:
     """One data.js: a heading (h`level`), how its points were measured, per group its charts."""
-    parts = [f"<section class='trend-source' data-source='{escape(trend.path)}' data-state='ok'>",
-             f"<h{level}>{escape(trend.label)}</h{level}>",
-             f"<p class='note how'>{escape(HOW[trend.nightly])}</p>"]  # fmt: skip
+    parts = [
+        f"<section class='trend-source' data-source='{escape(trend.path)}' data-state='ok'>",
+        f"<h{level}>{escape(trend.label)}</h{level}>",
+        f"<p class='note how'>{escape(HOW[trend.nightly])}</p>",
+    ]
     if not trend.groups:
         parts.append(f"<div class='message'>no {escape(what)} in this trend yet</div>")
     nav = " ".join(f"<a href='#{escape(_anchor(trend, g))}'>{escape(g)}</a>" for g in trend.groups)
     if len(trend.groups) > 1:
         parts.append(f"<nav class='groups'>{nav}</nav>")
     for group, charts in trend.groups.items():
-        parts.append(f"<div class='trend-group'><h{level + 1} id='{escape(_anchor(trend, group))}'>{escape(group)}"
-                     f"</h{level + 1}><div class='chart-grid'>")  # fmt: skip
+        parts.append(
+            f"<div class='trend-group'><h{level + 1} id='{escape(_anchor(trend, group))}'>{escape(group)}"
+            f"</h{level + 1}><div class='chart-grid'>"
+        )
         parts += [chart_html(trend, chart, marks) for chart in charts]
         parts.append("</div></div>")
     parts.append("</section>")
@@ -199,10 +279,10 @@ def _anchor(trend: Trend, group: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", f"{trend.label.split(':')[0]}-{group}".lower()).strip("-")
 
 
-def marks_by_series(changes: Sequence[dict[str, Any]] | None) -> dict[tuple[str, str], list[dict[str, Any]]]:
+def marks_by_series(
+    changes: Sequence[dict[str, Any]] | None,
+) -> dict[tuple[str, str], list[dict[str, Any]]]:
     found: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for mark in changes or []:
         found.setdefault((mark["suite"], mark["name"]), []).append(mark)
     return found
-
-

@@ -40,7 +40,9 @@ def _concurrency(figure: Figure) -> int:
     return setting.concurrency if isinstance(setting, Closed) else 0
 
 
-def _bars_by_endpoint(chosen: dict[tuple[str, str], Figure], variants: Sequence[str]) -> dict[str, list[Bar]]:
+def _bars_by_endpoint(
+    chosen: dict[tuple[str, str], Figure], variants: Sequence[str]
+) -> dict[str, list[Bar]]:
     groups: dict[str, list[Bar]] = defaultdict(list)
     for endpoint in dict.fromkeys(e for e, _ in chosen):
         for variant in variants:
@@ -57,18 +59,33 @@ def app_charts(run: Run, app: str, stacks: Sequence[str]) -> list[str]:
     cpu = _top_closed(figures, CPU.key)
     if cpu:
         concurrency = max(_concurrency(f) for f in cpu.values())
-        charts.append(grouped_bars(f"{app}: server CPU per request (c={concurrency}; shorter is better)",
-                                   "µs", _bars_by_endpoint(cpu, variants), scale_per_group=True))  # fmt: skip
+        charts.append(
+            grouped_bars(
+                f"{app}: server CPU per request (c={concurrency}; shorter is better)",
+                "µs",
+                _bars_by_endpoint(cpu, variants),
+                scale_per_group=True,
+            )
+        )
     rps = _top_closed(figures, RPS.key)
     if rps:
         concurrency = max(_concurrency(f) for f in rps.values())
-        charts.append(grouped_bars(f"{app}: requests per second (c={concurrency}; longer is better)",
-                                   "req/s", _bars_by_endpoint(rps, variants), scale_per_group=True))  # fmt: skip
+        charts.append(
+            grouped_bars(
+                f"{app}: requests per second (c={concurrency}; longer is better)",
+                "req/s",
+                _bars_by_endpoint(rps, variants),
+                scale_per_group=True,
+            )
+        )
     charts += _latency_charts(figures, variants)
     memory: dict[str, list[Bar]] = defaultdict(list)
     for metric, label in _MEMORY:
         for variant in variants:
-            figure = next((f for f in figures if f.variant == variant and f.metric == metric and f.valid), None)
+            figure = next(
+                (f for f in figures if f.variant == variant and f.metric == metric and f.valid),
+                None,
+            )
             if figure is not None:
                 memory[label].append(Bar(variant, figure.value))
     if memory:
@@ -78,15 +95,24 @@ def app_charts(run: Run, app: str, stacks: Sequence[str]) -> list[str]:
 
 def _latency_charts(figures: list[Figure], variants: Sequence[str]) -> list[str]:
     """Per endpoint: p50 (dashed) and p99 against the offered rate of the open-loop runs."""
-    open_loop = [f for f in figures if isinstance(f.setting, Open) and f.setting.rate_rps is not None
-                 and f.valid and f.metric in (P50.key, P99.key)]  # fmt: skip
+    open_loop = [
+        f
+        for f in figures
+        if isinstance(f.setting, Open)
+        and f.setting.rate_rps is not None
+        and f.valid
+        and f.metric in (P50.key, P99.key)
+    ]
     charts = []
     for endpoint in dict.fromkeys(f.endpoint for f in open_loop):
         lines = []
         for variant in variants:
             for metric, dashed in ((P99.key, False), (P50.key, True)):
-                points = [(float(f.setting.rate_rps), f.value) for f in open_loop  # type: ignore[union-attr,arg-type]
-                          if f.endpoint == endpoint and f.variant == variant and f.metric == metric]  # fmt: skip
+                points = [
+                    (float(f.setting.rate_rps), f.value)
+                    for f in open_loop  # type: ignore[union-attr,arg-type]
+                    if f.endpoint == endpoint and f.variant == variant and f.metric == metric
+                ]
                 if points:
                     lines.append(Line(variant, points, dashed))
         if lines:

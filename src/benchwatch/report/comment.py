@@ -37,19 +37,26 @@ def cost_headline(rows: list[Row]) -> str:
     if len(moved) == 1 and moved[0].ratio is not None:
         row = moved[0]
         low, high = row.low or row.ratio, row.high or row.ratio
-        factor, low, high, word = (row.ratio, low, high, "higher") if row.ratio > 1 else (1 / row.ratio, 1 / high, 1 / low, "lower")
+        factor, low, high, word = (
+            (row.ratio, low, high, "higher")
+            if row.ratio > 1
+            else (1 / row.ratio, 1 / high, 1 / low, "lower")
+        )
         where = row.scenario + (f" {row.endpoint}" if row.endpoint else "")
         return f"estimated cost per request {factor:.2f}x {word} [{low:.2f}, {high:.2f}] ({where})"
     higher = sum(r.verdict == "regression" for r in moved)
-    return (f"estimated cost per request: {higher} higher, {len(moved) - higher} lower, "
-            f"{len(costs) - len(moved)} unchanged")  # fmt: skip
+    return (
+        f"estimated cost per request: {higher} higher, {len(moved) - higher} lower, "
+        f"{len(costs) - len(moved)} unchanged"
+    )
 
 
 def headline(comparison: Comparison) -> str:
     counts = comparison.counts()
     parts = [
         _plural(counts["regression"], "regression") + _gating_note(comparison.rows, "regression"),
-        _plural(counts["improvement"], "improvement") + _gating_note(comparison.rows, "improvement"),
+        _plural(counts["improvement"], "improvement")
+        + _gating_note(comparison.rows, "improvement"),
         f"{counts['unchanged']} unchanged",
     ]
     if counts["unconfirmed"]:
@@ -83,11 +90,22 @@ def _value(value: float | None, unit: str) -> str:
 
 def _table(rows: list[Row]) -> list[str]:
     lines = ["| | figure | base | head | change [95 % CI] | floor |", "|---|---|---|---|---|---|"]
-    icons = {"regression": "🔴", "improvement": "🟢", "unchanged": "⚪", "no verdict": "⚠️", "unconfirmed": "🟡"}
+    icons = {
+        "regression": "🔴",
+        "improvement": "🟢",
+        "unchanged": "⚪",
+        "no verdict": "⚠️",
+        "unconfirmed": "🟡",
+    }
     for row in rows:
         gate = " (gate)" if row.gating else ""
-        floor = f"{row.floor:.1%}" + {"figure": "", "metric": " (metric)", "default": " (default)",
-                                       "parts": " (its parts')", "threads": " (default, threads)"}.get(row.floor_source, "")  # fmt: skip
+        floor = f"{row.floor:.1%}" + {
+            "figure": "",
+            "metric": " (metric)",
+            "default": " (default)",
+            "parts": " (its parts')",
+            "threads": " (default, threads)",
+        }.get(row.floor_source, "")
         text = row.text
         if row.confirmation is not None:
             text += f"; again: {row.confirmation.text}"
@@ -104,7 +122,11 @@ def _parts(row: Row, limit: int = 6) -> list[str]:
     a cost's in µs)."""
     if not row.detail or not row.significant:
         return []
-    moved = [(name, b or 0.0, h or 0.0) for name, (b, h) in row.detail.items() if round(b or 0.0, 2) != round(h or 0.0, 2)]
+    moved = [
+        (name, b or 0.0, h or 0.0)
+        for name, (b, h) in row.detail.items()
+        if round(b or 0.0, 2) != round(h or 0.0, 2)
+    ]
     moved.sort(key=lambda item: -abs(item[2] - item[1]))
     shown = ", ".join(f"`{name}` {b:.2f} → {h:.2f}" for name, b, h in moved[:limit])
     unit = " µs" if row.metric == COST.key else ""
@@ -132,15 +154,31 @@ def render(comparison: Comparison) -> str:
     ]
     regressions = comparison.gating_regressions()
     if regressions:
-        out += [f"**Regression** in a gating figure ({', '.join(r.label for r in regressions[:3])}).", ""]
+        out += [
+            f"**Regression** in a gating figure ({', '.join(r.label for r in regressions[:3])}).",
+            "",
+        ]
     if significant:
         out += _table(significant) + [""]
     for label, table in comparison.extra.instructions_went.items():
-        out += [f"<details><summary>Where the instructions went: {label}</summary>", "", table.rstrip(), "",
-                "</details>", ""]
+        out += [
+            f"<details><summary>Where the instructions went: {label}</summary>",
+            "",
+            table.rstrip(),
+            "",
+            "</details>",
+            "",
+        ]
     if unconfirmed:
-        out += ["**Not confirmed**: flagged in the first rounds (as a regression or an improvement), not again "
-                "when measured once more side by side (neither; see how this is judged):", ""] + _table(unconfirmed) + [""]
+        out += (
+            [
+                "**Not confirmed**: flagged in the first rounds (as a regression or an improvement), not again "
+                "when measured once more side by side (neither; see how this is judged):",
+                "",
+            ]
+            + _table(unconfirmed)
+            + [""]
+        )
     if unmeasured:
         out += ["**No verdict** for these (said why):", ""] + _table(unmeasured) + [""]
     if unchanged:
@@ -149,11 +187,17 @@ def render(comparison: Comparison) -> str:
     out += _not_measured(comparison)
     out += dropped.lines(comparison.extra.rounds_short)
     if comparison.extra.counts_unavailable:
-        out += [f"Counts per request (instructions, system calls): not measured ({comparison.extra.counts_unavailable}); "
-                "only timings decided.", ""]
+        out += [
+            f"Counts per request (instructions, system calls): not measured ({comparison.extra.counts_unavailable}); "
+            "only timings decided.",
+            "",
+        ]
     out += _weights(comparison)
     if comparison.extra.instructions_unavailable:
-        out += [f"Micro-benchmark instruction counts: not measured ({comparison.extra.instructions_unavailable}).", ""]
+        out += [
+            f"Micro-benchmark instruction counts: not measured ({comparison.extra.instructions_unavailable}).",
+            "",
+        ]
     if comparison.problems:
         out += ["**Problems**", ""]
         for problem in comparison.problems:
@@ -162,7 +206,10 @@ def render(comparison: Comparison) -> str:
             out += [f"- {_problem_line(problem)}", *([""] if folded else []), *folded]
         out += [""]
     if comparison.unpaired:
-        out += [f"<details><summary>{len(comparison.unpaired)} measured on one side only</summary>", ""]
+        out += [
+            f"<details><summary>{len(comparison.unpaired)} measured on one side only</summary>",
+            "",
+        ]
         out += [f"- {u}" for u in comparison.unpaired] + ["", "</details>", ""]
     if comparison.extra.profile is not None:
         out += profile_markdown(comparison.extra.profile)
@@ -174,16 +221,27 @@ def render(comparison: Comparison) -> str:
 def _weights(comparison: Comparison, shown: int = 12) -> list[str]:
     """The weights the estimated costs were made with, or why there are none."""
     if comparison.extra.cost_unavailable:
-        return [f"Estimated cost per request: not made ({comparison.extra.cost_unavailable}); the instructions "
-                "and system calls per request gate one by one instead.", ""]  # fmt: skip
+        return [
+            f"Estimated cost per request: not made ({comparison.extra.cost_unavailable}); the instructions "
+            "and system calls per request gate one by one instead.",
+            "",
+        ]
     found = comparison.extra.cost_weights
     if found is None:
         return []
-    calls = ", ".join(f"`{name}` {us:.2f}" for name, us in sorted(found.system_us_per_call.items())[:shown])
-    return ["<details><summary>The estimated cost's weights (measured on this machine)</summary>", "",
-            f"Estimated cost per request = instructions × {found.user_us_per_instruction * 1000:.4f} ns + each own "
-            f"system call × its µs: {calls}; any other call {found.other_call_us:.2f} µs. Measured in "
-            f"{found.seconds:g} s: {found.method}.", "", "</details>", ""]  # fmt: skip
+    calls = ", ".join(
+        f"`{name}` {us:.2f}" for name, us in sorted(found.system_us_per_call.items())[:shown]
+    )
+    return [
+        "<details><summary>The estimated cost's weights (measured on this machine)</summary>",
+        "",
+        f"Estimated cost per request = instructions × {found.user_us_per_instruction * 1000:.4f} ns + each own "
+        f"system call × its µs: {calls}; any other call {found.other_call_us:.2f} µs. Measured in "
+        f"{found.seconds:g} s: {found.method}.",
+        "",
+        "</details>",
+        "",
+    ]
 
 
 def _watched(comparison: Comparison) -> list[str]:
@@ -191,9 +249,11 @@ def _watched(comparison: Comparison) -> list[str]:
     found = comparison.extra.coverage
     if found is None or not found.endpoints:
         return []
-    return [f"Watched {_plural(found.endpoints, 'declared endpoint')}: {found.timed} timed, {found.counted} counted "
-            f"per request{f'; {len(found.not_measured)} not measured in full (below)' if found.not_measured else ''}.",
-            ""]  # fmt: skip
+    return [
+        f"Watched {_plural(found.endpoints, 'declared endpoint')}: {found.timed} timed, {found.counted} counted "
+        f"per request{f'; {len(found.not_measured)} not measured in full (below)' if found.not_measured else ''}.",
+        "",
+    ]
 
 
 def _not_measured(comparison: Comparison, shown: int = 8) -> list[str]:
@@ -204,10 +264,18 @@ def _not_measured(comparison: Comparison, shown: int = 8) -> list[str]:
     out = ["**What was not measured, and why**", ""]
     for (missing, why), items in found.groups().items():
         names = [f"`{item.variant}` `{item.endpoint}`" for item in items]
-        listed = ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
+        listed = ", ".join(names[:shown]) + (
+            f" and {len(names) - shown} more" if len(names) > shown else ""
+        )
         out.append(f"- no {missing}: {why}: {listed}")
         if len(names) > shown:
-            out += ["  <details><summary>all of them</summary>", "", *(f"  - {n}" for n in names), "", "  </details>"]
+            out += [
+                "  <details><summary>all of them</summary>",
+                "",
+                *(f"  - {n}" for n in names),
+                "",
+                "  </details>",
+            ]
     return out + [""]
 
 
@@ -224,8 +292,15 @@ def _detail(text: str, lines: int = 20) -> list[str]:
     if not kept:
         return []
     fence = "~~~~" if any("```" in line for line in kept) else "```"
-    return ["  <details><summary>the server's last lines</summary>", "", f"  {fence}text",
-            *(f"  {line}" for line in kept), f"  {fence}", "", "  </details>"]  # fmt: skip
+    return [
+        "  <details><summary>the server's last lines</summary>",
+        "",
+        f"  {fence}text",
+        *(f"  {line}" for line in kept),
+        f"  {fence}",
+        "",
+        "  </details>",
+    ]
 
 
 def _method(comparison: Comparison) -> list[str]:
@@ -233,8 +308,9 @@ def _method(comparison: Comparison) -> list[str]:
     source = (
         f"noise floors from `calibration.json` ({calibration.get('date', '?')}, "
         f"{calibration.get('rounds', '?')} A/A rounds)"
-        if calibration else "**default noise floors** (no `calibration.json`: run `benchwatch calibrate`)"
-    )  # fmt: skip
+        if calibration
+        else "**default noise floors** (no `calibration.json`: run `benchwatch calibrate`)"
+    )
     return [
         "<details><summary>How this is judged</summary>",
         "",
@@ -277,11 +353,15 @@ def _fingerprints(base: SideInfo, head: SideInfo) -> list[str]:
         cells = []
         for side in (base, head):
             pins = side.environment.stacks.get(stack, {})
-            cells.append(", ".join(f"{p} {v}" for p, v in sorted(pins.items()) if p in HEADLINE_PACKAGES))
+            cells.append(
+                ", ".join(f"{p} {v}" for p, v in sorted(pins.items()) if p in HEADLINE_PACKAGES)
+            )
         out.append(f"| stack {stack} | {cells[0]} | {cells[1]} |")
         pythons = [side.environment.interpreters.get(stack) for side in (base, head)]
         if any(pythons):
-            out.append(f"| server Python ({stack}) | {' | '.join(p.line() if p else '—' for p in pythons)} |")
+            out.append(
+                f"| server Python ({stack}) | {' | '.join(p.line() if p else '—' for p in pythons)} |"
+            )
     out += ["", "</details>"]
     return out
 
@@ -292,22 +372,31 @@ def _moved_lines(comparison: Comparison) -> list[str]:
     moved = comparison.extra.moved
     if not moved:
         return []
-    out = [f"Dependencies changed between base and head: {m.text(code=True)}." for m in moved] + [""]
+    out = [f"Dependencies changed between base and head: {m.text(code=True)}." for m in moved] + [
+        ""
+    ]
     regressed = {r.scenario for r in comparison.gating_regressions()}
     if not regressed:
         return out
     suspects = [m for m in moved if regressed & set(m.scenarios)] or list(moved)
     names = list(dict.fromkeys(p for m in suspects for p in m.packages()))
-    out.append(f"**Which package?** The regression came with these packages' moves: {', '.join(names)}.")
+    out.append(
+        f"**Which package?** The regression came with these packages' moves: {', '.join(names)}."
+    )
     if comparison.base.kind == "stack":
         scenarios = ",".join(f"{s}@*" for s in sorted(regressed))
-        out += [f"`benchwatch attribute --base {comparison.base.spec} --head {comparison.head.spec} -k '{scenarios}'` "
-                "moves one package at a time (or the smallest group the resolver demands) and measures each step "
-                "against base.", ""]  # fmt: skip
+        out += [
+            f"`benchwatch attribute --base {comparison.base.spec} --head {comparison.head.spec} -k '{scenarios}'` "
+            "moves one package at a time (or the smallest group the resolver demands) and measures each step "
+            "against base.",
+            "",
+        ]
         return out
-    out.append("`benchwatch attribute` splits a change by package between two stacks of `stacks.toml` only, not yet "
-               "between two commits' own locks. To try one package today: on base, move only it, commit, and "
-               f"`benchwatch compare --base {comparison.base.spec} --head <that commit>`:")  # fmt: skip
+    out.append(
+        "`benchwatch attribute` splits a change by package between two stacks of `stacks.toml` only, not yet "
+        "between two commits' own locks. To try one package today: on base, move only it, commit, and "
+        f"`benchwatch compare --base {comparison.base.spec} --head <that commit>`:"
+    )
     out += [""] + [f"- {line}" for m in suspects for line in _one_package_moves(m)] + [""]
     return out
 
@@ -316,5 +405,8 @@ def _one_package_moves(moved: MovedPackages) -> list[str]:
     """How to move one package of base's lock to head's version, per package that changed."""
     lock = moved.lock or "its requirements"
     if lock.endswith(("uv.lock", "pyproject.toml")):
-        return [f"`uv lock --upgrade-package {p}=={h}` beside app {moved.app}'s `{lock}`" for p, (_, h) in moved.changed.items()]
+        return [
+            f"`uv lock --upgrade-package {p}=={h}` beside app {moved.app}'s `{lock}`"
+            for p, (_, h) in moved.changed.items()
+        ]
     return [f"`{p}=={h}` in app {moved.app}'s `{lock}`" for p, (_, h) in moved.changed.items()]

@@ -25,7 +25,11 @@ class Measured:
         return "a ratio is coloured only outside this run's A/A band for its metric"
 
     def how(self) -> str:
-        rounds = "rounds not recorded" if self.rounds is None else f"{self.rounds} round{'s' * (self.rounds != 1)}"
+        rounds = (
+            "rounds not recorded"
+            if self.rounds is None
+            else f"{self.rounds} round{'s' * (self.rounds != 1)}"
+        )
         return f"{rounds}{' (quick)' if self.quick else ''}, sequential: each variant measured alone, one after the other"
 
     def noise(self, key: str) -> str:
@@ -62,7 +66,12 @@ def measured(run: Run) -> Measured:
     noise = run.extra.aa_noise
     for entry in noise.figures.values() if noise else ():
         band[entry.metric] = max(band.get(entry.metric, 0.0), abs(entry.ratio - 1.0))
-    return Measured(plan.rounds if plan else None, bool(plan and plan.quick), band, noise.variant if noise else None)
+    return Measured(
+        plan.rounds if plan else None,
+        bool(plan and plan.quick),
+        band,
+        noise.variant if noise else None,
+    )
 
 
 def paired_tone(ratio: PairedRatio, bigger_is_better: bool = False) -> Tone:

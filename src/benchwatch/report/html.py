@@ -25,9 +25,11 @@ def table_html(table: Table, numeric_from: int = 1) -> str:
         rows.append("<tr>" + "".join(cells) + "</tr>")
     note = f'<div class="note">{escape(table.note)}</div>' if table.note else ""
     label = escape(table.title or "table", quote=True)
-    return (f'<div class="scroll" tabindex="0" role="region" aria-label="{label}"><table><thead><tr>{head}</tr>'
-            f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
-            f'<div class="scroll-hint">← scroll sideways for more columns →</div>{note}')  # fmt: skip
+    return (
+        f'<div class="scroll" tabindex="0" role="region" aria-label="{label}"><table><thead><tr>{head}</tr>'
+        f"</thead><tbody>{''.join(rows)}</tbody></table></div>"
+        f'<div class="scroll-hint">← scroll sideways for more columns →</div>{note}'
+    )
 
 
 def _problems(report: Report) -> str:
@@ -36,10 +38,14 @@ def _problems(report: Report) -> str:
     parts = [f'<div class="problems" id="problems"><h2>Problems ({len(report.problems)})</h2><ul>']
     for line, detail in report.problems:
         tail = "\n".join(d for d in detail.splitlines() if d.strip())[-2000:]
-        parts.append(f"<li>{escape(line)}" + (f"<pre>{escape(tail)}</pre>" if tail else "") + "</li>")
+        parts.append(
+            f"<li>{escape(line)}" + (f"<pre>{escape(tail)}</pre>" if tail else "") + "</li>"
+        )
     parts.append("</ul>")
     if report.invalid:
-        parts.append(f"<p>Invalid figures ({len(report.invalid)}), not published as data points:</p><ul>")
+        parts.append(
+            f"<p>Invalid figures ({len(report.invalid)}), not published as data points:</p><ul>"
+        )
         parts += [f"<li>{escape(line)}</li>" for line in report.invalid]
         parts.append("</ul>")
     return "".join(parts) + "</div>"
@@ -48,7 +54,9 @@ def _problems(report: Report) -> str:
 def render_html(report: Report) -> str:
     apps = [s.app for s in report.apps]
     nav = " ".join(f'<a href="#app-{escape(a)}">{escape(a)}</a>' for a in apps)
-    questions_link = " <a href='#questions'>questions</a>" if report.study or report.questions else ""
+    questions_link = (
+        " <a href='#questions'>questions</a>" if report.study or report.questions else ""
+    )
     body = [
         f"<h1>{escape(report.title)}</h1>",
         "".join(f"<p>{escape(line)}</p>" for line in report.summary),
@@ -56,8 +64,10 @@ def render_html(report: Report) -> str:
         _problems(report),
     ]
     if report.study or report.questions:
-        body += ['<h2 id="questions">Questions, side by side</h2>',
-                 *(f"<p>{escape(line)}</p>" for line in report.side_by_side if line)]
+        body += [
+            '<h2 id="questions">Questions, side by side</h2>',
+            *(f"<p>{escape(line)}</p>" for line in report.side_by_side if line),
+        ]
     if report.study:
         body.append(table_html(study_table(report.study), numeric_from=99))
     if report.questions:

@@ -41,7 +41,9 @@ class Report:
     versions: Table
     problems: list[tuple[str, str]]
     invalid: list[str]
-    study: list[StudyRow]  # published figures beside this run's answers (only when questions carry them)
+    study: list[
+        StudyRow
+    ]  # published figures beside this run's answers (only when questions carry them)
     questions: Table | None  # the questions' ratios the study does not show
     apps: list[AppSection]
     micro: list[Table]
@@ -52,13 +54,14 @@ class Report:
     notes: list[str] = field(default_factory=list)
 
 
-
-
 def build(run: Run, reference_stack: str | None = None, stacks: Sequence[str] = ()) -> Report:
     reference, said = usable_reference(run, reference_stack or run.extra.reference_stack)
     order = stack_order(run, stacks or run.extra.stack_order)
     tables = load_tables(run, reference, order)
-    apps = [AppSection(app, app_tables, app_charts(run, app, order)) for app, app_tables in tables.items()]
+    apps = [
+        AppSection(app, app_tables, app_charts(run, app, order))
+        for app, app_tables in tables.items()
+    ]
     invalid = [f"{f.name}: {f.note or 'invalid'}" for f in run.figures if not f.valid]
     problems = [(p.line(), p.detail) for p in run.problems]
     return Report(
@@ -84,28 +87,43 @@ def _side_by_side_summary(run: Run) -> list[str]:
     if info is None or info.plan is None or not info.ratios:
         return []
     plan = info.plan
-    quick = " (quick: fewer and shorter rounds; 6 is the fewest that gives a paired 95 % interval)" if plan.quick else ""
-    return [f"Questions side by side: {plan.rounds} rounds{quick}, closed loop c={', '.join(map(str, plan.concurrencies))} "
-            f"for {plan.duration_s:g} s per step after a {plan.warmup_s:g} s warm-up; {info.seconds:.0f} s.", ""]
+    quick = (
+        " (quick: fewer and shorter rounds; 6 is the fewest that gives a paired 95 % interval)"
+        if plan.quick
+        else ""
+    )
+    return [
+        f"Questions side by side: {plan.rounds} rounds{quick}, closed loop c={', '.join(map(str, plan.concurrencies))} "
+        f"for {plan.duration_s:g} s per step after a {plan.warmup_s:g} s warm-up; {info.seconds:.0f} s.",
+        "",
+    ]
 
 
 def _summary(run: Run, reference_line: str, problems: int, invalid: int) -> list[str]:
     valid = len(run.valid_figures())
     state = "complete" if run.complete else "INCOMPLETE (interrupted or failed part-way)"
-    lines = [f"Run started {run.started_at}, finished {run.finished_at or '—'}: {state}.",
-             f"{valid} valid figures, {invalid} invalid, {problems} problems."]  # fmt: skip
+    lines = [
+        f"Run started {run.started_at}, finished {run.finished_at or '—'}: {state}.",
+        f"{valid} valid figures, {invalid} invalid, {problems} problems.",
+    ]
     plan = run.extra.load_plan
     if plan is not None:
         quick = " (quick)" if plan.quick else ""
-        lines.append(f"Load plan{quick}: {plan.rounds} rounds of {plan.duration_s} s, "
-                     f"concurrency {plan.concurrencies}, open-loop rates {plan.rate_fractions} of max.")  # fmt: skip
+        lines.append(
+            f"Load plan{quick}: {plan.rounds} rounds of {plan.duration_s} s, "
+            f"concurrency {plan.concurrencies}, open-loop rates {plan.rate_fractions} of max."
+        )
     if reference_line:
         lines.append(reference_line)
     return lines
 
 
 def _environment(run: Run) -> list[tuple[str, str]]:
-    rows = [(title, str(value)) for _, title, value in run.environment.facts() if value not in (None, "")]
+    rows = [
+        (title, str(value))
+        for _, title, value in run.environment.facts()
+        if value not in (None, "")
+    ]
     if run.command:
         rows.append(("command", " ".join(run.command)))
     if run.extra.shard:
@@ -120,8 +138,13 @@ def _versions(run: Run, order: Sequence[str]) -> Table:
     for name in names:
         versions = stacks[name] or {}
         python = run.environment.interpreters.get(name)
-        table.rows.append([Cell(name), Cell(python.line() if python else "—"),
-                           *(Cell(str(versions.get(p, "—"))) for p in HEADLINE_PACKAGES)])  # fmt: skip
+        table.rows.append(
+            [
+                Cell(name),
+                Cell(python.line() if python else "—"),
+                *(Cell(str(versions.get(p, "—"))) for p in HEADLINE_PACKAGES),
+            ]
+        )
     return table
 
 
@@ -129,8 +152,10 @@ def _aa_table(run: Run) -> Table | None:
     noise = run.extra.aa_noise
     if noise is None or not noise.figures:
         return None
-    table = Table(f"A/A noise: {noise.variant} measured twice in every round",
-                  ["figure", "CV (A and A' pooled)", "A'/A"])  # fmt: skip
+    table = Table(
+        f"A/A noise: {noise.variant} measured twice in every round",
+        ["figure", "CV (A and A' pooled)", "A'/A"],
+    )
     for name, entry in sorted(noise.figures.items()):
         table.rows.append([Cell(name), Cell(f"{entry.cv:.1%}"), Cell(f"{entry.ratio:.3f}")])
     return table
@@ -141,8 +166,10 @@ def _loadgen_notes(run: Run) -> list[str]:
     flagged = [r for r in info.runs if r.oha_bottleneck] if info else []
     if not info or not flagged:
         return []
-    notes = [f"oha (the load generator) was the bottleneck in {len(flagged)} measurement(s)"
-             f" (used ≥ {info.bottleneck_share:.0%} of its core): those figures measure oha as much as the server."]  # fmt: skip
+    notes = [
+        f"oha (the load generator) was the bottleneck in {len(flagged)} measurement(s)"
+        f" (used ≥ {info.bottleneck_share:.0%} of its core): those figures measure oha as much as the server."
+    ]
     for r in flagged[:20]:
         setting = setting_from_params(r.params)
         where = setting.label if setting is not None else ""
@@ -157,8 +184,10 @@ def _md_escape(text: str) -> str:
 
 
 def _md_table(table: Table) -> list[str]:
-    lines = ["| " + " | ".join(_md_escape(c) for c in table.columns) + " |",
-             "|" + "---|" * len(table.columns)]  # fmt: skip
+    lines = [
+        "| " + " | ".join(_md_escape(c) for c in table.columns) + " |",
+        "|" + "---|" * len(table.columns),
+    ]
     for row in table.rows:
         cells = [(f"**{c.text}**" if c.tone == "bad" else c.text) for c in row]
         lines.append("| " + " | ".join(_md_escape(c) for c in cells) + " |")
@@ -171,29 +200,43 @@ SIDE_BY_SIDE = "ours, side by side: ratio [95 % CI] (medians)"
 
 
 def study_table(rows: list[StudyRow]) -> Table:
-    table = Table("study: published figures next to this run's answers",
-                  ["who", "what", "their setup", "theirs", SIDE_BY_SIDE, "note"])  # fmt: skip
+    table = Table(
+        "study: published figures next to this run's answers",
+        ["who", "what", "their setup", "theirs", SIDE_BY_SIDE, "note"],
+    )
     for row in rows:
         p = row.published
         who = f"{p.who} ({p.source})" if p.source else p.who
-        table.rows.append([Cell(who), Cell(p.what), Cell(p.setup), Cell(p.figure), Cell("; ".join(row.ours)),
-                           Cell(p.note)])  # fmt: skip
+        table.rows.append(
+            [
+                Cell(who),
+                Cell(p.what),
+                Cell(p.setup),
+                Cell(p.figure),
+                Cell("; ".join(row.ours)),
+                Cell(p.note),
+            ]
+        )
     table.note = STUDY_NOTE
     return table
 
 
-STUDY_NOTE = ("Theirs: copied from what they published (benchwatch.toml's [[questions.published]]). Ours: the "
-              "question's servers booted together in every round and loaded at the same moment (closed loops), "
-              "head/base per round, Hodges–Lehmann ratio with the 95 % Wilcoxon interval, and the medians of "
-              "base and head; cpu/req below 1 = less server CPU per request than the base; "
-              "'no significant difference' when the interval holds 1.")
+STUDY_NOTE = (
+    "Theirs: copied from what they published (benchwatch.toml's [[questions.published]]). Ours: the "
+    "question's servers booted together in every round and loaded at the same moment (closed loops), "
+    "head/base per round, Hodges–Lehmann ratio with the 95 % Wilcoxon interval, and the medians of "
+    "base and head; cpu/req below 1 = less server CPU per request than the base; "
+    "'no significant difference' when the interval holds 1."
+)
 
 
 def sequential_note(run: Run) -> str:
     """What marks the per-scenario tables and the dashboard's: single sequential measurements."""
     noise = aa_summary(run) or "no A/A copy was measured in this run, so their noise is unknown"
-    return ("† single sequential measurements: each variant measured alone, one after the other, so two of "
-            f"them differ by the host's speed as much as by the variants; {noise}.")
+    return (
+        "† single sequential measurements: each variant measured alone, one after the other, so two of "
+        f"them differ by the host's speed as much as by the variants; {noise}."
+    )
 
 
 def aa_summary(run: Run) -> str:
@@ -208,7 +251,10 @@ def aa_summary(run: Run) -> str:
     for key, changes in by_metric.items():
         about = metric("load", key)
         parts.append(f"{about.short if about else key} up to {max(changes):.1%}")
-    return f"this run's A/A copy of {noise.variant} (same variant measured twice, in turn) differed by " + ", ".join(parts)
+    return (
+        f"this run's A/A copy of {noise.variant} (same variant measured twice, in turn) differed by "
+        + ", ".join(parts)
+    )
 
 
 def render_markdown(report: Report) -> str:
@@ -222,7 +268,10 @@ def render_markdown(report: Report) -> str:
         out += [*_md_table(report.questions), ""]
     body: list[str] = []
     for section in report.apps:
-        body += [f"<details><summary><b>{section.app}</b> ({len(section.tables)} tables)</summary>", ""]
+        body += [
+            f"<details><summary><b>{section.app}</b> ({len(section.tables)} tables)</summary>",
+            "",
+        ]
         for table in section.tables:
             body += [f"**{section.app}: {table.title}**", "", *_md_table(table), ""]
         body += ["</details>", ""]
@@ -232,10 +281,25 @@ def render_markdown(report: Report) -> str:
     if report.micro:
         out += ["### Micro-benchmarks", ""]
     for table in report.micro:
-        out += [f"<details><summary>{table.title}</summary>", "", *_md_table(table), "", "</details>", ""]
+        out += [
+            f"<details><summary>{table.title}</summary>",
+            "",
+            *_md_table(table),
+            "",
+            "</details>",
+            "",
+        ]
     if report.aa_noise:
-        out += ["### Noise (A/A)", "", "<details><summary>coefficient of variation per figure</summary>",
-                "", *_md_table(report.aa_noise), "", "</details>", ""]  # fmt: skip
+        out += [
+            "### Noise (A/A)",
+            "",
+            "<details><summary>coefficient of variation per figure</summary>",
+            "",
+            *_md_table(report.aa_noise),
+            "",
+            "</details>",
+            "",
+        ]
     if report.loadgen:
         out += ["### Load generator", "", *(f"- {line}" for line in report.loadgen), ""]
     out += ["### Environment", "", "| | |", "|---|---|"]

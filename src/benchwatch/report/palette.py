@@ -24,7 +24,16 @@ STACK_COLORS = {
     "next": "#65a30d",  # green
 }
 # stacks we do not know (a user's stacks.toml, `own`): picked by a stable hash of the name
-FALLBACK_COLORS = ("#0891b2", "#dc2626", "#4f46e5", "#a16207", "#059669", "#c026d3", "#ea580c", "#475569")
+FALLBACK_COLORS = (
+    "#0891b2",
+    "#dc2626",
+    "#4f46e5",
+    "#a16207",
+    "#059669",
+    "#c026d3",
+    "#ea580c",
+    "#475569",
+)
 DASHES = ("", "7 4", "2 3", "9 3 2 3", "4 4 1 4")
 MARKERS = ("circle", "square", "triangle", "diamond", "cross")
 HATCHES = ("", "diagonal", "dots", "cross-hatch", "horizontal")
@@ -85,8 +94,14 @@ def styles(series: Iterable[str]) -> dict[str, Style]:
         scenario, stack = split_variant(name)
         app = app_of(scenario)
         index = 0 if scenario == app else 1 + flavors[app].index(scenario)
-        out[name] = Style(stack_color(stack), stack, index, DASHES[index % len(DASHES)],
-                          MARKERS[index % len(MARKERS)], HATCHES[index % len(HATCHES)])  # fmt: skip
+        out[name] = Style(
+            stack_color(stack),
+            stack,
+            index,
+            DASHES[index % len(DASHES)],
+            MARKERS[index % len(MARKERS)],
+            HATCHES[index % len(HATCHES)],
+        )
     return out
 
 

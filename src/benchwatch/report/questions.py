@@ -28,9 +28,12 @@ class StudyRow:
 
 def picks(question: Question, published: Published, ratio: PairedRatio) -> bool:
     """Whether this ratio of the run answers the published figure."""
-    return (ratio.group == question.name and ratio.metric in published.metrics
-            and (not published.heads or ratio.head in published.heads)
-            and (not published.steps or ratio.step in published.steps))  # fmt: skip
+    return (
+        ratio.group == question.name
+        and ratio.metric in published.metrics
+        and (not published.heads or ratio.head in published.heads)
+        and (not published.steps or ratio.step in published.steps)
+    )
 
 
 def study_rows(run: Run) -> list[StudyRow]:
@@ -57,12 +60,21 @@ def questions_table(run: Run, *, except_study: bool = False) -> Table | None:
     if info is None or (not info.ratios and not info.not_run):
         return None
     published = {q.name: q.published for q in info.questions}
-    table = Table("questions: each question's servers loaded at the same moment", ["question", "ratio [95 % CI]"])
+    table = Table(
+        "questions: each question's servers loaded at the same moment",
+        ["question", "ratio [95 % CI]"],
+    )
     for ratio in info.ratios:
         question = next((q for q in info.questions if q.name == ratio.group), None)
-        if except_study and question and any(picks(question, p, ratio) for p in published.get(ratio.group, [])):
+        if (
+            except_study
+            and question
+            and any(picks(question, p, ratio) for p in published.get(ratio.group, []))
+        ):
             continue
-        table.rows.append([Cell(_heading(question, ratio.group)), Cell(paired_text(ratio), paired_tone(ratio))])
+        table.rows.append(
+            [Cell(_heading(question, ratio.group)), Cell(paired_text(ratio), paired_tone(ratio))]
+        )
     for name, why in info.not_run.items():
         if not (except_study and published.get(name)):
             question = next((q for q in info.questions if q.name == name), None)
@@ -70,8 +82,10 @@ def questions_table(run: Run, *, except_study: bool = False) -> Table | None:
     if not table.rows:
         return None
     if info.plan is not None:
-        table.note = (f"{info.plan.rounds} rounds, side by side, paired by round; head/base (cpu/req below 1: "
-                      "less server CPU per request than the base); coloured when the interval excludes 1")  # fmt: skip
+        table.note = (
+            f"{info.plan.rounds} rounds, side by side, paired by round; head/base (cpu/req below 1: "
+            "less server CPU per request than the base); coloured when the interval excludes 1"
+        )
     return table
 
 

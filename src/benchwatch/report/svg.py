@@ -52,9 +52,13 @@ def short_number(value: float) -> str:
     return f"{value:.4g}"
 
 
-def text(x: float, y: float, content: str, anchor: str = "start", size: int = MIN_FONT, extra: str = "") -> str:
-    return (f'<text x="{x:.1f}" y="{y:.1f}" font-size="{max(size, MIN_FONT)}" text-anchor="{anchor}"'
-            f'{" " + extra if extra else ""}>{escape(content)}</text>')  # fmt: skip
+def text(
+    x: float, y: float, content: str, anchor: str = "start", size: int = MIN_FONT, extra: str = ""
+) -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" font-size="{max(size, MIN_FONT)}" text-anchor="{anchor}"'
+        f"{' ' + extra if extra else ''}>{escape(content)}</text>"
+    )
 
 
 def fits(content: str, width: float, size: int = MIN_FONT) -> str:
@@ -65,7 +69,9 @@ def fits(content: str, width: float, size: int = MIN_FONT) -> str:
 
 def wrap(content: str, width: float, size: int, bold: bool = False) -> list[str]:
     limit = max(8, int(width / (size * (_CHAR + (0.08 if bold else 0.0)))))
-    words = [w[i : i + limit] for w in content.split() for i in range(0, len(w), limit)]  # a URL longer than a line
+    words = [
+        w[i : i + limit] for w in content.split() for i in range(0, len(w), limit)
+    ]  # a URL longer than a line
     lines, current = [], ""
     for word in words:
         if current and len(current) + 1 + len(word) > limit:
@@ -114,33 +120,45 @@ def pattern_defs() -> str:
 def swatch(x: float, y: float, w: float, h: float, style: Style, series: str, tip: str = "") -> str:
     """A rectangle in the stack's colour, with the flavor's hatch laid over it."""
     tip_text = f"<title>{escape(tip)}</title>" if tip else ""
-    out = (f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{style.color}" '
-           f'data-stack="{escape(style.stack)}" data-series="{escape(series)}">{tip_text}</rect>')  # fmt: skip
+    out = (
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{style.color}" '
+        f'data-stack="{escape(style.stack)}" data-series="{escape(series)}">{tip_text}</rect>'
+    )
     if style.hatch:
-        out += (f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" '
-                f'fill="url(#bw-hatch-{style.hatch})" class="hatch"/>')  # fmt: skip
+        out += (
+            f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" '
+            f'fill="url(#bw-hatch-{style.hatch})" class="hatch"/>'
+        )
     return out
 
 
 def marker(x: float, y: float, style: Style, series: str, tip: str = "", r: float = 3.2) -> str:
     tip_text = f"<title>{escape(tip)}</title>" if tip else ""
-    common = f'fill="{style.color}" data-stack="{escape(style.stack)}" data-series="{escape(series)}"'
+    common = (
+        f'fill="{style.color}" data-stack="{escape(style.stack)}" data-series="{escape(series)}"'
+    )
     if style.marker == "square":
         return f'<rect x="{x - r:.1f}" y="{y - r:.1f}" width="{2 * r:.1f}" height="{2 * r:.1f}" {common}>{tip_text}</rect>'
     if style.marker == "triangle":
-        shape = f"{x:.1f},{y - r * 1.2:.1f} {x + r * 1.1:.1f},{y + r:.1f} {x - r * 1.1:.1f},{y + r:.1f}"
+        shape = (
+            f"{x:.1f},{y - r * 1.2:.1f} {x + r * 1.1:.1f},{y + r:.1f} {x - r * 1.1:.1f},{y + r:.1f}"
+        )
         return f'<polygon points="{shape}" {common}>{tip_text}</polygon>'
     if style.marker == "diamond":
         shape = f"{x:.1f},{y - r * 1.3:.1f} {x + r * 1.3:.1f},{y:.1f} {x:.1f},{y + r * 1.3:.1f} {x - r * 1.3:.1f},{y:.1f}"
         return f'<polygon points="{shape}" {common}>{tip_text}</polygon>'
     if style.marker == "cross":
         d = f"M{x - r:.1f},{y - r:.1f}L{x + r:.1f},{y + r:.1f}M{x - r:.1f},{y + r:.1f}L{x + r:.1f},{y - r:.1f}"
-        return (f'<path d="{d}" stroke="{style.color}" stroke-width="2" fill="none" data-stack="{escape(style.stack)}" '
-                f'data-series="{escape(series)}">{tip_text}</path>')  # fmt: skip
+        return (
+            f'<path d="{d}" stroke="{style.color}" stroke-width="2" fill="none" data-stack="{escape(style.stack)}" '
+            f'data-series="{escape(series)}">{tip_text}</path>'
+        )
     return f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{r:.1f}" {common}>{tip_text}</circle>'
 
 
-def legend(found: dict[str, Style], x: float, y: float, width: float, lines: bool = False) -> tuple[list[str], float]:
+def legend(
+    found: dict[str, Style], x: float, y: float, width: float, lines: bool = False
+) -> tuple[list[str], float]:
     """Swatches (or a line with its marker) and names, wrapped to `width`; returns (parts, y below)."""
     parts, cx, cy = [], x, y
     for name, style in found.items():
@@ -149,8 +167,10 @@ def legend(found: dict[str, Style], x: float, y: float, width: float, lines: boo
             cx, cy = x, cy + 17
         if lines:
             dash = f' stroke-dasharray="{style.dash}"' if style.dash else ""
-            parts.append(f'<line x1="{cx:.1f}" x2="{cx + 20:.1f}" y1="{cy - 4:.1f}" y2="{cy - 4:.1f}" '
-                         f'stroke="{style.color}" stroke-width="2"{dash} data-stack="{escape(style.stack)}"/>')  # fmt: skip
+            parts.append(
+                f'<line x1="{cx:.1f}" x2="{cx + 20:.1f}" y1="{cy - 4:.1f}" y2="{cy - 4:.1f}" '
+                f'stroke="{style.color}" stroke-width="2"{dash} data-stack="{escape(style.stack)}"/>'
+            )
             parts.append(marker(cx + 10, cy - 4, style, name, r=2.8))
         else:
             parts.append(swatch(cx, cy - 10, 20, 11, style, name))
@@ -160,8 +180,13 @@ def legend(found: dict[str, Style], x: float, y: float, width: float, lines: boo
 
 
 def grouped_bars(
-    title: str, unit: str, groups: dict[str, list[Bar]], *, width: int = WIDTH, scale_per_group: bool = False,
-) -> str:  # fmt: skip
+    title: str,
+    unit: str,
+    groups: dict[str, list[Bar]],
+    *,
+    width: int = WIDTH,
+    scale_per_group: bool = False,
+) -> str:
     """One block per group; per series a label line (name, value) above its bar, so nothing is
     squeezed beside the bars at phone width."""
     groups = {g: bars for g, bars in groups.items() if bars}
@@ -183,7 +208,17 @@ def grouped_bars(
             body.append(text(width - 6, y, value, "end"))
             y += 3
             length = 0.0 if top <= 0 else max(1.0, plot_w * bar.value / top)
-            body.append(swatch(7, y, length, 9, style, bar.series, f"{bar.series}: {short_number(bar.value)} {unit}"))
+            body.append(
+                swatch(
+                    7,
+                    y,
+                    length,
+                    9,
+                    style,
+                    bar.series,
+                    f"{bar.series}: {short_number(bar.value)} {unit}",
+                )
+            )
             y += 9
         y += 6
     if scale_per_group and len(groups) > 1:
@@ -193,8 +228,14 @@ def grouped_bars(
 
 
 def line_chart(
-    title: str, x_label: str, y_label: str, lines: Sequence[Line], *, width: int = WIDTH, height: int = 300,
-) -> str:  # fmt: skip
+    title: str,
+    x_label: str,
+    y_label: str,
+    lines: Sequence[Line],
+    *,
+    width: int = WIDTH,
+    height: int = 300,
+) -> str:
     """x/y lines with markers (the flavor's shape); axes from zero to round maxima."""
     lines = [line for line in lines if line.points]
     found = styles([line.series for line in lines])
@@ -217,22 +258,50 @@ def line_chart(
         return plot_top + plot_h * (1 - y / y_ticks[-1])
 
     for tick in y_ticks:
-        body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" '
-                    'stroke="currentColor" stroke-opacity="0.15"/>')  # fmt: skip
+        body.append(
+            f'<line x1="{left}" x2="{left + plot_w}" y1="{py(tick):.1f}" y2="{py(tick):.1f}" '
+            'stroke="currentColor" stroke-opacity="0.15"/>'
+        )
         body.append(text(left - 5, py(tick) + 4, short_number(tick), "end"))
     for tick in x_ticks:
         body.append(text(px(tick), plot_top + plot_h + 15, short_number(tick), "middle"))
-    body.append(f'<line x1="{left}" x2="{left + plot_w}" y1="{plot_top + plot_h}" y2="{plot_top + plot_h}" '
-                'stroke="currentColor" stroke-opacity="0.5"/>')  # fmt: skip
+    body.append(
+        f'<line x1="{left}" x2="{left + plot_w}" y1="{plot_top + plot_h}" y2="{plot_top + plot_h}" '
+        'stroke="currentColor" stroke-opacity="0.5"/>'
+    )
     body.append(text(left + plot_w / 2, height - 6, x_label, "middle"))
-    body.append(text(12, plot_top + plot_h / 2, y_label, "middle", extra=f'transform="rotate(-90 12 {plot_top + plot_h / 2:.1f})"'))
+    body.append(
+        text(
+            12,
+            plot_top + plot_h / 2,
+            y_label,
+            "middle",
+            extra=f'transform="rotate(-90 12 {plot_top + plot_h / 2:.1f})"',
+        )
+    )
     for line in lines:
         style = found[line.series]
         points = sorted(line.points)
-        path = " ".join(f"{'M' if i == 0 else 'L'}{px(x):.1f},{py(y):.1f}" for i, (x, y) in enumerate(points))
-        dash = ' stroke-dasharray="5 4"' if line.dashed else (f' stroke-dasharray="{style.dash}"' if style.dash else "")
-        body.append(f'<path d="{path}" fill="none" stroke="{style.color}" stroke-width="2"{dash} '
-                    f'data-stack="{escape(style.stack)}" data-series="{escape(line.series)}"/>')  # fmt: skip
+        path = " ".join(
+            f"{'M' if i == 0 else 'L'}{px(x):.1f},{py(y):.1f}" for i, (x, y) in enumerate(points)
+        )
+        dash = (
+            ' stroke-dasharray="5 4"'
+            if line.dashed
+            else (f' stroke-dasharray="{style.dash}"' if style.dash else "")
+        )
+        body.append(
+            f'<path d="{path}" fill="none" stroke="{style.color}" stroke-width="2"{dash} '
+            f'data-stack="{escape(style.stack)}" data-series="{escape(line.series)}"/>'
+        )
         for x, y in points:
-            body.append(marker(px(x), py(y), style, line.series, f"{line.series}: {short_number(x)} → {short_number(y)}"))
+            body.append(
+                marker(
+                    px(x),
+                    py(y),
+                    style,
+                    line.series,
+                    f"{line.series}: {short_number(x)} → {short_number(y)}",
+                )
+            )
     return svg(width, height, title, body, "lines")

@@ -73,8 +73,12 @@ def is_memory(figure: Figure) -> bool:
 def _row_key(figure: Figure) -> tuple:
     """One table row per metric and setting; an open loop's rate differs per variant."""
     setting = figure.setting
-    return (metric_rank(figure.metric), setting_sort_key(setting), figure.metric,
-            json.dumps(setting.pair_params(), sort_keys=True) if setting is not None else "")  # fmt: skip
+    return (
+        metric_rank(figure.metric),
+        setting_sort_key(setting),
+        figure.metric,
+        json.dumps(setting.pair_params(), sort_keys=True) if setting is not None else "",
+    )
 
 
 def stack_order(run: Run, preferred: Sequence[str] = ()) -> list[str]:
@@ -87,8 +91,14 @@ def variant_order(figures: Iterable[Figure], stacks: Sequence[str]) -> list[str]
     """The plain app first, then flavors; within each, stacks in their declared order."""
     rank = {s: i for i, s in enumerate(stacks)}
     variants = {f.variant: f for f in figures}
-    return sorted(variants, key=lambda v: (variants[v].scenario != app_of(variants[v]),
-                                           variants[v].scenario, rank.get(variants[v].stack, 99)))  # fmt: skip
+    return sorted(
+        variants,
+        key=lambda v: (
+            variants[v].scenario != app_of(variants[v]),
+            variants[v].scenario,
+            rank.get(variants[v].stack, 99),
+        ),
+    )
 
 
 def run_stacks(run: Run) -> list[str]:
@@ -100,18 +110,29 @@ def usable_reference(run: Run, reference: str | None) -> tuple[str | None, str]:
     A reference the run lacks gives no ratios, said once, plainly."""
     stacks = run_stacks(run)
     if reference is None:
-        return None, ("No ratios between stacks: benchwatch.toml names no reference_stack." if len(stacks) > 1 else "")
+        return None, (
+            "No ratios between stacks: benchwatch.toml names no reference_stack."
+            if len(stacks) > 1
+            else ""
+        )
     if reference not in stacks:
-        return None, f"No ratios: the reference stack `{reference}` is not in this run (its stacks: {', '.join(stacks) or 'none'})."
-    return reference, (f"Ratios are against the reference stack `{reference}` "
-                       "(x faster/slower in the metric's own direction; server CPU per request first).")  # fmt: skip
+        return (
+            None,
+            f"No ratios: the reference stack `{reference}` is not in this run (its stacks: {', '.join(stacks) or 'none'}).",
+        )
+    return reference, (
+        f"Ratios are against the reference stack `{reference}` "
+        "(x faster/slower in the metric's own direction; server CPU per request first)."
+    )
 
 
 def require_reference(run: Run, reference: str | None) -> None:
     """A reference named on the command line must be a stack of the run."""
     if reference is not None and reference not in run_stacks(run):
         stacks = ", ".join(run_stacks(run)) or "none"
-        raise UserError(f"--reference {reference}: this run has no figures of that stack (its stacks: {stacks})")
+        raise UserError(
+            f"--reference {reference}: this run has no figures of that stack (its stacks: {stacks})"
+        )
 
 
 def reference_variant(app: str, reference_stack: str | None) -> str | None:
@@ -135,7 +156,9 @@ def cell_for(figure: Figure | None, reference: Figure | None) -> Cell:
     return Cell(f"{text} ({words})", tone)
 
 
-def load_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) -> dict[str, list[Table]]:
+def load_tables(
+    run: Run, reference_stack: str | None, stacks: Sequence[str]
+) -> dict[str, list[Table]]:
     """Per app: one table per endpoint (CPU/request first) and one for memory."""
     by_app: dict[str, list[Figure]] = defaultdict(list)
     for figure in run.figures:
@@ -156,7 +179,9 @@ def load_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) ->
     return tables
 
 
-def _table(title: str, figures: list[Figure], ref_variant: str | None, stacks: Sequence[str]) -> Table:
+def _table(
+    title: str, figures: list[Figure], ref_variant: str | None, stacks: Sequence[str]
+) -> Table:
     variants = variant_order(figures, stacks)
     cells: dict[tuple, dict[str, Figure]] = defaultdict(dict)
     for figure in figures:
@@ -166,11 +191,15 @@ def _table(title: str, figures: list[Figure], ref_variant: str | None, stacks: S
         row = cells[key]
         sample = next(iter(row.values()))
         label = sample.about.title if sample.about else sample.metric
-        where = f"{sample.setting.fraction:.0%} of max" if isinstance(sample.setting, Open) else (
-            sample.setting.label if sample.setting is not None else "")  # fmt: skip
+        where = (
+            f"{sample.setting.fraction:.0%} of max"
+            if isinstance(sample.setting, Open)
+            else (sample.setting.label if sample.setting is not None else "")
+        )
         reference = row.get(ref_variant) if ref_variant else None
-        table.rows.append([Cell(f"{label} {where}".strip()),
-                           *(cell_for(row.get(v), reference) for v in variants)])  # fmt: skip
+        table.rows.append(
+            [Cell(f"{label} {where}".strip()), *(cell_for(row.get(v), reference) for v in variants)]
+        )
     if ref_variant and not any(ref_variant in row for row in cells.values()):
         table.note = f"no ratios: the reference {ref_variant} was not measured here"
     elif ref_variant:
@@ -186,15 +215,24 @@ def micro_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) -
     order = [s for s in stacks if any(f.stack == s for f in figures)]
     rows: dict[tuple, dict[str, Figure]] = defaultdict(dict)
     for figure in figures:
-        key = (figure.scenario, figure.metric, json.dumps(figure.params, sort_keys=True, default=str))
+        key = (
+            figure.scenario,
+            figure.metric,
+            json.dumps(figure.params, sort_keys=True, default=str),
+        )
         rows[key][figure.stack] = figure
     table = Table("asv figures per stack", ["benchmark", *order])
     for key in sorted(rows):
         row = rows[key]
         reference = row.get(reference_stack) if reference_stack else None
         params = json.loads(key[2])
-        label = " ".join([str(params.get("case", key[0])), key[1],
-                          *(str(v) for k, v in params.items() if k not in ("case", "size"))])  # fmt: skip
+        label = " ".join(
+            [
+                str(params.get("case", key[0])),
+                key[1],
+                *(str(v) for k, v in params.items() if k not in ("case", "size")),
+            ]
+        )
         table.rows.append([Cell(label), *(_micro_cell(row.get(s), reference) for s in order)])
     if reference_stack:
         table.note = f"ratios against {reference_stack}"
@@ -205,29 +243,60 @@ def micro_tables(run: Run, reference_stack: str | None, stacks: Sequence[str]) -
 def micro_explains_load(run: Run, stacks: Sequence[str]) -> Table:
     """For each endpoint that declares a `micro_case`: the server's CPU per request next to
     the micro-benchmark of FastAPI's response_model path on the same data, per stack."""
-    micro = {(f.params.get("case"), f.stack): f for f in run.figures
-             if f.kind == "micro" and f.valid and f.metric == "response_model"}  # fmt: skip
-    table = Table("what the micro-benchmarks explain: FastAPI's response_model path vs the "
-                  "whole request", ["endpoint", "stack", "server CPU per request (c=10 or lowest)",
-                                    "response_model micro", "share of the request"])  # fmt: skip
+    micro = {
+        (f.params.get("case"), f.stack): f
+        for f in run.figures
+        if f.kind == "micro" and f.valid and f.metric == "response_model"
+    }
+    table = Table(
+        "what the micro-benchmarks explain: FastAPI's response_model path vs the whole request",
+        [
+            "endpoint",
+            "stack",
+            "server CPU per request (c=10 or lowest)",
+            "response_model micro",
+            "share of the request",
+        ],
+    )
     rank = {s: i for i, s in enumerate(stacks)}
-    load = [f for f in run.figures if f.kind == "load" and f.valid and f.micro_case
-            and f.metric == CPU.key and isinstance(f.setting, Closed) and f.scenario == app_of(f)]  # fmt: skip
+    load = [
+        f
+        for f in run.figures
+        if f.kind == "load"
+        and f.valid
+        and f.micro_case
+        and f.metric == CPU.key
+        and isinstance(f.setting, Closed)
+        and f.scenario == app_of(f)
+    ]
     by_place: dict[tuple, list[Figure]] = defaultdict(list)
     for figure in load:
         by_place[(figure.endpoint, figure.stack)].append(figure)
-    lowest = {place: min(found, key=lambda f: setting_sort_key(f.setting)) for place, found in by_place.items()}
-    for (endpoint, stack), figure in sorted(lowest.items(), key=lambda i: (i[0][0], rank.get(i[0][1], 99))):
+    lowest = {
+        place: min(found, key=lambda f: setting_sort_key(f.setting))
+        for place, found in by_place.items()
+    }
+    for (endpoint, stack), figure in sorted(
+        lowest.items(), key=lambda i: (i[0][0], rank.get(i[0][1], 99))
+    ):
         partner = micro.get((figure.micro_case, stack))
         request_s, micro_s = in_seconds(figure), in_seconds(partner) if partner else None
         if partner is None or not request_s or micro_s is None:
             continue
-        table.rows.append([Cell(str(endpoint)), Cell(stack), Cell(fmt_value(figure.value, figure.unit)),
-                           Cell(fmt_value(partner.value, partner.unit)),
-                           Cell(f"{micro_s / request_s:.0%}")])  # fmt: skip
-    table.note = ("a share near or above 100 % means serialization is the request; the micro "
-                  "figure is single-threaded CPU time of the same payload, the load figure the "
-                  "server's CPU per successful response")
+        table.rows.append(
+            [
+                Cell(str(endpoint)),
+                Cell(stack),
+                Cell(fmt_value(figure.value, figure.unit)),
+                Cell(fmt_value(partner.value, partner.unit)),
+                Cell(f"{micro_s / request_s:.0%}"),
+            ]
+        )
+    table.note = (
+        "a share near or above 100 % means serialization is the request; the micro "
+        "figure is single-threaded CPU time of the same payload, the load figure the "
+        "server's CPU per successful response"
+    )
     return table
 
 

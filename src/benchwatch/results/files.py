@@ -68,8 +68,10 @@ def _write_all(files: Mapping[Path, str]) -> None:
             Path(tmp).unlink(missing_ok=True)
         if isinstance(exc, OSError) and not isinstance(exc, UserError):
             where = staged[-1][1] if staged else next(iter(files))
-            raise NotWritten(f"{where}: could not be written ({exc.strerror or exc}); nothing was written and the "
-                             "files there are untouched: free some space, or write to another folder") from None  # fmt: skip
+            raise NotWritten(
+                f"{where}: could not be written ({exc.strerror or exc}); nothing was written and the "
+                "files there are untouched: free some space, or write to another folder"
+            ) from None
         raise
 
 
@@ -93,7 +95,12 @@ def write_run(directory: Path, run: Run) -> None:
     bigger = gab_entries(run.figures, bigger_is_better=True)
     smaller = gab_entries(run.figures, bigger_is_better=False)
     counts = gab_entries(run.figures, bigger_is_better=False, counts=True)
-    files = {GAB_BIGGER: bigger, GAB_SMALLER: smaller, GAB_COUNTS: counts, RUN_FILE: run.model_dump(mode="json")}
+    files = {
+        GAB_BIGGER: bigger,
+        GAB_SMALLER: smaller,
+        GAB_COUNTS: counts,
+        RUN_FILE: run.model_dump(mode="json"),
+    }
     _write_all({directory / name: json_text(data) for name, data in files.items()})
 
 
@@ -102,6 +109,8 @@ def read_run(directory: Path) -> Run:
     try:
         return Run.model_validate_json(path.read_text())
     except FileNotFoundError:
-        raise UserError(f"{path}: no run.json there (run `benchwatch run --out DIR` first)") from None
+        raise UserError(
+            f"{path}: no run.json there (run `benchwatch run --out DIR` first)"
+        ) from None
     except ValidationError as exc:
         raise UserError(f"{path}: not a valid run.json ({exc.errors()[0]['msg']})") from None

@@ -13,14 +13,18 @@ def merge_runs(runs: list[tuple[Path, Run]]) -> Run:
         raise UserError("merge: give at least one run directory")
     plans = {r.extra.load_plan.model_dump_json() for _, r in runs if r.extra.load_plan}
     if len(plans) > 1:
-        raise UserError("merge: the shards used different load plans (quick and full?); "
-                        "merge runs made with the same options")  # fmt: skip
+        raise UserError(
+            "merge: the shards used different load plans (quick and full?); "
+            "merge runs made with the same options"
+        )
     seen: dict[str, Path] = {}
     for directory, run in runs:
         for figure in run.figures:
             if figure.name in seen:
-                raise UserError(f"merge: figure {figure.name!r} is in both {seen[figure.name]} and "
-                                f"{directory}; shards must not overlap")  # fmt: skip
+                raise UserError(
+                    f"merge: figure {figure.name!r} is in both {seen[figure.name]} and "
+                    f"{directory}; shards must not overlap"
+                )
             seen[figure.name] = directory
     environment = runs[0][1].environment.model_copy(deep=True)
     environment.stacks, environment.interpreters = {}, {}
@@ -46,20 +50,29 @@ def _merge_extra(runs: list[tuple[Path, Run]]) -> RunExtra:
     loadgen = [r.extra.loadgen for _, r in runs if r.extra.loadgen is not None]
     if loadgen:
         extra.loadgen = LoadgenInfo(
-            oha_cores=loadgen[0].oha_cores, server_cores=loadgen[0].server_cores,
+            oha_cores=loadgen[0].oha_cores,
+            server_cores=loadgen[0].server_cores,
             bottleneck_share=loadgen[0].bottleneck_share,
             bottlenecked_runs=sum(g.bottlenecked_runs for g in loadgen),
             runs=[run for g in loadgen for run in g.runs],
             skipped=[s for g in loadgen for s in g.skipped],
             dropped_pairs=[d for g in loadgen for d in g.dropped_pairs],
-        )  # fmt: skip
+        )
     for key in ("load_plan", "aa_noise", "side_by_side", "micro", "reference_stack"):
-        found = next((getattr(r.extra, key) for _, r in runs if getattr(r.extra, key) is not None), None)
+        found = next(
+            (getattr(r.extra, key) for _, r in runs if getattr(r.extra, key) is not None), None
+        )
         setattr(extra, key, found)
     extra.stack_order = next((r.extra.stack_order for _, r in runs if r.extra.stack_order), [])
     extra.shards = [
-        ShardInfo(dir=str(d), shard=r.extra.shard, hostname=r.environment.hostname,
-                  cpu_model=r.environment.cpu_model, complete=r.complete, timings=r.extra.timings)
+        ShardInfo(
+            dir=str(d),
+            shard=r.extra.shard,
+            hostname=r.environment.hostname,
+            cpu_model=r.environment.cpu_model,
+            complete=r.complete,
+            timings=r.extra.timings,
+        )
         for d, r in runs
-    ]  # fmt: skip
+    ]
     return extra

@@ -69,7 +69,6 @@ class Figure(BaseModel):
             raise ValueError("samples must be finite numbers")
         return samples
 
-
     @property
     def setting(self) -> Setting:
         """Closed(c) or Open(fraction) for a load figure per endpoint; None otherwise."""
@@ -84,8 +83,13 @@ class Figure(BaseModel):
         (and, for a compare of two variants or two endpoints, without the scenario or endpoint)."""
         setting = self.setting
         params = setting.pair_params() if setting is not None else self.params
-        return (self.kind, self.scenario if scenario else None, self.endpoint if endpoint else None, self.metric,
-                json.dumps(params, sort_keys=True, default=str))  # fmt: skip
+        return (
+            self.kind,
+            self.scenario if scenario else None,
+            self.endpoint if endpoint else None,
+            self.metric,
+            json.dumps(params, sort_keys=True, default=str),
+        )
 
 
 def figure_label(figure: Figure) -> str:
@@ -112,7 +116,11 @@ class ServerPython(BaseModel):
     optimizations: str = ""  # "PGO+LTO", … when its ./configure asked for them; "": not said
 
     def line(self) -> str:
-        facts = [self.build, *([self.optimizations] if self.optimizations else []), *([] if self.symbols else ["stripped"])]
+        facts = [
+            self.build,
+            *([self.optimizations] if self.optimizations else []),
+            *([] if self.symbols else ["stripped"]),
+        ]
         return f"{self.python} ({', '.join(facts)})"
 
 
@@ -132,12 +140,17 @@ class Environment(BaseModel):
     benchwatch_version: str | None = Field(None, title="benchwatch")
     stacks: dict[str, dict[str, str]] = {}  # stack -> package -> installed version
     hostname: str | None = Field(None, title="host")
-    interpreters: dict[str, ServerPython] = {}  # stack (env key) -> the interpreter its servers ran on
+    interpreters: dict[
+        str, ServerPython
+    ] = {}  # stack (env key) -> the interpreter its servers ran on
 
     def facts(self) -> list[tuple[str, str, object]]:
         """(key, title, value) of every fingerprint fact but the stacks and their interpreters, in a fixed order."""
-        return [(key, field.title or key, getattr(self, key)) for key, field in type(self).model_fields.items()
-                if key not in PER_STACK_FACTS]  # fmt: skip
+        return [
+            (key, field.title or key, getattr(self, key))
+            for key, field in type(self).model_fields.items()
+            if key not in PER_STACK_FACTS
+        ]
 
     def record_environments(self, environments: Mapping[str, Any]) -> None:
         """The installed versions and the interpreter of every environment (`envs.Env`, by env key)."""
@@ -146,8 +159,12 @@ class Environment(BaseModel):
             interpreter = getattr(env, "interpreter", None)
             if interpreter is not None:
                 self.interpreters[name] = ServerPython(
-                    python=interpreter.label, build=interpreter.build, path=str(interpreter.path),
-                    symbols=interpreter.symbols, optimizations=interpreter.optimizations)  # fmt: skip
+                    python=interpreter.label,
+                    build=interpreter.build,
+                    path=str(interpreter.path),
+                    symbols=interpreter.symbols,
+                    optimizations=interpreter.optimizations,
+                )
 
 
 PER_STACK_FACTS = ("stacks", "interpreters")
@@ -179,8 +196,12 @@ class SkippedRun(BaseModel):
     endpoint: str
     params: dict[str, Any]
     reason: str
-    round: int | None = None  # a compare's make-up rounds come after its planned ones (measure/rounds.py)
-    windows_apart: float | None = None  # a dropped pair: its longer oha window over the shorter, minus 1
+    round: int | None = (
+        None  # a compare's make-up rounds come after its planned ones (measure/rounds.py)
+    )
+    windows_apart: float | None = (
+        None  # a dropped pair: its longer oha window over the shorter, minus 1
+    )
 
 
 class LoadgenInfo(BaseModel):
@@ -243,7 +264,9 @@ class SideBySideInfo(BaseModel):
     """The project's questions, each measured with its lanes side by side (`run` after the load stage)."""
 
     plan: LoadPlanInfo | None = None  # None: the rounds did not run (`run --no-questions`)
-    questions: list[Question] = []  # as declared when the run was made (the report's study reads them)
+    questions: list[
+        Question
+    ] = []  # as declared when the run was made (the report's study reads them)
     ratios: list[PairedRatio] = []
     not_run: dict[str, str] = {}  # group -> why it was not measured (not selected, failed)
     problems: list[Problem] = []
@@ -268,15 +291,21 @@ class RunExtra(BaseModel):
     loadgen: LoadgenInfo | None = None
     load_plan: LoadPlanInfo | None = None
     aa_noise: AANoise | None = None
-    side_by_side: SideBySideInfo | None = None  # the questions measured side by side (optional: schema 2 still reads)
+    side_by_side: SideBySideInfo | None = (
+        None  # the questions measured side by side (optional: schema 2 still reads)
+    )
     micro: dict[str, str] | None = None  # {"skipped": why}
     reference_stack: str | None = None
     stack_order: list[str] = []
     shard: str | None = None  # "i/N"
     shards: list[ShardInfo] = []  # a merged run: where each part came from
     timings: dict[str, list[dict[str, Any]]] = {}  # stage -> per boot: seconds to boot and measure
-    micro_inject: str | None = None  # TEST ONLY: BENCHWATCH_MICRO_INJECT when the run was made with it
-    counts: dict[str, str] | None = None  # {"skipped": why} when no counts per request were measured
+    micro_inject: str | None = (
+        None  # TEST ONLY: BENCHWATCH_MICRO_INJECT when the run was made with it
+    )
+    counts: dict[str, str] | None = (
+        None  # {"skipped": why} when no counts per request were measured
+    )
 
 
 class Run(BaseModel):
@@ -296,7 +325,9 @@ class Run(BaseModel):
     @classmethod
     def _readable(cls, version: int) -> int:
         if version not in READABLE_SCHEMAS:
-            raise ValueError(f"schema version {version} is not one this benchwatch reads ({READABLE_SCHEMAS})")
+            raise ValueError(
+                f"schema version {version} is not one this benchwatch reads ({READABLE_SCHEMAS})"
+            )
         return SCHEMA_VERSION  # read as the current version: the keys are the same
 
     def valid_figures(self) -> list[Figure]:
@@ -326,10 +357,16 @@ def is_counted(figure: Figure) -> bool:
     return isinstance(figure.setting, Counted)
 
 
-def gab_entries(figures: list[Figure], bigger_is_better: bool, counts: bool = False) -> list[dict[str, Any]]:
+def gab_entries(
+    figures: list[Figure], bigger_is_better: bool, counts: bool = False
+) -> list[dict[str, Any]]:
     """github-action-benchmark's entries of the valid figures: the timings (and memory) of one
     direction, or (`counts`) the counts per request."""
-    chosen = [f for f in figures if f.valid and f.bigger_is_better == bigger_is_better and is_counted(f) == counts]
+    chosen = [
+        f
+        for f in figures
+        if f.valid and f.bigger_is_better == bigger_is_better and is_counted(f) == counts
+    ]
     names = [f.name for f in chosen]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:

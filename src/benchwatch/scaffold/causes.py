@@ -10,24 +10,43 @@ from pathlib import Path
 
 from benchwatch.scaffold.discover import SKIPPED_FOLDERS
 
-DATABASE_HINT = ("give the app a fresh database per boot: --env settings naming {database_host}, {database_port}, "
-                 "{database_user}, {database_password}, {database_name}, or a postgresql:// URL (docs/init.md)")  # fmt: skip
+DATABASE_HINT = (
+    "give the app a fresh database per boot: --env settings naming {database_host}, {database_port}, "
+    "{database_user}, {database_password}, {database_name}, or a postgresql:// URL (docs/init.md)"
+)
 # libpq (psycopg 3, psycopg2 since PostgreSQL 14): `connection to server at "localhost" (::1), port 5432
 # failed: Connection refused`; older libpq: `could not connect to server: Connection refused` then
 # `Is the server running on host "localhost" (127.0.0.1) and accepting TCP/IP connections on port 5432?`;
 # asyncpg: `ConnectionRefusedError: [Errno 111] Connect call failed ('127.0.0.1', 5432)`
 # a host or port that came from a `${NAME}` is redacted to it in what the server said
 _PORT = r"(\d+|\$\{[A-Za-z_]\w*\})"
-_AT_HOST = re.compile(r'connection to server at "([^"]+)"(?: \([^)]*\))?, port ' + _PORT + r' failed: ([^\n]+)')
-_OLD_LIBPQ = re.compile(r'could not connect to server: ([^\n]+)\s+Is the server running on host "([^"]+)".*?port ' + _PORT, re.S)
-_ASYNCPG = re.compile(r"(Connect call failed|Multiple exceptions: \[Errno \d+\] Connect call failed) \('([^']+)', " + _PORT + r"\)")
+_AT_HOST = re.compile(
+    r'connection to server at "([^"]+)"(?: \([^)]*\))?, port ' + _PORT + r" failed: ([^\n]+)"
+)
+_OLD_LIBPQ = re.compile(
+    r'could not connect to server: ([^\n]+)\s+Is the server running on host "([^"]+)".*?port '
+    + _PORT,
+    re.S,
+)
+_ASYNCPG = re.compile(
+    r"(Connect call failed|Multiple exceptions: \[Errno \d+\] Connect call failed) \('([^']+)', "
+    + _PORT
+    + r"\)"
+)
 _SOCKET = re.compile(r'connection to server on socket "([^"]+)" failed: ([^\n]+)')
 _UNKNOWN_HOST = re.compile(r'could not translate host name "([^"]+)" to address')
 _NO_DATABASE = re.compile(r'database "([^"]+)" does not exist')
 _BAD_PASSWORD = re.compile(r'password authentication failed for user "[^"]*"')
 # settings a first-user step reads (the full-stack template's FIRST_SUPERUSER / FIRST_SUPERUSER_PASSWORD)
-_FIRST_USER = re.compile(r"\b((?:FIRST_)?SUPERUSER(?:_[A-Z]+)*|FIRST_USER(?:_[A-Z]+)*|ADMIN_(?:EMAIL|USER(?:NAME)?|PASSWORD))\b")
-_FIRST_USER_FILES = ("initial_data.py", "create_superuser.py", "create_admin.py", "createsuperuser.py")
+_FIRST_USER = re.compile(
+    r"\b((?:FIRST_)?SUPERUSER(?:_[A-Z]+)*|FIRST_USER(?:_[A-Z]+)*|ADMIN_(?:EMAIL|USER(?:NAME)?|PASSWORD))\b"
+)
+_FIRST_USER_FILES = (
+    "initial_data.py",
+    "create_superuser.py",
+    "create_admin.py",
+    "createsuperuser.py",
+)
 
 
 def database(said: str) -> str | None:
@@ -42,13 +61,31 @@ def database(said: str) -> str | None:
 
 # each way a driver says its database cannot be used, first match wins, and how init says it
 _DATABASE_CAUSES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    (_AT_HOST, lambda m: f"the database at {m.group(1)}:{m.group(2)} is unreachable: {m.group(3).strip()}"),
-    (_OLD_LIBPQ, lambda m: f"the database at {m.group(2)}:{m.group(3)} is unreachable: {m.group(1).strip()}"),
-    (_ASYNCPG, lambda m: f"the database at {m.group(2)}:{m.group(3)} is unreachable: connection refused"),
-    (_SOCKET, lambda m: f"the database at socket {m.group(1)} is unreachable: {m.group(2).strip()}"),
+    (
+        _AT_HOST,
+        lambda m: f"the database at {m.group(1)}:{m.group(2)} is unreachable: {m.group(3).strip()}",
+    ),
+    (
+        _OLD_LIBPQ,
+        lambda m: f"the database at {m.group(2)}:{m.group(3)} is unreachable: {m.group(1).strip()}",
+    ),
+    (
+        _ASYNCPG,
+        lambda m: f"the database at {m.group(2)}:{m.group(3)} is unreachable: connection refused",
+    ),
+    (
+        _SOCKET,
+        lambda m: f"the database at socket {m.group(1)} is unreachable: {m.group(2).strip()}",
+    ),
     (_UNKNOWN_HOST, lambda m: f"the database host {m.group(1)!r} is unknown here"),
-    (_NO_DATABASE, lambda m: f"the database {m.group(1)!r} does not exist on the server the app connects to"),
-    (_BAD_PASSWORD, lambda m: "the database refused the app's password (password authentication failed)"),
+    (
+        _NO_DATABASE,
+        lambda m: f"the database {m.group(1)!r} does not exist on the server the app connects to",
+    ),
+    (
+        _BAD_PASSWORD,
+        lambda m: "the database refused the app's password (password authentication failed)",
+    ),
 )
 
 
@@ -61,12 +98,23 @@ def database_fix(env: dict[str, str]) -> str:
 
 def last_exception(said: str) -> str:
     """The last exception line of a traceback in the app's output (`sqlalchemy.exc…: …`), or ""."""
-    lines = [ln.strip() for ln in said.splitlines() if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b.*: \S", ln.strip())]
+    lines = [
+        ln.strip()
+        for ln in said.splitlines()
+        if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Exit)\b.*: \S", ln.strip())
+    ]
     return lines[-1][:300] if lines else ""
 
 
-def no_user(folder: Path, env: dict[str, str], pre_start: list[str] | None, migrate: list[str],
-            user_var: str, password_var: str, fresh: bool) -> str:  # fmt: skip
+def no_user(
+    folder: Path,
+    env: dict[str, str],
+    pre_start: list[str] | None,
+    migrate: list[str],
+    user_var: str,
+    password_var: str,
+    fresh: bool,
+) -> str:
     """Why the login was refused, when a fresh database has no such user: what ran before the boot
     and what would create it (the app's first-user settings and the script that reads them)."""
     where = "in the fresh database" if fresh else ""
@@ -82,16 +130,25 @@ def no_user(folder: Path, env: dict[str, str], pre_start: list[str] | None, migr
     only_migrates = not pre_start or pre_start == migrate
     how = ""
     if user_setting and password_setting:
-        given = env.get(user_setting) == f"${{{user_var}}}" and env.get(password_setting) == f"${{{password_var}}}"
+        given = (
+            env.get(user_setting) == f"${{{user_var}}}"
+            and env.get(password_setting) == f"${{{password_var}}}"
+        )
         if given and not only_migrates:
-            return (f"{ran}; {user_setting} and {password_setting} are given as ${{{user_var}}} and "
-                    f"${{{password_var}}}: the pre-start must run the step that reads them")  # fmt: skip
+            return (
+                f"{ran}; {user_setting} and {password_setting} are given as ${{{user_var}}} and "
+                f"${{{password_var}}}: the pre-start must run the step that reads them"
+            )
         if given:
-            how = (f"{user_setting} and {password_setting} are given as ${{{user_var}}} and ${{{password_var}}}, but "
-                   "nothing reads them before the boot: give ")  # fmt: skip
+            how = (
+                f"{user_setting} and {password_setting} are given as ${{{user_var}}} and ${{{password_var}}}, but "
+                "nothing reads them before the boot: give "
+            )
         else:
-            how = (f"the app reads {user_setting} and {password_setting}: give --env '{user_setting}=${{{user_var}}}' "
-                   f"--env '{password_setting}=${{{password_var}}}' and ")  # fmt: skip
+            how = (
+                f"the app reads {user_setting} and {password_setting}: give --env '{user_setting}=${{{user_var}}}' "
+                f"--env '{password_setting}=${{{password_var}}}' and "
+            )
     elif not only_migrates:
         return f"{ran}; make it create the user {user_var} names, or give the credentials of a user it creates"
     else:
@@ -103,8 +160,14 @@ def no_user(folder: Path, env: dict[str, str], pre_start: list[str] | None, migr
 
 
 def _python_files(folder: Path) -> list[Path]:
-    return [p for p in sorted(folder.rglob("*.py"))
-            if not any(part in SKIPPED_FOLDERS or part.startswith(".") for part in p.relative_to(folder).parts[:-1])]  # fmt: skip
+    return [
+        p
+        for p in sorted(folder.rglob("*.py"))
+        if not any(
+            part in SKIPPED_FOLDERS or part.startswith(".")
+            for part in p.relative_to(folder).parts[:-1]
+        )
+    ]
 
 
 def _first_user_settings(folder: Path) -> list[str]:

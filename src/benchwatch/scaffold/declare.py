@@ -59,7 +59,9 @@ def app_text(app: AppText) -> str:
         f"app = {_s(app.import_string)}",
     ]
     if app.requirements:
-        lines.append(f"requirements = {_s(app.requirements)}  # exact pins: its own environment, variant {app.name}@own")
+        lines.append(
+            f"requirements = {_s(app.requirements)}  # exact pins: its own environment, variant {app.name}@own"
+        )
     else:
         lines += [
             "# No requirements file of exact pins was found, so the app runs on benchwatch's `latest` stack",
@@ -70,41 +72,68 @@ def app_text(app: AppText) -> str:
     if app.python:
         lines.append(f"python = {_s(app.python)}")
     elif app.requirements:
-        lines.append('# python = "3.12"   # default: .python-version, else the lowest installed CPython requires-python allows')
+        lines.append(
+            '# python = "3.12"   # default: .python-version, else the lowest installed CPython requires-python allows'
+        )
     else:
         lines.append('# python = "3.12"   # uv finds or installs it; default: the stack\'s (3.11)')
-    lines += ["", "# What init cannot guess: fill in what the app needs before it serves, never left to chance."]
+    lines += [
+        "",
+        "# What init cannot guess: fill in what the app needs before it serves, never left to chance.",
+    ]
     if app.env:
         given = ", ".join(f"{key} = {_s(value)}" for key, value in app.env.items())
-        lines.append(f"env = {{ {given} }}   # settings given to init; {{tmp}}: a fresh temp dir per boot")
+        lines.append(
+            f"env = {{ {given} }}   # settings given to init; {{tmp}}: a fresh temp dir per boot"
+        )
     if app.env_names:
-        lines.append(f"# The app reads {', '.join(app.env_names)} from its environment: give each a value here")
-        lines.append("# (benchwatch passes its own environment through, but a run should not depend on it).")
-        example = ", ".join(f"{n} = \"...\"" for n in app.env_names)
-        lines.append(f"# env = {{ {example} }}   # {{tmp}}: a fresh temp dir per server boot, e.g. sqlite:///{{tmp}}/app.db")
+        lines.append(
+            f"# The app reads {', '.join(app.env_names)} from its environment: give each a value here"
+        )
+        lines.append(
+            "# (benchwatch passes its own environment through, but a run should not depend on it)."
+        )
+        example = ", ".join(f'{n} = "..."' for n in app.env_names)
+        lines.append(
+            f"# env = {{ {example} }}   # {{tmp}}: a fresh temp dir per server boot, e.g. sqlite:///{{tmp}}/app.db"
+        )
     elif not app.env:
-        lines.append('# env = { DATABASE_URL = "sqlite:///{tmp}/app.db" }   # settings; {tmp}: a fresh temp dir per boot')
+        lines.append(
+            '# env = { DATABASE_URL = "sqlite:///{tmp}/app.db" }   # settings; {tmp}: a fresh temp dir per boot'
+        )
     if app.pre_start:
-        lines.append("# The migration init ran before the boot, run with the app's Python before each boot:")
+        lines.append(
+            "# The migration init ran before the boot, run with the app's Python before each boot:"
+        )
         lines.append(f"pre_start = [{', '.join(map(_s, app.pre_start))}]")
     else:
         hint = f" (found {', '.join(app.migrations)})" if app.migrations else ""
-        lines.append(f"# A migration or seed command, run with the app's Python before each boot{hint}:")
+        lines.append(
+            f"# A migration or seed command, run with the app's Python before each boot{hint}:"
+        )
         lines.append('# pre_start = ["python", "-m", "alembic", "upgrade", "head"]')
     if app.database:
-        lines.append(f"database = {_s(app.database)}  # a fresh, empty database for every boot: {{database_url}}, ...")
+        lines.append(
+            f"database = {_s(app.database)}  # a fresh, empty database for every boot: {{database_url}}, ..."
+        )
     if app.schema_path != "/openapi.json":
-        lines.append(f"ready_path = {_s(app.schema_path)}  # the app's openapi_url: answers once the app is up")
+        lines.append(
+            f"ready_path = {_s(app.schema_path)}  # the app's openapi_url: answers once the app is up"
+        )
     if app.quick:
-        lines.append(f"quick = [{', '.join(map(_s, app.quick))}]  # --quick (a PR) load-tests {app.why_quick}; "
-                     "every endpoint is counted")
+        lines.append(
+            f"quick = [{', '.join(map(_s, app.quick))}]  # --quick (a PR) load-tests {app.why_quick}; "
+            "every endpoint is counted"
+        )
     lines += _setup_lines(app)
     for item in app.declared:
         assert item.endpoint is not None
         lines += ["", "[[endpoints]]"]
         if item.unique:
-            lines.append(f"# {', '.join(item.unique)}: {{unique}}, fresh per request (the app refused a repeated one "
-                         "at init); counted, not load-tested")  # fmt: skip
+            lines.append(
+                f"# {', '.join(item.unique)}: {{unique}}, fresh per request (the app refused a repeated one "
+                "at init); counted, not load-tested"
+            )
         lines += [*_request_lines(item.endpoint, with_name=True), "[endpoints.expect]"]
         expect = item.endpoint.expect
         if expect.status != 200:
@@ -114,17 +143,27 @@ def app_text(app: AppText) -> str:
         if expect.json_file:
             lines.append(f"json = {_s(expect.json_file)}  # the body it answered at init")
         if expect.volatile:
-            lines.append(f"volatile = [{', '.join(map(_s, expect.volatile))}]  # differed between requests or boots at init")
+            lines.append(
+                f"volatile = [{', '.join(map(_s, expect.volatile))}]  # differed between requests or boots at init"
+            )
     if not app.declared:
-        lines += ["", "# No endpoint answered 2xx at init, so nothing is declared yet:",
-                  "# fill in at least one of the examples below (a value for each parameter), then run",
-                  "# `benchwatch verify`."]  # fmt: skip
+        lines += [
+            "",
+            "# No endpoint answered 2xx at init, so nothing is declared yet:",
+            "# fill in at least one of the examples below (a value for each parameter), then run",
+            "# `benchwatch verify`.",
+        ]
     if app.left_out:
-        lines += ["", "# Not declared: fill in what each needs, uncomment, then `benchwatch verify`."]
+        lines += [
+            "",
+            "# Not declared: fill in what each needs, uncomment, then `benchwatch verify`.",
+        ]
         for item in app.left_out:
             operation = item.operation
             lines += ["#", f"# [[endpoints]]   # {operation.method} {operation.path}: {item.why}"]
-            if item.endpoint is not None and item.param is None:  # the request init sent: its values filled in
+            if (
+                item.endpoint is not None and item.param is None
+            ):  # the request init sent: its values filled in
                 lines += [f"# {line}" for line in _request_lines(item.endpoint, with_name=True)]
                 continue
             lines += [
@@ -137,8 +176,12 @@ def app_text(app: AppText) -> str:
                 lines.append(f"# path_params = {{ {given} }}")
             if operation.auth:
                 lines.append('# headers = { Authorization = "Bearer {setup.token}" }')
-            if operation.method in ("POST", "PUT", "PATCH") and operation.body is not None and item.why != LOGIN_WHY:
-                lines.append("# json = { field = \"value\" }")
+            if (
+                operation.method in ("POST", "PUT", "PATCH")
+                and operation.body is not None
+                and item.why != LOGIN_WHY
+            ):
+                lines.append('# json = { field = "value" }')
     return "\n".join(lines) + "\n"
 
 
@@ -146,9 +189,13 @@ def _setup_lines(app: AppText) -> list[str]:
     """The [setup]: the login and the requests whose ids the endpoints use; the login commented
     out when nothing declared needs it (the credentials were not set at init)."""
     if app.setup:
-        lines = ["", f"# After every boot, before anything is measured: the login ({USER_VAR} and {PASSWORD_VAR} are",
-                 "# read from the environment: on GitHub, lines of the BENCHWATCH_APP_ENV secret), then the",
-                 "# records the endpoints read (their ids fill path parameters; an empty list gets one).", "[setup]"]  # fmt: skip
+        lines = [
+            "",
+            f"# After every boot, before anything is measured: the login ({USER_VAR} and {PASSWORD_VAR} are",
+            "# read from the environment: on GitHub, lines of the BENCHWATCH_APP_ENV secret), then the",
+            "# records the endpoints read (their ids fill path parameters; an empty list gets one).",
+            "[setup]",
+        ]
         for request in app.setup:
             lines += ["", "[[setup.requests]]", *_request_lines(request, with_name=True)]
             if request.save:
@@ -156,9 +203,13 @@ def _setup_lines(app: AppText) -> list[str]:
         return lines
     if app.login is None:
         return []
-    lines = ["", f"# The schema has an OAuth2 password login. Set {USER_VAR} and {PASSWORD_VAR} (a user of the",
-             "# app) and run init again to declare the endpoints behind it, or uncomment:",
-             "# [setup]", "# [[setup.requests]]"]  # fmt: skip
+    lines = [
+        "",
+        f"# The schema has an OAuth2 password login. Set {USER_VAR} and {PASSWORD_VAR} (a user of the",
+        "# app) and run init again to declare the endpoints behind it, or uncomment:",
+        "# [setup]",
+        "# [[setup.requests]]",
+    ]
     lines += [f"# {line}" for line in _request_lines(app.login, with_name=True)]
     lines.append(f"# save = {_toml(app.login.save)}")
     return lines
@@ -174,7 +225,9 @@ def _request_lines(request: Endpoint | SetupRequest, *, with_name: bool) -> list
         if value:
             lines.append(f"{key} = {_toml(value)}")
     if request.has_json:
-        lines.append(f"json = {_toml(request.json_body)}  # from the schema: its examples, else made from its types")
+        lines.append(
+            f"json = {_toml(request.json_body)}  # from the schema: its examples, else made from its types"
+        )
     return lines
 
 

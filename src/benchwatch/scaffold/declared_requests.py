@@ -31,8 +31,12 @@ class Candidate:
     steps: tuple[str, ...] = ()  # the set-up requests its values come from
     param: str | None = None  # a path parameter still to fill (fill_path_params)
     guess: str = ""  # its path parameter's value was made from the schema: said when it fails
-    records: tuple[str, ...] = ()  # set-up requests that only give its list a record: it can do without
-    unique: tuple[str, ...] = ()  # body fields sent as `{unique}`: the app refused them repeated (scaffold/unique)
+    records: tuple[
+        str, ...
+    ] = ()  # set-up requests that only give its list a record: it can do without
+    unique: tuple[
+        str, ...
+    ] = ()  # body fields sent as `{unique}`: the app refused them repeated (scaffold/unique)
 
     @property
     def declared(self) -> bool:
@@ -52,8 +56,13 @@ class Plan:
 
 
 def login_request(path: str) -> SetupRequest:
-    return SetupRequest(name=LOGIN, method="POST", path=path, form={"username": f"${{{USER_VAR}}}",
-                        "password": f"${{{PASSWORD_VAR}}}"}, save={"token": "access_token"})  # fmt: skip
+    return SetupRequest(
+        name=LOGIN,
+        method="POST",
+        path=path,
+        form={"username": f"${{{USER_VAR}}}", "password": f"${{{PASSWORD_VAR}}}"},
+        save={"token": "access_token"},
+    )
 
 
 def plan(openapi: dict[str, Any], can_login: bool) -> Plan:
@@ -63,7 +72,9 @@ def plan(openapi: dict[str, Any], can_login: bool) -> Plan:
     found = operations(openapi)
     names = endpoint_names([(o.method, o.path) for o in found])
     login = login_request(token_path) if token_path else None
-    return Plan(login, [_candidate(n, o, token_path, can_login) for n, o in zip(names, found, strict=True)])
+    return Plan(
+        login, [_candidate(n, o, token_path, can_login) for n, o in zip(names, found, strict=True)]
+    )
 
 
 def _candidate(name: str, op: Operation, token_path: str | None, can_login: bool) -> Candidate:
@@ -71,20 +82,33 @@ def _candidate(name: str, op: Operation, token_path: str | None, can_login: bool
     if op.method == "POST" and op.path == token_path:
         return replace(left, why=LOGIN_WHY)
     if op.method == "DELETE":
-        return replace(left, why="a DELETE removes what it is sent to: repeated under load it measures 404s")
+        return replace(
+            left, why="a DELETE removes what it is sent to: repeated under load it measures 404s"
+        )
     if op.other_needs:
         return replace(left, why="needs " + ", ".join(op.other_needs) + " (no value init can know)")
-    if op.body is not None and (op.body.example is None or op.body.media_type != "application/json"):
+    if op.body is not None and (
+        op.body.example is None or op.body.media_type != "application/json"
+    ):
         return replace(left, why="needs " + op.body.need)
     if len(op.path_params) > 1:
-        return replace(left, why=f"needs path parameters {', '.join(op.path_params)}: give `path_params` from "
-                                 "[setup] requests that save them")  # fmt: skip
+        return replace(
+            left,
+            why=f"needs path parameters {', '.join(op.path_params)}: give `path_params` from "
+            "[setup] requests that save them",
+        )
     if op.auth and token_path is None:
-        return replace(left, why="needs a login the schema does not describe (no OAuth2 password flow in "
-                                 "securitySchemes): give `headers` and a [setup] request")  # fmt: skip
+        return replace(
+            left,
+            why="needs a login the schema does not describe (no OAuth2 password flow in "
+            "securitySchemes): give `headers` and a [setup] request",
+        )
     if op.auth and not can_login:
-        return replace(left, why=f"needs the login: set {USER_VAR} and {PASSWORD_VAR} (a user of the app) "
-                                 "and run init again")  # fmt: skip
+        return replace(
+            left,
+            why=f"needs the login: set {USER_VAR} and {PASSWORD_VAR} (a user of the app) "
+            "and run init again",
+        )
     parts: dict[str, Any] = {"name": name, "method": op.method, "path": op.path}
     if op.auth:
         parts["headers"] = dict(BEARER)
@@ -95,22 +119,36 @@ def _candidate(name: str, op: Operation, token_path: str | None, can_login: bool
     steps = (LOGIN,) if op.auth else ()
     if op.path_params:  # a placeholder until a source is found
         parts["path_params"] = {op.path_params[0]: "{setup.pending}"}
-        return Candidate(name, op, Endpoint.model_validate(parts), steps=steps, param=op.path_params[0])
+        return Candidate(
+            name, op, Endpoint.model_validate(parts), steps=steps, param=op.path_params[0]
+        )
     return Candidate(name, op, Endpoint.model_validate(parts), steps=steps)
 
 
 def collection_of(op: Operation) -> str | None:
     """`/api/v1/items/{id}` -> `/api/v1/items`: where the records a path parameter names are listed."""
-    match = re.fullmatch(r"(.+)/\{" + re.escape(op.path_params[0]) + r"\}/?", op.path) if op.path_params else None
+    match = (
+        re.fullmatch(r"(.+)/\{" + re.escape(op.path_params[0]) + r"\}/?", op.path)
+        if op.path_params
+        else None
+    )
     return match.group(1) if match else None
 
 
 def first_record_path(answer: Any, param: str, keys: tuple[str, ...] | None = None) -> str | None:
     """Where a list's answer holds its first record's value for `param` (its own key, else `id`;
     only those of `keys` when given): `0.id`, or `data.0.id` in an object."""
+
     def key_of(record: Any) -> str | None:
         if isinstance(record, dict):
-            return next((k for k in keys or (param, "id") if k in record and isinstance(record[k], str | int)), None)
+            return next(
+                (
+                    k
+                    for k in keys or (param, "id")
+                    if k in record and isinstance(record[k], str | int)
+                ),
+                None,
+            )
         return None
 
     if isinstance(answer, list) and answer and key_of(answer[0]):
@@ -131,7 +169,10 @@ def is_empty_list(answer: Any) -> bool:
 
 
 def _resource(collection: str | None) -> str:
-    return re.sub(r"[^a-z0-9]+", "_", (collection or "").rsplit("/", 1)[-1].lower()).strip("_") or "record"
+    return (
+        re.sub(r"[^a-z0-9]+", "_", (collection or "").rsplit("/", 1)[-1].lower()).strip("_")
+        or "record"
+    )
 
 
 def _creation(creator: Candidate, name: str, save: dict[str, str]) -> SetupRequest:
@@ -139,8 +180,13 @@ def _creation(creator: Candidate, name: str, save: dict[str, str]) -> SetupReque
     from the step's own name, so they differ from the endpoint's)."""
     assert creator.endpoint is not None
     body = creator.operation.body.value(name) if creator.operation.body is not None else None
-    parts: dict[str, Any] = {"name": name, "method": "POST", "path": creator.endpoint.path,
-                             "headers": creator.endpoint.headers, "save": save}  # fmt: skip
+    parts: dict[str, Any] = {
+        "name": name,
+        "method": "POST",
+        "path": creator.endpoint.path,
+        "headers": creator.endpoint.headers,
+        "save": save,
+    }
     if creator.endpoint.has_json:
         parts["json"] = body
     return SetupRequest.model_validate(parts)
@@ -148,7 +194,12 @@ def _creation(creator: Candidate, name: str, save: dict[str, str]) -> SetupReque
 
 def _can_create(creator: Candidate | None) -> bool:
     """A POST init can send once per boot: its request is made (its answer is not asked yet)."""
-    return creator is not None and creator.endpoint is not None and creator.param is None and not creator.why
+    return (
+        creator is not None
+        and creator.endpoint is not None
+        and creator.param is None
+        and not creator.why
+    )
 
 
 def fill_path_params(found: Plan, list_answers: dict[str, Any]) -> None:
@@ -168,8 +219,18 @@ def fill_path_params(found: Plan, list_answers: dict[str, Any]) -> None:
     def use(cand: Candidate, step: SetupRequest) -> None:
         """`step` among the sources, `cand` taking its values: one request per record created or
         list read (the same name, or a GET of the same list), saving every value taken from it."""
-        known = next((i for i, s in enumerate(found.sources) if s.name == step.name or (
-            s.method == step.method == "GET" and (s.path, s.headers) == (step.path, step.headers))), None)  # fmt: skip
+        known = next(
+            (
+                i
+                for i, s in enumerate(found.sources)
+                if s.name == step.name
+                or (
+                    s.method == step.method == "GET"
+                    and (s.path, s.headers) == (step.path, step.headers)
+                )
+            ),
+            None,
+        )
         if known is None:
             found.sources.append(step)
         else:
@@ -178,31 +239,53 @@ def fill_path_params(found: Plan, list_answers: dict[str, Any]) -> None:
         name = found.sources[-1 if known is None else known].name
         cand.steps = tuple(dict.fromkeys([*([LOGIN] if step.headers else []), *cand.steps, name]))
 
-    for lister in [c for c in found.candidates if c.declared and c.operation.method == "GET"
-                   and is_empty_list(list_answers.get(c.operation.path))]:  # fmt: skip
+    for lister in [
+        c
+        for c in found.candidates
+        if c.declared
+        and c.operation.method == "GET"
+        and is_empty_list(list_answers.get(c.operation.path))
+    ]:
         collection = lister.operation.path.rstrip("/")
         creator = by_key.get(("POST", collection))
         if _can_create(creator):
             assert creator is not None
             resource = _resource(collection)
             key = "id" if "id" in creator.operation.answer_keys else None
-            use(lister, _creation(creator, f"new_{resource}", {f"{resource}_id": key} if key else {}))
+            use(
+                lister,
+                _creation(creator, f"new_{resource}", {f"{resource}_id": key} if key else {}),
+            )
             lister.records = (f"new_{resource}",)
-    lists = {c.operation.path: list_answers[c.operation.path] for c in found.candidates
-             if c.declared and c.operation.method == "GET" and c.operation.path in list_answers}  # fmt: skip
+    lists = {
+        c.operation.path: list_answers[c.operation.path]
+        for c in found.candidates
+        if c.declared and c.operation.method == "GET" and c.operation.path in list_answers
+    }
     for cand in [c for c in found.candidates if c.param is not None]:
         assert cand.endpoint is not None and cand.param is not None
         collection = collection_of(cand.operation)
         resource = _resource(collection)
-        lister, creator = by_key.get(("GET", collection or "")), by_key.get(("POST", collection or ""))
+        lister, creator = (
+            by_key.get(("GET", collection or "")),
+            by_key.get(("POST", collection or "")),
+        )
         writes = cand.operation.method in ("PUT", "PATCH")
         step: SetupRequest | None = None
-        listed = list_answers.get(lister.operation.path) if lister and lister.declared and not writes else None
+        listed = (
+            list_answers.get(lister.operation.path)
+            if lister and lister.declared and not writes
+            else None
+        )
         dotted = first_record_path(listed, cand.param) if listed is not None else None
         if lister is not None and dotted is not None:
             assert lister.endpoint is not None
-            step = SetupRequest(name=f"first_{resource}", path=lister.endpoint.path, headers=lister.endpoint.headers,
-                                save={f"{resource}_id": dotted})  # fmt: skip
+            step = SetupRequest(
+                name=f"first_{resource}",
+                path=lister.endpoint.path,
+                headers=lister.endpoint.headers,
+                save={f"{resource}_id": dotted},
+            )
         elif _can_create(creator):
             assert creator is not None
             key = cand.param if cand.param in creator.operation.answer_keys else "id"
@@ -212,19 +295,27 @@ def fill_path_params(found: Plan, list_answers: dict[str, Any]) -> None:
             source, dotted = other
             assert source.endpoint is not None
             held = _resource(source.operation.path.rstrip("/"))
-            step = SetupRequest(name=f"first_{held}_{cand.param}", path=source.endpoint.path,
-                                headers=source.endpoint.headers, save={f"{held}_{cand.param}": dotted})  # fmt: skip
+            step = SetupRequest(
+                name=f"first_{held}_{cand.param}",
+                path=source.endpoint.path,
+                headers=source.endpoint.headers,
+                save={f"{held}_{cand.param}": dotted},
+            )
         if step is not None:
             use(cand, step)
             (saved,) = step.save
             value = f"{{setup.{saved}}}"
         elif cand.param in cand.operation.param_values and not writes:
             value = cand.operation.param_values[cand.param]
-            cand.guess = (f" (path parameter {cand.param} = {value!r}, made from the schema: "
-                          f"{_no_source(collection, lister, creator)})")  # fmt: skip
+            cand.guess = (
+                f" (path parameter {cand.param} = {value!r}, made from the schema: "
+                f"{_no_source(collection, lister, creator)})"
+            )
         else:
-            cand.why = (f"needs path parameter {cand.param}: {_no_source(collection, lister, creator, writes)}; "
-                        "give `path_params` from a [setup] request that saves it")  # fmt: skip
+            cand.why = (
+                f"needs path parameter {cand.param}: {_no_source(collection, lister, creator, writes)}; "
+                "give `path_params` from a [setup] request that saves it"
+            )
             continue
         cand.endpoint = cand.endpoint.model_copy(update={"path_params": {cand.param: value}})
         cand.param = None
@@ -237,7 +328,9 @@ def without_failed_steps(found: Plan, failed: dict[str, str]) -> None:
         cand.steps = tuple(s for s in cand.steps if s not in failed or s not in cand.records)
         missing = [s for s in cand.steps if s in failed]
         if missing and not cand.why:
-            cand.why = f"needs set-up request {missing[0]!r}, which failed at init: {failed[missing[0]]}"
+            cand.why = (
+                f"needs set-up request {missing[0]!r}, which failed at init: {failed[missing[0]]}"
+            )
 
 
 def _list_holding(found: Plan, lists: dict[str, Any], param: str) -> tuple[Candidate, str] | None:
@@ -253,8 +346,12 @@ def _list_holding(found: Plan, lists: dict[str, Any], param: str) -> tuple[Candi
     return None
 
 
-def _no_source(collection: str | None, lister: Candidate | None, creator: Candidate | None,
-               writes: bool = False) -> str:  # fmt: skip
+def _no_source(
+    collection: str | None,
+    lister: Candidate | None,
+    creator: Candidate | None,
+    writes: bool = False,
+) -> str:
     """Why no list and no POST gave a path parameter its value, as it is."""
     if collection is None:
         return "it is not the last part of the path, and no list's records hold it"
@@ -270,12 +367,19 @@ def _no_source(collection: str | None, lister: Candidate | None, creator: Candid
         said += ", and "
     why = creator.why or "its path needs a parameter" if creator is not None else ""
     if writes:
-        return said + f"POST {collection}, which " + (f"cannot be sent: {why}" if why else "the schema does not have")
-    return said + (f"POST {collection} cannot be sent: {why}" if why else f"there is no POST {collection}")
+        return (
+            said
+            + f"POST {collection}, which "
+            + (f"cannot be sent: {why}" if why else "the schema does not have")
+        )
+    return said + (
+        f"POST {collection} cannot be sent: {why}" if why else f"there is no POST {collection}"
+    )
 
 
-def with_expectation(endpoint: Endpoint, status: int, content_type: str, golden: str | None,
-                     volatile: list[str]) -> Endpoint:  # fmt: skip
+def with_expectation(
+    endpoint: Endpoint, status: int, content_type: str, golden: str | None, volatile: list[str]
+) -> Endpoint:
     expect: dict[str, Any] = {"status": status, "content_type": content_type or "application/json"}
     if golden:
         expect["json"] = golden
@@ -289,15 +393,21 @@ def quick_choice(declared: list[Candidate], goldens: dict[str, Any]) -> tuple[li
     answer at init held a list with records: what a signed-in user's pages ask for most), else the GETs behind
     the login, else the parameter-free GETs, else the first endpoint that can be load-tested (no
     `{unique}` in its request)."""
+
     def is_list(c: Candidate) -> bool:
         body = goldens.get(c.endpoint.expect.json_file or "") if c.endpoint is not None else None
-        listing = isinstance(body, list) or (isinstance(body, dict) and any(isinstance(v, list) for v in body.values()))
+        listing = isinstance(body, list) or (
+            isinstance(body, dict) and any(isinstance(v, list) for v in body.values())
+        )
         return listing and not is_empty_list(body)
 
     plain = [c for c in declared if c.operation.method == "GET" and not c.operation.path_params]
     behind_login = [c for c in plain if c.operation.auth]
-    for chosen, why in ([c for c in behind_login if is_list(c)], "the GET lists behind the login"), \
-            (behind_login, "the GETs behind the login"), (plain, "the parameter-free GETs"):
+    for chosen, why in (
+        ([c for c in behind_login if is_list(c)], "the GET lists behind the login"),
+        (behind_login, "the GETs behind the login"),
+        (plain, "the parameter-free GETs"),
+    ):
         if chosen:
             return [c.name for c in chosen], why
     timed = [c for c in declared if c.endpoint is None or not c.endpoint.per_request]

@@ -8,11 +8,28 @@ from pathlib import Path
 
 from benchwatch.errors import UserError
 
-SKIPPED_FOLDERS = {".git", ".venv", "venv", "env", "node_modules", "site-packages", "__pycache__", "build",
-                   "dist", ".tox", ".nox", "tests", "test", ".benchwatch", "benchwatch"}  # fmt: skip
+SKIPPED_FOLDERS = {
+    ".git",
+    ".venv",
+    "venv",
+    "env",
+    "node_modules",
+    "site-packages",
+    "__pycache__",
+    "build",
+    "dist",
+    ".tox",
+    ".nox",
+    "tests",
+    "test",
+    ".benchwatch",
+    "benchwatch",
+}
 _ASSIGNED = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=\n]*)?=\s*(?:fastapi\.)?FastAPI\(", re.M)
 _IMPORT_STRING = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-_ENV_READ = re.compile(r"""(?:os\.environ\.get|os\.getenv|os\.environ\[)\(?\s*["']([A-Z][A-Z0-9_]*)["']""")
+_ENV_READ = re.compile(
+    r"""(?:os\.environ\.get|os\.getenv|os\.environ\[)\(?\s*["']([A-Z][A-Z0-9_]*)["']"""
+)
 NAME_IT = "name it: benchwatch init package.module:app"
 
 
@@ -35,7 +52,9 @@ def _module_of(relative: Path, text: str = "", scanned: Path | None = None) -> t
     own = set(_IMPORTS.findall(text)) if scanned is not None else set()
     for depth in range(len(parts) - 1, 0, -1):
         folder = scanned / Path(*parts[:depth]) if scanned is not None else None
-        if folder is not None and any((folder / n).is_dir() or (folder / f"{n}.py").is_file() for n in own):
+        if folder is not None and any(
+            (folder / n).is_dir() or (folder / f"{n}.py").is_file() for n in own
+        ):
             return ".".join(parts[depth:]).removesuffix(".__init__"), Path(*parts[:depth])
     if parts[0] == "src" and len(parts) > 1:
         parts, root = parts[1:], Path("src")
@@ -68,7 +87,10 @@ def find_app(root: Path, given: str | None) -> FoundApp:
             raise UserError(f"{given!r} is not an import string like package.module:app; {NAME_IT}")
         module = given.split(":")[0].replace(".", "/")
         for import_root in (Path(), Path("src")):
-            for candidate in (root / import_root / f"{module}.py", root / import_root / module / "__init__.py"):
+            for candidate in (
+                root / import_root / f"{module}.py",
+                root / import_root / module / "__init__.py",
+            ):
                 if candidate.is_file():
                     return FoundApp(given, import_root, candidate)
         raise UserError(f"{given}: no module {module}.py under {root} (or its src/); {NAME_IT}")
@@ -77,7 +99,9 @@ def find_app(root: Path, given: str | None) -> FoundApp:
         raise UserError(f"no FastAPI app found under {root} (no `app = FastAPI(...)`); {NAME_IT}")
     if len(found) > 1:
         names = ", ".join(f.import_string for f in found)
-        raise UserError(f"several FastAPI apps under {root}: {names}; name one: benchwatch init {found[0].import_string}")
+        raise UserError(
+            f"several FastAPI apps under {root}: {names}; name one: benchwatch init {found[0].import_string}"
+        )
     return found[0]
 
 

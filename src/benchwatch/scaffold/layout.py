@@ -38,11 +38,19 @@ class Layout:
 def repository_root(folder: Path) -> Path:
     """The git work tree's top level around `folder`; the folder itself outside git."""
     try:
-        done = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"],
-                              capture_output=True, text=True, timeout=30)  # fmt: skip
+        done = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return folder
-    return Path(done.stdout.strip()).resolve() if done.returncode == 0 and done.stdout.strip() else folder
+    return (
+        Path(done.stdout.strip()).resolve()
+        if done.returncode == 0 and done.stdout.strip()
+        else folder
+    )
 
 
 def layout(cwd: Path, folder: str | None) -> Layout:
@@ -50,7 +58,9 @@ def layout(cwd: Path, folder: str | None) -> Layout:
     the repository root around it."""
     path = (cwd / folder).resolve() if folder else cwd.resolve()
     if not path.is_dir():
-        raise UserError(f"{folder}: no such folder; give the app folder (where its imports resolve from)")
+        raise UserError(
+            f"{folder}: no such folder; give the app folder (where its imports resolve from)"
+        )
     root = repository_root(path)
     if path != root and root not in path.parents:
         raise UserError(f"{path} is not inside the repository {root}")
@@ -72,7 +82,7 @@ def project_with_app(text: str, path: Path, entry: str) -> str | None:
     if match is None:
         raise UserError(f"{path}: no `apps = [...]` to add {entry!r} to; add it by hand")
     listed = ", ".join(json.dumps(app) for app in [*apps, entry])
-    return f"{text[: match.start()]}apps = [{listed}]{text[match.end():]}"
+    return f"{text[: match.start()]}apps = [{listed}]{text[match.end() :]}"
 
 
 IGNORED = ("results/", ".benchwatch/")  # run outputs and the local history
@@ -89,6 +99,12 @@ def ignore_outputs(root: Path) -> Path | None:
         return None
     lead = "" if not text or text.endswith("\n") else "\n"
     partial = path.with_name(".gitignore.partial")
-    partial.write_text(text + lead + "# benchwatch: run outputs and the local history\n" + "\n".join(missing) + "\n")
+    partial.write_text(
+        text
+        + lead
+        + "# benchwatch: run outputs and the local history\n"
+        + "\n".join(missing)
+        + "\n"
+    )
     partial.replace(path)
     return path

@@ -41,28 +41,38 @@ class Answer:
         return f"{said}: {self.error}" if self.error else said
 
 
-def ask_endpoint(client: httpx.Client, srv, app: App, endpoint: RequestParts, context: Context) -> Answer:  # type: ignore[no-untyped-def]
+def ask_endpoint(
+    client: httpx.Client, srv, app: App, endpoint: RequestParts, context: Context
+) -> Answer:  # type: ignore[no-untyped-def]
     """`ask` with `endpoint`'s request, resolved again for the second send when it holds `{unique}`."""
     again = (lambda: prepare(app, endpoint, context)) if endpoint.per_request else None
     return ask(client, srv, prepare(app, endpoint, context), again)
 
 
-def ask(client: httpx.Client, srv, request: Prepared, again: Callable[[], Prepared] | None = None) -> Answer:  # type: ignore[no-untyped-def]
+def ask(
+    client: httpx.Client, srv, request: Prepared, again: Callable[[], Prepared] | None = None
+) -> Answer:  # type: ignore[no-untyped-def]
     """Send `request`; answered 2xx, it is sent once more (a write, to see it can be repeated:
     `again` says what the second answered when that was an error), as `again()` makes it when
     given (a `{unique}` resolved afresh). On an error status or no answer, the server's own last
     error line."""
     if not srv.alive():
-        return Answer(0, error=f"the server exited (code {srv.process.returncode}) at an earlier request")
+        return Answer(
+            0, error=f"the server exited (code {srv.process.returncode}) at an earlier request"
+        )
     before = len(srv.stderr_tail(lines=10_000).splitlines())
 
     def send(sent: Prepared) -> httpx.Response:
-        return client.request(sent.method, sent.target, content=sent.body, headers=sent.header_dict())
+        return client.request(
+            sent.method, sent.target, content=sent.body, headers=sent.header_dict()
+        )
 
     try:
         first = send(request)
         content_type = first.headers.get("content-type", "").split(";")[0].strip()
-        if not 200 <= first.status_code < 300:  # asked once: the server may close the connection after an error
+        if (
+            not 200 <= first.status_code < 300
+        ):  # asked once: the server may close the connection after an error
             logged = server_error(srv, before, wait=2.0 if first.status_code >= 500 else 0.0)
             return Answer(first.status_code, content_type, error=logged or _detail(first))
         second = send(again() if again is not None else request)
@@ -73,9 +83,14 @@ def ask(client: httpx.Client, srv, request: Prepared, again: Callable[[], Prepar
         if content_type != "application/json":
             return Answer(first.status_code, content_type)
     except httpx.HTTPError as exc:
-        code = _exit_code(srv, wait=1.0)  # a server that dies drops its connection a moment before it exits
+        code = _exit_code(
+            srv, wait=1.0
+        )  # a server that dies drops its connection a moment before it exits
         died = "" if code is None else f"the server exited (code {code}); "
-        return Answer(0, error=died + (server_error(srv, before) or f"{type(exc).__name__}: {exc}".strip(": ")))
+        return Answer(
+            0,
+            error=died + (server_error(srv, before) or f"{type(exc).__name__}: {exc}".strip(": ")),
+        )
     try:
         return Answer(first.status_code, content_type, first.json(), second.json())
     except ValueError:
@@ -97,7 +112,9 @@ def _exit_code(srv, wait: float) -> int | None:  # type: ignore[no-untyped-def]
         return None
 
 
-_EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*: \S")  # `sqlalchemy.exc.ProgrammingError: (...) ...`
+_EXCEPTION_LINE = re.compile(
+    r"^[A-Za-z_][\w.]*: \S"
+)  # `sqlalchemy.exc.ProgrammingError: (...) ...`
 
 
 def server_error(srv, before: int, wait: float = 0.0) -> str:  # type: ignore[no-untyped-def]

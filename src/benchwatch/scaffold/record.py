@@ -23,7 +23,9 @@ class Recorded:
 
     app: str
     written: list[Path] = field(default_factory=list)
-    volatile: dict[str, list[str]] = field(default_factory=dict)  # endpoint -> keys found volatile now
+    volatile: dict[str, list[str]] = field(
+        default_factory=dict
+    )  # endpoint -> keys found volatile now
     problems: list[Problem] = field(default_factory=list)
 
 
@@ -44,16 +46,27 @@ def record_variants(variants: list[Variant], quiet: bool = False) -> list[Record
     done = []
     for variant in firsts:
         if not quiet:
-            print(f"record: {variant.id}: booting twice, {len(recordable(variant))} golden bodies", flush=True)
+            print(
+                f"record: {variant.id}: booting twice, {len(recordable(variant))} golden bodies",
+                flush=True,
+            )
         outcome = Recorded(variant.app.name)
         if variant.env_key in failed:
-            outcome.problems.append(Problem(variant=variant.id, phase="env", reason=failed[variant.env_key]))
+            outcome.problems.append(
+                Problem(variant=variant.id, phase="env", reason=failed[variant.env_key])
+            )
         else:
             try:
                 answers = [_ask_all(variant, ready[variant.env_key], server) for _ in range(2)]
             except server.BootError as exc:
-                outcome.problems.append(Problem(variant=variant.id, phase=exc.phase, reason=exc.reason,
-                                                detail=exc.stderr_tail))  # fmt: skip
+                outcome.problems.append(
+                    Problem(
+                        variant=variant.id,
+                        phase=exc.phase,
+                        reason=exc.reason,
+                        detail=exc.stderr_tail,
+                    )
+                )
             else:
                 _write(variant, answers, outcome)
         done.append(outcome)
@@ -65,10 +78,16 @@ def _ask_all(variant: Variant, env: Any, server: Any) -> dict[str, Any]:
 
     from benchwatch.scaffold.probe import ask_endpoint
 
-    with server.running(variant, env) as srv, httpx.Client(
-        base_url=srv.base_url, timeout=60, trust_env=False, headers={"Connection": "close"}
-    ) as client:
-        return {e.name: ask_endpoint(client, srv, variant.app, e, srv.context) for e in recordable(variant)}
+    with (
+        server.running(variant, env) as srv,
+        httpx.Client(
+            base_url=srv.base_url, timeout=60, trust_env=False, headers={"Connection": "close"}
+        ) as client,
+    ):
+        return {
+            e.name: ask_endpoint(client, srv, variant.app, e, srv.context)
+            for e in recordable(variant)
+        }
 
 
 def _write(variant: Variant, answers: list[dict[str, Any]], outcome: Recorded) -> None:
@@ -82,32 +101,56 @@ def _write(variant: Variant, answers: list[dict[str, Any]], outcome: Recorded) -
         wrong = next((a for a in (one, two) if a.status != endpoint.expect.status or a.again), None)
         if wrong is not None:
             said = f"then {wrong.again}" if wrong.again else redact(wrong.said())
-            outcome.problems.append(Problem(variant=variant.id, phase="verify", endpoint=endpoint.label,
-                                            reason=f"{said}, want {endpoint.expect.status}: nothing recorded"))  # fmt: skip
+            outcome.problems.append(
+                Problem(
+                    variant=variant.id,
+                    phase="verify",
+                    endpoint=endpoint.label,
+                    reason=f"{said}, want {endpoint.expect.status}: nothing recorded",
+                )
+            )
             continue
         if one.content_type != "application/json":
-            outcome.problems.append(Problem(variant=variant.id, phase="verify", endpoint=endpoint.label,
-                                            reason=f"answered {one.content_type or 'no'} content, not JSON: nothing "
-                                                   "recorded"))  # fmt: skip
+            outcome.problems.append(
+                Problem(
+                    variant=variant.id,
+                    phase="verify",
+                    endpoint=endpoint.label,
+                    reason=f"answered {one.content_type or 'no'} content, not JSON: nothing "
+                    "recorded",
+                )
+            )
             continue
         found = differing_keys(one.first, one.second) | differing_keys(one.first, two.first)
         new = sorted(found - set(endpoint.expect.volatile))
         if new:
             outcome.volatile[endpoint.name] = new
         assert endpoint.expect.json_file is not None
-        files[variant.app.file(endpoint.expect.json_file)] = golden_text(one.first, found | set(endpoint.expect.volatile))
+        files[variant.app.file(endpoint.expect.json_file)] = golden_text(
+            one.first, found | set(endpoint.expect.volatile)
+        )
     if outcome.problems:
         return
     declaration = variant.app.directory / "benchwatch-app.toml"
     if outcome.volatile:
         text = declaration.read_text()
-        changed = with_volatile(text, {n: sorted(set(k) | set(_declared(variant, n))) for n, k in outcome.volatile.items()})
+        changed = with_volatile(
+            text,
+            {n: sorted(set(k) | set(_declared(variant, n))) for n, k in outcome.volatile.items()},
+        )
         if changed is None:
             shown = "; ".join(f"{n}: {', '.join(k)}" for n, k in outcome.volatile.items())
-            outcome.problems.append(Problem(variant=variant.id, phase="verify", reason=(
-                f"keys differed between requests or boots and are not volatile ({shown}); {declaration.name} "
-                "does not declare them in the [endpoints.expect] form init writes: add them to each endpoint's "
-                "`volatile`, then record again")))  # fmt: skip
+            outcome.problems.append(
+                Problem(
+                    variant=variant.id,
+                    phase="verify",
+                    reason=(
+                        f"keys differed between requests or boots and are not volatile ({shown}); {declaration.name} "
+                        "does not declare them in the [endpoints.expect] form init writes: add them to each endpoint's "
+                        "`volatile`, then record again"
+                    ),
+                )
+            )
             return
         files[declaration] = changed
     for path, text in files.items():

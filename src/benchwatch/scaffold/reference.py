@@ -26,7 +26,9 @@ class Table:
     file: str
     path: str
     model: type[BaseModel]
-    key_field: str | None = None  # a field given by the table's key (`[stacks.<name>]`), not inside it
+    key_field: str | None = (
+        None  # a field given by the table's key (`[stacks.<name>]`), not inside it
+    )
     array: bool = False  # an array of tables (`[[path]]`)
 
 
@@ -69,7 +71,9 @@ def render(tables: tuple[Table, ...] = TABLES) -> str:
             lines += ["", FILE_INTROS[file]]
         for table in (t for t in tables if t.file == file):
             schema = table.model.model_json_schema(by_alias=True)
-            for section in _sections(schema, schema, table.path, array=table.array, skip=table.key_field):
+            for section in _sections(
+                schema, schema, table.path, array=table.array, skip=table.key_field
+            ):
                 lines += ["", f"### {section.header}", ""]
                 if section.description:
                     lines += [section.description, ""]

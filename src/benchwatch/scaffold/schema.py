@@ -20,9 +20,13 @@ class Body:
     """A request body the operation requires, and what the schema says of it."""
 
     media_type: str
-    example: Any = None  # from the schema's examples, else made from its types; None: it could not be
+    example: Any = (
+        None  # from the schema's examples, else made from its types; None: it could not be
+    )
     missing: tuple[str, ...] = ()  # the required fields no value could be made for, and why
-    fill: Callable[[str], Any] | None = field(default=None, compare=False, repr=False)  # seed -> a body
+    fill: Callable[[str], Any] | None = field(
+        default=None, compare=False, repr=False
+    )  # seed -> a body
 
     @property
     def need(self) -> str:
@@ -42,12 +46,18 @@ class Operation:
     summary: str
     needs: list[str]  # required parameters and request body: why it cannot be called as is
     path_params: tuple[str, ...] = ()
-    other_needs: tuple[str, ...] = ()  # required header or cookie parameters, query ones no value was made for
+    other_needs: tuple[
+        str, ...
+    ] = ()  # required header or cookie parameters, query ones no value was made for
     auth: bool = False  # its `security` names a scheme (a login's token)
     body: Body | None = None  # the required request body
     answer_keys: tuple[str, ...] = ()  # the properties of its 2xx JSON answer, when an object
-    param_values: dict[str, str] = field(default_factory=dict)  # path parameter -> a value made from the schema
-    query: dict[str, Any] = field(default_factory=dict)  # each required query parameter -> a value made for it
+    param_values: dict[str, str] = field(
+        default_factory=dict
+    )  # path parameter -> a value made from the schema
+    query: dict[str, Any] = field(
+        default_factory=dict
+    )  # each required query parameter -> a value made for it
 
     @property
     def ready(self) -> bool:
@@ -67,23 +77,42 @@ def operations(openapi: dict[str, Any]) -> list[Operation]:
             required = [p for p in parameters if p.get("required") or p.get("in") == "path"]
             needs = [f"{p.get('in', '?')} parameter {p.get('name', '?')}" for p in required]
             made = {str(p.get("name", "?")): _parameter_value(openapi, p) for p in required}
-            query = {n: v for n, v in made.items() if v is not _NOTHING
-                     and any(p.get("name") == n and p.get("in") == "query" for p in required)}  # fmt: skip
+            query = {
+                n: v
+                for n, v in made.items()
+                if v is not _NOTHING
+                and any(p.get("name") == n and p.get("in") == "query" for p in required)
+            }
             body = _body(openapi, _resolve(openapi, operation.get("requestBody") or {}))
             if body is not None:
                 needs.append("a request body")
             security = operation.get("security", openapi.get("security"))
-            found.append(Operation(
-                method.upper(), path, str(operation.get("summary") or operation.get("operationId") or ""), needs,
-                path_params=tuple(p.get("name", "?") for p in required if p.get("in") == "path"),
-                other_needs=tuple(n for n, p in zip(needs, required, strict=False)
-                                  if p.get("in") != "path" and p.get("name") not in query),
-                auth=bool(security) if "security" in operation else secured, body=body,
-                answer_keys=_answer_keys(openapi, operation),
-                param_values={n: _text(v) for n, v in made.items() if v is not _NOTHING
-                              and any(p.get("name") == n and p.get("in") == "path" for p in required)},
-                query=query,
-            ))  # fmt: skip
+            found.append(
+                Operation(
+                    method.upper(),
+                    path,
+                    str(operation.get("summary") or operation.get("operationId") or ""),
+                    needs,
+                    path_params=tuple(
+                        p.get("name", "?") for p in required if p.get("in") == "path"
+                    ),
+                    other_needs=tuple(
+                        n
+                        for n, p in zip(needs, required, strict=False)
+                        if p.get("in") != "path" and p.get("name") not in query
+                    ),
+                    auth=bool(security) if "security" in operation else secured,
+                    body=body,
+                    answer_keys=_answer_keys(openapi, operation),
+                    param_values={
+                        n: _text(v)
+                        for n, v in made.items()
+                        if v is not _NOTHING
+                        and any(p.get("name") == n and p.get("in") == "path" for p in required)
+                    },
+                    query=query,
+                )
+            )
     return found
 
 
@@ -91,10 +120,16 @@ def _parameter_value(openapi: dict[str, Any], parameter: dict[str, Any]) -> Any:
     """A value for a parameter: its own example(s), else one made from its schema."""
     if parameter.get("example") is not None:
         return parameter["example"]
-    named = [e.get("value") for e in (parameter.get("examples") or {}).values() if isinstance(e, dict) and "value" in e]
+    named = [
+        e.get("value")
+        for e in (parameter.get("examples") or {}).values()
+        if isinstance(e, dict) and "value" in e
+    ]
     if named:
         return named[0]
-    value = example_of(openapi, parameter.get("schema") or {}, str(parameter.get("name", "value")), missing := [])
+    value = example_of(
+        openapi, parameter.get("schema") or {}, str(parameter.get("name", "value")), missing := []
+    )
     return _NOTHING if missing or isinstance(value, dict | list) else value
 
 
@@ -134,7 +169,11 @@ def _body(openapi: dict[str, Any], request_body: dict[str, Any]) -> Body | None:
     media = content.get(media_type) or {}
     if "example" in media:
         return Body(media_type, media["example"])
-    named = [e.get("value") for e in (media.get("examples") or {}).values() if isinstance(e, dict) and "value" in e]
+    named = [
+        e.get("value")
+        for e in (media.get("examples") or {}).values()
+        if isinstance(e, dict) and "value" in e
+    ]
     if named:
         return Body(media_type, named[0])
     node = media.get("schema") or {}
@@ -152,15 +191,29 @@ def _body(openapi: dict[str, Any], request_body: dict[str, Any]) -> Body | None:
 
 # values for the string formats JSON Schema and pydantic name
 _FORMATS = {
-    "uuid": "3fa85f64-5717-4562-b3fc-2c963f66afa6", "date-time": "2024-01-01T00:00:00Z", "date": "2024-01-01",
-    "time": "12:00:00", "duration": "P1D", "uri": "https://example.com/", "url": "https://example.com/",
-    "hostname": "example.com", "ipv4": "127.0.0.1", "ipv6": "::1", "json-string": "{}",
-}  # fmt: skip
+    "uuid": "3fa85f64-5717-4562-b3fc-2c963f66afa6",
+    "date-time": "2024-01-01T00:00:00Z",
+    "date": "2024-01-01",
+    "time": "12:00:00",
+    "duration": "P1D",
+    "uri": "https://example.com/",
+    "url": "https://example.com/",
+    "hostname": "example.com",
+    "ipv4": "127.0.0.1",
+    "ipv6": "::1",
+    "json-string": "{}",
+}
 _DEPTH = 12
 
 
-def example_of(openapi: dict[str, Any], node: Any, where: str, missing: list[str], seed: str = "init",
-               depth: int = 0) -> Any:  # fmt: skip
+def example_of(
+    openapi: dict[str, Any],
+    node: Any,
+    where: str,
+    missing: list[str],
+    seed: str = "init",
+    depth: int = 0,
+) -> Any:
     """A value for a schema: its `const`, `example`, `default`, `examples` or first `enum` value,
     else one made from its type and constraints (a string of its length and format, a number within
     its bounds, an object of its required properties, an array of one item; `$ref`, `allOf`,
@@ -180,7 +233,9 @@ def example_of(openapi: dict[str, Any], node: Any, where: str, missing: list[str
     if "allOf" in node:
         merged = _merged(openapi, node)
         return example_of(openapi, merged, where, missing, seed, depth + 1)
-    branches = [b for b in node.get("anyOf", node.get("oneOf", [])) if _kind(_resolve(openapi, b)) != "null"]
+    branches = [
+        b for b in node.get("anyOf", node.get("oneOf", [])) if _kind(_resolve(openapi, b)) != "null"
+    ]
     if branches:
         for branch in branches:
             tried: list[str] = []
@@ -259,8 +314,14 @@ def _merged(openapi: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _object(openapi: dict[str, Any], node: dict[str, Any], where: str, missing: list[str], seed: str,
-            depth: int) -> Any:  # fmt: skip
+def _object(
+    openapi: dict[str, Any],
+    node: dict[str, Any],
+    where: str,
+    missing: list[str],
+    seed: str,
+    depth: int,
+) -> Any:
     built: dict[str, Any] = {}
     required = set(node.get("required", []))
     for name, prop in (node.get("properties") or {}).items():
@@ -354,7 +415,12 @@ def _number(node: dict[str, Any], *, integer: bool) -> int | float:
 def _answer_keys(openapi: dict[str, Any], operation: dict[str, Any]) -> tuple[str, ...]:
     for status, answer in (operation.get("responses") or {}).items():
         if str(status).startswith("2"):
-            schema = _resolve(openapi, ((_resolve(openapi, answer).get("content") or {}).get("application/json") or {}).get("schema"))
+            schema = _resolve(
+                openapi,
+                (
+                    (_resolve(openapi, answer).get("content") or {}).get("application/json") or {}
+                ).get("schema"),
+            )
             if isinstance(schema, dict):
                 return tuple(schema.get("properties") or {})
     return ()
@@ -366,7 +432,7 @@ def endpoint_names(paths: list[tuple[str, str]]) -> list[str]:
     common = _common_prefix([path for _, path in paths])
     names: list[str] = []
     for method, path in paths:
-        base = re.sub(r"[^a-z0-9]+", "_", path[len(common):].lower()).strip("_") or "root"
+        base = re.sub(r"[^a-z0-9]+", "_", path[len(common) :].lower()).strip("_") or "root"
         if not base[0].isalnum():
             base = "e_" + base
         if method != "GET":

@@ -35,7 +35,11 @@ def _walk(value: Any, where: str, found: list[str]) -> Any:
         out = {}
         for key, inner in value.items():
             here = f"{where}.{key}" if where else key
-            if isinstance(inner, str) and UNIQUE not in inner and (_is_key(key) or _EMAIL.fullmatch(inner)):
+            if (
+                isinstance(inner, str)
+                and UNIQUE not in inner
+                and (_is_key(key) or _EMAIL.fullmatch(inner))
+            ):
                 out[key] = _fresh(inner)
                 found.append(here)
             else:

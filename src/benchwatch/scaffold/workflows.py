@@ -130,7 +130,9 @@ jobs:
 {extra}"""
 
 PLACEHOLDER = DEFAULT_SOURCE.split("@")[0]  # benchwatch's name until it has a public repository
-NO_SECRETS = "# read-only token, no secrets; benchwatch-comment.yml posts the result as a sticky comment.\n"
+NO_SECRETS = (
+    "# read-only token, no secrets; benchwatch-comment.yml posts the result as a sticky comment.\n"
+)
 APP_ENV_TO_COMPARE = f"""\
 # read-only token; the secret {app_env.SECRET} (the apps' ${{NAME}}s) goes to the compare step
 # alone, and a pull request from a fork gets no secrets: compare then measures what needs none
@@ -145,7 +147,6 @@ TEMPLATES = {
     "benchwatch-publish.yml": _PUBLISH,
     "benchwatch-nightly.yml": _NIGHTLY,
 }
-
 
 
 def release_commit(package: Path | None = None) -> str | None:
@@ -170,8 +171,13 @@ def _git(where: Path, *argv: str) -> str | None:
     import subprocess
 
     try:
-        done = subprocess.run(["git", "-C", str(where), *argv], capture_output=True, text=True, timeout=30,
-                              env=_git_env())  # fmt: skip
+        done = subprocess.run(
+            ["git", "-C", str(where), *argv],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env=_git_env(),
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout.strip() if done.returncode == 0 else None
@@ -189,23 +195,38 @@ def default_source() -> str:
     one when that commit is unknown."""
     commit = release_commit()
     if commit is None:
-        raise UserError("cannot tell which benchwatch commit the workflows should call (this installed benchwatch "
-                        "has no build_commit.txt and is not a benchwatch git checkout): give --workflows-from "
-                        f"{DEFAULT_SOURCE.split('@')[0]}@<40-hex commit> (or @v{__version__}, resolved with git ls-remote)")
+        raise UserError(
+            "cannot tell which benchwatch commit the workflows should call (this installed benchwatch "
+            "has no build_commit.txt and is not a benchwatch git checkout): give --workflows-from "
+            f"{DEFAULT_SOURCE.split('@')[0]}@<40-hex commit> (or @v{__version__}, resolved with git ls-remote)"
+        )
     return f"{DEFAULT_SOURCE.split('@')[0]}@{commit}#v{__version__}"
 
 
 def _extra(database: str, app_env: bool) -> str:
     """The lines a measuring caller adds for an app with a database or secrets (the reusable
     workflows' `database` input and `app-env` secret)."""
-    lines = [f"      database: {database} # the measuring job makes sure PostgreSQL's server is there\n"] if database else []
+    lines = (
+        [
+            f"      database: {database} # the measuring job makes sure PostgreSQL's server is there\n"
+        ]
+        if database
+        else []
+    )
     if app_env:
-        lines.append(f"    secrets:\n      app-env: ${{{{ secrets.{APP_ENV_SECRET} }}}} # NAME=value lines: the apps' ${{NAME}}s\n")
+        lines.append(
+            f"    secrets:\n      app-env: ${{{{ secrets.{APP_ENV_SECRET} }}}} # NAME=value lines: the apps' ${{NAME}}s\n"
+        )
     return "".join(lines)
 
 
-def caller_workflows(source: str = DEFAULT_SOURCE, git_url: str | None = None, *, database: str = "",
-                     app_env: bool = False) -> dict[str, str]:  # fmt: skip
+def caller_workflows(
+    source: str = DEFAULT_SOURCE,
+    git_url: str | None = None,
+    *,
+    database: str = "",
+    app_env: bool = False,
+) -> dict[str, str]:
     """{file name: text} for .github/workflows/, calling `source` (OWNER/REPO@TAG or OWNER/REPO@COMMIT)
     at a commit: `uses:` and `benchwatch-ref` both name the 40-hex commit, with the tag as a comment,
     because whoever can move a tag would otherwise run code with every user's write token. A tag is
@@ -215,7 +236,9 @@ def caller_workflows(source: str = DEFAULT_SOURCE, git_url: str | None = None, *
     source, _, label = source.partition("#")  # default_source's "OWNER/REPO@COMMIT#vX"
     match = _SOURCE.fullmatch(source)
     if not match or match.group(2).startswith("-") or not re.fullmatch(r"[A-Za-z0-9_.-]*", label):
-        raise UserError(f"--workflows-from {source!r}: give OWNER/REPO@TAG or OWNER/REPO@COMMIT, e.g. {DEFAULT_SOURCE}")
+        raise UserError(
+            f"--workflows-from {source!r}: give OWNER/REPO@TAG or OWNER/REPO@COMMIT, e.g. {DEFAULT_SOURCE}"
+        )
     repo, ref = match.groups()
     if _COMMIT.fullmatch(ref):
         sha, label = ref, label or "pinned commit"
@@ -224,9 +247,17 @@ def caller_workflows(source: str = DEFAULT_SOURCE, git_url: str | None = None, *
     extra = _extra(database, app_env)
     note = "".join(f"# {line}\n" for line in placeholder_note(repo, sha))
     secrets = APP_ENV_TO_COMPARE if app_env else NO_SECRETS
-    return {name: template.format(repo=repo, sha=sha, label=label, extra=extra if name in _MEASURING else "",
-                                  note=note, secrets=secrets)
-            for name, template in TEMPLATES.items()}  # fmt: skip
+    return {
+        name: template.format(
+            repo=repo,
+            sha=sha,
+            label=label,
+            extra=extra if name in _MEASURING else "",
+            note=note,
+            secrets=secrets,
+        )
+        for name, template in TEMPLATES.items()
+    }
 
 
 def placeholder_said(source: str) -> str | None:
@@ -234,10 +265,12 @@ def placeholder_said(source: str) -> str | None:
     repo, _, ref = source.partition("#")[0].partition("@")
     if repo != PLACEHOLDER:
         return None
-    return (f"init: the workflows call {PLACEHOLDER}@{ref}, a placeholder until benchwatch has a public repository "
-            f"(GitHub finds no workflow there): pin a copy of benchwatch that holds that commit with "
-            f"`benchwatch init --workflows-from OWNER/REPO@{ref}`, or edit `uses:` and `benchwatch-repository` "
-            "in .github/workflows/benchwatch-*.yml")  # fmt: skip
+    return (
+        f"init: the workflows call {PLACEHOLDER}@{ref}, a placeholder until benchwatch has a public repository "
+        f"(GitHub finds no workflow there): pin a copy of benchwatch that holds that commit with "
+        f"`benchwatch init --workflows-from OWNER/REPO@{ref}`, or edit `uses:` and `benchwatch-repository` "
+        "in .github/workflows/benchwatch-*.yml"
+    )
 
 
 def placeholder_note(repo: str, sha: str) -> list[str]:
@@ -245,10 +278,12 @@ def placeholder_note(repo: str, sha: str) -> list[str]:
     placeholder name: nothing is published there yet, so GitHub would find no such workflow."""
     if repo != PLACEHOLDER:
         return []
-    return [f"NOTE: {PLACEHOLDER} is a placeholder until benchwatch has a public repository: GitHub",
-            "finds no workflow there. Name a copy of benchwatch that holds this commit in `uses:` and",
-            "`benchwatch-repository` below, or write these files with",
-            f"`benchwatch init --workflows-from OWNER/REPO@{sha}`."]
+    return [
+        f"NOTE: {PLACEHOLDER} is a placeholder until benchwatch has a public repository: GitHub",
+        "finds no workflow there. Name a copy of benchwatch that holds this commit in `uses:` and",
+        "`benchwatch-repository` below, or write these files with",
+        f"`benchwatch init --workflows-from OWNER/REPO@{sha}`.",
+    ]
 
 
 def resolve_tag(url: str, tag: str, source: str) -> str:
@@ -257,12 +292,21 @@ def resolve_tag(url: str, tag: str, source: str) -> str:
 
     fix = f"give OWNER/REPO@<40-hex commit> instead of {source!r}"
     try:
-        done = subprocess.run(["git", "ls-remote", "--tags", "--", url, f"refs/tags/{tag}", f"refs/tags/{tag}^{{}}"],
-                              capture_output=True, text=True, timeout=60, env={**_git_env(), "GIT_TERMINAL_PROMPT": "0"})  # fmt: skip
+        done = subprocess.run(
+            ["git", "ls-remote", "--tags", "--", url, f"refs/tags/{tag}", f"refs/tags/{tag}^{{}}"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**_git_env(), "GIT_TERMINAL_PROMPT": "0"},
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise UserError(f"--workflows-from: cannot ask {url} for tag {tag} ({exc}); {fix}") from None
+        raise UserError(
+            f"--workflows-from: cannot ask {url} for tag {tag} ({exc}); {fix}"
+        ) from None
     if done.returncode != 0:
-        raise UserError(f"--workflows-from: git ls-remote {url} failed ({done.stderr.strip()[-200:]}); {fix}")
+        raise UserError(
+            f"--workflows-from: git ls-remote {url} failed ({done.stderr.strip()[-200:]}); {fix}"
+        )
     refs = dict(reversed(line.split("\t", 1)) for line in done.stdout.splitlines() if "\t" in line)
     sha = refs.get(f"refs/tags/{tag}^{{}}") or refs.get(f"refs/tags/{tag}")
     if sha is None or not _COMMIT.fullmatch(sha):

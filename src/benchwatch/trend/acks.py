@@ -124,6 +124,8 @@ def apply(
                 f"{path}: ack.{ack.number}.figure: {ack.figure!r} matches no series read"
             )
         elif not seen_commit[ack.number]:
-            warnings.append(f"{path}: ack.{ack.number}.commit: {ack.commit} is not in the "
-                            "history of its series (older than --since, or a typo)")  # fmt: skip
+            warnings.append(
+                f"{path}: ack.{ack.number}.commit: {ack.commit} is not in the "
+                "history of its series (older than --since, or a typo)"
+            )
     return covered, warnings

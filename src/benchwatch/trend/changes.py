@@ -56,9 +56,12 @@ ABSOLUTE = Params(min_side=5, penalty=8.0, max_pvalue=0.01, min_points=10, min_e
 # beats max_pvalue (|z| > 4.9 at 1e-6); min_points give the noise scale
 PARENT = Params(min_side=1, penalty=0.0, max_pvalue=1e-6, min_points=8, mode="spike")
 
+
 # counts per request (instructions, system calls) repeat to ~0.3 %: one point says it
 def counts_params(floor: float) -> Params:
-    return Params(min_side=1, penalty=0.0, max_pvalue=0.0, min_points=2, min_effect=floor, mode="step")
+    return Params(
+        min_side=1, penalty=0.0, max_pvalue=0.0, min_points=2, min_effect=floor, mode="step"
+    )
 
 
 Kind = Literal["regression", "improvement"]
@@ -71,7 +74,9 @@ class Point:
     date: str  # ISO 8601 commit timestamp as published
     value: float
     url: str = ""
-    half: float | None = None  # github-action-benchmark's `range` ("± h"): a (vs parent) point's interval
+    half: float | None = (
+        None  # github-action-benchmark's `range` ("± h"): a (vs parent) point's interval
+    )
 
 
 @dataclass(frozen=True)
@@ -166,9 +171,21 @@ def _step_changes(series: Series, values: np.ndarray, params: Params) -> list[Ch
             continue
         worse = ratio < 1.0 if series.bigger_is_better else ratio > 1.0
         low = (after.value - (after.half or 0.0)) / (before.value + (before.half or 0.0))
-        high = (after.value + (after.half or 0.0)) / max(before.value - (before.half or 0.0), 1e-300)
-        changes.append(Change(index=index, ratio=ratio, low=low, high=high, p_value=0.0, n_before=index,
-                              n_after=len(values) - index, kind="regression" if worse else "improvement"))  # fmt: skip
+        high = (after.value + (after.half or 0.0)) / max(
+            before.value - (before.half or 0.0), 1e-300
+        )
+        changes.append(
+            Change(
+                index=index,
+                ratio=ratio,
+                low=low,
+                high=high,
+                p_value=0.0,
+                n_before=index,
+                n_after=len(values) - index,
+                kind="regression" if worse else "improvement",
+            )
+        )
     return changes
 
 
@@ -201,11 +218,18 @@ def _spike_changes(series: Series, values: np.ndarray, params: Params) -> list[C
             continue
         shift = float(logs[index]) - center
         worse = shift < 0.0 if series.bigger_is_better else shift > 0.0
-        changes.append(Change(
-            index=index, ratio=math.exp(shift), low=math.exp(shift - half),
-            high=math.exp(shift + half), p_value=p, n_before=len(values) - 1, n_after=1,
-            kind="regression" if worse else "improvement",
-        ))  # fmt: skip
+        changes.append(
+            Change(
+                index=index,
+                ratio=math.exp(shift),
+                low=math.exp(shift - half),
+                high=math.exp(shift + half),
+                p_value=p,
+                n_before=len(values) - 1,
+                n_after=1,
+                kind="regression" if worse else "improvement",
+            )
+        )
     return changes
 
 
@@ -258,12 +282,15 @@ def analyse(series: Series, params: Params | None = None) -> SeriesResult:
     params = params or params_for(series.name)
     values = np.array([p.value for p in series.points], dtype=float)
     if len(values) < params.min_points:
-        return SeriesResult(series, "too few points",
-                            note=f"{len(values)} points; needs {params.min_points}")  # fmt: skip
+        return SeriesResult(
+            series, "too few points", note=f"{len(values)} points; needs {params.min_points}"
+        )
     if np.any(values <= 0.0) or not np.all(np.isfinite(values)):
         return SeriesResult(series, "no verdict", note="values must be positive finite numbers")
     if params.mode in ("spike", "step"):
-        changes = (_spike_changes if params.mode == "spike" else _step_changes)(series, values, params)
+        changes = (_spike_changes if params.mode == "spike" else _step_changes)(
+            series, values, params
+        )
         return SeriesResult(series, "changes" if changes else "no change", changes)
     found = boundaries(np.log(values), params)
     edges = [0, *(i for i, _ in found), len(values)]
@@ -272,11 +299,18 @@ def analyse(series: Series, params: Params | None = None) -> SeriesResult:
         before, after = slice(edges[k], index), slice(index, edges[k + 2])
         ratio, low, high = size(values, before, after)
         worse = ratio < 1.0 if series.bigger_is_better else ratio > 1.0
-        changes.append(Change(
-            index=index, ratio=ratio, low=low, high=high, p_value=p_value,
-            n_before=index - edges[k], n_after=edges[k + 2] - index,
-            kind="regression" if worse else "improvement",
-        ))  # fmt: skip
+        changes.append(
+            Change(
+                index=index,
+                ratio=ratio,
+                low=low,
+                high=high,
+                p_value=p_value,
+                n_before=index - edges[k],
+                n_after=edges[k + 2] - index,
+                kind="regression" if worse else "improvement",
+            )
+        )
     return SeriesResult(series, "changes" if changes else "no change", changes)
 
 

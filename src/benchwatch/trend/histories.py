@@ -82,8 +82,13 @@ def series_of(path: Path, since: int | None = None) -> list[Series]:
         for entry in kept:
             commit = entry["commit"]
             for bench in entry["benches"]:
-                point = Point(commit["id"], _date(entry, commit), float(bench["value"]),
-                              str(commit.get("url") or ""), range_half(bench))  # fmt: skip
+                point = Point(
+                    commit["id"],
+                    _date(entry, commit),
+                    float(bench["value"]),
+                    str(commit.get("url") or ""),
+                    range_half(bench),
+                )
                 points.setdefault(bench["name"], []).append(point)
                 meta[bench["name"]] = (str(bench.get("unit", "")), entry["tool"] == BIGGER_TOOL)
         for name, found in points.items():

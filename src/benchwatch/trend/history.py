@@ -20,7 +20,11 @@ PREFIX = "window.BENCHMARK_DATA = "
 BIGGER = "benchwatch (bigger is better)"
 SMALLER = "benchwatch (smaller is better)"
 COUNTS = "benchwatch counts (per request)"  # results.GAB_COUNTS: deterministic, their own suite
-TOOLS = {BIGGER: "customBiggerIsBetter", SMALLER: "customSmallerIsBetter", COUNTS: "customSmallerIsBetter"}
+TOOLS = {
+    BIGGER: "customBiggerIsBetter",
+    SMALLER: "customSmallerIsBetter",
+    COUNTS: "customSmallerIsBetter",
+}
 
 
 class HistoryError(UserError):
@@ -87,7 +91,11 @@ def append(directory: Path, run: Run, root: Path, repo_url: str = "") -> Path:
     if repo_url:
         data["repoUrl"] = repo_url
         commit["url"] = f"{repo_url.rstrip('/')}/commit/{commit['id']}"
-    for name, bigger, counts in ((BIGGER, True, False), (SMALLER, False, False), (COUNTS, False, True)):
+    for name, bigger, counts in (
+        (BIGGER, True, False),
+        (SMALLER, False, False),
+        (COUNTS, False, True),
+    ):
         benches = gab_entries(run.figures, bigger_is_better=bigger, counts=counts)
         if benches:
             entry = {"commit": commit, "date": now_ms, "tool": TOOLS[name], "benches": benches}
@@ -112,7 +120,9 @@ def read_gab(path: Path) -> list[dict[str, Any]]:
     try:
         return [GabEntry.model_validate(item).model_dump(exclude_none=True) for item in data]
     except ValidationError as exc:
-        raise UserError(f"{path}: bad gab entry ({str(exc).splitlines()[0]}: {exc.errors()[0]['msg']})") from None
+        raise UserError(
+            f"{path}: bad gab entry ({str(exc).splitlines()[0]}: {exc.errors()[0]['msg']})"
+        ) from None
 
 
 def append_entry(
@@ -124,6 +134,8 @@ def append_entry(
         raise UserError(f"tool {tool!r}: expected one of {', '.join(sorted(set(TOOLS.values())))}")
     data = read(path)
     now_ms = int(time.time() * 1000)
-    data["entries"].setdefault(suite, []).append({"commit": commit, "date": now_ms, "tool": tool, "benches": benches})
+    data["entries"].setdefault(suite, []).append(
+        {"commit": commit, "date": now_ms, "tool": tool, "benches": benches}
+    )
     data["lastUpdate"] = now_ms
     write_text_atomic(path, PREFIX + json.dumps(data, indent=2) + "\n")

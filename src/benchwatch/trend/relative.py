@@ -68,11 +68,14 @@ def entry(row: Row, comparison: Comparison) -> dict[str, Any]:
         value, low, high = row.ratio, row.low, row.high
         how = f"head/base ({row.unit}), > 1 means worse"
     base, head = (comparison.base.commit or "?")[:12], (comparison.head.commit or "?")[:12]
-    extra = (f"{how}; 95% interval [{low:.4f}, {high:.4f}]; {row.verdict}; "
-             f"{comparison.rounds} rounds side by side, {base} -> {head}")  # fmt: skip
+    extra = (
+        f"{how}; 95% interval [{low:.4f}, {high:.4f}]; {row.verdict}; "
+        f"{comparison.rounds} rounds side by side, {base} -> {head}"
+    )
     half = max(value - low, high - value)
-    return GabEntry(name=series_name(row), unit=UNIT, value=round(value, 6),
-                    range=f"± {half:.4g}", extra=extra).model_dump(exclude_none=True)  # fmt: skip
+    return GabEntry(
+        name=series_name(row), unit=UNIT, value=round(value, 6), range=f"± {half:.4g}", extra=extra
+    ).model_dump(exclude_none=True)
 
 
 def relative_entries(

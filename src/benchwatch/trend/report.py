@@ -27,8 +27,12 @@ Covered = dict[tuple[int, int], Ack]
 
 def alerts(results: list[SeriesResult], covered: Covered) -> list[tuple[int, int]]:
     """(result, change) of every unacknowledged regression in a gating series: exit 1."""
-    return [(r, c) for r, result in enumerate(results) for c, change in enumerate(result.changes)
-            if result.series.gating and change.kind == "regression" and (r, c) not in covered]  # fmt: skip
+    return [
+        (r, c)
+        for r, result in enumerate(results)
+        for c, change in enumerate(result.changes)
+        if result.series.gating and change.kind == "regression" and (r, c) not in covered
+    ]
 
 
 def _number(x: float) -> float | None:
@@ -53,29 +57,48 @@ def _change(result: SeriesResult, change: Change, ack: Ack | None) -> dict[str, 
         "n_before": change.n_before,
         "n_after": change.n_after,
         "kind": change.kind,
-        "acknowledged": None if ack is None else {
-            "ack": ack.number, "figure": ack.figure, "commit": ack.commit, "reason": ack.reason,
+        "acknowledged": None
+        if ack is None
+        else {
+            "ack": ack.number,
+            "figure": ack.figure,
+            "commit": ack.commit,
+            "reason": ack.reason,
         },
-    }  # fmt: skip
+    }
 
 
 def to_json(
-    results: list[SeriesResult], covered: Covered, files: list[Path], warnings: list[str],
-    since: int | None, acks_file: Path | None,
-) -> dict[str, Any]:  # fmt: skip
+    results: list[SeriesResult],
+    covered: Covered,
+    files: list[Path],
+    warnings: list[str],
+    since: int | None,
+    acks_file: Path | None,
+) -> dict[str, Any]:
     alerted = set(alerts(results, covered))
     series = []
     for r, result in enumerate(results):
         s = result.series
-        series.append({
-            "source": s.source, "suite": s.suite, "name": s.name, "unit": s.unit,
-            "bigger_is_better": s.bigger_is_better, "gating": s.gating,
-            "relative": RELATIVE_MARK in s.name,
-            "mode": params_for(s.name).mode, "points": len(s.points),
-            "verdict": result.verdict, "note": result.note,
-            "alert": any((r, c) in alerted for c in range(len(result.changes))),
-            "changes": [_change(result, ch, covered.get((r, c))) for c, ch in enumerate(result.changes)],
-        })  # fmt: skip
+        series.append(
+            {
+                "source": s.source,
+                "suite": s.suite,
+                "name": s.name,
+                "unit": s.unit,
+                "bigger_is_better": s.bigger_is_better,
+                "gating": s.gating,
+                "relative": RELATIVE_MARK in s.name,
+                "mode": params_for(s.name).mode,
+                "points": len(s.points),
+                "verdict": result.verdict,
+                "note": result.note,
+                "alert": any((r, c) in alerted for c in range(len(result.changes))),
+                "changes": [
+                    _change(result, ch, covered.get((r, c))) for c, ch in enumerate(result.changes)
+                ],
+            }
+        )
     return {
         "schema_version": SCHEMA_VERSION,
         "files": [str(f) for f in files],
@@ -104,11 +127,19 @@ def _describe(result: SeriesResult, change: Change) -> tuple[str, str]:
     s = result.series
     memory = s.unit.upper() in ("MB", "B", "KB", "BYTES")
     if math.isnan(change.low):
-        size = describe(RatioInterval(change.ratio, change.ratio, change.ratio, CONFIDENCE, 1, 1),
-                        s.bigger_is_better, memory).split(" [")[0]  # fmt: skip
+        size = describe(
+            RatioInterval(change.ratio, change.ratio, change.ratio, CONFIDENCE, 1, 1),
+            s.bigger_is_better,
+            memory,
+        ).split(" [")[0]
         return size, "n/a"
-    text = describe(RatioInterval(change.ratio, change.low, change.high, CONFIDENCE,
-                                  change.n_before, change.n_after), s.bigger_is_better, memory)  # fmt: skip
+    text = describe(
+        RatioInterval(
+            change.ratio, change.low, change.high, CONFIDENCE, change.n_before, change.n_after
+        ),
+        s.bigger_is_better,
+        memory,
+    )
     size, _, interval = text.partition(" [")
     return size, "[" + interval
 
@@ -117,12 +148,19 @@ def _short(point: Point) -> str:
     return f"`{point.commit[:8]}` ({point.date[:10]})" if point.date else f"`{point.commit[:8]}`"
 
 
-def to_markdown(results: list[SeriesResult], covered: Covered, files: list[Path],
-                warnings: list[str]) -> str:  # fmt: skip
+def to_markdown(
+    results: list[SeriesResult], covered: Covered, files: list[Path], warnings: list[str]
+) -> str:
     alerted = set(alerts(results, covered))
     rows = [(r, c) for r, result in enumerate(results) for c in range(len(result.changes))]
-    rows.sort(key=lambda rc: ((rc not in alerted), results[rc[0]].changes[rc[1]].kind != "regression",
-                              not results[rc[0]].series.gating, results[rc[0]].series.name))  # fmt: skip
+    rows.sort(
+        key=lambda rc: (
+            (rc not in alerted),
+            results[rc[0]].changes[rc[1]].kind != "regression",
+            not results[rc[0]].series.gating,
+            results[rc[0]].series.name,
+        )
+    )
     out = ["## Change points", "", f"Histories: {', '.join(str(f) for f in files)}", ""]
     if rows:
         out += [
@@ -139,9 +177,11 @@ def to_markdown(results: list[SeriesResult], covered: Covered, files: list[Path]
                 status += f", acknowledged (ack.{ack.number}: {ack.reason})"
             elif (r, c) in alerted:
                 status = f"**{status}**"
-            out.append(f"| `{result.series.name}` ({result.series.suite}) | "
-                       f"{_short(points[change.index - 1])} → {_short(points[change.index])} | "
-                       f"{size} | {interval} | {change.p_value:.1g} | {status} |")  # fmt: skip
+            out.append(
+                f"| `{result.series.name}` ({result.series.suite}) | "
+                f"{_short(points[change.index - 1])} → {_short(points[change.index])} | "
+                f"{size} | {interval} | {change.p_value:.1g} | {status} |"
+            )
     else:
         out.append("No change points.")
     few = [r for r in results if r.verdict in ("too few points", "no verdict")]
@@ -149,6 +189,8 @@ def to_markdown(results: list[SeriesResult], covered: Covered, files: list[Path]
         out += ["", f"No verdict for {len(few)} series:"]
         out += [f"- `{r.series.name}` ({r.series.suite}): {r.verdict}, {r.note}" for r in few]
     out += [""] + [f"WARNING: {w}" for w in warnings]
-    out.append(f"{len(results)} series, {len(rows)} change points, {len(covered)} acknowledged, "
-               f"{len(alerted)} unacknowledged regressions in gating series")  # fmt: skip
+    out.append(
+        f"{len(results)} series, {len(rows)} change points, {len(covered)} acknowledged, "
+        f"{len(alerted)} unacknowledged regressions in gating series"
+    )
     return "\n".join(out) + "\n"

@@ -32,7 +32,9 @@ import sys
 import threading
 
 _PATH = os.environ.pop("BENCHWATCH_COUNTS_GC_SOCKET", "")
-_FIRST_TICK_S = 120.0  # the first tick after the counter is put in, under valgrind on a busy machine
+_FIRST_TICK_S = (
+    120.0  # the first tick after the counter is put in, under valgrind on a busy machine
+)
 _HOLD_S = 120.0  # the held loop's wait for its release: a dump under load, and slack
 
 
@@ -181,7 +183,9 @@ def _start() -> None:
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(_PATH)
     listener.listen(1)
-    threading.Thread(target=_serve, args=(listener,), name="benchwatch-counts-gc", daemon=True).start()
+    threading.Thread(
+        target=_serve, args=(listener,), name="benchwatch-counts-gc", daemon=True
+    ).start()
 
 
 def _load_the_environments_own() -> None:
