@@ -338,15 +338,13 @@ def _counted(head: str) -> Comparison:
     side = lambda role: SideInfo(role=role, spec="x", kind="stack")  # noqa: E731
     comparison = Comparison(base=side("base"), head=side("head"), rounds=1, quick=True, rows=rows)
     if swap:
-        comparison.extra.instructions_by_object["hello GET / seq instructions_per_request"] = (
-            ByObject(
-                base=417_023.0,
-                head=414_100.0,
-                objects=[
-                    ObjectCount(name="libpython", base=301_400.0, head=299_650.0),
-                    ObjectCount(name="uvloop/libuv", base=52_310.0, head=51_140.0),
-                ],
-            )
+        comparison.extra.counts.by_object["hello GET / seq instructions_per_request"] = ByObject(
+            base=417_023.0,
+            head=414_100.0,
+            objects=[
+                ObjectCount(name="libpython", base=301_400.0, head=299_650.0),
+                ObjectCount(name="uvloop/libuv", base=52_310.0, head=51_140.0),
+            ],
         )
     return comparison
 

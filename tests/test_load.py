@@ -78,8 +78,8 @@ def test_broken_variants_are_reported_and_never_published(project: Path, tmp_pat
     published = _gab_names(out)
     assert published and all(name.startswith("good@latest ") for name in published)
     assert not [f for f in run.figures if f.variant != "good@latest" and f.valid]
-    assert run.extra.loadgen is not None
-    runs = run.extra.loadgen.runs
+    assert run.extra.load.loadgen is not None
+    runs = run.extra.load.loadgen.runs
     assert all(r.oha_cpu_share >= 0 for r in runs) and any(not r.valid for r in runs)
     assert run.environment.oha_version and run.environment.stacks["latest"]["fastapi"]
     assert uvicorn_processes(str(LOAD_APPS)) == [] and uvicorn_processes(str(GOOD)) == []

@@ -30,7 +30,8 @@ from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import Lane
 from benchwatch.measure.server import CpuTimes
 from benchwatch.report.comment import render
-from benchwatch.results.schema import Figure, SkippedRun
+from benchwatch.results.load_facts import SkippedRun
+from benchwatch.results.schema import Figure
 
 PLAN = LoadPlan(
     rounds=6,
@@ -243,7 +244,7 @@ def cpu_row(found: Comparison):
 
 def test_rounds_made_up_leave_a_verdict_and_the_comment_says_they_were_dropped() -> None:
     found = judged(6, [drop(1, 0.12), drop(4, 0.31), drop(6, 0.2)])
-    (short,) = found.extra.rounds_short
+    (short,) = found.extra.load.short
     assert (short.dropped, short.made_up, short.dropped_again, short.missing) == (2, 2, 1, 0)
     assert cpu_row(found).verdict == "unchanged" and cpu_row(found).judged_by == ""
     assert found.exit_code() == EXIT_OK
@@ -260,7 +261,7 @@ def test_rounds_made_up_leave_a_verdict_and_the_comment_says_they_were_dropped()
 
 def test_no_dropped_round_says_nothing() -> None:
     found = judged(6, [])
-    assert found.extra.rounds_short == [] and "Load rounds dropped" not in render(found)
+    assert found.extra.load.short == [] and "Load rounds dropped" not in render(found)
 
 
 def test_a_timing_the_host_kept_short_is_judged_by_its_counts_and_the_compare_is_not_unmeasured() -> (

@@ -10,7 +10,8 @@ from benchwatch.errors import UserError
 from benchwatch.measure.load_plan import FULL, QUICK, parse_shard, shard
 from benchwatch.project.config import load_project
 from benchwatch.results.files import read_run, write_run
-from benchwatch.results.schema import Figure, LoadgenInfo, Run, RunExtra, SkippedRun
+from benchwatch.results.load_facts import LoadgenInfo, SkippedRun
+from benchwatch.results.schema import Figure, Run, RunExtra
 from benchwatch.trend import history
 
 GOOD = REPO / "tests" / "fixtures" / "apps" / "good"
@@ -97,7 +98,7 @@ def test_merge_combines_shards_and_refuses_overlap(tmp_path: Path, cli) -> None:
         "y@latest GET / c=10 cpu/req",
     }
     assert [s.shard for s in merged.extra.shards] == ["1/2", "2/2"]
-    loadgen = merged.extra.loadgen  # every shard's skipped and dropped measurements are kept
+    loadgen = merged.extra.load.loadgen  # every shard's skipped and dropped measurements are kept
     assert loadgen is not None and loadgen.bottlenecked_runs == 2
     assert (
         [s.variant for s in loadgen.skipped]
@@ -191,7 +192,7 @@ def test_run_quick_writes_results_history_and_aa_noise(tmp_path: Path) -> None:
         and "question" not in report.lower()
         and "seed" not in report.lower()
     )
-    noise = run.extra.aa_noise
+    noise = run.extra.load.aa_noise
     assert noise is not None and noise.variant == "good@latest"
     cpu = noise.figures["good@latest GET /items c=10 cpu/req"]
     assert cpu.cv >= 0 and len(cpu.a) == len(cpu.a_prime) == 1

@@ -27,7 +27,8 @@ from benchwatch.project.config import Endpoint, load_project
 from benchwatch.report.comment import render
 from benchwatch.report.markdown import build, render_markdown
 from benchwatch.report.questions import NOT_RUN, paired_text, study_rows
-from benchwatch.results.schema import AAFigure, AANoise, Figure, PairedRatio, Run, SideBySideInfo
+from benchwatch.results.load_facts import AAFigure, AANoise
+from benchwatch.results.schema import Figure, PairedRatio, Run, SideBySideInfo
 
 
 @pytest.fixture(scope="module")
@@ -384,7 +385,7 @@ def answered_run() -> Run:
     )
     run = Run(started_at="2026-11-23T00:00:00+00:00")
     run.extra.side_by_side = info
-    run.extra.aa_noise = AANoise(
+    run.extra.load.aa_noise = AANoise(
         variant="services@latest",
         figures={
             "services@latest GET /services?offset=0 c=10 cpu/req": AAFigure(

@@ -23,7 +23,7 @@ from benchwatch.report.honest import measured
 from benchwatch.report.html import STYLESHEET
 from benchwatch.report.palette import STACK_COLORS, shared_flavors, stack_color, styles
 from benchwatch.report.questions import questions_table
-from benchwatch.results.schema import AAFigure, AANoise, LoadPlanInfo
+from benchwatch.results.load_facts import AAFigure, AANoise, LoadPlanInfo
 from benchwatch.trend.history import PREFIX
 
 
@@ -202,7 +202,7 @@ def test_change_points_are_found_by_the_site_itself_when_no_changes_json_is_give
 
 
 def _with_noise(run, rounds: int, band: float | None):
-    run.extra.load_plan = LoadPlanInfo(
+    run.extra.load.plan = LoadPlanInfo(
         rounds=rounds,
         warmup_s=1,
         duration_s=2,
@@ -211,7 +211,7 @@ def _with_noise(run, rounds: int, band: float | None):
         rate_fractions=[0.5],
         quick=rounds == 1,
     )
-    run.extra.aa_noise = (
+    run.extra.load.aa_noise = (
         None
         if band is None
         else AANoise(

@@ -53,7 +53,7 @@ def changed_calls(row: Row) -> dict[str, Pair]:
 
 def mechanisms(comparison: Comparison) -> dict[str, Mechanism]:
     """{endpoint key: its mechanism} of every counted endpoint that changed in a compare."""
-    return mechanisms_of(comparison.rows, comparison.extra.instructions_by_object)
+    return mechanisms_of(comparison.rows, comparison.extra.counts.by_object)
 
 
 def mechanisms_of(rows: Iterable[Row], went: Mapping[str, ByObject]) -> dict[str, Mechanism]:

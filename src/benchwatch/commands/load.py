@@ -96,7 +96,7 @@ def print_outcome(record, out: Path, variant_count: int) -> None:
         f"{variant_count - len(failed)} of {variant_count} variants measured cleanly"
         f"{f'; {len(failed)} with problems' if failed else ''}; results in {out}"
     )
-    bottlenecked = record.extra.loadgen.bottlenecked_runs if record.extra.loadgen else 0
+    bottlenecked = record.extra.load.loadgen.bottlenecked_runs if record.extra.load.loadgen else 0
     if bottlenecked:
         print(
             f"WARNING: oha was the bottleneck (> 90 % of its cores) in {bottlenecked} run(s)",

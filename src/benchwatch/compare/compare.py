@@ -173,13 +173,13 @@ def compare(
                 ]
                 envs_of[side.role] = run.environment
             base_run, head_run = runs
-            extra.load_plan = base_run.extra.load_plan
-            extra.rounds_dropped = (
-                base_run.extra.loadgen.dropped_pairs if base_run.extra.loadgen else []
+            extra.load.plan = base_run.extra.load.plan
+            extra.load.dropped = (
+                base_run.extra.load.loadgen.dropped_pairs if base_run.extra.load.loadgen else []
             )
-            extra.rounds_short = short_rounds(extra.rounds_dropped, base_run.figures, plan.rounds)
-            extra.loadgen_bottlenecked_runs = {
-                side.role: run.extra.loadgen.bottlenecked_runs if run.extra.loadgen else 0
+            extra.load.short = short_rounds(extra.load.dropped, base_run.figures, plan.rounds)
+            extra.load.bottlenecked_runs = {
+                side.role: run.extra.load.loadgen.bottlenecked_runs if run.extra.load.loadgen else 0
                 for side, run in zip((base_side, head_side), runs, strict=True)
             }
         environments = (
@@ -197,10 +197,10 @@ def compare(
             figures["base"] += counted.base
             figures["head"] += counted.head
             micro_problems += counted.problems
-            extra.counts_unavailable = counted.unavailable
-            extra.counts_seconds = counted.seconds if not counted.unavailable else None
+            extra.counts.skipped = counted.unavailable
+            extra.counts.seconds = counted.seconds if not counted.unavailable else None
         else:
-            extra.counts_unavailable = "--no-counts"
+            extra.counts.skipped = "--no-counts"
         if micro:
             found = measure_micro(
                 base_side,
@@ -215,12 +215,12 @@ def compare(
             figures["base"] += found.base
             figures["head"] += found.head
             micro_problems += found.problems
-            extra.instructions_unavailable = (
+            extra.micro.skipped = (
                 found.instructions_unavailable if instructions else "--no-instructions"
             )
             extra.notes += found.notes
         key = sides_module.pair_key(base_side, head_side)
-        weights = _weigh_counts(extra) if counts and not extra.counts_unavailable else None
+        weights = _weigh_counts(extra) if counts and not extra.counts.skipped else None
         rows, unpaired = judged_rows(
             figures["base"], figures["head"], calibration, weights, key=key
         )
@@ -257,14 +257,12 @@ def compare(
                 confirmed=[r.label for r in flagged if r.verdict != "unconfirmed"],
                 seconds=round(time.monotonic() - began, 1),
             )
-        explain_dropped(rows, extra.rounds_short, figures["base"])
+        explain_dropped(rows, extra.load.short, figures["base"])
         rows = sort_rows(rows)
-        if counts and not extra.counts_unavailable:
+        if counts and not extra.counts.skipped:
             went = where_instructions_went(rows, figures, counted.dirs)
-            extra.instructions_went = {label: render(found) for label, found in went.items()}
-            extra.instructions_by_object = {
-                label: by_object(found) for label, found in went.items()
-            }
+            extra.counts.went = {label: render(found) for label, found in went.items()}
+            extra.counts.by_object = {label: by_object(found) for label, found in went.items()}
         if profile is True or (
             profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)
         ):
@@ -279,7 +277,7 @@ def compare(
                 quick=quick,
                 load=load,
                 counts=counts,
-                counts_unavailable=extra.counts_unavailable,
+                counts_unavailable=extra.counts.skipped,
             ),
             skipped,
         )
@@ -327,11 +325,11 @@ def _weigh_counts(extra: CompareExtra) -> Weights | None:
 
     print("counts: weighing an instruction and each system call on this machine", file=sys.stderr)
     try:
-        extra.cost_weights = weights.measure()
+        extra.cost.weights = weights.measure()
     except weights.WeightsFailed as exc:
-        extra.cost_unavailable = str(exc)
+        extra.cost.skipped = str(exc)
         return None
-    return extra.cost_weights
+    return extra.cost.weights
 
 
 def _environments(matched: list, extra: CompareExtra) -> dict:

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Sequence
 from pydantic import BaseModel, computed_field
 
 from benchwatch.figures.metrics import CPU
-from benchwatch.results.schema import Figure, SkippedRun, is_counted
+from benchwatch.results.load_facts import SkippedRun
+from benchwatch.results.schema import Figure, is_counted
 
 TOO_FEW = "too few samples"  # how judge_pair's reason starts when an interval needs more samples
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from benchwatch.counts.breakdown import ByObject
 from benchwatch.counts.weights import Weights
@@ -32,8 +32,10 @@ from benchwatch.judge.stats import (
     verdict,
 )
 from benchwatch.profiling.speedscope import ProfileReport
-from benchwatch.results.schema import Environment, Figure, LoadPlanInfo, Problem, SkippedRun
+from benchwatch.results.load_facts import LoadPlanInfo, SkippedRun
+from benchwatch.results.schema import Environment, Figure, Problem
 from benchwatch.results.schema import figure_label as label
+from benchwatch.results.stage_facts import FlatExtra, SkippedOrEmpty, StageFacts
 
 COMPARE_FILE = "compare.json"
 COMMENT_FILE = "comment.md"
@@ -110,49 +112,87 @@ class SideInfo(BaseModel):
 
 
 class ConfirmationInfo(BaseModel):
+    """judge/gate.py: the flagged timing figures measured once more (`skipped`: --no-confirm;
+    a stage's `skipped` as StageFacts has it, declared last: its place in compare.json)."""
+
     flagged: list[
         str
     ] = []  # labels of the gating timing regressions and improvements of the first rounds
     confirmed: list[str] = []  # those the confirmation rounds judged the same again
     seconds: float = 0.0
-    skipped: str = ""  # why no confirmation rounds ran (--no-confirm)
+    skipped: SkippedOrEmpty = None  # why no confirmation rounds ran (--no-confirm); on disk ""
 
 
-class CompareExtra(BaseModel):
+class CompareLoadFacts(BaseModel):
+    """The side-by-side load rounds: their plan, the pairs dropped and what was made up."""
+
+    plan: LoadPlanInfo | None = None
+    dropped: list[SkippedRun] = []  # side-by-side pairs whose oha windows differed (base's lanes)
+    short: list[ShortRounds] = []  # per shot that lost pairs: made up in extra rounds, or not
+    bottlenecked_runs: dict[str, int] = {}  # side -> oha runs that were oha's bottleneck
+
+
+class CompareCountsFacts(StageFacts):
+    """The per-request counts of the servers (`skipped`: why none were measured)."""
+
+    seconds: float | None = None
+    # a changed instructions-per-request row's label -> where the instructions went (markdown table)
+    went: dict[str, str] = Field(default_factory=dict)
+    # the same, as data: all instructions and the shared objects' per request, base and head (attribute keeps it)
+    by_object: dict[str, ByObject] = Field(default_factory=dict)
+
+
+class CostFacts(StageFacts):
+    """What an instruction and each system call cost on this machine: the estimated cost's
+    weights (`skipped`: why the counts were not weighed into a cost)."""
+
+    weights: Weights | None = None
+
+
+class CompareExtra(FlatExtra):
+    """What a compare adds beside its rows, by stage (results/stage_facts.py: nested here, flat
+    in compare.json)."""
+
     model_config = ConfigDict(extra="forbid")
 
-    variants_on_one_side_only: list[str] = []
-    injected: dict[str, float] | None = None  # TEST ONLY: what head's servers were made to burn
-    load_plan: LoadPlanInfo | None = None
-    notes: list[str] = []  # what the compare left out, and why
-    rounds_dropped: list[
-        SkippedRun
-    ] = []  # side-by-side pairs whose oha windows differed (base's lanes)
-    rounds_short: list[
-        ShortRounds
-    ] = []  # per shot that lost pairs: made up in extra rounds, or not
-    loadgen_bottlenecked_runs: dict[str, int] = {}
-    instructions_unavailable: str | None = (
-        None  # why a compare with micro-benchmarks has no instruction counts
+    DISK_KEYS: ClassVar = (
+        "variants_on_one_side_only",
+        "injected",
+        ("load_plan", "load", "plan"),
+        "notes",
+        ("rounds_dropped", "load", "dropped"),
+        ("rounds_short", "load", "short"),
+        ("loadgen_bottlenecked_runs", "load", "bottlenecked_runs"),
+        ("instructions_unavailable", "micro", "skipped"),
+        ("counts_unavailable", "counts", "skipped"),
+        ("counts_seconds", "counts", "seconds"),
+        ("instructions_went", "counts", "went"),
+        ("instructions_by_object", "counts", "by_object"),
+        "profile",
+        "confirmation",
+        ("cost_weights", "cost", "weights"),
+        ("cost_unavailable", "cost", "skipped"),
+        "coverage",
+        "moved",
     )
-    counts_unavailable: str | None = None  # why there are no counts per request of the servers
-    counts_seconds: float | None = None
-    # a changed instructions-per-request row's label -> where the instructions went (markdown table)
-    instructions_went: dict[str, str] = {}
-    # the same, as data: all instructions and the shared objects' per request, base and head (attribute keeps it)
-    instructions_by_object: dict[str, ByObject] = {}
+
+    variants_on_one_side_only: list[str] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)  # what the compare left out, and why
+    load: CompareLoadFacts = Field(default_factory=CompareLoadFacts)
+    # the micro-benchmarks' instruction counts (`skipped`: why a compare with micro-benchmarks has none)
+    micro: StageFacts = Field(default_factory=StageFacts)
+    counts: CompareCountsFacts = Field(default_factory=CompareCountsFacts)
+    cost: CostFacts = Field(default_factory=CostFacts)
     profile: ProfileReport | None = None  # compare --profile: an extra round, never judged
     # judge/gate.py: the flagged timing figures measured once more (None: nothing was flagged)
     confirmation: ConfirmationInfo | None = None
-    # what an instruction and each system call cost on this machine: the estimated cost's weights
-    cost_weights: Weights | None = None
-    cost_unavailable: str | None = None  # why the counts were not weighed into a cost
     coverage: Coverage | None = (
         None  # every declared endpoint compared, and what was not measured (judge/coverage.py)
     )
-    moved: list[
-        MovedPackages
-    ] = []  # installed versions that differ between base's and head's environments (judge/moved.py)
+    moved: list[MovedPackages] = Field(
+        default_factory=list
+    )  # installed versions that differ between base's and head's environments (judge/moved.py)
+    injected: dict[str, float] | None = None  # TEST ONLY: what head's servers were made to burn
 
 
 class Comparison(BaseModel):

@@ -30,15 +30,8 @@ from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.server import CpuTimes
 from benchwatch.measure.verify import Checked, cross_check
 from benchwatch.project.config import Endpoint, Variant
-from benchwatch.results.schema import (
-    AAFigure,
-    AANoise,
-    Figure,
-    LoadgenInfo,
-    OhaRecord,
-    Problem,
-    SkippedRun,
-)
+from benchwatch.results.load_facts import AAFigure, AANoise, LoadgenInfo, OhaRecord, SkippedRun
+from benchwatch.results.schema import Figure, Problem
 
 AA_SUFFIX = "'"
 # the line of a traceback that names the exception (`sqlalchemy.exc.OperationalError: …`, also inside

@@ -70,12 +70,14 @@ def fill_run(
     run.problems = earlier[1] + data.problems
     run.complete = complete
     run.finished_at = now()
-    run.extra.loadgen = data.loadgen_info(rig.oha_cores, rig.server_cores, loadgen.BOTTLENECK_SHARE)
+    run.extra.load.loadgen = data.loadgen_info(
+        rig.oha_cores, rig.server_cores, loadgen.BOTTLENECK_SHARE
+    )
     run.extra.timings["load"] = data.timings
-    run.extra.load_plan = rig.plan.info()
+    run.extra.load.plan = rig.plan.info()
     copies = [s for s in track.slots if s.is_copy]
     if copies:
-        run.extra.aa_noise = data.aa_noise(copies[0])
+        run.extra.load.aa_noise = data.aa_noise(copies[0])
 
 
 def say(line: str, quiet: bool = False) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from benchwatch.errors import UserError
 from benchwatch.project.config import Variant
-from benchwatch.results.schema import LoadPlanInfo
+from benchwatch.results.load_facts import LoadPlanInfo
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from benchwatch.measure.session import Session
 from benchwatch.project.config import Project, Variant
 from benchwatch.results.files import write_run
 from benchwatch.results.schema import Run
+from benchwatch.results.stage_facts import StageFacts
 
 
 def load(
@@ -64,7 +65,7 @@ def count_variants(
     said once, as a note, and the timings stand alone."""
     missing = counts.unavailable_reason()
     if missing:
-        record.extra.counts = {"skipped": missing}
+        record.extra.counts = StageFacts(skipped=missing)
         write_run(out, record)
         return
     targets = counts.targets_for(variants, environments, quick)

@@ -160,7 +160,7 @@ def render(comparison: Comparison) -> str:
         ]
     if significant:
         out += _table(significant) + [""]
-    for label, table in comparison.extra.instructions_went.items():
+    for label, table in comparison.extra.counts.went.items():
         out += [
             f"<details><summary>Where the instructions went: {label}</summary>",
             "",
@@ -185,17 +185,17 @@ def render(comparison: Comparison) -> str:
         out += [f"<details><summary>{len(unchanged)} unchanged</summary>", ""]
         out += _table(unchanged) + ["", "</details>", ""]
     out += _not_measured(comparison)
-    out += dropped.lines(comparison.extra.rounds_short)
-    if comparison.extra.counts_unavailable:
+    out += dropped.lines(comparison.extra.load.short)
+    if comparison.extra.counts.skipped:
         out += [
-            f"Counts per request (instructions, system calls): not measured ({comparison.extra.counts_unavailable}); "
+            f"Counts per request (instructions, system calls): not measured ({comparison.extra.counts.skipped}); "
             "only timings decided.",
             "",
         ]
     out += _weights(comparison)
-    if comparison.extra.instructions_unavailable:
+    if comparison.extra.micro.skipped:
         out += [
-            f"Micro-benchmark instruction counts: not measured ({comparison.extra.instructions_unavailable}).",
+            f"Micro-benchmark instruction counts: not measured ({comparison.extra.micro.skipped}).",
             "",
         ]
     if comparison.problems:
@@ -220,13 +220,13 @@ def render(comparison: Comparison) -> str:
 
 def _weights(comparison: Comparison, shown: int = 12) -> list[str]:
     """The weights the estimated costs were made with, or why there are none."""
-    if comparison.extra.cost_unavailable:
+    if comparison.extra.cost.skipped:
         return [
-            f"Estimated cost per request: not made ({comparison.extra.cost_unavailable}); the instructions "
+            f"Estimated cost per request: not made ({comparison.extra.cost.skipped}); the instructions "
             "and system calls per request gate one by one instead.",
             "",
         ]
-    found = comparison.extra.cost_weights
+    found = comparison.extra.cost.weights
     if found is None:
         return []
     calls = ", ".join(

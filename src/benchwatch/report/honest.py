@@ -61,9 +61,9 @@ class Measured:
 
 
 def measured(run: Run) -> Measured:
-    plan = run.extra.load_plan
+    plan = run.extra.load.plan
     band: dict[str, float] = {}
-    noise = run.extra.aa_noise
+    noise = run.extra.load.aa_noise
     for entry in noise.figures.values() if noise else ():
         band[entry.metric] = max(band.get(entry.metric, 0.0), abs(entry.ratio - 1.0))
     return Measured(

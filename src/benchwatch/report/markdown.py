@@ -106,7 +106,7 @@ def _summary(run: Run, reference_line: str, problems: int, invalid: int) -> list
         f"Run started {run.started_at}, finished {run.finished_at or '—'}: {state}.",
         f"{valid} valid figures, {invalid} invalid, {problems} problems.",
     ]
-    plan = run.extra.load_plan
+    plan = run.extra.load.plan
     if plan is not None:
         quick = " (quick)" if plan.quick else ""
         lines.append(
@@ -149,7 +149,7 @@ def _versions(run: Run, order: Sequence[str]) -> Table:
 
 
 def _aa_table(run: Run) -> Table | None:
-    noise = run.extra.aa_noise
+    noise = run.extra.load.aa_noise
     if noise is None or not noise.figures:
         return None
     table = Table(
@@ -162,7 +162,7 @@ def _aa_table(run: Run) -> Table | None:
 
 
 def _loadgen_notes(run: Run) -> list[str]:
-    info = run.extra.loadgen
+    info = run.extra.load.loadgen
     flagged = [r for r in info.runs if r.oha_bottleneck] if info else []
     if not info or not flagged:
         return []
@@ -241,7 +241,7 @@ def sequential_note(run: Run) -> str:
 
 def aa_summary(run: Run) -> str:
     """The run's measured A/A noise in one phrase: the same variant measured twice, in turn."""
-    noise = run.extra.aa_noise
+    noise = run.extra.load.aa_noise
     if noise is None or not noise.figures:
         return ""
     by_metric: dict[str, list[float]] = {}

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
+from typing import TypeVar
 
 from benchwatch.errors import UserError
-from benchwatch.results.schema import LoadgenInfo, Run, RunExtra, ShardInfo
+from benchwatch.results.load_facts import LoadgenInfo
+from benchwatch.results.schema import Run, RunExtra, ShardInfo
+
+T = TypeVar("T")
 
 
 def merge_runs(runs: list[tuple[Path, Run]]) -> Run:
     if not runs:
         raise UserError("merge: give at least one run directory")
-    plans = {r.extra.load_plan.model_dump_json() for _, r in runs if r.extra.load_plan}
+    plans = {r.extra.load.plan.model_dump_json() for _, r in runs if r.extra.load.plan}
     if len(plans) > 1:
         raise UserError(
             "merge: the shards used different load plans (quick and full?); "
@@ -47,9 +52,9 @@ def _merge_extra(runs: list[tuple[Path, Run]]) -> RunExtra:
     """Every shard's oha runs, skipped and dropped measurements; the first shard's plan,
     A/A noise and stack order (the same everywhere, or only in one shard)."""
     extra = RunExtra()
-    loadgen = [r.extra.loadgen for _, r in runs if r.extra.loadgen is not None]
+    loadgen = [r.extra.load.loadgen for _, r in runs if r.extra.load.loadgen is not None]
     if loadgen:
-        extra.loadgen = LoadgenInfo(
+        extra.load.loadgen = LoadgenInfo(
             oha_cores=loadgen[0].oha_cores,
             server_cores=loadgen[0].server_cores,
             bottleneck_share=loadgen[0].bottleneck_share,
@@ -58,11 +63,11 @@ def _merge_extra(runs: list[tuple[Path, Run]]) -> RunExtra:
             skipped=[s for g in loadgen for s in g.skipped],
             dropped_pairs=[d for g in loadgen for d in g.dropped_pairs],
         )
-    for key in ("load_plan", "aa_noise", "side_by_side", "micro", "reference_stack"):
-        found = next(
-            (getattr(r.extra, key) for _, r in runs if getattr(r.extra, key) is not None), None
-        )
-        setattr(extra, key, found)
+    extra.load.plan = _first(r.extra.load.plan for _, r in runs)
+    extra.load.aa_noise = _first(r.extra.load.aa_noise for _, r in runs)
+    extra.side_by_side = _first(r.extra.side_by_side for _, r in runs)
+    extra.micro = _first(r.extra.micro for _, r in runs)
+    extra.reference_stack = _first(r.extra.reference_stack for _, r in runs)
     extra.stack_order = next((r.extra.stack_order for _, r in runs if r.extra.stack_order), [])
     extra.shards = [
         ShardInfo(
@@ -76,3 +81,7 @@ def _merge_extra(runs: list[tuple[Path, Run]]) -> RunExtra:
         for d, r in runs
     ]
     return extra
+
+
+def _first(found: Iterable[T | None]) -> T | None:
+    return next((one for one in found if one is not None), None)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from benchwatch.declarations.apps import Question
 from benchwatch.figures.metrics import Counted, Metric, Setting, metric, setting_from_params
+from benchwatch.results.load_facts import LoadPlanInfo, RunLoadFacts
+from benchwatch.results.stage_facts import FlatExtra, StageFacts
 
 # 2: typed `environment` and `extra`; a version-1 run.json has the same keys and is read as is
 SCHEMA_VERSION = 2
@@ -170,73 +172,6 @@ class Environment(BaseModel):
 PER_STACK_FACTS = ("stacks", "interpreters")
 
 
-class OhaRecord(BaseModel):
-    """One oha run as it happened: who, where, how busy oha was, valid or not."""
-
-    variant: str
-    endpoint: str
-    params: dict[str, Any]
-    round: int
-    oha_cpu_share: float
-    oha_bottleneck: bool
-    server_cpu_share: float | None = None
-    successes: int
-    deadline_aborts: int
-    elapsed_s: float
-    valid: bool
-    requests: int | None = None
-    connections: int
-
-
-class SkippedRun(BaseModel):
-    """A measurement not made (an open loop too short to mean anything), or a side-by-side
-    pair not kept (the two oha windows differed: the host stalled one of them)."""
-
-    variant: str
-    endpoint: str
-    params: dict[str, Any]
-    reason: str
-    round: int | None = (
-        None  # a compare's make-up rounds come after its planned ones (measure/rounds.py)
-    )
-    windows_apart: float | None = (
-        None  # a dropped pair: its longer oha window over the shorter, minus 1
-    )
-
-
-class LoadgenInfo(BaseModel):
-    oha_cores: list[int] | None = None
-    server_cores: list[int] | None = None
-    bottleneck_share: float = 0.9
-    bottlenecked_runs: int = 0
-    runs: list[OhaRecord] = []
-    skipped: list[SkippedRun] = []
-    dropped_pairs: list[SkippedRun] = []
-
-
-class LoadPlanInfo(BaseModel):
-    rounds: int
-    warmup_s: float
-    duration_s: float
-    open_duration_s: float
-    concurrencies: list[int]
-    rate_fractions: list[float]
-    quick: bool
-
-
-class AAFigure(BaseModel):
-    cv: float
-    ratio: float
-    a: list[float]
-    a_prime: list[float]
-    metric: str
-
-
-class AANoise(BaseModel):
-    variant: str
-    figures: dict[str, AAFigure] = {}
-
-
 class PairedRatio(BaseModel):
     """One answer measured side by side: lane `head` over lane `base` of a question,
     paired by round (Hodges–Lehmann ratio, 95 % Wilcoxon interval), or why there is none."""
@@ -283,28 +218,42 @@ class ShardInfo(BaseModel):
     timings: dict[str, list[dict[str, Any]]] | None = None
 
 
-class RunExtra(BaseModel):
-    """What each stage adds to a run beside figures and problems."""
+class RunExtra(FlatExtra):
+    """What each stage adds to a run beside figures and problems (results/stage_facts.py:
+    nested here, flat in run.json)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    loadgen: LoadgenInfo | None = None
-    load_plan: LoadPlanInfo | None = None
-    aa_noise: AANoise | None = None
+    DISK_KEYS: ClassVar = (
+        ("loadgen", "load", "loadgen"),
+        ("load_plan", "load", "plan"),
+        ("aa_noise", "load", "aa_noise"),
+        "side_by_side",
+        "micro",
+        "reference_stack",
+        "stack_order",
+        "shard",
+        "shards",
+        "timings",
+        "micro_inject",
+        "counts",
+    )
+
+    load: RunLoadFacts = Field(default_factory=RunLoadFacts)
     side_by_side: SideBySideInfo | None = (
         None  # the questions measured side by side (optional: schema 2 still reads)
     )
-    micro: dict[str, str] | None = None  # {"skipped": why}
+    micro: StageFacts | None = None  # {"skipped": why}
+    counts: StageFacts | None = None  # {"skipped": why} when no counts per request were measured
     reference_stack: str | None = None
-    stack_order: list[str] = []
+    stack_order: list[str] = Field(default_factory=list)
     shard: str | None = None  # "i/N"
-    shards: list[ShardInfo] = []  # a merged run: where each part came from
-    timings: dict[str, list[dict[str, Any]]] = {}  # stage -> per boot: seconds to boot and measure
+    shards: list[ShardInfo] = Field(default_factory=list)  # a merged run: where each part came from
+    timings: dict[str, list[dict[str, Any]]] = Field(
+        default_factory=dict
+    )  # stage -> per boot: seconds to boot and measure
     micro_inject: str | None = (
         None  # TEST ONLY: BENCHWATCH_MICRO_INJECT when the run was made with it
-    )
-    counts: dict[str, str] | None = (
-        None  # {"skipped": why} when no counts per request were measured
     )
 
 
