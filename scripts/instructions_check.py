@@ -32,7 +32,8 @@ MIN_FLOOR = 0.005
 
 
 def count(stacks: list, bench: str, env: dict[str, str]) -> tuple[dict[str, float], float]:
-    from benchwatch.micro.instructions import INJECT_ENV_VAR, count_instructions, quick_patterns
+    from benchwatch.measure.inject import MICRO_INJECT_ENV
+    from benchwatch.micro.instructions import count_instructions, quick_patterns
 
     started = time.monotonic()
     figures, problems = count_instructions(
@@ -46,7 +47,7 @@ def count(stacks: list, bench: str, env: dict[str, str]) -> tuple[dict[str, floa
     )
     if problems:
         sys.exit("problems: " + "; ".join(p.line() for p in problems))
-    label = f" {INJECT_ENV_VAR}={env[INJECT_ENV_VAR]}" if env else ""
+    label = f" {MICRO_INJECT_ENV}={env[MICRO_INJECT_ENV]}" if env else ""
     elapsed = time.monotonic() - started
     print(f"  counted {len(figures)} figures in {elapsed:.1f} s{label}", file=sys.stderr)
     return {f.name: f.value for f in figures}, elapsed
@@ -62,15 +63,15 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=REPO / "results" / "instructions-check.json")
     args = parser.parse_args()
 
-    from benchwatch.micro.instructions import INJECT_ENV_VAR
+    from benchwatch.measure.inject import MICRO_INJECT_ENV
     from benchwatch.project.config import load_project
 
     project = load_project(REPO)
     stacks = [project.stack(name) for name in args.stacks.split(",")]
     aa = [count(stacks, args.bench, {}) for _ in range(args.aa)]
-    null, _ = count(stacks, args.bench, {INJECT_ENV_VAR: "0"})
+    null, _ = count(stacks, args.bench, {MICRO_INJECT_ENV: "0"})
     injected = [
-        count(stacks, args.bench, {INJECT_ENV_VAR: str(args.fraction)})
+        count(stacks, args.bench, {MICRO_INJECT_ENV: str(args.fraction)})
         for _ in range(args.injected)
     ]
     names = sorted(aa[0][0])

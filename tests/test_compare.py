@@ -15,6 +15,7 @@ from benchwatch.judge.verdict import (
     SideInfo,
     compare_figures,
 )
+from benchwatch.measure import inject
 from benchwatch.micro.pairs import QUICK_ROUNDS
 from benchwatch.project.config import load_stacks
 from benchwatch.report.comment import MARKER, render
@@ -459,9 +460,8 @@ def test_micro_times_pairs_memory_with_asv_only_in_full_compares(monkeypatch, tm
     )  # no benchmarks/
     assert timed == [] and asv_calls == []
     (tmp_path / "benchmarks").mkdir()
-    found = abrounds.measure_micro(
-        base, head, True, 3, None, tmp_path, inject_head=0.02, instructions=False
-    )
+    with inject.armed(inject.Faults(head_micro=0.02)):
+        found = abrounds.measure_micro(base, head, True, 3, None, tmp_path, instructions=False)
     ((player_base, player_head, kwargs),) = timed
     assert (player_base.role, player_base.stack.name, player_head.stack.name) == (
         "base",

@@ -30,6 +30,7 @@ from benchwatch.counts.breakdown import INTERPRETER, object_group
 from benchwatch.counts.counted_server import Phase, TargetCounts
 from benchwatch.figures.figure_key import load_key
 from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS, Counted
+from benchwatch.measure import inject
 from benchwatch.measure.inject import Injection
 from benchwatch.project.config import load_project
 
@@ -364,12 +365,13 @@ def test_real_hello_counted_with_and_without_an_injected_loop(tmp_path):
     variant = load_project(REPO).select("hello@latest")[0]
     env = ensure(variant.stack)
     targets = [
-        CountTarget(variant, env, variant.endpoints, Injection(layer_only=True)),
-        CountTarget(variant, env, variant.endpoints, Injection(loops=20_000)),
+        CountTarget(variant, env, variant.endpoints, "base"),
+        CountTarget(variant, env, variant.endpoints, "head"),
     ]
-    figures, problems = count_requests(
-        targets, out_dir=tmp_path, requests=20, repeats=2, log=lambda _: None
-    )
+    with inject.armed(inject.Faults(head=Injection(loops=20_000))):
+        figures, problems = count_requests(
+            targets, out_dir=tmp_path, requests=20, repeats=2, log=lambda _: None
+        )
     assert problems == []
     by = {("TESTING" in f.note, f.metric): f for f in figures}
     assert len(by) == len(figures) == 4

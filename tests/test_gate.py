@@ -13,6 +13,7 @@ from benchwatch.judge import gate
 from benchwatch.judge.calibrate import Calibration
 from benchwatch.judge.cost_floor import set_cost_floors
 from benchwatch.judge.verdict import EXIT_OK, EXIT_REGRESSION, Comparison, SideInfo, compare_figures
+from benchwatch.measure import inject as inject_seam
 from benchwatch.report.comment import render
 from benchwatch.results.schema import Figure
 
@@ -301,27 +302,28 @@ def test_a_flagged_micro_case_is_timed_again_alone_with_the_same_injection(monke
         return real(base, head, **{**kw, "rounds": 2, "sample_seconds": 0.005})
 
     monkeypatch.setattr(micro_pairs, "time_cases", few_rounds)
-    first = rounds.measure_micro(
-        *sides, True, None, None, tmp_path / "first", inject_head=0.5, instructions=False
-    )
+    with inject_seam.armed(inject_seam.Faults(head_micro=0.5)):
+        first = rounds.measure_micro(
+            *sides, True, None, None, tmp_path / "first", instructions=False
+        )
     assert first.problems == [] and len(first.base) == len(first.head) == 2
     rows, _ = compare_figures(first.base, first.head, None, key=Figure.pair_key)
     flagged = [r for r in rows if "svc-large" in (r.base_figure or "")]
     assert len(flagged) == 1 and flagged[0].kind == "micro"
     figures = {"base": first.base, "head": first.head}
-    again = confirm.measure_again(
-        flagged,
-        figures,
-        *sides,
-        rig=None,
-        environment=None,
-        calibration=None,
-        key=Figure.pair_key,
-        quick=True,
-        patterns=None,
-        out=tmp_path / "again",
-        inject_head_micro=0.5,
-    )
+    with inject_seam.armed(inject_seam.Faults(head_micro=0.5)):
+        again = confirm.measure_again(
+            flagged,
+            figures,
+            *sides,
+            rig=None,
+            environment=None,
+            calibration=None,
+            key=Figure.pair_key,
+            quick=True,
+            patterns=None,
+            out=tmp_path / "again",
+        )
     assert (
         again.problems == [] and again.figures == 1
     )  # the flagged case only, found by its asv name

@@ -239,7 +239,6 @@ def test_an_app_without_a_parameter_free_get_gets_commented_examples(tmp_path: P
 
 def test_the_pull_request_that_adds_benchwatch_borrows_heads_declarations(tmp_path: Path) -> None:
     from benchwatch.compare.sides import resolve
-    from benchwatch.measure.inject import NO_INJECTION
     from benchwatch.project.config import load_project
 
     root = repository(
@@ -258,7 +257,7 @@ def test_the_pull_request_that_adds_benchwatch_borrows_heads_declarations(tmp_pa
     (root / "benchwatch.toml").write_text('[benchwatch]\napps = ["benchwatch"]\n')
     git(root, "add", "-A")
     git(root, "commit", "-qm", "benchwatch")
-    with resolve(load_project(root), "HEAD~1", "HEAD", None, NO_INJECTION) as (base, head):
+    with resolve(load_project(root), "HEAD~1", "HEAD", None) as (base, head):
         assert (base.declarations_from, head.declarations_from) == ("HEAD", None)
         assert [v.id for v in base.variants] == [v.id for v in head.variants] == ["svc@own"]
         assert base.project.root != head.project.root

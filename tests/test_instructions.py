@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from conftest import REPO, benchwatch
 
+from benchwatch.measure.inject import MICRO_INJECT_ENV
 from benchwatch.micro import cachegrind
 from benchwatch.micro.cases import Case, check, discover, runner_env, select
 from benchwatch.micro.instructions import (
-    INJECT_ENV_VAR,
     Target,
     _count_target,
     count_instructions,
@@ -195,7 +195,7 @@ def test_quick_cases_are_micro_quick_timed_ones() -> None:
 def test_injector_setting_is_one_name() -> None:
     from benchmarks import inject
 
-    assert inject.ENV_VAR == INJECT_ENV_VAR
+    assert inject.ENV_VAR == MICRO_INJECT_ENV
 
 
 def test_injector_repeats_the_call_a_fraction_of_the_time(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -282,9 +282,12 @@ def test_aa_counts_agree_and_an_injected_two_percent_shows(tiny: Path) -> None:
         assert not problems and len(figures) == 1
         return figures[0].value
 
-    first, second = count({INJECT_ENV_VAR: "0"}), count({INJECT_ENV_VAR: "0"})  # wrapped, no extra
+    first, second = (
+        count({MICRO_INJECT_ENV: "0"}),
+        count({MICRO_INJECT_ENV: "0"}),
+    )  # wrapped, no extra
     assert abs(second / first - 1) <= 0.002  # the A/A target
-    injected = count({INJECT_ENV_VAR: "0.02"}) / first
+    injected = count({MICRO_INJECT_ENV: "0.02"}) / first
     assert 1.015 <= injected <= 1.025, injected
 
 

@@ -103,7 +103,6 @@ def test_missing_py_spy_is_said_and_nothing_is_started(monkeypatch, tmp_path):
         "oha",
         [],
         {},
-        (profile.Injection(), profile.Injection()),
         tmp_path,
         quick=True,
         duration=1.0,

@@ -17,7 +17,6 @@ from benchwatch.figures.metrics import CPU, CPU_SYS, CPU_USER, RSS_PEAK, Closed
 from benchwatch.judge.verdict import CompareExtra, Comparison, SideInfo, compare_figures
 from benchwatch.measure import rounds
 from benchwatch.measure.collect import Collector, Shot, Slot
-from benchwatch.measure.inject import NO_INJECTION
 from benchwatch.measure.load_plan import QUICK
 from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.rig import Rig, Track
@@ -42,7 +41,7 @@ BY_KEY = {group.key: group for group in GROUPS}
 
 
 def resolve(project, base: str, head: str, patterns: str | None = None):
-    with sides.resolve(project, base, head, patterns, NO_INJECTION) as found:
+    with sides.resolve(project, base, head, patterns) as found:
         return found
 
 

@@ -105,33 +105,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from benchwatch.compare.compare import compare
     from benchwatch.judge.moved import terminal_lines
-    from benchwatch.measure.inject import Injection
+    from benchwatch.measure import inject
     from benchwatch.project.config import load_project
     from benchwatch.report.comment import headline
 
-    comparison, out = compare(
-        load_project(),
-        args.base,
-        args.head,
-        patterns=args.patterns,
-        quick=args.quick,
-        rounds=args.rounds,
-        out=args.out,
-        load=not args.no_load,
-        micro=not args.no_micro,
-        quiet=args.quiet,
-        inject_head=Injection(
-            cpu_us=args.inject_head_cpu_us,
-            slowdown=args.inject_head_slowdown,
-            loops=args.inject_head_loops,
-        ),
-        inject_head_micro=args.inject_head_micro,
-        instructions=not args.no_instructions,
-        profile=args.profile,
-        confirm=not args.no_confirm,
-        counts=not args.no_counts,
-        skip_unset=args.skip_unset,
+    head = inject.Injection(
+        cpu_us=args.inject_head_cpu_us,
+        slowdown=args.inject_head_slowdown,
+        loops=args.inject_head_loops,
     )
+    with inject.armed(inject.Faults(head, args.inject_head_micro)):  # TESTING ONLY
+        comparison, out = compare(
+            load_project(),
+            args.base,
+            args.head,
+            patterns=args.patterns,
+            quick=args.quick,
+            rounds=args.rounds,
+            out=args.out,
+            load=not args.no_load,
+            micro=not args.no_micro,
+            quiet=args.quiet,
+            instructions=not args.no_instructions,
+            profile=args.profile,
+            confirm=not args.no_confirm,
+            counts=not args.no_counts,
+            skip_unset=args.skip_unset,
+        )
     for line in terminal_lines(comparison.extra.moved):
         print(line)
     for row in comparison.rows:

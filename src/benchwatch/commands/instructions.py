@@ -43,11 +43,11 @@ def run(args: argparse.Namespace) -> int:
 
     from benchwatch.commands.micro import finish
     from benchwatch.errors import UserError
+    from benchwatch.measure import inject
     from benchwatch.measure.session import open_session
     from benchwatch.micro.instructions import (
         DEFAULT_CALLS,
         DEFAULT_REPEATS,
-        INJECT_ENV_VAR,
         QUICK_REPEATS,
         count_instructions,
         quick_patterns,
@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
         raise UserError(f"{benchmark_dir}: no benchmark directory there (--benchmark-dir)")
     session = open_session(project.root, args.out, name="instructions")
     record = session.start_run()
-    injected = os.environ.get(INJECT_ENV_VAR)
+    injected = inject.micro_from_environment()  # TESTING ONLY
     figures, problems = count_instructions(
         stacks,
         benchmark_dir=benchmark_dir,
@@ -85,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         within=[args.pattern] if args.pattern else (),
         repeats=args.repeats or (QUICK_REPEATS if args.quick else DEFAULT_REPEATS),
         calls=args.calls or DEFAULT_CALLS,
-        extra_env={INJECT_ENV_VAR: injected} if injected else None,
+        extra_env={inject.MICRO_INJECT_ENV: injected} if injected else None,
     )
     figures = select_figures(figures, args.patterns)
     if not figures and not problems:

@@ -26,7 +26,7 @@ from benchwatch.judge.verdict import (
     SideInfo,
     sort_rows,
 )
-from benchwatch.measure.inject import Injection
+from benchwatch.measure import inject
 from benchwatch.measure.session import Session, now, open_session
 from benchwatch.profiling.speedscope import ProfileReport
 from benchwatch.project.config import Project
@@ -52,8 +52,6 @@ def compare(
     load: bool = True,
     micro: bool = True,
     quiet: bool = False,
-    inject_head: Injection | None = None,
-    inject_head_micro: float = 0.0,
     instructions: bool = True,
     profile: bool | str = False,
     confirm: bool = True,
@@ -81,23 +79,14 @@ def compare(
     from benchwatch.measure import preflight
     from benchwatch.measure.rig import build_rig
 
-    inject_head = inject_head or Injection()
     if not load and not micro and not counts:
         raise UserError("--no-load, --no-micro and --no-counts together leave nothing to compare")
     if rounds is not None and rounds < 1:
         raise UserError("--rounds: give a positive number of rounds")
-    if (
-        inject_head.cpu_us < 0
-        or inject_head.loops < 0
-        or not 0 <= inject_head.slowdown < 10
-        or not 0 <= inject_head_micro < 1
-    ):
-        raise UserError(
-            "--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)"
-        )
+    inject.active().check()  # TESTING ONLY: the --inject-head-* flags (measure/inject.py)
     started = now()
     plan = compare_plan(quick, rounds)
-    with sides_module.resolve(project, base, head, patterns, inject_head) as (base_side, head_side):
+    with sides_module.resolve(project, base, head, patterns) as (base_side, head_side):
         matched, alone = sides_module.pairs(base_side, head_side)
         if not matched:
             raise UserError(
@@ -146,15 +135,7 @@ def compare(
         if base_side.kind == "variant":
             micro = False
             extra.notes.append(MICRO_PER_STACK)
-        if inject_head:
-            extra.injected = {
-                "slowdown": inject_head.slowdown,
-                "cpu_us_per_request": inject_head.cpu_us,
-            }
-            if inject_head.loops:
-                extra.injected["loops"] = float(inject_head.loops)
-        if inject_head_micro:
-            extra.injected = {**(extra.injected or {}), "micro_calls": inject_head_micro}
+        extra.injected = inject.active().recorded()  # TESTING ONLY
         figures: dict[str, list[Figure]] = {"base": [], "head": []}
         side_problems: dict[str, list[Problem]] = {"base": [], "head": []}
         micro_problems: list[Problem] = []
@@ -209,7 +190,6 @@ def compare(
                 None,
                 patterns,
                 out,
-                inject_head=inject_head_micro,
                 instructions=instructions,
             )
             figures["base"] += found.base
@@ -247,7 +227,6 @@ def compare(
                 quick=quick,
                 patterns=patterns,
                 out=out,
-                inject_head_micro=inject_head_micro,
                 quiet=quiet,
             )
             gate.confirm(flagged, again.rows)
@@ -381,7 +360,6 @@ def _profile(
         oha,
         matched,
         rig.environments,
-        (base.inject, head.inject),
         out / "profile",  # type: ignore[attr-defined]
         quick=quick,
         duration=duration,
@@ -404,8 +382,8 @@ def side_info(side: Side, environment: Environment) -> SideInfo:
         variants=[v.id for v in side.variants],
         environment=env,
         endpoint=side.endpoint.label if side.endpoint is not None else None,
-        inject_cpu_us=side.inject.cpu_us,
-        inject_slowdown=side.inject.slowdown,
+        inject_cpu_us=inject.for_side(side.role).cpu_us,
+        inject_slowdown=inject.for_side(side.role).slowdown,
         declarations_from=side.declarations_from,
     )
 

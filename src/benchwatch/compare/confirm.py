@@ -50,7 +50,6 @@ def measure_again(
     quick: bool,
     patterns: str | None,
     out: Path,
-    inject_head_micro: float = 0.0,
     quiet: bool = False,
 ) -> Again:
     """Rows of the flagged figures measured once more: load figures by booting only their
@@ -96,7 +95,6 @@ def measure_again(
             None,
             patterns,
             out / CONFIRM_DIR,
-            inject_head=inject_head_micro,
             instructions=False,
             cases=cases,
         )

@@ -16,6 +16,7 @@ from pathlib import Path
 from benchwatch.compare.sides import Side
 from benchwatch.figures.figure_key import SIDE_BY_SIDE as SIDE_BY_SIDE_TAG
 from benchwatch.figures.figure_key import app_of, decode
+from benchwatch.measure import inject
 from benchwatch.measure.collect import Collector, half_iqr, slots_for
 from benchwatch.measure.load import fill_run
 from benchwatch.measure.load_plan import FULL, QUICK, LoadPlan
@@ -54,7 +55,7 @@ def side_track(side: Side) -> Track:
     return Track(
         slots_for(side.variants, None),
         Collector(name_tag=SIDE_BY_SIDE_TAG),
-        inject=side.inject,
+        role=side.role,
         steps=side.steps(),
     )
 
@@ -118,16 +119,15 @@ def measure_micro(
     patterns: str | None,
     out_dir: Path,
     *,
-    inject_head: float = 0.0,
     instructions: bool = True,
     cases: Sequence[str] = (),
 ) -> MicroResult:
     """Micro timings of the selected scenarios' asv cases, base and head timed in alternating batches
     (micro/pairs.py), then (full compares) asv's peak-memory benchmarks in alternating rounds,
     then instruction counts of the timed cases under cachegrind. `rounds`: paired rounds (default
-    MICRO_ROUNDS quick, micro_pairs.FULL_ROUNDS otherwise). `inject_head` (TESTING ONLY): head's
-    benchmarks repeat that fraction of their calls. `cases`: only these asv cases (their full names),
-    timed only (a confirmation round: compare/confirm.py)."""
+    MICRO_ROUNDS quick, micro_pairs.FULL_ROUNDS otherwise); head's benchmarks repeat a fraction of
+    their calls when measure/inject.py says so (TESTING ONLY). `cases`: only these asv cases
+    (their full names), timed only (a confirmation round: compare/confirm.py)."""
     from benchwatch.environments.envs import EnvError, ensure
     from benchwatch.micro.instructions import quick_patterns
     from benchwatch.micro.pairs import Player, time_cases
@@ -139,7 +139,7 @@ def measure_micro(
             file=sys.stderr,
         )
         return MicroResult()
-    envs_of = _micro_inject_env(inject_head)
+    envs_of = inject.active().micro_environ()  # TESTING ONLY
     within = _scenario_filter(base, head)
     result = MicroResult()
     for base_stack, head_stack in _stack_pairs(base, head):
@@ -251,15 +251,6 @@ def _asv_memory(
     result.head += select_figures(list(samples["head"].values()), patterns)
 
 
-def _micro_inject_env(inject_head: float) -> dict[str, dict[str, str] | None]:
-    """Base carries the injector's wrapper with nothing to add, so only the extra calls differ."""
-    from benchwatch.micro.instructions import INJECT_ENV_VAR
-
-    if not inject_head:
-        return {"base": None, "head": None}
-    return {"base": {INJECT_ENV_VAR: "0"}, "head": {INJECT_ENV_VAR: f"{inject_head:g}"}}
-
-
 def _count_instructions(
     base: Side,
     head: Side,
@@ -334,7 +325,7 @@ def measure_counts(base: Side, head: Side, environments: dict, out_dir: Path) ->
     began = time.monotonic()
 
     def count(side: Side) -> tuple[list[Figure], list[Problem]]:
-        targets = counts.targets_for(side.variants, environments, False, side.inject)
+        targets = counts.targets_for(side.variants, environments, False, side.role)
         where = out_dir / f"{side.role}-counts"
         result.dirs[side.role] = {
             t.variant.id: d

@@ -16,7 +16,6 @@ from typing import Literal
 
 from benchwatch.compare.borrow import borrow_declarations
 from benchwatch.errors import UserError
-from benchwatch.measure.inject import NO_INJECTION, Injection
 from benchwatch.project.config import (
     OWN_REQUIREMENTS_STACK,
     PROJECT_FILE,
@@ -43,7 +42,6 @@ class Side:
     project: Project
     variants: list[Variant]
     commit: str | None = None
-    inject: Injection = NO_INJECTION
     endpoint: Endpoint | None = None  # a variant side narrowed to one endpoint
     declarations_from: str | None = None  # set when this side had none and borrows the other's
 
@@ -137,7 +135,7 @@ def worktree(root: Path, ref: str) -> Iterator[Path]:
 
 @contextmanager
 def resolve(
-    project: Project, base_spec: str, head_spec: str, patterns: str | None, inject_head: Injection
+    project: Project, base_spec: str, head_spec: str, patterns: str | None
 ) -> Iterator[tuple[Side, Side]]:
     kinds = (kind_of(project, base_spec), kind_of(project, head_spec))
     if kinds[0] != kinds[1]:
@@ -154,7 +152,6 @@ def resolve(
         )
         if (base.endpoint is None) != (head.endpoint is None):
             raise UserError("name an endpoint on both sides (VARIANT:ENDPOINT) or on neither")
-        base.inject, head.inject = _matching(inject_head), inject_head
         yield base, head
         return
     if kinds[0] == "stack":
@@ -165,7 +162,6 @@ def resolve(
             "stack",
             project,
             [v for v in chosen if v.stack.name == base_spec],
-            inject=_matching(inject_head),
         )
         head = Side(
             "head",
@@ -173,7 +169,6 @@ def resolve(
             "stack",
             project,
             [v for v in chosen if v.stack.name == head_spec],
-            inject=inject_head,
         )
         yield base, head
         return
@@ -199,7 +194,6 @@ def resolve(
                     role, spec, "ref", checked_out, variants, commit=ref_commit(project.root, spec)
                 )
             )  # type: ignore[arg-type]
-        sides[0].inject, sides[1].inject = _matching(inject_head), inject_head
         sides[0].declarations_from = borrowed
         yield sides[0], sides[1]
 
@@ -220,11 +214,6 @@ def _inside_repository(root: Path) -> Path:
     """Where the project sits inside its git repository (a worktree checks out the top level)."""
     done = _git(root, "rev-parse", "--show-prefix")
     return Path(done.stdout.strip()) if done.returncode == 0 else Path()
-
-
-def _matching(inject_head: Injection) -> Injection:
-    """Base carries the same (empty) middleware as an injected head, so only the cost differs."""
-    return Injection(layer_only=True) if inject_head else NO_INJECTION
 
 
 def pairs(base: Side, head: Side) -> tuple[list[tuple[Variant, Variant]], list[str]]:

@@ -21,6 +21,7 @@ from benchwatch.counts.counted_server import (
 )
 from benchwatch.figures.figure_key import load_key
 from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS, Counted, Metric
+from benchwatch.measure import inject
 from benchwatch.project.config import Endpoint
 from benchwatch.results.schema import Figure, Problem
 
@@ -169,8 +170,9 @@ def _figure(
 ) -> Figure:
     variant = target.variant
     setting = Counted()
-    if target.inject:
-        note += f"; TESTING ONLY: {target.inject.describe()}"
+    injection = inject.for_side(target.role)
+    if injection:
+        note += f"; TESTING ONLY: {injection.describe()}"
     return Figure(
         name=load_key(variant.id, endpoint.label, setting, what, name_tag).name,
         kind="load",

@@ -26,7 +26,6 @@ from benchwatch.counts.client import Client, Request, RequestFailed
 from benchwatch.counts.harness_control import Harness, HarnessError
 from benchwatch.environments.envs import Env
 from benchwatch.measure import server
-from benchwatch.measure.inject import NO_INJECTION, Injection
 from benchwatch.project.config import Endpoint, Variant
 from benchwatch.results.files import write_json_atomic
 
@@ -61,23 +60,23 @@ class CountFailed(Exception):
 
 @dataclass(frozen=True)
 class CountTarget:
-    """A variant's server and the endpoints to count on it (`inject`: TESTING ONLY)."""
+    """A variant's server and the endpoints to count on it (`role`: its compare side)."""
 
     variant: Variant
     env: Env
     endpoints: tuple[Endpoint, ...]
-    inject: Injection = NO_INJECTION
+    role: str | None = None
 
 
 def targets_for(
     variants: Sequence[Variant],
     environments: dict[str, Env],
     quick: bool,
-    inject: Injection = NO_INJECTION,
+    role: str | None = None,
 ) -> list[CountTarget]:
     """A target per variant whose environment was built: its quick endpoints, or all of them."""
     return [
-        CountTarget(v, environments[v.env_key], v.selected_endpoints(quick), inject)
+        CountTarget(v, environments[v.env_key], v.selected_endpoints(quick), role)
         for v in variants
         if v.env_key in environments
     ]
@@ -275,7 +274,7 @@ def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[_Se
         with server.running(
             target.variant,
             target.env,
-            inject=target.inject,
+            role=target.role,
             wrap=wrap,
             wrap_environ={**HASH_SEED, **gc.environ()},
             ready_timeout=READY_S,

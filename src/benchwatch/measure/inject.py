@@ -1,14 +1,30 @@
-"""TESTING ONLY: a known extra CPU cost per request in the apps under test (apps/_inject.py),
-so the detector can be checked against a change of known size. Never set in published runs."""
+"""TESTING ONLY: the one seam for test-only fault injection, so the detector can be checked
+against a change of known size. Never set in published runs; a run made with it says so.
+
+Every test-only knob lives here: what head's servers burn per request (apps/_inject.py reads
+`BENCHWATCH_INJECT_*`), the extra calls head's micro-benchmarks repeat (benchmarks/inject.py reads
+`BENCHWATCH_MICRO_INJECT`), and what a result file says about them. The command that takes the
+`--inject-head-*` flags arms the seam for its duration (`armed(Faults(...))`); production code asks
+it where an injection applies, by the side a server or a run belongs to (`for_side("head")`), and
+passes no injection along: a server's environment (measure/server.py), a counted server's note
+(counts/all_targets.py), a micro run's environment (`micro_environ`), compare.json's `injected`
+and a side's `inject_*` (`recorded`), the comment's line (`said`)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+
+from benchwatch.errors import UserError
 
 INJECT_CPU_US_ENV = "BENCHWATCH_INJECT_CPU_US"  # read by apps/_inject.py
 INJECT_SLOWDOWN_ENV = "BENCHWATCH_INJECT_SLOWDOWN"
 INJECT_LOOPS_ENV = "BENCHWATCH_INJECT_LOOPS"
 INJECT_ENVS = (INJECT_CPU_US_ENV, INJECT_SLOWDOWN_ENV, INJECT_LOOPS_ENV)
+# read by benchmarks/inject.py (which imports nothing of ours)
+MICRO_INJECT_ENV = "BENCHWATCH_MICRO_INJECT"
 
 
 @dataclass(frozen=True)
@@ -41,3 +57,93 @@ class Injection:
 
 
 NO_INJECTION = Injection()
+# base carries the same (empty) middleware as an injected head, so only the cost differs
+LAYER_ONLY = Injection(layer_only=True)
+
+
+@dataclass(frozen=True)
+class Faults:
+    """TESTING ONLY: what a command injects into head (`--inject-head-*`); none by default."""
+
+    head: Injection = NO_INJECTION
+    head_micro: float = 0.0  # the fraction of calls head's micro-benchmarks repeat
+
+    def __bool__(self) -> bool:
+        return bool(self.head) or self.head_micro > 0
+
+    def check(self) -> None:
+        head = self.head
+        if head.cpu_us < 0 or head.loops < 0 or not 0 <= head.slowdown < 10:
+            raise UserError(
+                "--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)"
+            )
+        if not 0 <= self.head_micro < 1:
+            raise UserError(
+                "--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)"
+            )
+
+    def for_side(self, role: str | None) -> Injection:
+        """What a server of that side carries: head its injection, base the bare layer."""
+        if role == "head":
+            return self.head
+        return LAYER_ONLY if role == "base" and self.head else NO_INJECTION
+
+    def micro_environ(self) -> dict[str, dict[str, str] | None]:
+        """A micro run's extra environment by side: base carries the injector's wrapper with
+        nothing to add, so only the extra calls differ."""
+        if not self.head_micro:
+            return {"base": None, "head": None}
+        return {"base": {MICRO_INJECT_ENV: "0"}, "head": {MICRO_INJECT_ENV: f"{self.head_micro:g}"}}
+
+    def recorded(self) -> dict[str, float] | None:
+        """compare.json's `extra.injected`: what head was made to burn (None: nothing)."""
+        found: dict[str, float] | None = None
+        if self.head:
+            found = {"slowdown": self.head.slowdown, "cpu_us_per_request": self.head.cpu_us}
+            if self.head.loops:
+                found["loops"] = float(self.head.loops)
+        if self.head_micro:
+            found = {**(found or {}), "micro_calls": self.head_micro}
+        return found
+
+
+NO_FAULTS = Faults()
+_armed: list[Faults] = [NO_FAULTS]  # a plain global: servers are booted and counted in threads
+
+
+@contextmanager
+def armed(faults: Faults) -> Iterator[Faults]:
+    """TESTING ONLY: `faults` injected for the duration (the command of the `--inject-head-*`
+    flags, or a test)."""
+    _armed.append(faults)
+    try:
+        yield faults
+    finally:
+        _armed.pop()
+
+
+def active() -> Faults:
+    return _armed[-1]
+
+
+def for_side(role: str | None) -> Injection:
+    """What a server of that side (`"base"`, `"head"`; None: not a compare's) carries now."""
+    return active().for_side(role)
+
+
+def micro_from_environment() -> str | None:
+    """`BENCHWATCH_MICRO_INJECT` as `benchwatch instructions` was started with it (run.json's
+    `micro_inject` says so)."""
+    return os.environ.get(MICRO_INJECT_ENV)
+
+
+def micro_note(environ: Mapping[str, str] | None) -> str:
+    """A micro figure's note when its benchmarks repeated calls ("" for none)."""
+    injected = (environ or {}).get(MICRO_INJECT_ENV, "")
+    return f"injected {injected}" if injected else ""
+
+
+def said(cpu_us: float, slowdown: float) -> str:
+    """A side's injection as the comment says it (compare.json's `inject_*`); "" for none."""
+    injection = Injection(cpu_us=cpu_us, slowdown=slowdown)
+    return f"TEST ONLY: {injection.describe()}" if injection else ""

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from benchwatch.environments import envs
 from benchwatch.measure import preflight, server
 from benchwatch.measure.collect import Collector, Slot
-from benchwatch.measure.inject import NO_INJECTION, Injection
 from benchwatch.measure.load_plan import LoadPlan
 from benchwatch.project.config import Endpoint, Variant
 from benchwatch.results.schema import Problem
@@ -50,7 +49,7 @@ class Track:
 
     slots: list[Slot]
     data: Collector = field(default_factory=Collector)
-    inject: Injection = NO_INJECTION
+    role: str | None = None  # a compare's side ("base", "head"): what its servers carry
     # endpoint label -> step key: lanes measure a step together. By default a step is the endpoint
     # label, so lanes load the same endpoint at once; mapping endpoint A of one track and B of
     # another to one key loads A and B at the same moment (a compare of two endpoints)

@@ -29,8 +29,8 @@ from benchwatch.declarations.placeholders import (
 )
 from benchwatch.environments.envs import Env
 from benchwatch.errors import UserError
-from benchwatch.measure import database, guard
-from benchwatch.measure.inject import INJECT_ENVS, NO_INJECTION, Injection
+from benchwatch.measure import database, guard, inject
+from benchwatch.measure.inject import INJECT_ENVS
 from benchwatch.measure.setup import SetupError, run_setup
 from benchwatch.project.config import APP_FILE, Variant
 
@@ -221,7 +221,9 @@ def cpu_plan() -> tuple[list[int] | None, list[int] | None]:
     return [cores[-1]], cores[:-1]
 
 
-def server_environment(variant: Variant, env: Env, context: Context, inject: Injection) -> dict:
+def server_environment(
+    variant: Variant, env: Env, context: Context, role: str | None = None
+) -> dict:
     """Ours, the runner's apart, then the declared `env` with its placeholders resolved, the
     environment's bin first on PATH, and the app's project importable: PYTHONPATH is its root alone
     (ours is never the app's), as an install of the project would make it (the full-stack
@@ -234,7 +236,7 @@ def server_environment(variant: Variant, env: Env, context: Context, inject: Inj
     environ["PATH"] = f"{env.path / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
     environ["VIRTUAL_ENV"] = str(env.path)
     environ["PYTHONPATH"] = str(variant.app.root)
-    environ.update(inject.environ())
+    environ.update(inject.for_side(role).environ())  # TESTING ONLY: measure/inject.py
     return environ
 
 
@@ -272,7 +274,7 @@ def running(
     port: int | None = None,
     cpu: list[int] | None = None,
     ready_timeout: float | None = None,
-    inject: Injection = NO_INJECTION,
+    role: str | None = None,  # the compare side it serves (measure/inject.py asks)
     wrap: Sequence[str] = (),
     wrap_environ: Mapping[str, str] | None = None,
     interrupt_wait: float = 15.0,
@@ -296,7 +298,7 @@ def running(
         _boot_database(variant) as boot_db,
     ):
         context = Context(tmp=str(scratch), database=boot_db.parts if boot_db else None)
-        environ = server_environment(variant, env, context, inject)
+        environ = server_environment(variant, env, context, role)
         root = variant.app.root
         if (
             variant.app.declaration.pre_start

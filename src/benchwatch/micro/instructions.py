@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchwatch.figures.figure_key import micro_key
+from benchwatch.measure import inject
 from benchwatch.micro import cachegrind
 from benchwatch.micro.cases import Case, RunnerError, check, discover, plan_argv, runner_env, select
 from benchwatch.micro.figures import case_identity
@@ -37,9 +38,6 @@ GROUP_SIZE = 8  # cases sharing one valgrind process
 JOBS = 2  # valgrind processes (children) running at once
 VALGRIND_TIMEOUT_S = 1800
 UNIT = "instructions"
-INJECT_ENV_VAR = (
-    "BENCHWATCH_MICRO_INJECT"  # read by benchmarks/inject.py (which imports nothing of ours)
-)
 COUNTER_PARAM = ("counter", "instructions")  # keeps these apart from the timing figures
 
 
@@ -263,8 +261,7 @@ def count_instructions(
             )
         with ThreadPoolExecutor(max_workers=max(1, len(targets))) as pool:
             results = list(pool.map(lambda t: _count_target(counter, t, say), targets))
-    injected = (extra_env or {}).get(INJECT_ENV_VAR, "")
-    note = f"injected {injected}" if injected else ""
+    note = inject.micro_note(extra_env)  # TESTING ONLY: measure/inject.py
     figures: list[Figure] = []
     for target, (counted, trouble) in zip(targets, results, strict=True):
         for case, samples in counted.items():

@@ -17,7 +17,6 @@ import psutil
 
 from benchwatch.environments.envs import Env
 from benchwatch.measure import loadgen, server
-from benchwatch.measure.inject import Injection
 from benchwatch.measure.request import prepare
 from benchwatch.profiling.speedscope import ProfileReport, VariantProfile, difference, per_request
 from benchwatch.project.config import Variant
@@ -41,7 +40,6 @@ def profile_pairs(
     oha: str,
     pairs: Sequence[tuple[Variant, Variant]],
     environments: dict[str, Env],
-    injections: tuple[Injection, Injection],
     out: Path,
     *,
     quick: bool,
@@ -54,7 +52,7 @@ def profile_pairs(
     for base, head in pairs:
         try:
             report.variants.append(
-                _profile_pair(spy, oha, base, head, environments, injections, out, quick, duration)
+                _profile_pair(spy, oha, base, head, environments, out, quick, duration)
             )
         except (server.BootError, OSError, ValueError, KeyError) as exc:
             reason = getattr(exc, "reason", str(exc))
@@ -72,7 +70,6 @@ def _profile_pair(
     base: Variant,
     head: Variant,
     environments: dict[str, Env],
-    injections: tuple[Injection, Injection],
     out: Path,
     quick: bool,
     duration: float,
@@ -87,9 +84,7 @@ def _profile_pair(
     cpu = {"base": 0.0, "head": 0.0}
     with ExitStack() as stack:
         servers = []
-        for (role, variant), inject in zip(
-            (("base", base), ("head", head)), injections, strict=True
-        ):
+        for role, variant in (("base", base), ("head", head)):
             files[role].unlink(missing_ok=True)
             wrap = [
                 spy,
@@ -112,7 +107,7 @@ def _profile_pair(
                             variant,
                             environments[variant.env_key],
                             cpu=server_cores,
-                            inject=inject,
+                            role=role,
                             wrap=wrap,
                         )
                     ),

@@ -6,7 +6,7 @@ from benchwatch.figures.metrics import COST
 from benchwatch.judge import dropped
 from benchwatch.judge.moved import MovedPackages
 from benchwatch.judge.verdict import Comparison, Row, SideInfo
-from benchwatch.measure.inject import Injection
+from benchwatch.measure import inject
 from benchwatch.profiling.speedscope import markdown as profile_markdown
 from benchwatch.results.schema import PER_STACK_FACTS, Environment, Problem
 
@@ -76,9 +76,8 @@ def _side_title(side: SideInfo) -> str:
         what = f"stack `{side.spec}`" if side.kind == "stack" else f"ref `{side.spec}`"
     if side.commit:
         what += f" ({side.commit[:10]})"
-    injection = Injection(cpu_us=side.inject_cpu_us, slowdown=side.inject_slowdown)
-    if injection:
-        what += f" — TEST ONLY: {injection.describe()}"
+    if said := inject.said(side.inject_cpu_us, side.inject_slowdown):
+        what += f" — {said}"
     if side.declarations_from:
         what += f" — no benchwatch.toml at this ref: measured with `{side.declarations_from}`'s declarations"
     return what

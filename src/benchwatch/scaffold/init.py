@@ -610,10 +610,9 @@ def _openapi_url(variant: Variant, env: Any, context: Any) -> str | None:
     when it could not be asked."""
     import subprocess
 
-    from benchwatch.measure.inject import NO_INJECTION
     from benchwatch.measure.server import server_environment
 
-    environ = server_environment(variant, env, context, NO_INJECTION)
+    environ = server_environment(variant, env, context)
     try:
         done = subprocess.run(
             [str(env.python), "-c", _ASK_APP, variant.import_string],
@@ -638,7 +637,6 @@ def _run_step(
 ) -> dict[str, str]:
     """One set-up request against init's first boot, as every later boot will send it (a failure:
     measure.setup's SetupError)."""
-    from benchwatch.measure.inject import NO_INJECTION
     from benchwatch.measure.server import server_environment
     from benchwatch.measure.setup import run_setup
 
@@ -656,7 +654,7 @@ def _run_step(
         alone,
         srv.base_url,
         context,
-        server_environment(variant, env, context, NO_INJECTION),
+        server_environment(variant, env, context),
         env.python,
         timeout=60,
     )
