@@ -375,6 +375,7 @@ def test_real_injected_slowdown_is_a_gating_regression_and_exit_1(tmp_path):
     )
     data = json.loads((out / "compare.json").read_text())
     assert data["extra"]["injected"] == {"slowdown": 0.2, "cpu_us_per_request": 0.0}
+    assert (data["base"]["inject_slowdown"], data["head"]["inject_slowdown"]) == (0.0, 0.2)
     closed = [r for r in _cpu_rows(data) if "c=" in r["label"]]
     assert closed and all(r["verdict"] == "regression" and r["ratio"] > 1.1 for r in closed)
     # every round booted base and head together and loaded them at the same time
