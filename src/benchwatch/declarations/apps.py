@@ -17,7 +17,7 @@ from benchwatch.declarations.strict import NAME, Strict
 
 class DeclarationError(ValueError):
     """A bad value found by a check over the whole file, with the key it is at
-    (`endpoints.item.headers.Authorization`): config's messages name it instead of `top level`."""
+    (`endpoints.item.headers.Authorization`): project.files.explain names it instead of `top level`."""
 
     def __init__(self, where: str, message: str) -> None:
         super().__init__(f"{where}: {message}")
