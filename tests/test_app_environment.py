@@ -15,7 +15,7 @@ from conftest import make_project
 from benchwatch.declarations.placeholders import Context
 from benchwatch.measure import server
 from benchwatch.measure.inject import NO_INJECTION
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 
 INITIAL_DATA = '''"""Run by its path, as the template's prestart.sh runs app/initial_data.py."""
 import sys

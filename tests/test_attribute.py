@@ -10,11 +10,11 @@ import pytest
 from benchwatch.attribute.attribute import attribute, with_stacks
 from benchwatch.attribute.steps import declared_names, mentioned, plan_steps
 from benchwatch.attribute.table import Ratio, StepOutcome, build_lines, markdown, product
-from benchwatch.declarations.apps import Stack
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments.envs import Env, EnvError
 from benchwatch.errors import UserError
 from benchwatch.judge.verdict import Comparison, Row, SideInfo
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = Stack(

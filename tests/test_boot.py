@@ -14,7 +14,7 @@ from conftest import REPO, benchwatch, make_project
 
 from benchwatch.environments import envs
 from benchwatch.measure import server
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 from benchwatch.results.files import read_run
 
 pytestmark = pytest.mark.slow

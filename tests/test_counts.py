@@ -31,7 +31,7 @@ from benchwatch.counts.counted_server import Phase, TargetCounts
 from benchwatch.figures.figure_key import load_key
 from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS, Counted
 from benchwatch.measure.inject import Injection
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 
 FIXTURES = REPO / "tests" / "fixtures" / "counts"
 # real callgrind dumps of one counted phase of hello@latest (GET /): base with the injection layer

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import variant
 
-from benchwatch.declarations.apps import Endpoint
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.judge.coverage import NOT_IN_QUICK, coverage
 from benchwatch.judge.verdict import CompareExtra, Comparison, SideInfo
 from benchwatch.report.comment import render
@@ -215,7 +215,7 @@ def test_counts_problems_survive_a_compare_that_also_runs_the_micro_benchmarks(
     from benchwatch.compare import rounds
     from benchwatch.compare.compare import compare
     from benchwatch.environments import envs
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     counted = Problem(
         variant="good@latest",

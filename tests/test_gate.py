@@ -199,7 +199,7 @@ def test_compare_measures_only_the_flagged_figures_again(monkeypatch, tmp_path):
     """compare() wiring: the flagged load figure's variant is booted again with that endpoint only."""
     from benchwatch.compare import confirm, rounds
     from benchwatch.compare.sides import Side
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     project = load_project(Path(__file__).resolve().parents[1])
     hello = next(v for v in project.variants() if v.id == "hello@latest")
@@ -270,7 +270,7 @@ def test_a_flagged_micro_case_is_timed_again_alone_with_the_same_injection(monke
     from benchwatch.compare.sides import Side
     from benchwatch.environments import envs
     from benchwatch.micro import pairs as micro_pairs
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     app = tmp_path / "svc"
     app.mkdir()

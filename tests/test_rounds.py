@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import pytest
 from conftest import variant
 
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.metrics import Closed
 from benchwatch.measure import rounds
 from benchwatch.measure.collect import Shot, Slot
@@ -15,7 +16,6 @@ from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import Aimed, Lane
 from benchwatch.measure.server import CpuTimes
-from benchwatch.project.config import Endpoint
 
 
 @dataclass

@@ -11,7 +11,8 @@ from benchwatch.compare import sides
 from benchwatch.compare.findings_rounds import QUICK as FINDINGS_QUICK
 from benchwatch.compare.findings_rounds import group_ratios, lane_track
 from benchwatch.compare.questions import chosen_lanes, group_of
-from benchwatch.declarations.apps import Question
+from benchwatch.declarations.project_file import Question
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.errors import UserError
 from benchwatch.figures.metrics import CPU, CPU_SYS, CPU_USER, RSS_PEAK, Closed
 from benchwatch.judge.verdict import CompareExtra, Comparison, SideInfo, compare_figures
@@ -23,7 +24,7 @@ from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import Lane
 from benchwatch.measure.server import CpuTimes
-from benchwatch.project.config import Endpoint, load_project
+from benchwatch.project.loading import load_project
 from benchwatch.report.comment import render
 from benchwatch.report.markdown import build, render_markdown
 from benchwatch.report.questions import NOT_RUN, paired_text, study_rows

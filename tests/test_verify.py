@@ -14,7 +14,7 @@ from conftest import benchwatch, uvicorn_processes
 from benchwatch.environments import envs
 from benchwatch.measure import server
 from benchwatch.measure.verify import first_difference, mask
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 
 pytestmark = pytest.mark.slow
 

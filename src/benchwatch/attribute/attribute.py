@@ -27,7 +27,7 @@ from benchwatch.attribute.table import (
     open_loop,
 )
 from benchwatch.counts.same_paths import Links
-from benchwatch.declarations.apps import Stack
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments import envs
 from benchwatch.environments.versions import differing
 from benchwatch.errors import UserError
@@ -36,7 +36,7 @@ from benchwatch.judge.calibrate import load_calibration
 from benchwatch.judge.verdict import Comparison
 from benchwatch.measure.session import open_session
 from benchwatch.progress import Progress
-from benchwatch.project.config import Project
+from benchwatch.project.variants import Project
 from benchwatch.results.files import write_json_atomic, write_text_atomic
 
 

@@ -16,7 +16,7 @@ from benchwatch.errors import EXIT_UNMEASURED, UserError
 from benchwatch.figures.metrics import COUNTS, CPU, INSTRUCTIONS, Metric
 from benchwatch.judge.verdict import Comparison
 from benchwatch.measure.session import open_session
-from benchwatch.project.config import Project
+from benchwatch.project.variants import Project
 
 Outcome = Literal["bad", "good", "skip"]
 

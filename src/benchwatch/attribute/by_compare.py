@@ -12,12 +12,12 @@ from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.attribute.steps import Step
 from benchwatch.attribute.table import gating_ratios
-from benchwatch.declarations.apps import Stack
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments import envs
 from benchwatch.judge.verdict import Comparison
 from benchwatch.measure.session import Session
 from benchwatch.progress import Progress
-from benchwatch.project.config import Project
+from benchwatch.project.variants import Project
 
 CompareFn = Callable[..., tuple[Comparison, Path]]
 Ensure = Callable[[Stack], envs.Env]

@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.attribute.attribute import attribute, changed_scenarios
     from benchwatch.attribute.table import ATTRIBUTION_MD, markdown
     from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED, UserError
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     patterns = args.patterns
     if args.changed_in is not None:

@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.compare.compare import compare
     from benchwatch.judge.moved import terminal_lines
     from benchwatch.measure.inject import Injection
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
     from benchwatch.report.comment import headline
 
     comparison, out = compare(

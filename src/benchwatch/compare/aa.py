@@ -17,7 +17,7 @@ from benchwatch.judge.calibrate import (
     write_calibration,
 )
 from benchwatch.measure.session import now, open_session
-from benchwatch.project.config import Project
+from benchwatch.project.variants import Project
 from benchwatch.results.files import read_run, write_json_atomic, write_run
 from benchwatch.results.schema import RUN_FILE, Environment, Figure, Run
 

@@ -29,7 +29,7 @@ from benchwatch.judge.verdict import (
 from benchwatch.measure.inject import Injection
 from benchwatch.measure.session import Session, now, open_session
 from benchwatch.profiling.speedscope import ProfileReport
-from benchwatch.project.config import Project
+from benchwatch.project.variants import Project
 from benchwatch.results.files import write_json_atomic, write_run, write_text_atomic
 from benchwatch.results.schema import Environment, Figure, Problem, Run
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from benchwatch.compare.sides import Side
 from benchwatch.judge.calibrate import Calibration
 from benchwatch.judge.verdict import Row, compare_figures
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.schema import Environment, Figure, Problem
 
 CONFIRM_DIR = "confirm"

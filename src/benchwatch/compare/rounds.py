@@ -26,7 +26,8 @@ from benchwatch.micro.asv import has_benchmarks
 from benchwatch.micro.figures import TIME_UNIT
 from benchwatch.micro.pairs import QUICK_ROUNDS
 from benchwatch.progress import Progress
-from benchwatch.project.config import OWN_REQUIREMENTS_STACK, select_figures
+from benchwatch.project.apps import OWN_REQUIREMENTS_STACK
+from benchwatch.project.variants import select_figures
 from benchwatch.results.files import write_run
 from benchwatch.results.schema import Environment, Figure, Problem, Run
 

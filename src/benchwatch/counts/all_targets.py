@@ -19,9 +19,9 @@ from benchwatch.counts.counted_server import (
     TargetCounts,
     count_target,
 )
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.figure_key import load_key
 from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS, Counted, Metric
-from benchwatch.project.config import Endpoint
 from benchwatch.results.schema import Figure, Problem
 
 DEFAULT_REQUESTS = 1000  # the most requests of one endpoint per phase (heavier ones get fewer)

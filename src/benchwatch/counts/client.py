@@ -11,10 +11,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from benchwatch.declarations.placeholders import redact
+from benchwatch.declarations.redaction import redact
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.measure.request import prepare
 from benchwatch.measure.server import HOST, Server
-from benchwatch.project.config import Endpoint
 
 
 class RequestFailed(Exception):

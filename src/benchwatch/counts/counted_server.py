@@ -24,10 +24,11 @@ from benchwatch.counts import callgrind, strace
 from benchwatch.counts import request_budget as plan
 from benchwatch.counts.client import Client, Request, RequestFailed
 from benchwatch.counts.harness_control import Harness, HarnessError
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.environments.envs import Env
 from benchwatch.measure import server
 from benchwatch.measure.inject import NO_INJECTION, Injection
-from benchwatch.project.config import Endpoint, Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.files import write_json_atomic
 
 MANIFEST = "phases.json"

@@ -15,7 +15,7 @@ from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import run_rounds
 from benchwatch.measure.session import now
 from benchwatch.progress import Progress
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.files import write_run
 from benchwatch.results.schema import Run
 

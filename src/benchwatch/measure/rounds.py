@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.metrics import Closed, Open
 from benchwatch.measure import loadgen, server
 from benchwatch.measure.boot import Boot
@@ -28,7 +29,6 @@ from benchwatch.measure.request import prepare
 from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.verify import check_server
 from benchwatch.progress import Progress
-from benchwatch.project.config import Endpoint
 from benchwatch.results.schema import Problem
 
 MIN_OPEN_REQUESTS = 10

@@ -24,15 +24,16 @@ from benchwatch.declarations.placeholders import (
     Context,
     Unresolved,
     app_environ,
-    redact,
     resolve,
 )
+from benchwatch.declarations.redaction import redact
 from benchwatch.environments.envs import Env
 from benchwatch.errors import UserError
 from benchwatch.measure import database, guard
 from benchwatch.measure.inject import INJECT_ENVS, NO_INJECTION, Injection
 from benchwatch.measure.setup import SetupError, run_setup
-from benchwatch.project.config import APP_FILE, Variant
+from benchwatch.project.files import APP_FILE
+from benchwatch.project.variants import Variant
 
 HOST = "127.0.0.1"
 # where the last failure's lines begin in uvicorn's log ("ERROR:    Exception in ASGI application",

@@ -14,11 +14,12 @@ from benchwatch.declarations.placeholders import (
     PlaceholderError,
     Unresolved,
     as_references,
-    redact,
     resolve_tree,
 )
+from benchwatch.declarations.redaction import redact
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.measure.request import prepare
-from benchwatch.project.config import Endpoint, Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.schema import Problem
 
 if TYPE_CHECKING:

@@ -11,7 +11,7 @@ from benchwatch import counts
 from benchwatch.measure.load import load_plan, load_track, measure_load, say
 from benchwatch.measure.rig import build_rig
 from benchwatch.measure.session import Session
-from benchwatch.project.config import Project, Variant
+from benchwatch.project.variants import Project, Variant
 from benchwatch.results.files import write_run
 from benchwatch.results.schema import Run
 

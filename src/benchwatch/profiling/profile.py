@@ -20,7 +20,7 @@ from benchwatch.measure import loadgen, server
 from benchwatch.measure.inject import Injection
 from benchwatch.measure.request import prepare
 from benchwatch.profiling.speedscope import ProfileReport, VariantProfile, difference, per_request
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.files import write_json_atomic
 
 RATE = 200  # samples per second

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from benchwatch.declarations.apps import Question
+from benchwatch.declarations.project_file import Question
 from benchwatch.figures.metrics import Counted, Metric, Setting, metric, setting_from_params
 
 # 2: typed `environment` and `extra`; a version-1 run.json has the same keys and is read as is

@@ -24,25 +24,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchwatch.declarations.apps import (
-    AppDeclaration,
-    Endpoint,
-    ProjectSettings,
-    Setup,
-    SetupRequest,
-)
+from benchwatch.declarations.apps import AppDeclaration
+from benchwatch.declarations.project_file import ProjectSettings
+from benchwatch.declarations.requests import Endpoint
+from benchwatch.declarations.setup import Setup, SetupRequest
 from benchwatch.environments.own_requirements import check_python
 from benchwatch.errors import UserError
 from benchwatch.measure.verify import golden_text
-from benchwatch.project.config import (
-    APP_FILE,
-    PROJECT_FILE,
-    App,
-    Project,
-    Variant,
-    _own_stack,
-    load_stacks,
-)
+from benchwatch.project.apps import App, own_stack
+from benchwatch.project.files import APP_FILE, PROJECT_FILE
+from benchwatch.project.stacks import load_stacks
+from benchwatch.project.variants import Project, Variant
 from benchwatch.scaffold import causes, declare, discover, schema, unique
 from benchwatch.scaffold import declared_requests as plan
 from benchwatch.scaffold.layout import Layout, ignore_outputs, project_with_app
@@ -549,7 +541,7 @@ def _read(
 def _variant(where: Layout, declaration: AppDeclaration) -> Variant:
     probe_app = App(declaration=declaration, directory=where.app_dir)
     if declaration.requirements:
-        _own_stack(probe_app, stop=where.root)  # names a line that is not an exact pin
+        own_stack(probe_app, stop=where.root)  # names a line that is not an exact pin
     settings = ProjectSettings(apps=[where.listed()])
     project = Project(where.root, settings, load_stacks(where.root), (probe_app,))
     (variant,) = project.variants(["latest"])

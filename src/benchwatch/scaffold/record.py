@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchwatch.declarations.placeholders import redact
-from benchwatch.project.config import Endpoint, Variant
+from benchwatch.declarations.redaction import redact
+from benchwatch.declarations.requests import Endpoint
+from benchwatch.project.variants import Variant
 from benchwatch.results.schema import Problem
 
 
