@@ -12,8 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from benchwatch.declarations.placeholders import redact
+from benchwatch.measure.ports import HOST
 from benchwatch.measure.request import prepare
-from benchwatch.measure.server import HOST, Server
+from benchwatch.measure.server import Server
 from benchwatch.project.config import Endpoint
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from benchwatch.declarations.apps import declared_strings, request_strings
 from benchwatch.declarations.placeholders import app_environ, refs, remember
 from benchwatch.errors import UserError
-from benchwatch.measure.server import refused_setting
+from benchwatch.measure.server_command import refused_setting
 from benchwatch.project.config import APP_FILE, Variant
 
 
