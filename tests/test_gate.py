@@ -207,14 +207,14 @@ def test_compare_measures_only_the_flagged_figures_again(monkeypatch, tmp_path):
     sides = [Side(role, "HEAD", "ref", project, [hello, services]) for role in ("base", "head")]
     measured = []
 
-    def fake_measure_load(rig, base, head, out, environment, **kwargs):
+    def fake_measure_base_and_head(rig, base, head, out, environment, **kwargs):
         measured.append([(v.id, [e.label for e in v.endpoints]) for v in base.variants])
         run = type("R", (), {"figures": [load_figure("GET /", CPU, SAME)], "problems": []})
         return run, type(
             "R", (), {"figures": [load_figure("GET /", CPU, SAME[::-1])], "problems": []}
         )
 
-    monkeypatch.setattr(rounds, "measure_load", fake_measure_load)
+    monkeypatch.setattr(rounds, "measure_base_and_head", fake_measure_base_and_head)
     cal = calibration(["hello GET / c=10 cpu_us_per_request"])
     first = {"base": [load_figure("GET /", CPU, SAME)], "head": [load_figure("GET /", CPU, SLOW)]}
     rows, _ = compare_figures(first["base"], first["head"], cal)

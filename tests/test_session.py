@@ -15,7 +15,7 @@ from conftest import make_project
 from benchwatch import commands
 from benchwatch.cli import build_parser
 from benchwatch.errors import EXIT_BAD_INPUT, UserError
-from benchwatch.measure import server
+from benchwatch.measure import stopping
 from benchwatch.measure.session import open_session
 from benchwatch.results import fingerprint
 
@@ -61,7 +61,7 @@ def _tiny(tmp_path: Path) -> Path:
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     calls = {"fingerprint": 0, "cleanup": 0}
-    collect, install = fingerprint.collect, server.install_cleanup
+    collect, install = fingerprint.collect, stopping.install_cleanup
 
     def counted_collect(*args, **kwargs):
         calls["fingerprint"] += 1
@@ -72,7 +72,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         install()
 
     monkeypatch.setattr(fingerprint, "collect", counted_collect)
-    monkeypatch.setattr(server, "install_cleanup", counted_install)
+    monkeypatch.setattr(stopping, "install_cleanup", counted_install)
     return calls
 
 

@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.measure.server import install_cleanup
+    from benchwatch.measure.stopping import install_cleanup
     from benchwatch.measure.verify import verify_variants
     from benchwatch.project.loading import load_project
 

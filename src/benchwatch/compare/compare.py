@@ -73,8 +73,8 @@ def compare(
     from benchwatch.compare import sides as sides_module
     from benchwatch.compare.rounds import (
         compare_plan,
+        measure_base_and_head,
         measure_counts,
-        measure_load,
         measure_micro,
         where_instructions_went,
     )
@@ -162,7 +162,7 @@ def compare(
         rig = None
         if oha is not None:
             rig, failed = build_rig(oha, plan, base_side.variants + head_side.variants)
-            runs = measure_load(
+            runs = measure_base_and_head(
                 rig, base_side, head_side, out, environment, failed_stacks=failed, quiet=quiet
             )
             for side, run in zip((base_side, head_side), runs, strict=True):

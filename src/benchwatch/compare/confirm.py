@@ -55,7 +55,7 @@ def measure_again(
 ) -> Again:
     """Rows of the flagged figures measured once more: load figures by booting only their
     variants with only their endpoints, micro figures by timing only their asv cases."""
-    from benchwatch.compare.rounds import measure_load, measure_micro
+    from benchwatch.compare.rounds import measure_base_and_head, measure_micro
 
     named = {role: {f.name: f for f in figures[role]} for role in ("base", "head")}
     again: dict[str, list[Figure]] = {"base": [], "head": []}
@@ -70,7 +70,7 @@ def measure_again(
                     wanted[role].setdefault(figure.variant, set()).add(figure.endpoint)
         sides = _narrowed(base, wanted["base"]), _narrowed(head, wanted["head"])
         if sides[0].variants and sides[1].variants:
-            runs = measure_load(
+            runs = measure_base_and_head(
                 rig, *sides, out / CONFIRM_DIR, environment, failed_stacks={}, quiet=quiet
             )  # type: ignore[arg-type]
             for side, run in zip(sides, runs, strict=True):

@@ -60,7 +60,7 @@ def side_track(side: Side) -> Track:
     )
 
 
-def measure_load(
+def measure_base_and_head(
     rig: Rig,
     base: Side,
     head: Side,
@@ -70,8 +70,8 @@ def measure_load(
     failed_stacks: dict[str, str],
     quiet: bool = False,
 ) -> tuple[Run, Run]:
-    """Base and head side by side in every round; each side's run.json (`<role>-load/`)
-    rewritten after every step."""
+    """A compare's load rounds: base and head side by side in every round; each side's run.json
+    (`<role>-load/`) rewritten after every step."""
     sides = (base, head)
     tracks = [side_track(side) for side in sides]
     runs = [start_run(["compare", side.role], environment) for side in sides]

@@ -10,15 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchwatch.counts import callgrind, strace
-from benchwatch.counts.counted_server import (
-    IDLE_S,
-    STRACE_TIMES,
-    CountFailed,
-    CountTarget,
-    Phase,
-    TargetCounts,
-    count_target,
-)
+from benchwatch.counts.one_target import IDLE_S, STRACE_TIMES, count_target
+from benchwatch.counts.target_counts import CountFailed, CountTarget, Phase, TargetCounts
 from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.figure_key import load_key
 from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS, Counted, Metric

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 from benchwatch.declarations.redaction import redact
 from benchwatch.declarations.requests import Endpoint
+from benchwatch.measure.ports import HOST
 from benchwatch.measure.request import prepare
-from benchwatch.measure.server import HOST, Server
+from benchwatch.measure.server import Server
 
 
 class RequestFailed(Exception):

@@ -15,7 +15,7 @@ from benchwatch.declarations.placeholders import app_environ, refs
 from benchwatch.declarations.redaction import remember
 from benchwatch.declarations.requests import request_strings
 from benchwatch.errors import UserError
-from benchwatch.measure.server import refused_setting
+from benchwatch.measure.server_command import refused_setting
 from benchwatch.project.files import APP_FILE
 from benchwatch.project.variants import Variant
 

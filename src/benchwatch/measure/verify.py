@@ -200,7 +200,7 @@ def verify_variants(
 ) -> tuple[dict[str, Checked], list[Problem]]:
     """Boot each variant in turn, check every endpoint, stop it; then cross-check the bodies."""
     from benchwatch.environments import envs
-    from benchwatch.measure import preflight, server
+    from benchwatch.measure import launch, preflight, server
     from benchwatch.progress import Progress
 
     preflight.check(variants)
@@ -217,7 +217,7 @@ def verify_variants(
             )
         else:
             try:
-                with server.running(variant, ready[variant.env_key], cpu=server_cores) as srv:
+                with launch.running(variant, ready[variant.env_key], cpu=server_cores) as srv:
                     checked = check_server(srv)
                     if not srv.alive():
                         checked.problems.append(

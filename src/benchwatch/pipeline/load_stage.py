@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchwatch import counts
-from benchwatch.measure.load import load_plan, load_track, measure_load, say
+from benchwatch.measure.load import load_plan, load_track, measure_load_stage, say
 from benchwatch.measure.rig import build_rig
 from benchwatch.measure.session import Session
 from benchwatch.project.variants import Project, Variant
@@ -45,7 +45,7 @@ def load(
         quiet,
     )
     rig, failed = build_rig(session.oha, plan, variants)
-    record = measure_load(rig, track, record, out, failed_stacks=failed, quiet=quiet)
+    record = measure_load_stage(rig, track, record, out, failed_stacks=failed, quiet=quiet)
     if counts:
         count_variants(record, variants, rig.environments, quick, out, quiet)
     return record

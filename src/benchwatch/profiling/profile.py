@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 
 from benchwatch.environments.envs import Env
-from benchwatch.measure import loadgen, server
+from benchwatch.measure import launch, loadgen, server
 from benchwatch.measure.inject import Injection
 from benchwatch.measure.request import prepare
 from benchwatch.profiling.speedscope import ProfileReport, VariantProfile, difference, per_request
@@ -108,7 +108,7 @@ def _profile_pair(
                     role,
                     variant,
                     stack.enter_context(
-                        server.running(
+                        launch.running(
                             variant,
                             environments[variant.env_key],
                             cpu=server_cores,

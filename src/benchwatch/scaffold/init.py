@@ -84,7 +84,7 @@ def parse_env(pairs: list[str], option: str = "--env") -> dict[str, str]:
 def _refuse_what_the_server_sets(settings: dict[str, str]) -> None:
     """A KEY the server's environment takes over (PYTHONPATH, a runner's GITHUB_*) would never
     reach the app: bad input, said with why, rather than dropped."""
-    from benchwatch.measure.server import refused_setting
+    from benchwatch.measure.server_command import refused_setting
 
     for key in settings:
         refused = refused_setting(key)
@@ -421,7 +421,7 @@ def _read(
     import httpx
 
     from benchwatch.environments import envs
-    from benchwatch.measure import server
+    from benchwatch.measure import launch, server
     from benchwatch.measure.setup import SetupError
 
     created = not where.app_dir.exists()
@@ -442,7 +442,7 @@ def _read(
         def booted(v: Variant) -> Iterator[tuple[Any, httpx.Client]]:
             try:
                 with (
-                    server.running(v, env) as srv,
+                    launch.running(v, env) as srv,
                     httpx.Client(
                         base_url=srv.base_url,
                         timeout=30,
@@ -603,7 +603,7 @@ def _openapi_url(variant: Variant, env: Any, context: Any) -> str | None:
     import subprocess
 
     from benchwatch.measure.inject import NO_INJECTION
-    from benchwatch.measure.server import server_environment
+    from benchwatch.measure.server_command import server_environment
 
     environ = server_environment(variant, env, context, NO_INJECTION)
     try:
@@ -631,7 +631,7 @@ def _run_step(
     """One set-up request against init's first boot, as every later boot will send it (a failure:
     measure.setup's SetupError)."""
     from benchwatch.measure.inject import NO_INJECTION
-    from benchwatch.measure.server import server_environment
+    from benchwatch.measure.server_command import server_environment
     from benchwatch.measure.setup import run_setup
 
     alone = dataclasses.replace(
