@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.judge.moved import terminal_lines
     from benchwatch.measure.inject import Injection
     from benchwatch.project.config import load_project
-    from benchwatch.report.comment import headline
+    from benchwatch.report.headline import headline
 
     options = CompareOptions(
         patterns=args.patterns,
