@@ -111,9 +111,7 @@ def _profile_pair(
                         server.running(
                             variant,
                             environments[variant.env_key],
-                            cpu=server_cores,
-                            inject=inject,
-                            wrap=wrap,
+                            server.ServerOptions(cpu=server_cores, inject=inject, wrap=wrap),
                         )
                     ),
                 )
