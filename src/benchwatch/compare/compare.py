@@ -20,6 +20,7 @@ from benchwatch.judge.dropped import short_rounds
 from benchwatch.judge.judged import explain_dropped, judged_rows
 from benchwatch.judge.moved import moved_packages
 from benchwatch.judge.verdict import CompareExtra, Comparison, ConfirmationInfo, sort_rows
+from benchwatch.measure.inject import Injection
 from benchwatch.measure.session import now, open_session
 from benchwatch.profiling.speedscope import ProfileReport
 from benchwatch.project.config import Project
@@ -50,7 +51,7 @@ def compare(
 
     options.check()
     patterns, quick, load, counts = options.patterns, options.quick, options.load, options.counts
-    micro, quiet, inject_head = options.micro, options.quiet, options.inject_head
+    micro, quiet, inject_head = options.micro, options.quiet, options.inject_head or Injection()
     inject_head_micro, instructions = options.inject_head_micro, options.instructions
     started = now()
     plan = compare_plan(quick, options.rounds)
