@@ -275,15 +275,13 @@ def _serving(target: CountTarget, wrap: list[str], counter: str) -> Iterator[_Se
         with server.running(
             target.variant,
             target.env,
-            server.ServerOptions(
-                inject=target.inject,
-                wrap=wrap,
-                wrap_environ={**HASH_SEED, **gc.environ()},
-                ready_timeout=READY_S,
-                probe_timeout=PROBE_TIMEOUT_S,
-                interrupt_wait=STOP_WAIT_S,
-                keep_alive=KEEP_ALIVE_S,
-            ),
+            inject=target.inject,
+            wrap=wrap,
+            wrap_environ={**HASH_SEED, **gc.environ()},
+            ready_timeout=READY_S,
+            probe_timeout=PROBE_TIMEOUT_S,
+            interrupt_wait=STOP_WAIT_S,
+            keep_alive=KEEP_ALIVE_S,
         ) as srv:
             client = Client(server.HOST, srv.port, REQUEST_TIMEOUT_S)
             serving = _Serving(target, srv, client, gc)

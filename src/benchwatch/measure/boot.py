@@ -24,9 +24,7 @@ class Boot:
         # booting together, the servers start on every core and are pinned once ready
         self.pin_later = rig.server_cores if rig.boot_together else None
         cores = None if self.pin_later else rig.server_cores
-        self.context = server.running(
-            slot.variant, env, server.ServerOptions(cpu=cores, inject=track.inject)
-        )
+        self.context = server.running(slot.variant, env, cpu=cores, inject=track.inject)
         self.srv: server.Server | None = None
 
     def enter(self) -> BaseException | None:

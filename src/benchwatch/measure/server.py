@@ -264,44 +264,32 @@ def _with_wrapper(environ: dict, wrap_environ: Mapping[str, str]) -> dict:
     return merged
 
 
-@dataclass(frozen=True)
-class ServerOptions:
-    """How running() starts a server (the defaults: a plain server on a free port).
-
-    `wrap`: a command that launches the server as its child (`py-spy record … --`) or runs it
+@contextmanager
+def running(
+    variant: Variant,
+    env: Env,
+    *,
+    port: int | None = None,
+    cpu: list[int] | None = None,
+    ready_timeout: float | None = None,
+    inject: Injection = NO_INJECTION,
+    wrap: Sequence[str] = (),
+    wrap_environ: Mapping[str, str] | None = None,
+    interrupt_wait: float = 15.0,
+    probe_timeout: float = 2.0,
+    keep_alive: float | None = None,
+) -> Iterator[Server]:
+    """`wrap`: a command that launches the server as its child (`py-spy record … --`) or runs it
     (`valgrind …`); it is stopped with SIGINT first and given `interrupt_wait` seconds, so it can
     write what it recorded. `wrap_environ`: variables the wrapped server needs on top of its own
     (PYTHONHASHSEED=0 for a counter). `probe_timeout`: how long one readiness request may take
     (a server under valgrind answers its first request slowly); the set-up's requests get as long
     at least. `keep_alive`: seconds uvicorn keeps an idle connection open (its default is 5 s; a
     counted server's one connection idles while the counter dumps, which takes longer than that on
-    a busy machine)."""
-
-    port: int | None = None  # None: a free one
-    cpu: list[int] | None = None  # the cores the server is pinned to
-    ready_timeout: float | None = None  # None: the app's declared one
-    inject: Injection = NO_INJECTION  # TESTING ONLY
-    wrap: Sequence[str] = ()
-    wrap_environ: Mapping[str, str] | None = None
-    interrupt_wait: float = 15.0
-    probe_timeout: float = 2.0
-    keep_alive: float | None = None
-
-
-@contextmanager
-def running(variant: Variant, env: Env, options: ServerOptions | None = None) -> Iterator[Server]:
-    """The variant's server, started as `options` say (ServerOptions), stopped after the block.
+    a busy machine).
 
     Every boot has a fresh `{tmp}` directory and, when the app declares one, a fresh database;
     the app's set-up runs once the server answers (`Server.context` holds its values)."""
-    options = options or ServerOptions()
-    port, cpu, inject, wrap = options.port, options.cpu, options.inject, options.wrap
-    ready_timeout, probe_timeout = options.ready_timeout, options.probe_timeout
-    wrap_environ, interrupt_wait, keep_alive = (
-        options.wrap_environ,
-        options.interrupt_wait,
-        options.keep_alive,
-    )
     with (
         tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name,
         guard.folder(Path(scratch_name)) as scratch,

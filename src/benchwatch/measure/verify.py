@@ -216,9 +216,7 @@ def verify_variants(
             )
         else:
             try:
-                with server.running(
-                    variant, ready[variant.env_key], server.ServerOptions(cpu=server_cores)
-                ) as srv:
+                with server.running(variant, ready[variant.env_key], cpu=server_cores) as srv:
                     checked = check_server(srv)
                     if not srv.alive():
                         checked.problems.append(

@@ -111,7 +111,9 @@ def _profile_pair(
                         server.running(
                             variant,
                             environments[variant.env_key],
-                            server.ServerOptions(cpu=server_cores, inject=inject, wrap=wrap),
+                            cpu=server_cores,
+                            inject=inject,
+                            wrap=wrap,
                         )
                     ),
                 )
