@@ -607,7 +607,7 @@ def test_comment_says_how_each_kind_is_judged_and_lists_each_sides_own_stacks():
 
 
 def test_a_side_lists_only_the_stacks_its_variants_use(tmp_path):
-    from benchwatch.compare.compare import side_info
+    from benchwatch.compare.outputs import side_info
     from benchwatch.compare.sides import Side
     from benchwatch.project.loading import load_project
 

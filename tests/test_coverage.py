@@ -214,6 +214,7 @@ def test_counts_problems_survive_a_compare_that_also_runs_the_micro_benchmarks(
     """Before: the micro stage's problems replaced the counts' (`micro_problems = found.problems`)."""
     from benchwatch.compare import rounds
     from benchwatch.compare.compare import compare
+    from benchwatch.compare.options import CompareOptions
     from benchwatch.environments import envs
     from benchwatch.project.loading import load_project
 
@@ -235,10 +236,7 @@ def test_counts_problems_survive_a_compare_that_also_runs_the_micro_benchmarks(
         load_project(fixture_project),
         "latest",
         "latest",
-        patterns="good@*",
-        load=False,
-        out=fixture_project / "out",
-        quiet=True,
+        CompareOptions(patterns="good@*", load=False, out=fixture_project / "out", quiet=True),
     )
     assert counted in comparison.problems and timed in comparison.problems
     assert comparison.extra.coverage is not None

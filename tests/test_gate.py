@@ -222,13 +222,15 @@ def test_compare_measures_only_the_flagged_figures_again(monkeypatch, tmp_path):
         gate.to_confirm(rows),
         first,
         *sides,
-        rig=object(),
-        environment=None,
-        calibration=cal,
-        key=Figure.pair_key,
-        quick=True,
-        patterns=None,
-        out=tmp_path,
+        confirm.ConfirmOptions(
+            rig=object(),
+            environment=None,
+            calibration=cal,
+            key=Figure.pair_key,
+            quick=True,
+            patterns=None,
+            out=tmp_path,
+        ),
     )
     assert measured == [[("hello@latest", ["GET /"])]]
     assert [(r.label, r.verdict) for r in again.rows] == [
@@ -313,14 +315,16 @@ def test_a_flagged_micro_case_is_timed_again_alone_with_the_same_injection(monke
         flagged,
         figures,
         *sides,
-        rig=None,
-        environment=None,
-        calibration=None,
-        key=Figure.pair_key,
-        quick=True,
-        patterns=None,
-        out=tmp_path / "again",
-        inject_head_micro=0.5,
+        confirm.ConfirmOptions(
+            rig=None,
+            environment=None,
+            calibration=None,
+            key=Figure.pair_key,
+            quick=True,
+            patterns=None,
+            out=tmp_path / "again",
+            inject_head_micro=0.5,
+        ),
     )
     assert (
         again.problems == [] and again.figures == 1

@@ -175,8 +175,8 @@ def test_every_probe_of_bisect_is_a_compare_inside_its_one_session(tmp_path, mon
     calls = _counting(monkeypatch)
     seen: list[tuple[Path, object]] = []
 
-    def compare_fn(project, base, head, *, out, session, **kw):
-        seen.append((out, session))
+    def compare_fn(project, base, head, options):
+        seen.append((options.out, options.session))
         raise UserError("head: does not load")  # every probe skipped: only the sessions matter here
 
     with pytest.raises(UserError, match="could not be measured"):

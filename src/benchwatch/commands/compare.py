@@ -104,15 +104,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from benchwatch.compare.compare import compare
+    from benchwatch.compare.options import CompareOptions
     from benchwatch.judge.moved import terminal_lines
     from benchwatch.measure.inject import Injection
     from benchwatch.project.loading import load_project
-    from benchwatch.report.comment import headline
+    from benchwatch.report.headline import headline
 
-    comparison, out = compare(
-        load_project(),
-        args.base,
-        args.head,
+    options = CompareOptions(
         patterns=args.patterns,
         quick=args.quick,
         rounds=args.rounds,
@@ -132,6 +130,7 @@ def run(args: argparse.Namespace) -> int:
         counts=not args.no_counts,
         skip_unset=args.skip_unset,
     )
+    comparison, out = compare(load_project(), args.base, args.head, options)
     for line in terminal_lines(comparison.extra.moved):
         print(line)
     for row in comparison.rows:
