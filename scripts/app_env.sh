@@ -53,7 +53,7 @@ _app_env_load() {
     names+="${names:+ }$name"
   done <<< "${APP_ENV:-}"
   # benchwatch redacts these values wherever it writes, even where no ${NAME} reads them (a server
-  # inherits them): placeholders.SECRET_NAMES_ENV
+  # inherits them): redaction.SECRET_NAMES_ENV
   if [[ -n "$names" ]]; then export BENCHWATCH_SECRET_NAMES="${BENCHWATCH_SECRET_NAMES:+$BENCHWATCH_SECRET_NAMES }$names"; fi
 }
 

@@ -64,7 +64,7 @@ def main() -> int:
     args = parser.parse_args()
 
     from benchwatch.measure.inject import MICRO_INJECT_ENV
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     project = load_project(REPO)
     stacks = [project.stack(name) for name in args.stacks.split(",")]

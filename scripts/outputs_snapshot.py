@@ -39,7 +39,8 @@ def helps(out: Path) -> None:
 def compare_outputs(source: Path, out: Path) -> None:
     from benchwatch.judge.moved import terminal_lines
     from benchwatch.judge.verdict import Comparison
-    from benchwatch.report.comment import headline, render
+    from benchwatch.report.comment import render
+    from benchwatch.report.headline import headline
     from benchwatch.trend.relative import relative_entries
 
     comparison = Comparison.model_validate_json((source / "compare.json").read_text())

@@ -17,7 +17,7 @@ from pathlib import Path
 from benchwatch.compare.rounds import compare_plan
 from benchwatch.compare.sides import REF_DEFAULT_PATTERNS
 from benchwatch.measure.load_plan import FULL, QUICK, shard
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 
 DAYS, WEEKS = 30, 30 / 7
 

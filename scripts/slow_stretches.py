@@ -77,7 +77,7 @@ def main() -> int:
     from benchwatch.environments.envs import ensure
     from benchwatch.micro.cases import discover, runner_env, select
     from benchwatch.micro.pairs import Player
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     stack = load_project(REPO).stack(args.stack)
     python = ensure(stack).python

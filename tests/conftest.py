@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURE_APPS = REPO / "tests" / "fixtures" / "apps"
@@ -73,13 +73,13 @@ def make_project(directory: Path, apps: list[Path], extra_settings: str = "") ->
 
 @pytest.fixture(autouse=True)
 def _no_remembered_secrets():
-    """The secrets a test's in-process command remembered (placeholders.remember, kept for a
+    """The secrets a test's in-process command remembered (redaction.remember, kept for a
     process's life) are not the next test's: each would be redacted from its files and lines."""
-    from benchwatch.declarations import placeholders
+    from benchwatch.declarations import redaction
 
-    placeholders.forget_all()
+    redaction.forget_all()
     yield
-    placeholders.forget_all()
+    redaction.forget_all()
 
 
 @pytest.fixture
@@ -203,8 +203,10 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory):
 
 def variant(app_name: str, stack: str = "latest", flavor: str | None = None) -> Variant:
     """An in-memory variant of a one-endpoint app (GET /), for tests that boot nothing."""
-    from benchwatch.declarations.apps import AppDeclaration, Endpoint, Stack
-    from benchwatch.project.config import App
+    from benchwatch.declarations.apps import AppDeclaration
+    from benchwatch.declarations.requests import Endpoint
+    from benchwatch.declarations.stacks import Stack
+    from benchwatch.project.apps import App
 
     endpoint = Endpoint(name="root", path="/")
     declaration = AppDeclaration(name=app_name, app="main:app", endpoints=[endpoint])

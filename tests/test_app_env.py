@@ -131,19 +131,18 @@ def test_a_value_is_masked_as_the_runner_reads_it(value: str) -> None:
 def test_the_script_names_its_lines_so_benchwatch_redacts_their_values() -> None:
     """An app-env line no `${NAME}` reads still reaches the servers (they inherit the step's
     environment): BENCHWATCH_SECRET_NAMES lists every name, and benchwatch remembers their values."""
-    from benchwatch.declarations import placeholders
+    from benchwatch.declarations import redaction
 
     done = sourced("APP_SECRET_KEY=k-8f7e6d5c4b\nSMTP_PASSWORD=smtp-pw-9911\nEMPTY=\n")
     assert done.returncode == 0, done.stderr
     environ = exported(done)
-    assert environ[placeholders.SECRET_NAMES_ENV] == "APP_SECRET_KEY SMTP_PASSWORD EMPTY"
-    placeholders.forget_all()
+    assert environ[redaction.SECRET_NAMES_ENV] == "APP_SECRET_KEY SMTP_PASSWORD EMPTY"
+    redaction.forget_all()
     try:
-        placeholders.remember_environment(environ)
+        redaction.remember_environment(environ)
         assert (
-            placeholders.redact("the server said smtp-pw-9911")
-            == "the server said ${SMTP_PASSWORD}"
+            redaction.redact("the server said smtp-pw-9911") == "the server said ${SMTP_PASSWORD}"
         )
     finally:
-        placeholders.forget_all()
-    assert app_env.ALLOWED == placeholders.LOGIN_NAMES  # the login: one list
+        redaction.forget_all()
+    assert app_env.ALLOWED == redaction.LOGIN_NAMES  # the login: one list

@@ -13,8 +13,8 @@ import pytest
 from conftest import make_project
 
 from benchwatch.declarations.placeholders import Context
-from benchwatch.measure import server
-from benchwatch.project.config import load_project
+from benchwatch.measure import pre_start, server, server_command
+from benchwatch.project.loading import load_project
 
 INITIAL_DATA = '''"""Run by its path, as the template's prestart.sh runs app/initial_data.py."""
 import sys
@@ -68,9 +68,11 @@ def test_a_pre_start_script_run_by_its_path_imports_the_apps_own_package(
     scratch = tmp_path / "boot"
     scratch.mkdir()
     context = Context(tmp=str(scratch))
-    environ = server.server_environment(variant, SimpleNamespace(path=Path(sys.prefix)), context)
+    environ = server_command.server_environment(
+        variant, SimpleNamespace(path=Path(sys.prefix)), context
+    )
     assert environ["PYTHONPATH"] == str(tmp_path / "backend")
-    server._pre_start(variant, environ, variant.app.root, context)
+    pre_start.run_pre_start(variant, environ, variant.app.root, context)
     assert (scratch / "made").read_text() == "admin"
 
 
@@ -79,9 +81,11 @@ def test_a_pre_start_that_fails_says_its_own_last_lines(tmp_path) -> None:
         tmp_path,
         '["python", "-c", "import sys; print(\'no database at 127.0.0.1:9\', file=sys.stderr); sys.exit(4)"]',
     )
-    environ = server.server_environment(variant, SimpleNamespace(path=Path(sys.prefix)), Context())
+    environ = server_command.server_environment(
+        variant, SimpleNamespace(path=Path(sys.prefix)), Context()
+    )
     with pytest.raises(server.BootError) as caught:
-        server._pre_start(variant, environ, variant.app.root, Context())
+        pre_start.run_pre_start(variant, environ, variant.app.root, Context())
     assert caught.value.reason == "pre_start exited with 4"
     assert caught.value.stderr_tail == "no database at 127.0.0.1:9"
 
@@ -91,8 +95,12 @@ def test_a_counting_wrappers_pythonpath_goes_first_and_the_apps_root_stays(tmp_p
     harness.mkdir()
     (harness / "first_on_the_path.py").write_text("")
     variant = _variant(tmp_path)
-    environ = server.server_environment(variant, SimpleNamespace(path=Path(sys.prefix)), Context())
-    merged = server._with_wrapper(environ, {"PYTHONPATH": str(harness), "PYTHONHASHSEED": "0"})
+    environ = server_command.server_environment(
+        variant, SimpleNamespace(path=Path(sys.prefix)), Context()
+    )
+    merged = server_command.with_wrapper(
+        environ, {"PYTHONPATH": str(harness), "PYTHONHASHSEED": "0"}
+    )
     program = (
         "import sys, app.core, first_on_the_path\n"
         "print(sys.path.index(sys.argv[1]) < sys.path.index(sys.argv[2]))"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from conftest import REPO, benchwatch, uvicorn_processes
 
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 
 pytestmark = pytest.mark.slow
 

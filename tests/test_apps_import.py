@@ -152,7 +152,7 @@ print(json.dumps({"v2": PYDANTIC_V2, "major": pydantic.VERSION[0], "serializer_c
 @pytest.mark.parametrize("stack_name", ["seed-v1", "seed-v2", "latest"])
 def test_every_app_module_imports_on_the_stack(stack_name: str) -> None:
     from benchwatch.environments import envs
-    from benchwatch.project.config import load_stacks
+    from benchwatch.project.stacks import load_stacks
 
     env = envs.ensure(load_stacks(REPO)[stack_name])
     done = subprocess.run(

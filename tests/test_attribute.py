@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch.attribute.attribute import attribute, with_stacks
+from benchwatch.attribute.attribute import AttributeOptions, attribute, with_stacks
 from benchwatch.attribute.steps import declared_names, mentioned, plan_steps
 from benchwatch.attribute.table import Ratio, StepOutcome, build_lines, markdown, product
-from benchwatch.declarations.apps import Stack
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments.envs import Env, EnvError
 from benchwatch.errors import UserError
 from benchwatch.judge.verdict import Comparison, Row, SideInfo
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 
 REPO = Path(__file__).resolve().parents[1]
 BASE = Stack(
@@ -243,11 +243,12 @@ def test_attribute_with_timings_compares_every_step_with_base_and_writes_both_fi
     project = _old_and_new(tmp_path)
     asked: list[tuple[str, str, str]] = []
 
-    def compare_fn(proj, base, head, *, patterns, out, **kw):
+    def compare_fn(proj, base, head, options):
+        patterns, out = options.patterns, options.out
         assert head in proj.stacks and any(
             v.stack.name == head for v in proj.select(patterns, [head])
         )
-        assert (kw["counts"], kw["load"], kw["confirm"]) == (
+        assert (options.counts, options.load, options.confirm) == (
             True,
             True,
             False,
@@ -268,15 +269,17 @@ def test_attribute_with_timings_compares_every_step_with_base_and_writes_both_fi
         project,
         "old",
         "new",
-        patterns="hello@*",
-        quick=True,
-        rounds=6,
-        out=tmp_path / "out",
-        quiet=True,
-        compare_fn=compare_fn,
-        resolve=lambda s: None,
-        ensure=ensure,
-        timings=True,
+        AttributeOptions(
+            patterns="hello@*",
+            quick=True,
+            rounds=6,
+            out=tmp_path / "out",
+            quiet=True,
+            compare_fn=compare_fn,
+            resolve=lambda s: None,
+            ensure=ensure,
+            timings=True,
+        ),
     )
     assert asked == [
         ("old", "new", "hello@*"),
@@ -366,14 +369,16 @@ def test_attribute_keeps_each_steps_cost_and_its_mechanism(tmp_path):
         project,
         "old",
         "new",
-        patterns="hello@*",
-        quick=True,
-        out=tmp_path / "out",
-        quiet=True,
-        compare_fn=lambda proj, base, head, *, out, **kw: (_counted(head), out),
-        resolve=lambda s: None,
-        ensure=ensure,
-        timings=True,
+        AttributeOptions(
+            patterns="hello@*",
+            quick=True,
+            out=tmp_path / "out",
+            quiet=True,
+            compare_fn=lambda proj, base, head, options: (_counted(head), options.out),
+            resolve=lambda s: None,
+            ensure=ensure,
+            timings=True,
+        ),
     )
     data = json.loads((out / "attribution.json").read_text())
     assert data["mechanisms"] is True
@@ -400,14 +405,13 @@ def test_attribute_keeps_each_steps_cost_and_its_mechanism(tmp_path):
 def test_attribute_refuses_the_same_stack_twice_and_scenarios_on_one_side_only():
     project = load_project(REPO)
     with pytest.raises(UserError, match="same stack"):
-        attribute(project, "latest", "latest", compare_fn=lambda *a, **k: None)
+        attribute(project, "latest", "latest", AttributeOptions(compare_fn=lambda *a, **k: None))
     with pytest.raises(UserError, match="no scenario runs on both"):
         attribute(
             project,
             "v2-pre-rust",
             "latest",
-            patterns="hello-falcon@*",
-            compare_fn=lambda *a, **k: None,
+            AttributeOptions(patterns="hello-falcon@*", compare_fn=lambda *a, **k: None),
         )
 
 
@@ -615,10 +619,10 @@ def test_with_timings_a_disagreement_measures_the_pairs_and_names_the_one_that_i
     ratios = {"new": 1.0, "old+fastapi": 1.3, "old+orjson": 0.9, "old+fastapi+orjson": 1.0}
     asked: list[str] = []
 
-    def compare_fn(proj, base, head, *, patterns, out, **kw):
+    def compare_fn(proj, base, head, options):
         assert head in proj.stacks
         asked.append(head)
-        return _comparison(ratios[head], width=0.002), out
+        return _comparison(ratios[head], width=0.002), options.out
 
     def ensure(stack: Stack) -> Env:
         versions = {
@@ -631,14 +635,16 @@ def test_with_timings_a_disagreement_measures_the_pairs_and_names_the_one_that_i
         project,
         "old",
         "new",
-        patterns="hello@*",
-        quick=True,
-        out=tmp_path / "out",
-        quiet=True,
-        compare_fn=compare_fn,
-        resolve=lambda s: None,
-        ensure=ensure,
-        timings=True,
+        AttributeOptions(
+            patterns="hello@*",
+            quick=True,
+            out=tmp_path / "out",
+            quiet=True,
+            compare_fn=compare_fn,
+            resolve=lambda s: None,
+            ensure=ensure,
+            timings=True,
+        ),
     )
     assert asked == [
         "new",
@@ -771,14 +777,16 @@ def test_counts_only_counts_base_once_and_every_stack_in_one_batch(tmp_path, cap
         project,
         "old",
         "new",
-        patterns="hello@*",
-        quick=True,
-        out=tmp_path / "out",
-        compare_fn=compare_fn,
-        count_fn=count_fn,
-        weigh=fake_weights,
-        resolve=lambda s: None,
-        ensure=_ensure(tmp_path),
+        AttributeOptions(
+            patterns="hello@*",
+            quick=True,
+            out=tmp_path / "out",
+            compare_fn=compare_fn,
+            count_fn=count_fn,
+            weigh=fake_weights,
+            resolve=lambda s: None,
+            ensure=_ensure(tmp_path),
+        ),
     )
     said = [
         line.split(" (")[0] for line in capsys.readouterr().err.splitlines() if line.startswith("[")
@@ -833,14 +841,16 @@ def test_counts_only_a_failed_target_is_its_steps_error_and_the_others_go_on(tmp
         project,
         "old",
         "new",
-        patterns="hello@*",
-        quick=True,
-        out=tmp_path / "out",
-        quiet=True,
-        count_fn=count_fn,
-        weigh=fake_weights,
-        resolve=lambda s: None,
-        ensure=_ensure(tmp_path, failing="old+orjson"),
+        AttributeOptions(
+            patterns="hello@*",
+            quick=True,
+            out=tmp_path / "out",
+            quiet=True,
+            count_fn=count_fn,
+            weigh=fake_weights,
+            resolve=lambda s: None,
+            ensure=_ensure(tmp_path, failing="old+orjson"),
+        ),
     )
     assert count_fn.calls[1] == [
         "hello@old+fastapi",
@@ -866,14 +876,16 @@ def test_counts_only_a_failed_base_is_every_steps_error(tmp_path):
         project,
         "old",
         "new",
-        patterns="hello@*",
-        quick=True,
-        out=tmp_path / "out",
-        quiet=True,
-        count_fn=count_fn,
-        weigh=fake_weights,
-        resolve=lambda s: None,
-        ensure=_ensure(tmp_path),
+        AttributeOptions(
+            patterns="hello@*",
+            quick=True,
+            out=tmp_path / "out",
+            quiet=True,
+            count_fn=count_fn,
+            weigh=fake_weights,
+            resolve=lambda s: None,
+            ensure=_ensure(tmp_path),
+        ),
     )
     assert all(
         "hello@old [load]: count failed" in (s.error or "") for s in [*result.steps, result.direct]
@@ -891,14 +903,16 @@ def test_counts_only_a_disagreement_counts_the_pairs_in_one_more_batch_without_b
         project,
         "old",
         "new",
-        patterns="hello@*",
-        quick=True,
-        out=tmp_path / "out",
-        quiet=True,
-        count_fn=count_fn,
-        weigh=fake_weights,
-        resolve=lambda s: None,
-        ensure=_ensure(tmp_path),
+        AttributeOptions(
+            patterns="hello@*",
+            quick=True,
+            out=tmp_path / "out",
+            quiet=True,
+            count_fn=count_fn,
+            weigh=fake_weights,
+            resolve=lambda s: None,
+            ensure=_ensure(tmp_path),
+        ),
     )
     first, steps, pairs = count_fn.calls
     assert first == ["hello@old", "hello@new"] and steps == [
@@ -931,14 +945,16 @@ def test_counts_only_a_step_moving_only_what_the_servers_never_import_is_not_cou
         project,
         "old",
         "new",
-        patterns="hello@*",
-        quick=True,
-        out=tmp_path / "out",
-        quiet=True,
-        count_fn=count_fn,
-        weigh=fake_weights,
-        resolve=lambda s: None,
-        ensure=_ensure(tmp_path),
+        AttributeOptions(
+            patterns="hello@*",
+            quick=True,
+            out=tmp_path / "out",
+            quiet=True,
+            count_fn=count_fn,
+            weigh=fake_weights,
+            resolve=lambda s: None,
+            ensure=_ensure(tmp_path),
+        ),
     )
     assert count_fn.calls == [["hello@old", "hello@new"], ["hello@old+fastapi"]]
     by_name = {s.step: s for s in result.steps}

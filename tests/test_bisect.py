@@ -209,9 +209,9 @@ def test_bisect_compares_each_probe_against_good_and_skips_a_commit_that_does_no
     hashes = _git(tmp_path, "rev-list", "--reverse", "HEAD").split()  # c0 (good) .. c4 (bad)
     asked: list[tuple[str, str]] = []
 
-    def compare_fn(project, base, head, *, patterns, out, **kw):
+    def compare_fn(project, base, head, options):
         asked.append((base, head))
-        assert (kw["load"], kw["counts"], kw["micro"]) == (
+        assert (options.load, options.counts, options.micro) == (
             False,
             True,
             False,
@@ -227,7 +227,7 @@ def test_bisect_compares_each_probe_against_good_and_skips_a_commit_that_does_no
                     "instructions_per_request",
                 )
             ]
-        ), out
+        ), options.out
 
     result = bisect(
         SimpleNamespace(root=tmp_path),

@@ -13,8 +13,8 @@ import pytest
 from conftest import REPO, benchwatch, make_project
 
 from benchwatch.environments import envs
-from benchwatch.measure import server
-from benchwatch.project.config import load_project
+from benchwatch.measure import launch, ports, readiness, server
+from benchwatch.project.loading import load_project
 from benchwatch.results.files import read_run
 
 pytestmark = pytest.mark.slow
@@ -40,7 +40,7 @@ class _Neighbour(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def neighbour():
-    httpd = http.server.ThreadingHTTPServer((server.HOST, 0), _Neighbour)
+    httpd = http.server.ThreadingHTTPServer((ports.HOST, 0), _Neighbour)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     _Neighbour.seen.clear()
@@ -65,14 +65,14 @@ def test_a_neighbour_that_took_the_port_we_picked_is_not_taken_for_our_server(
     Before: its answer counted as ready, and its 404s were measured (`status 404, want 200`)."""
     variant, env = good
     picks = iter([neighbour])
-    real_free_port = server.free_port
-    monkeypatch.setattr(server, "free_port", lambda: next(picks, None) or real_free_port())
-    with server.running(variant, env) as srv:
+    real_free_port = ports.free_port
+    monkeypatch.setattr(ports, "free_port", lambda: next(picks, None) or real_free_port())
+    with launch.running(variant, env) as srv:
         assert _Neighbour.seen, "the neighbour answered the readiness probe"
         assert (
             srv.port != neighbour
         )  # ours could not bind it, and was started again on another port
-        assert server.listens(srv)
+        assert readiness.listens(srv)
         with __import__("httpx").Client(base_url=srv.base_url) as client:
             assert client.get("/items").status_code == 200
 
@@ -81,12 +81,12 @@ def test_a_neighbour_answering_while_ours_never_listens_is_a_boot_failure_said_a
     good, neighbour, monkeypatch
 ):
     variant, env = good
-    monkeypatch.setattr(server, "free_port", lambda: neighbour)
+    monkeypatch.setattr(ports, "free_port", lambda: neighbour)
     # a "server" that lives but never listens: the wrapper runs a sleep instead of uvicorn
     wrap = [sys.executable, "-c", "import time; time.sleep(60)"]
     with (
         pytest.raises(server.BootError) as caught,
-        server.running(variant, env, wrap=wrap, ready_timeout=3) as srv,
+        launch.running(variant, env, wrap=wrap, ready_timeout=3) as srv,
     ):
         pytest.fail(f"booted {srv}")
     assert "not the one benchwatch started" in caught.value.reason
@@ -144,8 +144,8 @@ def test_the_server_gets_no_runner_variables(good, tmp_path, monkeypatch):
         "os.execv(sys.argv[2], sys.argv[2:])",
         str(dump),
     ]
-    with server.running(variant, env, wrap=wrap) as srv:
-        assert server.listens(srv)
+    with launch.running(variant, env, wrap=wrap) as srv:
+        assert readiness.listens(srv)
     seen = __import__("json").loads(dump.read_text())
     assert seen["BENCH_USER"] == "alice" and seen["VIRTUAL_ENV"] == str(env.path)
     assert [k for k in seen if k.startswith(("GITHUB_", "ACTIONS_", "RUNNER_"))] == []

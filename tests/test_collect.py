@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from conftest import variant
 
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.metrics import Closed, Open
 from benchwatch.measure.collect import AA_SUFFIX, Collector, Shot, Slot, slots_for
 from benchwatch.measure.loadgen import OhaRun, Outcome
-from benchwatch.project.config import Endpoint
 
 ENDPOINT = Endpoint(name="root", path="/")
 CLOSED = Shot(ENDPOINT, Closed(10), 2.0, 10)

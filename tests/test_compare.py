@@ -17,7 +17,7 @@ from benchwatch.judge.verdict import (
 )
 from benchwatch.measure import inject
 from benchwatch.micro.pairs import QUICK_ROUNDS
-from benchwatch.project.config import load_stacks
+from benchwatch.project.stacks import load_stacks
 from benchwatch.report.comment import MARKER, render
 from benchwatch.results.files import read_run
 from benchwatch.results.schema import Environment, Figure
@@ -608,9 +608,9 @@ def test_comment_says_how_each_kind_is_judged_and_lists_each_sides_own_stacks():
 
 
 def test_a_side_lists_only_the_stacks_its_variants_use(tmp_path):
-    from benchwatch.compare.compare import side_info
+    from benchwatch.compare.outputs import side_info
     from benchwatch.compare.sides import Side
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     project = load_project(Path(__file__).parents[1])
     variants = project.select("services@v2-pre-rust")

@@ -6,7 +6,8 @@ import pytest
 from conftest import REPO, make_project
 
 from benchwatch.errors import UserError
-from benchwatch.project.config import load_project, select_variants
+from benchwatch.project.loading import load_project
+from benchwatch.project.variants import select_variants
 
 
 def write_app(directory: Path, text: str) -> Path:

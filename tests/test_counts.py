@@ -27,12 +27,12 @@ from benchwatch.counts import (
 )
 from benchwatch.counts.all_targets import endpoint_figures
 from benchwatch.counts.breakdown import INTERPRETER, object_group
-from benchwatch.counts.counted_server import Phase, TargetCounts
+from benchwatch.counts.target_counts import Phase, TargetCounts
 from benchwatch.figures.figure_key import load_key
 from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS, Counted
 from benchwatch.measure import inject
 from benchwatch.measure.inject import Injection
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 
 FIXTURES = REPO / "tests" / "fixtures" / "counts"
 # real callgrind dumps of one counted phase of hello@latest (GET /): base with the injection layer
@@ -321,7 +321,7 @@ def test_two_targets_of_one_variant_get_their_own_directories(tmp_path):
 def test_given_directories_are_where_each_target_counts(tmp_path, monkeypatch):
     """attribute counts every stack in one call, each target in its stack's folder."""
     from benchwatch.counts import all_targets as run
-    from benchwatch.counts.counted_server import CountFailed
+    from benchwatch.counts.target_counts import CountFailed
 
     variant = load_project(REPO).select("hello@latest")[0]
     targets = [CountTarget(variant, None, variant.endpoints) for _ in range(2)]  # type: ignore[arg-type]
@@ -450,9 +450,7 @@ def test_real_app_with_a_pre_start_is_counted_its_migration_runs_without_the_har
     root = make_project(tmp_path / "project", [REPO / "examples" / "todo_api"])
     variant = load_project(root).select("todo_api@own")[0]
     assert variant.app.declaration.pre_start
-    target = CountTarget(
-        variant, ensure(variant.stack), variant.selected_endpoints(True), Injection()
-    )
+    target = CountTarget(variant, ensure(variant.stack), variant.selected_endpoints(True))
     figures, problems = count_requests(
         [target], out_dir=tmp_path / "out", requests=20, repeats=2, log=lambda _: None
     )
@@ -584,7 +582,7 @@ def test_the_harness_holds_a_uvicorn_loop_still_and_counts_its_timer_ticks(tmp_p
 
     from benchwatch.counts.harness_control import Harness
     from benchwatch.environments.envs import ensure
-    from benchwatch.measure.server import free_port
+    from benchwatch.measure.ports import free_port
 
     python = str(ensure(load_project(REPO).select("hello@latest")[0].stack).python)
     port = free_port()
@@ -686,15 +684,15 @@ def test_real_counted_server_keeps_its_one_connection_while_the_counter_dumps():
     from benchwatch.counts.client import Client, Request, RequestFailed
     from benchwatch.counts.counted_server import KEEP_ALIVE_S
     from benchwatch.environments import envs
-    from benchwatch.measure import server
+    from benchwatch.measure import launch, ports
 
     (hello,) = load_project(REPO).select("hello@latest")
     env = envs.ensure(hello.stack)
     outcomes = {}
     for keep_alive in (None, KEEP_ALIVE_S):
-        with server.running(hello, env, keep_alive=keep_alive) as srv:
+        with launch.running(hello, env, keep_alive=keep_alive) as srv:
             request = Request.of(srv, hello.endpoints[0])
-            client = Client(server.HOST, srv.port, 30)
+            client = Client(ports.HOST, srv.port, 30)
             client.send(request, 1)
             time.sleep(6.5)  # longer than uvicorn's default keep-alive
             try:
@@ -734,9 +732,7 @@ def test_real_write_refused_when_repeated_is_counted_with_a_fresh_email_per_requ
     project = load_project(make_project(tmp_path / "project", [app]))
     variant = project.select("unique_users@latest")[0]
     assert variant.timed_endpoints(quick=False) == () and variant.quick_endpoints == ()
-    target = CountTarget(
-        variant, ensure(variant.stack), variant.selected_endpoints(False), Injection()
-    )
+    target = CountTarget(variant, ensure(variant.stack), variant.selected_endpoints(False))
     figures, problems = count_requests(
         [target], out_dir=tmp_path / "out", requests=20, repeats=2, log=lambda _: None
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from conftest import variant
 
-from benchwatch.declarations.apps import Endpoint
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.judge.coverage import NOT_IN_QUICK, coverage
 from benchwatch.judge.verdict import CompareExtra, Comparison, SideInfo
 from benchwatch.report.comment import render
@@ -214,8 +214,9 @@ def test_counts_problems_survive_a_compare_that_also_runs_the_micro_benchmarks(
     """Before: the micro stage's problems replaced the counts' (`micro_problems = found.problems`)."""
     from benchwatch.compare import rounds
     from benchwatch.compare.compare import compare
+    from benchwatch.compare.options import CompareOptions
     from benchwatch.environments import envs
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     counted = Problem(
         variant="good@latest",
@@ -235,10 +236,7 @@ def test_counts_problems_survive_a_compare_that_also_runs_the_micro_benchmarks(
         load_project(fixture_project),
         "latest",
         "latest",
-        patterns="good@*",
-        load=False,
-        out=fixture_project / "out",
-        quiet=True,
+        CompareOptions(patterns="good@*", load=False, out=fixture_project / "out", quiet=True),
     )
     assert counted in comparison.problems and timed in comparison.problems
     assert comparison.extra.coverage is not None

@@ -61,7 +61,7 @@ def test_the_wheel_in_a_fresh_venv_benchmarks_a_foreign_repository(tmp_path: Pat
         [
             str(venv / "bin" / "python"),
             "-c",
-            "import benchwatch.project.config as c; print(c.default_stacks_file())",
+            "import benchwatch.project.stacks as c; print(c.default_stacks_file())",
         ],
         tmp_path,
         env,

@@ -297,7 +297,7 @@ def test_init_names_the_cause_when_the_database_is_unreachable_or_nothing_create
     listens (the login answers 500; the server said why), then a per-boot database migrated by
     `--migrate` alone, the first user's settings given but no step reading them (the login answers
     400). Each is one ERROR line naming that cause, and nothing is written."""
-    from benchwatch.measure.server import free_port
+    from benchwatch.measure.ports import free_port
 
     environ = _environ()
     repo = tmp_path / "repo"

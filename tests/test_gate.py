@@ -200,7 +200,7 @@ def test_compare_measures_only_the_flagged_figures_again(monkeypatch, tmp_path):
     """compare() wiring: the flagged load figure's variant is booted again with that endpoint only."""
     from benchwatch.compare import confirm, rounds
     from benchwatch.compare.sides import Side
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     project = load_project(Path(__file__).resolve().parents[1])
     hello = next(v for v in project.variants() if v.id == "hello@latest")
@@ -208,14 +208,14 @@ def test_compare_measures_only_the_flagged_figures_again(monkeypatch, tmp_path):
     sides = [Side(role, "HEAD", "ref", project, [hello, services]) for role in ("base", "head")]
     measured = []
 
-    def fake_measure_load(rig, base, head, out, environment, **kwargs):
+    def fake_measure_base_and_head(rig, base, head, out, environment, **kwargs):
         measured.append([(v.id, [e.label for e in v.endpoints]) for v in base.variants])
         run = type("R", (), {"figures": [load_figure("GET /", CPU, SAME)], "problems": []})
         return run, type(
             "R", (), {"figures": [load_figure("GET /", CPU, SAME[::-1])], "problems": []}
         )
 
-    monkeypatch.setattr(rounds, "measure_load", fake_measure_load)
+    monkeypatch.setattr(rounds, "measure_base_and_head", fake_measure_base_and_head)
     cal = calibration(["hello GET / c=10 cpu_us_per_request"])
     first = {"base": [load_figure("GET /", CPU, SAME)], "head": [load_figure("GET /", CPU, SLOW)]}
     rows, _ = compare_figures(first["base"], first["head"], cal)
@@ -223,13 +223,15 @@ def test_compare_measures_only_the_flagged_figures_again(monkeypatch, tmp_path):
         gate.to_confirm(rows),
         first,
         *sides,
-        rig=object(),
-        environment=None,
-        calibration=cal,
-        key=Figure.pair_key,
-        quick=True,
-        patterns=None,
-        out=tmp_path,
+        confirm.ConfirmOptions(
+            rig=object(),
+            environment=None,
+            calibration=cal,
+            key=Figure.pair_key,
+            quick=True,
+            patterns=None,
+            out=tmp_path,
+        ),
     )
     assert measured == [[("hello@latest", ["GET /"])]]
     assert [(r.label, r.verdict) for r in again.rows] == [
@@ -271,7 +273,7 @@ def test_a_flagged_micro_case_is_timed_again_alone_with_the_same_injection(monke
     from benchwatch.compare.sides import Side
     from benchwatch.environments import envs
     from benchwatch.micro import pairs as micro_pairs
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     app = tmp_path / "svc"
     app.mkdir()
@@ -316,13 +318,15 @@ def test_a_flagged_micro_case_is_timed_again_alone_with_the_same_injection(monke
             flagged,
             figures,
             *sides,
-            rig=None,
-            environment=None,
-            calibration=None,
-            key=Figure.pair_key,
-            quick=True,
-            patterns=None,
-            out=tmp_path / "again",
+            confirm.ConfirmOptions(
+                rig=None,
+                environment=None,
+                calibration=None,
+                key=Figure.pair_key,
+                quick=True,
+                patterns=None,
+                out=tmp_path / "again",
+            ),
         )
     assert (
         again.problems == [] and again.figures == 1

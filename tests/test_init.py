@@ -239,7 +239,7 @@ def test_an_app_without_a_parameter_free_get_gets_commented_examples(tmp_path: P
 
 def test_the_pull_request_that_adds_benchwatch_borrows_heads_declarations(tmp_path: Path) -> None:
     from benchwatch.compare.sides import resolve
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     root = repository(
         tmp_path / "repo", APP + '\n\n@app.get("/")\ndef root() -> dict:\n    return {}\n'

@@ -110,7 +110,8 @@ class _Refused(Exception):
 
 
 def _probe(**settings: object):
-    from benchwatch.declarations.apps import AppDeclaration, Endpoint
+    from benchwatch.declarations.apps import AppDeclaration
+    from benchwatch.declarations.requests import Endpoint
 
     return AppDeclaration(
         name="backend",

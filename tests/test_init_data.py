@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch.declarations import placeholders
+from benchwatch.declarations import placeholders, redaction
 from benchwatch.scaffold import declared_requests as plan
 from benchwatch.scaffold import schema
 
@@ -285,7 +285,7 @@ def test_a_list_that_answered_records_gives_its_first_and_no_record_is_created()
 def test_a_golden_body_keeps_secrets_as_references_and_volatile_values_masked(monkeypatch) -> None:
     from benchwatch.measure.verify import golden_text
 
-    placeholders.forget_all()
+    redaction.forget_all()
     monkeypatch.setenv("BENCHWATCH_USER", "admin@example.com")
     placeholders.value_of(placeholders.Ref("env", "BENCHWATCH_USER"), placeholders.Context())
     body = {
@@ -307,7 +307,7 @@ def test_a_golden_body_keeps_secrets_as_references_and_volatile_values_masked(mo
         and back["note"] == "hi ci-user@example.org, ${HOME} {tmp}"
     )
     assert back["items"][0] == {"id": "<str>", "owner": "ci-user@example.org"}
-    placeholders.forget_all()
+    redaction.forget_all()
 
 
 def test_the_volatile_line_is_set_in_place_and_nothing_else_changes() -> None:
@@ -527,7 +527,7 @@ def _ask_users(make_app) -> tuple[plan.Candidate, dict, list]:  # type: ignore[n
     import httpx
 
     from benchwatch.declarations.apps import AppDeclaration
-    from benchwatch.project.config import App
+    from benchwatch.project.apps import App
     from benchwatch.scaffold import init
     from benchwatch.scaffold.probe import ask_endpoint
 
@@ -650,7 +650,7 @@ def test_a_write_refused_for_another_field_keeps_its_first_answer_and_true_reaso
     ],
 )
 def test_the_unique_key_rule(body: dict, fields: tuple | None, after: dict | None) -> None:
-    from benchwatch.declarations.apps import Endpoint
+    from benchwatch.declarations.requests import Endpoint
     from benchwatch.scaffold.unique import made_unique
 
     made = made_unique(Endpoint(name="w", method="POST", path="/w", json=body))

@@ -9,9 +9,9 @@ import pytest
 
 from benchwatch.declarations.placeholders import Context
 from benchwatch.errors import UserError
-from benchwatch.measure import inject, server
+from benchwatch.measure import inject, server_command
 from benchwatch.measure.inject import Faults, Injection
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -71,11 +71,11 @@ def test_a_servers_environment_carries_its_sides_injection(monkeypatch) -> None:
     variant = load_project(REPO).select("hello@latest")[0]
     env = SimpleNamespace(path=Path(sys.prefix))
     monkeypatch.setenv("BENCHWATCH_INJECT_CPU_US", "99")  # never inherited from ours
-    alone = server.server_environment(variant, env, Context())
+    alone = server_command.server_environment(variant, env, Context())
     assert not set(alone) & set(inject.INJECT_ENVS)
     with inject.armed(Faults(head=Injection(cpu_us=250, loops=7))):
-        head = server.server_environment(variant, env, Context(), "head")
-        base = server.server_environment(variant, env, Context(), "base")
+        head = server_command.server_environment(variant, env, Context(), "head")
+        base = server_command.server_environment(variant, env, Context(), "base")
     assert {k: head[k] for k in inject.INJECT_ENVS if k in head} == {
         "BENCHWATCH_INJECT_CPU_US": "250",
         "BENCHWATCH_INJECT_LOOPS": "7",

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, benchwatch
 
+from benchwatch.declarations.stacks import Stack
 from benchwatch.measure.inject import MICRO_INJECT_ENV
 from benchwatch.micro import cachegrind
 from benchwatch.micro.cases import Case, check, discover, runner_env, select
@@ -22,7 +23,7 @@ from benchwatch.micro.instructions import (
     per_call,
     quick_patterns,
 )
-from benchwatch.project.config import Stack, load_stacks
+from benchwatch.project.stacks import load_stacks
 
 SAMPLE = REPO / "tests" / "fixtures" / "cachegrind" / "small.out"
 TINY_STACK = Stack(name="tiny", pins={"python": "3"})

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchwatch.declarations.apps import Stack
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments import envs, interpreters
 from benchwatch.errors import UserError
 from benchwatch.results.schema import Environment

@@ -22,12 +22,12 @@ from benchwatch.judge.verdict import (
     SideInfo,
     compare_figures,
 )
-from benchwatch.measure import rounds
+from benchwatch.measure import one_round, rounds
 from benchwatch.measure.collect import Collector, Slot
 from benchwatch.measure.load_plan import QUICK, LoadPlan
 from benchwatch.measure.loadgen import OhaRun, Outcome
+from benchwatch.measure.one_round import Lane
 from benchwatch.measure.rig import Rig, Track
-from benchwatch.measure.rounds import Lane
 from benchwatch.measure.server import CpuTimes
 from benchwatch.report.comment import render
 from benchwatch.results.load_facts import SkippedRun
@@ -81,7 +81,7 @@ class Host:
         for round_index in block:
             announce(round_index)
             self.round = round_index
-            rounds.measure_lanes(rig, lanes, round_index, fresh=True, only=only)
+            one_round.measure_lanes(rig, lanes, round_index, fresh=True, only=only)
             done(round_index)
 
     def together(self, rig, shots):
@@ -100,8 +100,8 @@ class Host:
 def drive(monkeypatch, out_of_step, plan: LoadPlan = PLAN) -> tuple[Host, list[Track]]:
     host = Host(out_of_step)
     monkeypatch.setattr(rounds, "boot_and_measure", host.boot_and_measure)
-    monkeypatch.setattr(rounds, "_together", host.together)
-    monkeypatch.setattr(rounds, "_checked", lambda lane: True)
+    monkeypatch.setattr(one_round, "_together", host.together)
+    monkeypatch.setattr(one_round, "_checked", lambda lane: True)
     tracks = [Track([Slot(variant("x"), "x@latest")], Collector()) for _ in ("base", "head")]
     rounds.run_rounds(
         Rig("oha", plan, {}), tracks, progress=rounds.Progress(plan.rounds, quiet=True)
@@ -153,7 +153,7 @@ def test_a_host_that_drops_every_make_up_is_given_up_on_at_the_bound(monkeypatch
     limit = rounds.make_up_limit(PLAN.rounds)
     assert limit == 3  # half of a quick compare's six rounds
     assert [block for block, _ in host.boots] == [0, 1, 2, 3, 4, 5, 6, 7, 8]
-    tries = rounds.MISMATCH_RETRIES + 1
+    tries = one_round.MISMATCH_RETRIES + 1
     assert (
         sum(r >= 6 for r, _ in host.fired) == limit * tries
     )  # each make-up pair fired again before it is dropped
@@ -166,8 +166,8 @@ def test_a_host_that_drops_every_make_up_is_given_up_on_at_the_bound(monkeypatch
 def test_one_track_alone_has_nothing_to_make_up(monkeypatch) -> None:
     host = Host(lambda r, tag: True)
     monkeypatch.setattr(rounds, "boot_and_measure", host.boot_and_measure)
-    monkeypatch.setattr(rounds, "_together", lambda rig, shots: host.together(rig, shots)[:1])
-    monkeypatch.setattr(rounds, "_checked", lambda lane: True)
+    monkeypatch.setattr(one_round, "_together", lambda rig, shots: host.together(rig, shots)[:1])
+    monkeypatch.setattr(one_round, "_checked", lambda lane: True)
     track = Track([Slot(variant("x"), "x@latest")], Collector())
     rounds.run_rounds(Rig("oha", QUICK, {}), [track], progress=rounds.Progress(1, quiet=True))
     assert [block for block, _ in host.boots] == [0] and track.data.dropped == []

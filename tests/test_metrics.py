@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from benchwatch.declarations.stacks import Stack
 from benchwatch.figures.figure_key import load_key, server_key
 from benchwatch.figures.metrics import (
     CPU,
@@ -18,7 +19,6 @@ from benchwatch.figures.metrics import (
     setting_from_params,
 )
 from benchwatch.micro.figures import _figure as micro_figure
-from benchwatch.project.config import Stack
 from benchwatch.results.schema import Figure, figure_label
 
 ENDPOINT = "GET /services?offset=0"

@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments.envs import ensure
 from benchwatch.errors import UserError
 from benchwatch.micro.asv import run_micro
 from benchwatch.micro.figures import figures_from_results, results_path, version_number
-from benchwatch.project.config import Stack, load_stacks
+from benchwatch.project.stacks import load_stacks
 
 STACKS = load_stacks(REPO)
 TWO_STACKS = [STACKS["seed-v1"], STACKS["latest"]]

@@ -6,10 +6,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+from benchwatch.declarations.stacks import Stack
 from benchwatch.judge.stats import paired_ratio_interval
 from benchwatch.micro import pairs as micro_pairs
 from benchwatch.micro.pairs import Player, time_cases
-from benchwatch.project.config import Stack
 
 BENCH = """
 import os

@@ -20,7 +20,7 @@ from benchwatch.judge.verdict import (
     SideInfo,
     compare_figures,
 )
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 from benchwatch.report.comment import render
 from benchwatch.results.schema import Figure
 

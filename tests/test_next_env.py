@@ -11,7 +11,7 @@ import tarfile
 import zipfile
 from pathlib import Path
 
-from benchwatch.declarations.apps import Stack
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments.envs import resolution_flags
 from benchwatch.environments.uv_tool import uv_executable
 
@@ -95,7 +95,7 @@ def test_next_takes_a_pre_release_only_where_pinned_and_builds_nothing(tmp_path)
 def test_pinned_stacks_keep_their_day():
     from conftest import REPO
 
-    from benchwatch.project.config import load_stacks
+    from benchwatch.project.stacks import load_stacks
 
     stacks = load_stacks(REPO)
     pinned = next(s for s in stacks.values() if not s.resolved_at_run_time and s.exclude_newer)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from benchwatch.errors import UserError
-from benchwatch.project.config import load_project, load_stacks
+from benchwatch.project.loading import load_project
+from benchwatch.project.stacks import load_stacks
 
 V1_APP = """import pydantic
 from fastapi import FastAPI

@@ -11,7 +11,7 @@ from test_interpreters import fake_python
 
 from benchwatch.environments import interpreters, own_requirements
 from benchwatch.errors import UserError
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 
 LOCKED = REPO / "tests" / "fixtures" / "locked_app"
 LINUX = {

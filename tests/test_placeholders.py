@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import make_project
 
-from benchwatch.declarations import placeholders
-from benchwatch.declarations.apps import AppDeclaration, Endpoint
+from benchwatch.declarations import redaction
+from benchwatch.declarations.apps import AppDeclaration
 from benchwatch.declarations.placeholders import (
     Context,
     PlaceholderError,
@@ -20,16 +20,18 @@ from benchwatch.declarations.placeholders import (
     refs,
     resolve,
 )
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.errors import UserError
 from benchwatch.measure.request import prepare
-from benchwatch.project.config import App, load_app, load_project
+from benchwatch.project.apps import App, load_app
+from benchwatch.project.loading import load_project
 
 
 @pytest.fixture(autouse=True)
 def _no_secrets():
-    placeholders.forget_all()
+    redaction.forget_all()
     yield
-    placeholders.forget_all()
+    redaction.forget_all()
 
 
 def test_only_the_exact_brace_forms_are_placeholders_and_escapes_write_them_as_text():
@@ -329,14 +331,14 @@ def test_a_missing_variable_is_one_error_line_naming_it_before_anything_boots(
 
 
 def test_secrets_are_redacted_as_whole_words_in_every_form_they_are_quoted():
-    placeholders.remember("BENCH_USER", "bench")
-    placeholders.remember("BENCH_PASSWORD", "p&ss word/1")
-    placeholders.remember("SHORT", "abc")  # too short to redact: it would garble everything
+    redaction.remember("BENCH_USER", "bench")
+    redaction.remember("BENCH_PASSWORD", "p&ss word/1")
+    redaction.remember("SHORT", "abc")  # too short to redact: it would garble everything
     text = (
         'benchwatch: login as bench failed: {"password": "p&ss word/1"} form password=p%26ss+word%2F1 '
         "url p%26ss%20word%2F1 abc"
     )
-    assert placeholders.redact(text) == (
+    assert redaction.redact(text) == (
         'benchwatch: login as ${BENCH_USER} failed: {"password": "${BENCH_PASSWORD}"} form '
         "password=${BENCH_PASSWORD} url ${BENCH_PASSWORD} abc"
     )
@@ -353,7 +355,7 @@ def test_the_database_url_is_checked_and_its_password_is_a_secret(monkeypatch):
         "s@cret-pw",
         "postgres",
     )
-    assert placeholders.redact("password s@cret-pw") == "password ${BENCHWATCH_POSTGRES_URL}"
+    assert redaction.redact("password s@cret-pw") == "password ${BENCHWATCH_POSTGRES_URL}"
     boot = database.BootDatabase(cluster, "benchwatch_1_ab")
     assert boot.parts["url"] == "postgresql://bench:s%40cret-pw@127.0.0.1:5433/benchwatch_1_ab"
     with pytest.raises(UserError, match="must be on loopback"):
@@ -417,10 +419,10 @@ def test_the_writers_redact_every_string_and_leave_figures_and_bytes_alone(tmp_p
     assert (tmp_path / "before.json").read_text() == json.dumps(data, indent=1) + "\n"
     assert (tmp_path / "before.md").read_text() == text
 
-    placeholders.remember("PASSWORD", 'pw"é\\x')
-    placeholders.remember("PIN", "1234")  # a number: redacted in quoted text only
-    placeholders.remember("DEBUG", "true")
-    placeholders.remember_setup({"token": "t0k-3n/+x", "item_id": "1234567", "admin": "false"})
+    redaction.remember("PASSWORD", 'pw"é\\x')
+    redaction.remember("PIN", "1234")  # a number: redacted in quoted text only
+    redaction.remember("DEBUG", "true")
+    redaction.remember_setup({"token": "t0k-3n/+x", "item_id": "1234567", "admin": "false"})
     write_json_atomic(tmp_path / "after.json", data)
     write_text_atomic(tmp_path / "after.md", text)
     assert json.loads((tmp_path / "after.json").read_text()) == {
@@ -434,7 +436,7 @@ def test_the_writers_redact_every_string_and_leave_figures_and_bytes_alone(tmp_p
         tmp_path / "after.md"
     ).read_text() == "<td>${PASSWORD}</td> | ${PASSWORD} | 1234 | {setup.token} | true\n"
     assert (
-        placeholders.redact("pin 1234, debug true, id 1234567")
+        redaction.redact("pin 1234, debug true, id 1234567")
         == "pin ${PIN}, debug ${DEBUG}, id 1234567"
     )
 
@@ -456,19 +458,19 @@ def test_the_pieces_of_a_value_pydantic_cut_short_are_redacted():
             raise ValueError("change the secrets")
 
     secret = "Long-secret-value-" + "q9w8e7r6" * 6
-    placeholders.remember("SECRET_KEY", secret)
+    redaction.remember("SECRET_KEY", secret)
     said = []
     for attempt in (lambda: Port(port=secret), lambda: Settings(SECRET_KEY=secret, PROJECT="shop")):
         with pytest.raises(ValidationError) as caught:
             attempt()
-        said.append(placeholders.redact(str(caught.value)))
+        said.append(redaction.redact(str(caught.value)))
     assert "input_value='${SECRET_KEY}...${SECRET_KEY}'" in said[0]
     assert (
         "input_value={'SECRET_KEY': '${SECRET_KEY}...7r6', 'PROJECT': 'shop'}" in said[1]
     )  # 3 left: too few
     assert not [s for s in said if "Long-se" in s or "e7r6" in s]
     # a word that only begins like the value, and a piece too short to tell anything, stay
-    assert placeholders.redact("Long-... Long-secretive... Long-secret-v…x ...r6q9w8e7r6") == (
+    assert redaction.redact("Long-... Long-secretive... Long-secret-v…x ...r6q9w8e7r6") == (
         "Long-... Long-secretive... ${SECRET_KEY}…x ...${SECRET_KEY}"
     )
 
@@ -479,7 +481,7 @@ def test_the_login_and_the_named_variables_are_secrets_for_the_whole_command(cap
     line the command prints, whether a `${NAME}` reads them or not."""
     import sys
 
-    placeholders.remember_environment(
+    redaction.remember_environment(
         {
             "BENCHWATCH_USER": "admin@example.com",
             "BENCHWATCH_PASSWORD": "",
@@ -489,7 +491,7 @@ def test_the_login_and_the_named_variables_are_secrets_for_the_whole_command(cap
             "OTHER": "visible",
         }
     )
-    stream = placeholders.RedactedStream(sys.stdout)
+    stream = redaction.RedactedStream(sys.stdout)
     print(
         "login admin@example.com signed with sk-9f8e7d, mail smtp-pw-1, other visible",
         file=stream,
@@ -506,7 +508,7 @@ def test_an_error_answer_init_comments_on_quotes_no_secret():
 
     from benchwatch.scaffold.probe import _detail
 
-    placeholders.remember("API_TOKEN", "tk-" + "9" * 300)
+    redaction.remember("API_TOKEN", "tk-" + "9" * 300)
     said = _detail(httpx.Response(401, json={"detail": f"token {'tk-' + '9' * 300} expired"}))
     assert said == '"token ${API_TOKEN} expired"'
     assert (

@@ -13,7 +13,7 @@ from benchwatch.commands.run import aa_variant
 from benchwatch.compare.questions import group_of
 from benchwatch.errors import UserError
 from benchwatch.figures.metrics import CPU, RSS_IDLE
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 from benchwatch.results.files import read_run
 
 GOOD = FIXTURE_APPS / "good"

@@ -253,7 +253,7 @@ def test_state_file_path_unused_until_resolution_succeeds(capsys, tmp_path, monk
 
 def test_next_is_pinned_to_exactly_the_resolved_versions_and_its_env_checks_them(tmp_path):
     from benchwatch.environments.releases import pin_requirements, pin_stack_file
-    from benchwatch.project.config import load_stacks
+    from benchwatch.project.stacks import load_stacks
 
     assert pin_requirements(
         ["fastapi", "psycopg[binary]", "orjson"], {"fastapi": "0.166.0b1", "psycopg": "3.3.9"}

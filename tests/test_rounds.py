@@ -7,15 +7,15 @@ from dataclasses import dataclass
 import pytest
 from conftest import variant
 
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.metrics import Closed
-from benchwatch.measure import rounds
+from benchwatch.measure import one_round
 from benchwatch.measure.collect import Shot, Slot
 from benchwatch.measure.load_plan import QUICK
 from benchwatch.measure.loadgen import OhaRun, Outcome
+from benchwatch.measure.one_round import Aimed, Lane
 from benchwatch.measure.rig import Rig, Track
-from benchwatch.measure.rounds import Aimed, Lane
 from benchwatch.measure.server import CpuTimes
-from benchwatch.project.config import Endpoint
 
 
 @dataclass
@@ -51,13 +51,13 @@ def run(wall: float, successes: int = 1000) -> OhaRun:
 
 @pytest.mark.parametrize(("walls", "kept"), [((2.01, 2.05), True), ((3.41, 2.03), False)])
 def test_a_pair_is_kept_only_when_both_ran_in_the_same_window(monkeypatch, walls, kept) -> None:
-    tries = rounds.MISMATCH_RETRIES + 1
+    tries = one_round.MISMATCH_RETRIES + 1
     pair = shots([[1.0, 1.5] * tries, [2.0, 2.6] * tries])
     fired = []
     monkeypatch.setattr(
-        rounds, "_together", lambda rig, s: fired.append(1) or [run(w) for w in walls]
+        one_round, "_together", lambda rig, s: fired.append(1) or [run(w) for w in walls]
     )
-    outcomes = rounds._measure(RIG, pair, round_index=7)
+    outcomes = one_round._measure(RIG, pair, round_index=7)
     assert len(fired) == (
         1 if kept else tries
     )  # out of step: fired again before the pair is dropped
@@ -84,8 +84,8 @@ def test_a_pair_is_kept_only_when_both_ran_in_the_same_window(monkeypatch, walls
 def test_a_pair_out_of_step_once_is_fired_again_and_kept(monkeypatch) -> None:
     pair = shots([[1.0, 1.5, 3.0, 3.5], [2.0, 2.6, 4.0, 4.7]])  # CPU before and after each try
     walls = iter([(3.41, 2.03), (2.02, 2.04)])
-    monkeypatch.setattr(rounds, "_together", lambda rig, s: [run(w) for w in next(walls)])
-    rounds._measure(RIG, pair, round_index=3)
+    monkeypatch.setattr(one_round, "_together", lambda rig, s: [run(w) for w in next(walls)])
+    one_round._measure(RIG, pair, round_index=3)
     for aimed, cpu in zip(pair, (0.5, 0.7), strict=True):  # the second try's CPU, not the first's
         data = aimed.lane.data
         assert {f.metric: f for f in data.figures()}["cpu_us_per_request"].samples == [
@@ -96,8 +96,8 @@ def test_a_pair_out_of_step_once_is_fired_again_and_kept(monkeypatch) -> None:
 
 def test_one_lane_alone_is_always_recorded(monkeypatch) -> None:
     single = shots([[1.0, 1.25]])
-    monkeypatch.setattr(rounds, "_together", lambda rig, s: [run(9.0)])
-    rounds._measure(RIG, single, round_index=0)
+    monkeypatch.setattr(one_round, "_together", lambda rig, s: [run(9.0)])
+    one_round._measure(RIG, single, round_index=0)
     cpu = next(f for f in single[0].lane.data.figures() if f.metric == "cpu_us_per_request")
     assert cpu.samples == [pytest.approx(250.0)]  # 0.25 s of server CPU over 1000 answers
 
@@ -147,10 +147,10 @@ def test_warm_ups_run_step_by_step_so_a_big_endpoint_does_not_slow_a_small_ones(
         fired.append([a.shot.endpoint.name for a in aimed])
         return [run(0.2, successes=200 if a.shot.endpoint is small else 2) for a in aimed]
 
-    monkeypatch.setattr(rounds, "_checked", lambda lane: True)
-    monkeypatch.setattr(rounds, "_together", together)
-    monkeypatch.setattr(rounds, "_measure_step", lambda rig, lanes, step, i, tags=None: lanes)
-    rounds.measure_lanes(RIG, lanes, round_index=0)  # type: ignore[arg-type]
+    monkeypatch.setattr(one_round, "_checked", lambda lane: True)
+    monkeypatch.setattr(one_round, "_together", together)
+    monkeypatch.setattr(one_round, "_measure_step", lambda rig, lanes, step, i, tags=None: lanes)
+    one_round.measure_lanes(RIG, lanes, round_index=0)  # type: ignore[arg-type]
     assert fired == [
         ["small", "small"],
         ["big", "big"],

@@ -8,7 +8,7 @@ from conftest import REPO, benchwatch, make_project, uvicorn_processes
 
 from benchwatch.errors import UserError
 from benchwatch.measure.load_plan import FULL, QUICK, parse_shard, shard
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 from benchwatch.results.files import read_run, write_run
 from benchwatch.results.load_facts import LoadgenInfo, SkippedRun
 from benchwatch.results.schema import Figure, Run, RunExtra

@@ -15,7 +15,7 @@ from conftest import make_project
 from benchwatch import commands
 from benchwatch.cli import build_parser
 from benchwatch.errors import EXIT_BAD_INPUT, UserError
-from benchwatch.measure import server
+from benchwatch.measure import stopping
 from benchwatch.measure.session import open_session
 from benchwatch.results import fingerprint
 
@@ -61,7 +61,7 @@ def _tiny(tmp_path: Path) -> Path:
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     calls = {"fingerprint": 0, "cleanup": 0}
-    collect, install = fingerprint.collect, server.install_cleanup
+    collect, install = fingerprint.collect, stopping.install_cleanup
 
     def counted_collect(*args, **kwargs):
         calls["fingerprint"] += 1
@@ -72,7 +72,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
         install()
 
     monkeypatch.setattr(fingerprint, "collect", counted_collect)
-    monkeypatch.setattr(server, "install_cleanup", counted_install)
+    monkeypatch.setattr(stopping, "install_cleanup", counted_install)
     return calls
 
 
@@ -175,8 +175,8 @@ def test_every_probe_of_bisect_is_a_compare_inside_its_one_session(tmp_path, mon
     calls = _counting(monkeypatch)
     seen: list[tuple[Path, object]] = []
 
-    def compare_fn(project, base, head, *, out, session, **kw):
-        seen.append((out, session))
+    def compare_fn(project, base, head, options):
+        seen.append((options.out, options.session))
         raise UserError("head: does not load")  # every probe skipped: only the sessions matter here
 
     with pytest.raises(UserError, match="could not be measured"):

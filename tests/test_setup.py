@@ -13,10 +13,12 @@ from urllib.parse import parse_qs
 
 import pytest
 
-from benchwatch.declarations.apps import AppDeclaration, Stack
+from benchwatch.declarations.apps import AppDeclaration
 from benchwatch.declarations.placeholders import Context
+from benchwatch.declarations.stacks import Stack
 from benchwatch.measure.setup import SetupError, run_setup
-from benchwatch.project.config import App, Variant
+from benchwatch.project.apps import App
+from benchwatch.project.variants import Variant
 
 
 class _Api(http.server.BaseHTTPRequestHandler):

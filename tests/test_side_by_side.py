@@ -11,18 +11,19 @@ from benchwatch.compare import sides
 from benchwatch.compare.findings_rounds import QUICK as FINDINGS_QUICK
 from benchwatch.compare.findings_rounds import group_ratios, lane_track
 from benchwatch.compare.questions import chosen_lanes, group_of
-from benchwatch.declarations.apps import Question
+from benchwatch.declarations.project_file import Question
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.errors import UserError
 from benchwatch.figures.metrics import CPU, CPU_SYS, CPU_USER, RSS_PEAK, Closed
 from benchwatch.judge.verdict import CompareExtra, Comparison, SideInfo, compare_figures
-from benchwatch.measure import rounds
+from benchwatch.measure import one_round, rounds
 from benchwatch.measure.collect import Collector, Shot, Slot
 from benchwatch.measure.load_plan import QUICK
 from benchwatch.measure.loadgen import OhaRun, Outcome
+from benchwatch.measure.one_round import Lane
 from benchwatch.measure.rig import Rig, Track
-from benchwatch.measure.rounds import Lane
 from benchwatch.measure.server import CpuTimes
-from benchwatch.project.config import Endpoint, load_project
+from benchwatch.project.loading import load_project
 from benchwatch.report.comment import render
 from benchwatch.report.markdown import build, render_markdown
 from benchwatch.report.questions import NOT_RUN, paired_text, study_rows
@@ -220,8 +221,8 @@ def test_lanes_with_different_endpoints_mapped_to_one_step_are_loaded_together(m
             for _ in shots
         ]
 
-    monkeypatch.setattr(rounds, "_together", together)
-    rounds._measure_step(Rig("oha", QUICK, {}), lanes, "one step", round_index=0)
+    monkeypatch.setattr(one_round, "_together", together)
+    one_round._measure_step(Rig("oha", QUICK, {}), lanes, "one step", round_index=0)
     assert ["/a", "/b"] in batches  # both endpoints in one batch: at the same moment
     assert all(len(batch) == 2 for batch in batches)
     closed = [
@@ -499,9 +500,9 @@ def test_a_reused_server_is_not_verified_again_and_records_no_memory(monkeypatch
     def never(lane):
         raise AssertionError("a reused server is not verified again")
 
-    monkeypatch.setattr(rounds, "_checked", never)
+    monkeypatch.setattr(one_round, "_checked", never)
     monkeypatch.setattr(
-        rounds,
+        one_round,
         "_together",
         lambda rig, shots: [
             OhaRun([], Outcome(successes=100, elapsed=0.5, p50_ms=1.0, p99_ms=2.0), 0.5, 0.1, 1)
@@ -510,7 +511,7 @@ def test_a_reused_server_is_not_verified_again_and_records_no_memory(monkeypatch
     )
     track = Track([Slot(variant("x"), "x@latest")])
     lane = Lane(track, track.slots[0], Server(), {}, quick=True)  # type: ignore[arg-type]
-    rounds.measure_lanes(Rig("oha", FINDINGS_QUICK, {}), [lane], round_index=3, fresh=False)
+    one_round.measure_lanes(Rig("oha", FINDINGS_QUICK, {}), [lane], round_index=3, fresh=False)
     figures = track.data.figures()
     assert {f.metric for f in figures} == {
         CPU.key,

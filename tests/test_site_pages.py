@@ -17,7 +17,8 @@ from test_report import synthetic_run
 
 from benchwatch.attribute.table import Attribution
 from benchwatch.publish.latest import speedup_table
-from benchwatch.publish.releases_page import release_name, release_table
+from benchwatch.publish.release_cells import release_name
+from benchwatch.publish.releases_page import release_table
 from benchwatch.publish.site import build_site
 from benchwatch.report.honest import measured
 from benchwatch.report.html import STYLESHEET
@@ -337,7 +338,7 @@ def test_a_release_that_moved_a_figure_shows_its_cost_and_mechanism_in_its_own_r
     uvloop 0.23's write/writev — not one run): the uvloop row names its versions, its estimated cost
     1.037x higher in µs, the shared objects whose instructions moved and the calls by name that changed;
     the uvicorn row its own; the transitive step moved nothing and has no row."""
-    from benchwatch.publish.releases_page import read_attribution
+    from benchwatch.publish.attribution_read import read_attribution
 
     build_site(tmp_path, attributions=[(MECHANISM.name, read_attribution(MECHANISM))])
     page = (tmp_path / "releases.html").read_text()
@@ -373,7 +374,7 @@ def test_a_release_table_from_an_attribution_without_a_cost_or_a_mechanism_says_
     """An attribution written before the mechanism was kept (the real timed hello one) still renders:
     its moved figures are CPU per request, and the mechanism is "not recorded"; one with counts but
     no cost gives the counts' ratios."""
-    from benchwatch.publish.releases_page import mechanism_table
+    from benchwatch.publish.release_mechanisms import mechanism_table
 
     old = Attribution.model_validate_json(
         (Path(__file__).parent / "fixtures" / "site" / "attribution-hello.json").read_text()

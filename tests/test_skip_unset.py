@@ -15,7 +15,7 @@ from conftest import make_project
 
 from benchwatch.judge.coverage import Coverage, add_left_out
 from benchwatch.measure.preflight import pairs_without_unset, without_unset
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 from benchwatch.report.comment import render
 
 LOGIN = {"BENCHWATCH_USER": "admin@example.com", "BENCHWATCH_PASSWORD": "pw-1234"}

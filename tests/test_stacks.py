@@ -9,7 +9,7 @@ from conftest import REPO
 
 from benchwatch.errors import UserError
 from benchwatch.micro import asv_conf
-from benchwatch.project.config import load_stacks
+from benchwatch.project.stacks import load_stacks
 
 
 def test_committed_asv_conf_is_generated_from_stacks_toml() -> None:
@@ -76,7 +76,7 @@ def test_a_stack_that_extends_another_takes_its_pins_and_says_only_what_differs(
     (tmp_path / "app" / "benchwatch-app.toml").write_text(
         'name = "a"\napp = "m:app"\n[[endpoints]]\nname = "x"\npath = "/"\n'
     )
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     project = load_project(tmp_path)
     assert (

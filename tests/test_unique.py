@@ -14,12 +14,14 @@ from test_coverage import made
 
 from benchwatch.counts.client import Client, Request
 from benchwatch.declarations import placeholders
-from benchwatch.declarations.apps import PER_REQUEST_WHY, AppDeclaration, Endpoint
+from benchwatch.declarations.apps import AppDeclaration
 from benchwatch.declarations.placeholders import UNIQUE_LENGTH, Context, Ref, refs, resolve
+from benchwatch.declarations.requests import PER_REQUEST_WHY, Endpoint
 from benchwatch.errors import UserError
 from benchwatch.judge.coverage import coverage
 from benchwatch.measure.request import prepare
-from benchwatch.project.config import App, load_project
+from benchwatch.project.apps import App
+from benchwatch.project.loading import load_project
 
 SIGNUP = Endpoint(
     name="signup", method="POST", path="/users", json={"email": "u{unique}@example.com", "n": 1}

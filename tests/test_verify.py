@@ -12,9 +12,9 @@ import pytest
 from conftest import benchwatch, uvicorn_processes
 
 from benchwatch.environments import envs
-from benchwatch.measure import server
+from benchwatch.measure import launch, server
 from benchwatch.measure.verify import first_difference, mask
-from benchwatch.project.config import load_project
+from benchwatch.project.loading import load_project
 
 pytestmark = pytest.mark.slow
 
@@ -60,14 +60,14 @@ def test_port_already_taken_is_a_clear_boot_error(fixture_project: Path) -> None
         sock.listen()
         taken = sock.getsockname()[1]
         with pytest.raises(server.BootError, match=f"port 127.0.0.1:{taken} is already in use"):
-            with server.running(variant, env, port=taken):
+            with launch.running(variant, env, port=taken):
                 pass
 
 
 def test_server_tree_is_measured_and_stopped(fixture_project: Path) -> None:
     variant = next(v for v in load_project(fixture_project).variants() if v.id == "good@latest")
     env = envs.ensure(variant.stack)
-    with server.running(variant, env) as srv:
+    with launch.running(variant, env) as srv:
         pid = srv.pid
         assert srv.rss_bytes() > 10_000_000  # a Python process with FastAPI loaded
         assert srv.cpu_seconds() > 0

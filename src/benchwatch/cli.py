@@ -10,7 +10,7 @@ import traceback
 from typing import NoReturn
 
 from benchwatch import __version__
-from benchwatch.declarations.placeholders import RedactedStream, remember_environment
+from benchwatch.declarations.redaction import RedactedStream, remember_environment
 from benchwatch.errors import (
     EXIT_BAD_INPUT,
     EXIT_CODES,

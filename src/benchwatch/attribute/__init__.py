@@ -1,1 +1,2 @@
-"""Attribution: which release (`attribute`), which commit (`bisect`), which function (`profile`)."""
+"""Attribution: which release (`attribute`), which commit (`bisect`) made a change, and by which
+packages, steps and mechanism."""

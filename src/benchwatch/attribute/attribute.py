@@ -27,7 +27,7 @@ from benchwatch.attribute.table import (
     open_loop,
 )
 from benchwatch.counts.same_paths import Links
-from benchwatch.declarations.apps import Stack
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments import envs
 from benchwatch.environments.versions import differing
 from benchwatch.errors import UserError
@@ -36,7 +36,7 @@ from benchwatch.judge.calibrate import load_calibration
 from benchwatch.judge.verdict import Comparison
 from benchwatch.measure.session import open_session
 from benchwatch.progress import Progress
-from benchwatch.project.config import Project
+from benchwatch.project.variants import Project
 from benchwatch.results.files import write_json_atomic, write_text_atomic
 
 
@@ -66,27 +66,34 @@ def _compare() -> CompareFn:
     return compare
 
 
+@dataclasses.dataclass(frozen=True)
+class AttributeOptions:
+    """Every choice of an attribution beyond its two stacks (the defaults are `benchwatch
+    attribute`'s). `compare_fn`, `count_fn`, `weigh`, `resolve` and `ensure`: for tests."""
+
+    patterns: str | None = None  # -k: which scenarios (those on both stacks)
+    quick: bool = False
+    rounds: int | None = None  # each compare's load rounds (--timings)
+    out: Path | None = None  # the attribution's folder (None: attribute-<time>)
+    quiet: bool = False
+    # each step a side-by-side compare (attribute/by_compare.py), adding the load rounds (CPU per
+    # request, split user/system); else counted (attribute/by_counts.py)
+    timings: bool = False
+    compare_fn: CompareFn | None = None
+    resolve: Resolve = try_resolve
+    ensure: Ensure = envs.ensure
+    count_fn: CountFn | None = None
+    weigh: Weigh | None = None
+
+
 def attribute(
-    project: Project,
-    base: str,
-    head: str,
-    *,
-    patterns: str | None = None,
-    quick: bool = False,
-    rounds: int | None = None,
-    out: Path | None = None,
-    quiet: bool = False,
-    compare_fn: CompareFn | None = None,
-    resolve: Resolve = try_resolve,
-    ensure: Ensure = envs.ensure,
-    timings: bool = False,
-    count_fn: CountFn | None = None,
-    weigh: Weigh | None = None,
+    project: Project, base: str, head: str, options: AttributeOptions
 ) -> tuple[Attribution, Path]:
     """Counts first: base and head counted, then every step that moves a package the servers
-    import, each against base's counts (attribute/by_counts.py); `timings` makes each step a
-    side-by-side compare instead (attribute/by_compare.py), adding the load rounds (CPU per request,
-    split user/system). `compare_fn`, `count_fn` and `weigh`: for tests."""
+    import, each against base's counts (attribute/by_counts.py); `options.timings` makes each step
+    a side-by-side compare instead (attribute/by_compare.py)."""
+    patterns, quick, rounds, quiet = options.patterns, options.quick, options.rounds, options.quiet
+    timings, ensure = options.timings, options.ensure
     started = time.monotonic()
     base_stack, head_stack = project.stack(base), project.stack(head)
     if base == head:
@@ -98,13 +105,15 @@ def attribute(
         raise UserError(
             f"-k {patterns!r}: no scenario runs on both {base} and {head} (see `benchwatch list`)"
         )
-    session = open_session(project.root, out, name="attribute", load_tests=timings)
+    session = open_session(project.root, options.out, name="attribute", load_tests=timings)
     out = session.out
     try:
         base_env, head_env = ensure(base_stack), ensure(head_stack)
     except envs.EnvError as exc:
         raise UserError(f"cannot build a side: {exc}") from None
-    steps = plan_steps(base_stack, head_stack, base_env.versions, head_env.versions, resolve)
+    steps = plan_steps(
+        base_stack, head_stack, base_env.versions, head_env.versions, options.resolve
+    )
     if not steps:
         raise UserError(f"{base} and {head} install the same versions: nothing to attribute")
     pythons = {base: _python(base_env), head: _python(head_env)}
@@ -131,8 +140,8 @@ def attribute(
                 ensure,
                 built,
                 session,
-                count_fn=count_fn or counts_module.count_requests,
-                weigh=weigh or weigh_here,
+                count_fn=options.count_fn or counts_module.count_requests,
+                weigh=options.weigh or weigh_here,
                 quiet=quiet,
                 links=links,
             )
@@ -141,7 +150,13 @@ def attribute(
             )
         else:
             comparer = by_compare.Comparer(
-                compare_fn or _compare(), base, selection, quick, rounds, session, scenario_of
+                options.compare_fn or _compare(),
+                base,
+                selection,
+                quick,
+                rounds,
+                session,
+                scenario_of,
             )
             direct, outcomes = by_compare.compare_steps(
                 comparer, both, head, steps, moved, out, progress

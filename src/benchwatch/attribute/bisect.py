@@ -11,12 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from benchwatch.attribute.by_compare import CompareFn
 from benchwatch.attribute.table import Ratio
+from benchwatch.compare.options import CompareOptions
 from benchwatch.errors import EXIT_UNMEASURED, UserError
 from benchwatch.figures.metrics import COUNTS, CPU, INSTRUCTIONS, Metric
 from benchwatch.judge.verdict import Comparison
 from benchwatch.measure.session import open_session
-from benchwatch.project.config import Project
+from benchwatch.project.variants import Project
 
 Outcome = Literal["bad", "good", "skip"]
 
@@ -156,7 +158,7 @@ def bisect(
     rounds: int | None = None,
     out: Path | None = None,
     quiet: bool = False,
-    compare_fn: Callable[..., tuple[Comparison, Path]] | None = None,
+    compare_fn: CompareFn | None = None,
 ) -> BisectResult:
     """Find the first commit in good..bad whose compare against good regressed `metric`. A count
     (instructions or system calls per request) is measured alone, once per side and probe: no
@@ -178,10 +180,7 @@ def bisect(
                 flush=True,
             )
         try:
-            comparison, _ = compare_fn(
-                project,
-                good_commit,
-                commit,
+            options = CompareOptions(
                 patterns=patterns,
                 quick=quick,
                 rounds=rounds,
@@ -192,6 +191,7 @@ def bisect(
                 counts=counted,
                 session=session,
             )
+            comparison, _ = compare_fn(project, good_commit, commit, options)
         except UserError as exc:  # e.g. the commit's declarations do not load
             return Probe(commit, title, "skip", reason=str(exc)[:200])
         return judge_comparison(commit, title, comparison, metric)

@@ -12,14 +12,15 @@ from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.attribute.steps import Step
 from benchwatch.attribute.table import gating_ratios
-from benchwatch.declarations.apps import Stack
+from benchwatch.compare.options import CompareOptions
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments import envs
 from benchwatch.judge.verdict import Comparison
 from benchwatch.measure.session import Session
 from benchwatch.progress import Progress
-from benchwatch.project.config import Project
+from benchwatch.project.variants import Project
 
-CompareFn = Callable[..., tuple[Comparison, Path]]
+CompareFn = Callable[[Project, str, str, CompareOptions], tuple[Comparison, Path]]
 Ensure = Callable[[Stack], envs.Env]
 Measured = tuple[dict[str, Ratio], str | None, dict[str, Mechanism]]  # ratios, trouble, mechanism
 
@@ -47,10 +48,7 @@ class Comparer:
         self.session, self.scenario_of = session, scenario_of
 
     def measure(self, project: Project, side: str, directory: Path) -> Measured:
-        comparison, _ = self.compare_fn(
-            project,
-            self.base,
-            side,
+        options = CompareOptions(
             patterns=self.selection,
             quick=self.quick,
             rounds=self.rounds,
@@ -62,6 +60,7 @@ class Comparer:
             confirm=False,
             session=self.session,
         )
+        comparison, _ = self.compare_fn(project, self.base, side, options)
         found = gating_ratios(comparison)
         self.scenario_of.update({label: scenario for label, (scenario, _) in found.items()})
         trouble = "; ".join(p.line() for p in comparison.problems) or None

@@ -16,10 +16,10 @@ from benchwatch.attribute import imported, interactions
 from benchwatch.attribute.counted import Counted, Counter, Ensure
 from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.steps import Step
-from benchwatch.declarations.apps import Stack
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments import envs
 from benchwatch.progress import Progress
-from benchwatch.project.config import Project
+from benchwatch.project.variants import Project
 
 
 def count_steps(

@@ -22,12 +22,12 @@ from benchwatch.compare.rounds import where_instructions_went
 from benchwatch.counts.breakdown import by_object
 from benchwatch.counts.same_paths import Links
 from benchwatch.counts.weights import Weights, WeightsFailed
-from benchwatch.declarations.apps import Stack
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments import envs
 from benchwatch.judge.calibrate import Calibration
 from benchwatch.judge.judged import judged_rows
 from benchwatch.measure.session import Session, now
-from benchwatch.project.config import Project, Variant
+from benchwatch.project.variants import Project, Variant
 from benchwatch.results.files import write_run
 from benchwatch.results.schema import Figure, Problem
 

@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from benchwatch.declarations.apps import normalize_package
+from benchwatch.declarations.stacks import normalize_package
 
 SITE = "site-packages"
 CODE = (".py", ".pyc", ".so", ".pyd")

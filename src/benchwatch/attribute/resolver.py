@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from benchwatch.declarations.apps import Stack
+from benchwatch.declarations.stacks import Stack
 from benchwatch.environments.envs import resolution_flags
 from benchwatch.environments.uv_tool import uv_environ, uv_executable
 

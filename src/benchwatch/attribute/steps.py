@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from benchwatch.declarations.apps import Stack, normalize_package
+from benchwatch.declarations.stacks import Stack, normalize_package
 from benchwatch.environments.versions import differing
 
 TRANSITIVE = "transitive"

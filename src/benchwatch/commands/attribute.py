@@ -41,10 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.attribute.attribute import attribute, changed_scenarios
+    from benchwatch.attribute.attribute import AttributeOptions, attribute, changed_scenarios
     from benchwatch.attribute.table import ATTRIBUTION_MD, markdown
     from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED, UserError
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     patterns = args.patterns
     if args.changed_in is not None:
@@ -57,10 +57,7 @@ def run(args: argparse.Namespace) -> int:
             )
             return 0
         patterns = ",".join(f"{scenario}@*" for scenario in changed)
-    result, out = attribute(
-        load_project(),
-        args.base,
-        args.head,
+    options = AttributeOptions(
         patterns=patterns,
         quick=args.quick,
         rounds=args.rounds,
@@ -68,6 +65,7 @@ def run(args: argparse.Namespace) -> int:
         quiet=args.quiet,
         timings=args.timings,
     )
+    result, out = attribute(load_project(), args.base, args.head, options)
     print(markdown(result), end="")
     print(f"{out / ATTRIBUTION_MD}")
     failed = [s for s in [*result.steps, result.direct] if s.error is not None]

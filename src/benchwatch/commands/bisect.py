@@ -37,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.attribute.bisect import bisect
     from benchwatch.errors import UserError
     from benchwatch.figures import metrics
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     metric = metrics.metric("load", args.figure)
     if metric is None:

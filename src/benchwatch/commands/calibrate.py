@@ -61,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.compare.aa import DEFAULT_ROUNDS, calibrate, recompute
     from benchwatch.errors import UserError
     from benchwatch.judge.calibrate import alert_threshold, floor_key, load_calibration
-    from benchwatch.project.config import find_root, load_project
+    from benchwatch.project.files import find_root
+    from benchwatch.project.loading import load_project
 
     if args.print_threshold or args.github_output:
         threshold = alert_threshold(load_calibration(find_root()))
@@ -112,7 +113,7 @@ def _counts_from(directories: list[Path]) -> int:
     (more A/A compares see more of the boot-to-boot spread)."""
     from benchwatch.errors import UserError
     from benchwatch.judge.calibrate import count_floors, merge_count_floors
-    from benchwatch.project.config import find_root
+    from benchwatch.project.files import find_root
 
     floors: dict[str, dict[str, float]] = {}
     rows = 0

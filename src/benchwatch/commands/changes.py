@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _default_acks() -> Path:
     from benchwatch.errors import UserError
-    from benchwatch.project.config import find_root
+    from benchwatch.project.files import find_root
     from benchwatch.trend.acks import ACKS_FILE
 
     try:

@@ -104,34 +104,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from benchwatch.compare.compare import compare
+    from benchwatch.compare.options import CompareOptions
     from benchwatch.judge.moved import terminal_lines
     from benchwatch.measure import inject
-    from benchwatch.project.config import load_project
-    from benchwatch.report.comment import headline
+    from benchwatch.project.loading import load_project
+    from benchwatch.report.headline import headline
 
+    options = CompareOptions(
+        patterns=args.patterns,
+        quick=args.quick,
+        rounds=args.rounds,
+        out=args.out,
+        load=not args.no_load,
+        micro=not args.no_micro,
+        quiet=args.quiet,
+        instructions=not args.no_instructions,
+        profile=args.profile,
+        confirm=not args.no_confirm,
+        counts=not args.no_counts,
+        skip_unset=args.skip_unset,
+    )
     head = inject.Injection(
         cpu_us=args.inject_head_cpu_us,
         slowdown=args.inject_head_slowdown,
         loops=args.inject_head_loops,
     )
     with inject.armed(inject.Faults(head, args.inject_head_micro)):  # TESTING ONLY
-        comparison, out = compare(
-            load_project(),
-            args.base,
-            args.head,
-            patterns=args.patterns,
-            quick=args.quick,
-            rounds=args.rounds,
-            out=args.out,
-            load=not args.no_load,
-            micro=not args.no_micro,
-            quiet=args.quiet,
-            instructions=not args.no_instructions,
-            profile=args.profile,
-            confirm=not args.no_confirm,
-            counts=not args.no_counts,
-            skip_unset=args.skip_unset,
-        )
+        comparison, out = compare(load_project(), args.base, args.head, options)
     for line in terminal_lines(comparison.extra.moved):
         print(line)
     for row in comparison.rows:

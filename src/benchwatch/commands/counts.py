@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.errors import UserError
     from benchwatch.measure import preflight
     from benchwatch.measure.session import now, open_session
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
     from benchwatch.results.files import write_run
     from benchwatch.results.schema import Problem
 

@@ -52,7 +52,9 @@ def run(args: argparse.Namespace) -> int:
         count_instructions,
         quick_patterns,
     )
-    from benchwatch.project.config import OWN_REQUIREMENTS_STACK, load_project, select_figures
+    from benchwatch.project.apps import OWN_REQUIREMENTS_STACK
+    from benchwatch.project.loading import load_project
+    from benchwatch.project.variants import select_figures
 
     for option, value in (("--repeats", args.repeats), ("--calls", args.calls)):
         if value is not None and value < 1:

@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     project = load_project()
     variants = project.select(args.patterns, stack_names(args))

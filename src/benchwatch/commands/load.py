@@ -53,7 +53,7 @@ def execute(
     from benchwatch.measure.load_plan import shard
     from benchwatch.measure.session import open_session
     from benchwatch.pipeline.load_stage import load
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     project = project or load_project()
     if variants is None:

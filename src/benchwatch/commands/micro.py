@@ -40,7 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from benchwatch.measure.session import open_session
     from benchwatch.micro.asv import run_micro
-    from benchwatch.project.config import OWN_REQUIREMENTS_STACK, load_project, select_figures
+    from benchwatch.project.apps import OWN_REQUIREMENTS_STACK
+    from benchwatch.project.loading import load_project
+    from benchwatch.project.variants import select_figures
 
     project = load_project()
     names = stack_names(args) or project.default_stacks

@@ -139,7 +139,8 @@ def _python(args: argparse.Namespace) -> int:
 
     from benchwatch.environments import python_releases
     from benchwatch.errors import UserError
-    from benchwatch.project.config import default_stacks_file, find_root, load_stacks
+    from benchwatch.project.files import find_root
+    from benchwatch.project.stacks import default_stacks_file, load_stacks
 
     if args.state or args.write_state or args.pin_next or args.record_measured:
         raise UserError(

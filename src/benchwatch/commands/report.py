@@ -19,7 +19,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.project.config import project_defaults
+    from benchwatch.project.loading import project_defaults
     from benchwatch.report.markdown import REPORT_HTML, REPORT_MD
     from benchwatch.report.tables import require_reference
     from benchwatch.report.write import write_report

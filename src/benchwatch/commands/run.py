@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.measure.load import say
     from benchwatch.measure.load_plan import shard
     from benchwatch.measure.session import open_session
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
     from benchwatch.report.tables import usable_reference
     from benchwatch.report.write import write_report
     from benchwatch.results.files import write_run
@@ -119,7 +119,7 @@ def _questions(args: argparse.Namespace, questions, selected, record, oha: str) 
 
 def _micro(args: argparse.Namespace, project, selected, record, out: Path) -> None:
     from benchwatch.micro.asv import has_benchmarks, run_micro
-    from benchwatch.project.config import OWN_REQUIREMENTS_STACK
+    from benchwatch.project.apps import OWN_REQUIREMENTS_STACK
 
     if not has_benchmarks(project.root):
         print(f"micro: skipped (no asv benchmarks/ folder in {project.root})", file=sys.stderr)

@@ -65,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.commands.changes import _default_acks
     from benchwatch.commands.changes import changes as find_changes
     from benchwatch.errors import UserError
-    from benchwatch.project.config import project_defaults
-    from benchwatch.publish.releases_page import read_attribution, read_published_attributions
+    from benchwatch.project.loading import project_defaults
+    from benchwatch.publish.attribution_read import read_attribution, read_published_attributions
     from benchwatch.publish.site import build_site, find_trend_files
     from benchwatch.publish.site_changes import marks, read_changes
     from benchwatch.report.tables import require_reference

@@ -21,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from benchwatch.errors import UserError
     from benchwatch.micro import asv_conf
-    from benchwatch.project.config import find_root, load_stacks
+    from benchwatch.project.files import find_root
+    from benchwatch.project.stacks import load_stacks
 
     root = find_root()
     stacks = load_stacks(root)

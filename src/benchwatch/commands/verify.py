@@ -23,9 +23,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.measure.server import install_cleanup
+    from benchwatch.measure.stopping import install_cleanup
     from benchwatch.measure.verify import verify_variants
-    from benchwatch.project.config import load_project
+    from benchwatch.project.loading import load_project
 
     project = load_project()
     variants = project.select(args.patterns, stack_names(args))

@@ -17,7 +17,7 @@ from benchwatch.judge.calibrate import (
     write_calibration,
 )
 from benchwatch.measure.session import now, open_session
-from benchwatch.project.config import Project
+from benchwatch.project.variants import Project
 from benchwatch.results.files import read_run, write_json_atomic, write_run
 from benchwatch.results.schema import RUN_FILE, Environment, Figure, Run
 
@@ -43,7 +43,7 @@ def calibrate(
     """Measure, write calibration.json; (calibration, A/A pairs, problem lines). The load
     figures as a quick compare measures them; with `micro`, the micro-benchmarks of the selected
     scenarios as compare measures them too (paired rounds of alternating batches, instruction counts)."""
-    from benchwatch.compare.rounds import compare_plan, measure_load
+    from benchwatch.compare.rounds import compare_plan, measure_base_and_head
     from benchwatch.compare.sides import Side
     from benchwatch.measure import preflight
     from benchwatch.measure.rig import build_rig
@@ -66,7 +66,7 @@ def calibrate(
                 Side(role, variant.stack.name, "stack", project, [variant])
                 for role in ("base", "head")
             )
-            base_run, head_run = measure_load(
+            base_run, head_run = measure_base_and_head(
                 rig, base, head, out / variant.id, environment, failed_stacks=failed, quiet=quiet
             )
             problems += [p.line() for p in base_run.problems + head_run.problems]

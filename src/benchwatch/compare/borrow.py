@@ -6,7 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from benchwatch.project.config import APP_FILE, PROJECT_FILE, STACKS_FILE, load_project
+from benchwatch.project.files import APP_FILE, PROJECT_FILE, STACKS_FILE
+from benchwatch.project.loading import load_project
 
 
 def borrow_declarations(source_root: Path, target_root: Path) -> list[Path]:

@@ -6,7 +6,9 @@ import sys
 import time
 from pathlib import Path
 
-from benchwatch.compare.confirm import measure_again
+from benchwatch.compare.confirm import ConfirmOptions, measure_again
+from benchwatch.compare.options import ON_REGRESSION, CompareOptions
+from benchwatch.compare.outputs import side_info, write_outputs, write_side_run
 from benchwatch.compare.sides import Side
 from benchwatch.counts.breakdown import by_object, render
 from benchwatch.counts.weights import Weights
@@ -17,75 +19,41 @@ from benchwatch.judge.coverage import Coverage, add_left_out, coverage
 from benchwatch.judge.dropped import short_rounds
 from benchwatch.judge.judged import explain_dropped, judged_rows
 from benchwatch.judge.moved import moved_packages
-from benchwatch.judge.verdict import (
-    COMMENT_FILE,
-    COMPARE_FILE,
-    CompareExtra,
-    Comparison,
-    ConfirmationInfo,
-    SideInfo,
-    sort_rows,
-)
+from benchwatch.judge.verdict import CompareExtra, Comparison, ConfirmationInfo, sort_rows
 from benchwatch.measure import inject
-from benchwatch.measure.session import Session, now, open_session
+from benchwatch.measure.session import now, open_session
 from benchwatch.profiling.speedscope import ProfileReport
-from benchwatch.project.config import Project
-from benchwatch.results.files import write_json_atomic, write_run, write_text_atomic
-from benchwatch.results.schema import Environment, Figure, Problem, Run
+from benchwatch.project.variants import Project
+from benchwatch.results.schema import Figure, Problem
 
 MICRO_PER_STACK = (
     "micro-benchmarks are per stack, not per variant: a compare of two variants "
     "measures the load tests only"
 )
-ON_REGRESSION = "on-regression"
 
 
 def compare(
-    project: Project,
-    base: str,
-    head: str,
-    *,
-    patterns: str | None = None,
-    quick: bool = False,
-    rounds: int | None = None,
-    out: Path | None = None,
-    load: bool = True,
-    micro: bool = True,
-    quiet: bool = False,
-    instructions: bool = True,
-    profile: bool | str = False,
-    confirm: bool = True,
-    counts: bool = True,
-    session: Session | None = None,
-    skip_unset: bool = False,
+    project: Project, base: str, head: str, options: CompareOptions
 ) -> tuple[Comparison, Path]:
     """Measure base and head on this machine (load side by side, micro timings in alternating batches) and judge
-    every figure. The sides are resolved and matched before anything is created or built.
-    `profile`: True, or ON_REGRESSION (only when a gating figure regressed): one more round
-    under py-spy after the verdicts are in (it never feeds them). `confirm`: measure every flagged
-    timing regression once more before it counts (judge/gate.py). `counts`: instructions and
-    system calls per request of every selected endpoint (benchwatch.counts), which gate first.
-    `session`: the one of the command this compare is a part of (attribute, bisect); `out` is
-    then this compare's folder in it. `skip_unset`: leave out what needs a `${NAME}` not set here
-    (a fork's pull request gets no secrets; measure/preflight.py), listed as not measured."""
+    every figure. The sides are resolved and matched before anything is created or built. What
+    else is measured, and how, is in `options` (compare/options.py)."""
     from benchwatch.compare import sides as sides_module
     from benchwatch.compare.rounds import (
         compare_plan,
+        measure_base_and_head,
         measure_counts,
-        measure_load,
         measure_micro,
         where_instructions_went,
     )
     from benchwatch.measure import preflight
     from benchwatch.measure.rig import build_rig
 
-    if not load and not micro and not counts:
-        raise UserError("--no-load, --no-micro and --no-counts together leave nothing to compare")
-    if rounds is not None and rounds < 1:
-        raise UserError("--rounds: give a positive number of rounds")
-    inject.active().check()  # TESTING ONLY: the --inject-head-* flags (measure/inject.py)
+    options.check()
+    patterns, quick, load, counts = options.patterns, options.quick, options.load, options.counts
+    micro, quiet, instructions = options.micro, options.quiet, options.instructions
     started = now()
-    plan = compare_plan(quick, rounds)
+    plan = compare_plan(quick, options.rounds)
     with sides_module.resolve(project, base, head, patterns) as (base_side, head_side):
         matched, alone = sides_module.pairs(base_side, head_side)
         if not matched:
@@ -94,13 +62,17 @@ def compare(
                 f"head has {[v.id for v in head_side.variants] or 'no variant'}"
             )
         skipped: list[preflight.Skipped] = []
-        if skip_unset:
+        if options.skip_unset:
             matched, skipped = preflight.pairs_without_unset(matched)
         base_side.variants = [b for b, _ in matched]
         head_side.variants = [h for _, h in matched]
         preflight.check(base_side.variants + head_side.variants)
         session = open_session(
-            project.root, out, name="compare", load_tests=load and bool(matched), within=session
+            project.root,
+            options.out,
+            name="compare",
+            load_tests=load and bool(matched),
+            within=options.session,
         )
         out, oha, environment = session.out, session.oha if load else None, session.environment
         calibration = load_calibration(project.root)
@@ -143,7 +115,7 @@ def compare(
         rig = None
         if oha is not None:
             rig, failed = build_rig(oha, plan, base_side.variants + head_side.variants)
-            runs = measure_load(
+            runs = measure_base_and_head(
                 rig, base_side, head_side, out, environment, failed_stacks=failed, quiet=quiet
             )
             for side, run in zip((base_side, head_side), runs, strict=True):
@@ -205,7 +177,7 @@ def compare(
             figures["base"], figures["head"], calibration, weights, key=key
         )
         flagged = gate.to_confirm(rows)
-        if flagged and not confirm:
+        if flagged and not options.confirm:
             extra.confirmation = ConfirmationInfo(
                 flagged=[r.label for r in flagged], skipped="--no-confirm"
             )
@@ -220,14 +192,16 @@ def compare(
                 figures,
                 base_side,
                 head_side,
-                rig=rig,
-                environment=environment,
-                calibration=calibration,
-                key=key,
-                quick=quick,
-                patterns=patterns,
-                out=out,
-                quiet=quiet,
+                ConfirmOptions(
+                    rig=rig,
+                    environment=environment,
+                    calibration=calibration,
+                    key=key,
+                    quick=quick,
+                    patterns=patterns,
+                    out=out,
+                    quiet=quiet,
+                ),
             )
             gate.confirm(flagged, again.rows)
             micro_problems += again.problems
@@ -242,8 +216,9 @@ def compare(
             went = where_instructions_went(rows, figures, counted.dirs)
             extra.counts.went = {label: render(found) for label, found in went.items()}
             extra.counts.by_object = {label: by_object(found) for label, found in went.items()}
-        if profile is True or (
-            profile == ON_REGRESSION and any(r.gating and r.verdict == "regression" for r in rows)
+        if options.profile is True or (
+            options.profile == ON_REGRESSION
+            and any(r.gating and r.verdict == "regression" for r in rows)
         ):
             extra.profile = _profile(
                 oha, rig, matched, base_side, head_side, out, quick, plan.duration
@@ -364,56 +339,3 @@ def _profile(
         quick=quick,
         duration=duration,
     )
-
-
-def side_info(side: Side, environment: Environment) -> SideInfo:
-    """A side as the comment shows it: its own checkout's commit, only its own stacks."""
-    env = environment.model_copy(deep=True)
-    if side.commit:
-        env.git_commit, env.git_dirty = side.commit, False
-    own = {v.env_key for v in side.variants}
-    env.stacks = {name: pins for name, pins in env.stacks.items() if name in own}
-    env.interpreters = {name: python for name, python in env.interpreters.items() if name in own}
-    return SideInfo(
-        role=side.role,
-        spec=side.spec,
-        kind=side.kind,
-        commit=side.commit,
-        variants=[v.id for v in side.variants],
-        environment=env,
-        endpoint=side.endpoint.label if side.endpoint is not None else None,
-        inject_cpu_us=inject.for_side(side.role).cpu_us,
-        inject_slowdown=inject.for_side(side.role).slowdown,
-        declarations_from=side.declarations_from,
-    )
-
-
-def write_side_run(
-    directory: Path,
-    side: Side,
-    info: SideInfo,
-    figures: list[Figure],
-    problems: list[Problem],
-    started: str,
-) -> None:
-    """One side as a run directory (run.json, gab-*.json): what the workflows hand to
-    github-action-benchmark for the PR's compare-only check and the nightly trend."""
-    run = Run(
-        started_at=started,
-        finished_at=now(),
-        complete=True,
-        command=["benchwatch", "compare", side.role, side.spec],
-        environment=info.environment,
-        figures=figures,
-        problems=problems,
-    )
-    write_run(directory, run)
-
-
-def write_outputs(comparison: Comparison, out: Path) -> None:
-    from benchwatch.report.comment import render
-
-    data = comparison.model_dump(mode="json")
-    data["summary"] = {**comparison.counts(), "exit_code": comparison.exit_code()}
-    write_json_atomic(out / COMPARE_FILE, data)
-    write_text_atomic(out / COMMENT_FILE, render(comparison))

@@ -10,10 +10,24 @@ from pathlib import Path
 from benchwatch.compare.sides import Side
 from benchwatch.judge.calibrate import Calibration
 from benchwatch.judge.verdict import Row, compare_figures
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.schema import Environment, Figure, Problem
 
 CONFIRM_DIR = "confirm"
+
+
+@dataclasses.dataclass(frozen=True)
+class ConfirmOptions:
+    """How the first rounds were measured, so that the confirmation repeats them exactly."""
+
+    rig: object | None  # the first rounds' rig (measure/rig.py); None: no load rounds ran
+    environment: Environment
+    calibration: Calibration | None
+    key: Callable[[Figure], tuple]  # how a base figure finds its head figure
+    quick: bool
+    patterns: str | None
+    out: Path  # the compare's folder; the confirmation writes into its CONFIRM_DIR
+    quiet: bool = False
 
 
 @dataclasses.dataclass
@@ -42,20 +56,13 @@ def measure_again(
     figures: dict[str, list[Figure]],
     base: Side,
     head: Side,
-    *,
-    rig: object | None,
-    environment: Environment,
-    calibration: Calibration | None,
-    key: Callable[[Figure], tuple],
-    quick: bool,
-    patterns: str | None,
-    out: Path,
-    quiet: bool = False,
+    options: ConfirmOptions,
 ) -> Again:
     """Rows of the flagged figures measured once more: load figures by booting only their
     variants with only their endpoints, micro figures by timing only their asv cases."""
-    from benchwatch.compare.rounds import measure_load, measure_micro
+    from benchwatch.compare.rounds import measure_base_and_head, measure_micro
 
+    rig, out = options.rig, options.out
     named = {role: {f.name: f for f in figures[role]} for role in ("base", "head")}
     again: dict[str, list[Figure]] = {"base": [], "head": []}
     problems: list[Problem] = []
@@ -69,8 +76,13 @@ def measure_again(
                     wanted[role].setdefault(figure.variant, set()).add(figure.endpoint)
         sides = _narrowed(base, wanted["base"]), _narrowed(head, wanted["head"])
         if sides[0].variants and sides[1].variants:
-            runs = measure_load(
-                rig, *sides, out / CONFIRM_DIR, environment, failed_stacks={}, quiet=quiet
+            runs = measure_base_and_head(
+                rig,
+                *sides,
+                out / CONFIRM_DIR,
+                options.environment,
+                failed_stacks={},
+                quiet=options.quiet,
             )  # type: ignore[arg-type]
             for side, run in zip(sides, runs, strict=True):
                 again[side.role] += run.figures
@@ -91,9 +103,9 @@ def measure_again(
         found = measure_micro(
             base,
             head,
-            quick,
+            options.quick,
             None,
-            patterns,
+            options.patterns,
             out / CONFIRM_DIR,
             instructions=False,
             cases=cases,
@@ -101,5 +113,5 @@ def measure_again(
         again["base"] += found.base
         again["head"] += found.head
         problems += found.problems
-    rows, _ = compare_figures(again["base"], again["head"], calibration, key=key)
+    rows, _ = compare_figures(again["base"], again["head"], options.calibration, key=options.key)
     return Again(rows, problems, len(again["base"]))

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 
 from benchwatch.compare.questions import Group, Lane, chosen_lanes, group_of
-from benchwatch.declarations.apps import Question
+from benchwatch.declarations.project_file import Question
 from benchwatch.errors import UserError
 from benchwatch.figures.metrics import Closed, Metric
 from benchwatch.judge.stats import TooFewSamples, paired_ratio_interval
@@ -23,7 +23,7 @@ from benchwatch.measure.load_plan import LoadPlan
 from benchwatch.measure.rig import Track, build_rig
 from benchwatch.measure.rounds import run_rounds
 from benchwatch.progress import Progress
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.schema import Figure, PairedRatio, SideBySideInfo
 
 # 6 rounds: the fewest whose Wilcoxon signed-rank test can give a 95 % interval

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from benchwatch.declarations.apps import Question
+from benchwatch.declarations.project_file import Question
 from benchwatch.figures.metrics import Metric, metric
 
 

@@ -27,7 +27,8 @@ from benchwatch.micro.asv import has_benchmarks
 from benchwatch.micro.figures import TIME_UNIT
 from benchwatch.micro.pairs import QUICK_ROUNDS
 from benchwatch.progress import Progress
-from benchwatch.project.config import OWN_REQUIREMENTS_STACK, select_figures
+from benchwatch.project.apps import OWN_REQUIREMENTS_STACK
+from benchwatch.project.variants import select_figures
 from benchwatch.results.files import write_run
 from benchwatch.results.schema import Environment, Figure, Problem, Run
 
@@ -60,7 +61,7 @@ def side_track(side: Side) -> Track:
     )
 
 
-def measure_load(
+def measure_base_and_head(
     rig: Rig,
     base: Side,
     head: Side,
@@ -70,8 +71,8 @@ def measure_load(
     failed_stacks: dict[str, str],
     quiet: bool = False,
 ) -> tuple[Run, Run]:
-    """Base and head side by side in every round; each side's run.json (`<role>-load/`)
-    rewritten after every step."""
+    """A compare's load rounds: base and head side by side in every round; each side's run.json
+    (`<role>-load/`) rewritten after every step."""
     sides = (base, head)
     tracks = [side_track(side) for side in sides]
     runs = [start_run(["compare", side.role], environment) for side in sides]

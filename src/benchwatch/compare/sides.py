@@ -15,16 +15,12 @@ from pathlib import Path
 from typing import Literal
 
 from benchwatch.compare.borrow import borrow_declarations
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.errors import UserError
-from benchwatch.project.config import (
-    OWN_REQUIREMENTS_STACK,
-    PROJECT_FILE,
-    Endpoint,
-    Project,
-    Variant,
-    load_project,
-    matches,
-)
+from benchwatch.project.apps import OWN_REQUIREMENTS_STACK
+from benchwatch.project.files import PROJECT_FILE
+from benchwatch.project.loading import load_project
+from benchwatch.project.variants import Project, Variant, matches
 from benchwatch.results.schema import Figure
 
 REF_DEFAULT_PATTERNS = "*@latest"

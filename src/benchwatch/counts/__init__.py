@@ -9,7 +9,7 @@ from benchwatch.counts.all_targets import (
     target_dirs,
 )
 from benchwatch.counts.breakdown import Breakdown, ByObject, breakdown, by_object, render
-from benchwatch.counts.counted_server import TRACE, CountTarget, phase_files, targets_for
+from benchwatch.counts.target_counts import TRACE, CountTarget, phase_files, targets_for
 
 __all__ = [
     "DEFAULT_REPEATS",

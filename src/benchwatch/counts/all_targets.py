@@ -10,19 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchwatch.counts import callgrind, strace
-from benchwatch.counts.counted_server import (
-    IDLE_S,
-    STRACE_TIMES,
-    CountFailed,
-    CountTarget,
-    Phase,
-    TargetCounts,
-    count_target,
-)
+from benchwatch.counts.one_target import IDLE_S, STRACE_TIMES, count_target
+from benchwatch.counts.target_counts import CountFailed, CountTarget, Phase, TargetCounts
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.figure_key import load_key
 from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS, Counted, Metric
 from benchwatch.measure import inject
-from benchwatch.project.config import Endpoint
 from benchwatch.results.schema import Figure, Problem
 
 DEFAULT_REQUESTS = 1000  # the most requests of one endpoint per phase (heavier ones get fewer)

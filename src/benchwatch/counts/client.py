@@ -11,10 +11,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from benchwatch.declarations.placeholders import redact
+from benchwatch.declarations.redaction import redact
+from benchwatch.declarations.requests import Endpoint
+from benchwatch.measure.ports import HOST
 from benchwatch.measure.request import prepare
-from benchwatch.measure.server import HOST, Server
-from benchwatch.project.config import Endpoint
+from benchwatch.measure.server import Server
 
 
 class RequestFailed(Exception):

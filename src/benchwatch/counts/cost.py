@@ -50,7 +50,7 @@ def cost_figure(instructions: Figure, syscalls: Figure, weights: Weights) -> Fig
             "value": statistics.median(samples),
             "spread": (max(samples) - min(samples)) / 2,
             "note": "estimated: instructions and own system calls weighed by this machine's CPU per instruction "
-            "and per call (compare.json: extra.cost_weights)",
+            "and per call (compare.json: extra.cost.weights)",
             "detail": {
                 INSTRUCTIONS_PART: round(user_us, 4),
                 **{k: round(v, 4) for k, v in system.items()},

@@ -32,7 +32,7 @@ class Harness:
 
     def environ(self) -> dict[str, str]:
         """PYTHONPATH with the harness (the server puts it before the app's root, its own
-        PYTHONPATH: measure/server.py) and the socket's path."""
+        PYTHONPATH: measure/server_command.py) and the socket's path."""
         return {"PYTHONPATH": str(HARNESS_DIR), SOCKET_ENV: str(self.path)}
 
     def connect(self) -> None:

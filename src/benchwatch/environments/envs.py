@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchwatch.declarations.apps import Stack, normalize_package
+from benchwatch.declarations.stacks import Stack, normalize_package
 from benchwatch.environments import interpreters, own_requirements
 from benchwatch.environments.interpreters import Interpreter
 from benchwatch.environments.uv_tool import cache_dir, uv_environ, uv_executable

@@ -20,10 +20,10 @@ from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from benchwatch.environments import interpreters
-from benchwatch.environments.uv_tool import uv_environ, uv_executable
+from benchwatch.environments.uv_tool import cache_dir, uv_environ, uv_executable
 from benchwatch.errors import UserError
 
-__all__ = ["Pin", "applying", "check_python", "export", "parse", "python_of"]
+__all__ = ["Pin", "applying", "check_python", "export", "exported", "parse", "python_of"]
 
 _PIN = re.compile(r"([A-Za-z0-9._-]+)(\[[^\]]*\])?\s*==\s*([0-9][0-9A-Za-z.+!-]*)")
 LOCK_FILES = ("uv.lock", "pyproject.toml")
@@ -77,6 +77,12 @@ def parse(text: str, source: Path) -> list[Pin]:
 def applying(pins: list[Pin], environment: dict[str, str]) -> dict[str, str]:
     """The pins that hold for an interpreter (its marker environment), by package name."""
     return {p.name: p.version for p in pins if p.applies(environment)}
+
+
+def exported(path: Path) -> Path:
+    """The requirements file an app's own pins are installed from: `export` into benchwatch's
+    cache, beside uv's (run when the project's variants are made, not when one is read)."""
+    return export(path, cache_dir().parent / "exports")
 
 
 def export(path: Path, cache: Path) -> Path:

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
-from benchwatch.declarations.apps import PER_REQUEST_WHY
+from benchwatch.declarations.requests import PER_REQUEST_WHY
 from benchwatch.measure.preflight import Skipped
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.schema import Figure, Problem, is_counted
 
 NOT_IN_QUICK = "counts only (not in quick)"

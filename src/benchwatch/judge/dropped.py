@@ -1,5 +1,5 @@
 """Load rounds dropped and made up: per shot (a variant's endpoint at one setting), how many of the
-planned rounds lost their pair of samples (base and head not side by side: measure/rounds.py), how
+planned rounds lost their pair of samples (base and head not side by side: measure/one_round.py), how
 many make-up rounds ran and whether they made the rounds up; what the comment says about it, and
 which timing rows without a verdict it explains. No I/O here.
 
@@ -135,7 +135,7 @@ def lines(shorts: Sequence[ShortRounds], limit: int = 12) -> list[str]:
     for found in shorts[:limit]:
         out.append(f"- `{found.variant}` `{found.endpoint}` {found.setting}: {found.text}")
     if len(shorts) > limit:
-        out.append(f"- and {len(shorts) - limit} more (compare.json, `extra.rounds_short`)")
+        out.append(f"- and {len(shorts) - limit} more (compare.json, `extra.load.short`)")
     return out + [""]
 
 

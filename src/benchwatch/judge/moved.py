@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pydantic import BaseModel
 
 from benchwatch.environments.versions import differing
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 
 
 class MovedPackages(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from benchwatch.measure import server
+from benchwatch.measure import launch, server
 from benchwatch.measure.collect import Slot
 from benchwatch.results.schema import Problem
 
@@ -24,7 +24,7 @@ class Boot:
         # booting together, the servers start on every core and are pinned once ready
         self.pin_later = rig.server_cores if rig.boot_together else None
         cores = None if self.pin_later else rig.server_cores
-        self.context = server.running(slot.variant, env, cpu=cores, role=track.role)
+        self.context = launch.running(slot.variant, env, cpu=cores, role=track.role)
         self.srv: server.Server | None = None
 
     def enter(self) -> BaseException | None:

@@ -9,7 +9,8 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from benchwatch.declarations.placeholders import redact
+from benchwatch.declarations.redaction import redact
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.figure_key import load_key, server_key
 from benchwatch.figures.metrics import (
     CPU,
@@ -29,7 +30,7 @@ from benchwatch.figures.metrics import (
 from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.server import CpuTimes
 from benchwatch.measure.verify import Checked, cross_check
-from benchwatch.project.config import Endpoint, Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.load_facts import AAFigure, AANoise, LoadgenInfo, OhaRecord, SkippedRun
 from benchwatch.results.schema import Figure, Problem
 

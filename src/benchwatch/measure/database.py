@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
-from benchwatch.declarations import placeholders
+from benchwatch.declarations import redaction
 from benchwatch.errors import UserError
 from benchwatch.measure import guard
 
@@ -86,7 +86,7 @@ class Cluster:
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise DatabaseError(f"psql: {exc}") from None
         if done.returncode != 0:
-            raise DatabaseError("psql: " + placeholders.redact(done.stderr.strip()[-2000:])[-300:])
+            raise DatabaseError("psql: " + redaction.redact(done.stderr.strip()[-2000:])[-300:])
 
 
 @dataclass(frozen=True)
@@ -127,7 +127,7 @@ def parse_url(url: str) -> Cluster:
         raise UserError(f"{URL_ENV}: the port is not a number") from None
     password = unquote(parts.password or "")
     if password:
-        placeholders.remember(URL_ENV, password)
+        redaction.remember(URL_ENV, password)
     return Cluster(
         host=host,
         port=port,

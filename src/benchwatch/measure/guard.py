@@ -8,7 +8,7 @@ the kernel closes it and the guard reads end of file: it then sends SIGTERM to e
 registered (SIGKILL to what is left after GRACE_S), runs the commands (the last registered first),
 removes the folders, and exits. An orderly exit has forgotten everything: the guard does nothing.
 
-One mechanism for every launcher (measure/server.py: every server, run under valgrind, strace or
+One mechanism for every launcher (measure/launch.py: every server, run under valgrind, strace or
 py-spy or not, is the leader of a process group that holds the wrapper and everything it starts;
 measure/database.py: the throwaway cluster and its folder). A parent-death signal would not do:
 it is Linux's only, fires when the thread that forked the child ends (a worker thread of a pool),

@@ -6,7 +6,7 @@ Every test-only knob lives here: what head's servers burn per request (apps/_inj
 `BENCHWATCH_MICRO_INJECT`), and what a result file says about them. The command that takes the
 `--inject-head-*` flags arms the seam for its duration (`armed(Faults(...))`); production code asks
 it where an injection applies, by the side a server or a run belongs to (`for_side("head")`), and
-passes no injection along: a server's environment (measure/server.py), a counted server's note
+passes no injection along: a server's environment (measure/server_command.py), a counted server's note
 (counts/all_targets.py), a micro run's environment (`micro_environ`), compare.json's `injected`
 and a side's `inject_*` (`recorded`), the comment's line (`said`)."""
 

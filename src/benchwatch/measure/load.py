@@ -15,12 +15,12 @@ from benchwatch.measure.rig import Rig, Track
 from benchwatch.measure.rounds import run_rounds
 from benchwatch.measure.session import now
 from benchwatch.progress import Progress
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.files import write_run
 from benchwatch.results.schema import Run
 
 
-def measure_load(
+def measure_load_stage(
     rig: Rig,
     track: Track,
     run: Run,
@@ -29,8 +29,9 @@ def measure_load(
     failed_stacks: dict[str, str],
     quiet: bool = False,
 ) -> Run:
-    """Every round over every slot of `track`, run.json rewritten after each step; on Ctrl-C
-    what was measured is written, marked incomplete."""
+    """The load stage's rounds (`benchwatch load`): every round over every slot of `track`, one
+    server at a time, run.json rewritten after each step; on Ctrl-C what was measured is written,
+    marked incomplete."""
     earlier = (list(run.figures), list(run.problems))
     track.fail_stacks(failed_stacks)
     run.environment.record_environments(rig.environments)

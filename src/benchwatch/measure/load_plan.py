@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from benchwatch.errors import UserError
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.load_facts import LoadPlanInfo
 
 

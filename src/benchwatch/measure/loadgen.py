@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchwatch.declarations.placeholders import redact
+from benchwatch.declarations.redaction import redact
 from benchwatch.errors import UserError
 
 OHA_ENV = "BENCHWATCH_OHA"

@@ -10,11 +10,14 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from benchwatch.declarations.apps import declared_strings, request_strings
-from benchwatch.declarations.placeholders import app_environ, refs, remember
+from benchwatch.declarations.apps import declared_strings
+from benchwatch.declarations.placeholders import app_environ, refs
+from benchwatch.declarations.redaction import remember
+from benchwatch.declarations.requests import request_strings
 from benchwatch.errors import UserError
-from benchwatch.measure.server import refused_setting
-from benchwatch.project.config import APP_FILE, Variant
+from benchwatch.measure.server_command import refused_setting
+from benchwatch.project.files import APP_FILE
+from benchwatch.project.variants import Variant
 
 
 def check(variants: Iterable[Variant]) -> None:

@@ -8,9 +8,9 @@ import json
 from dataclasses import dataclass
 from urllib.parse import quote, urlencode
 
-from benchwatch.declarations.apps import PATH_PARAM, RequestParts
 from benchwatch.declarations.placeholders import Context, resolve, resolve_tree
-from benchwatch.project.config import App
+from benchwatch.declarations.requests import PATH_PARAM, RequestParts
+from benchwatch.project.apps import App
 
 
 @dataclass(frozen=True)

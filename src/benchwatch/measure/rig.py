@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.environments import envs
 from benchwatch.measure import preflight, server
 from benchwatch.measure.collect import Collector, Slot
 from benchwatch.measure.load_plan import LoadPlan
-from benchwatch.project.config import Endpoint, Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.schema import Problem
 
 # side by side means the same window: when one lane's oha ran this much longer than the other's

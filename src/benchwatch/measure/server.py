@@ -1,46 +1,28 @@
-"""Boot a variant under uvicorn on loopback, wait until it answers, measure it, always stop it."""
+"""A running server: its process tree, the cores it runs on, its CPU time, memory and log; and the
+error of one that could not be started."""
 
 from __future__ import annotations
 
-import atexit
 import os
-import signal
-import socket
 import subprocess
-import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-import httpx
 import psutil
 
-from benchwatch.declarations.placeholders import (
-    RUNNER_PREFIXES,
-    Context,
-    Unresolved,
-    app_environ,
-    redact,
-    resolve,
-)
-from benchwatch.environments.envs import Env
-from benchwatch.errors import UserError
-from benchwatch.measure import database, guard, inject
-from benchwatch.measure.inject import INJECT_ENVS
-from benchwatch.measure.setup import SetupError, run_setup
-from benchwatch.project.config import APP_FILE, Variant
+from benchwatch.declarations.placeholders import Context
+from benchwatch.declarations.redaction import redact
+from benchwatch.measure.ports import HOST
+from benchwatch.project.variants import Variant
 
-HOST = "127.0.0.1"
 # where the last failure's lines begin in uvicorn's log ("ERROR:    Exception in ASGI application",
 # then the traceback), or a plain Python traceback
 TRACEBACK_STARTS = ("ERROR:", "Traceback (most recent call last)")
-PRE_START_TIMEOUT_S = 300
-_live: dict[int, subprocess.Popen] = {}
-_guarded: dict[int, int] = {}  # server pid -> its guard ticket (measure/guard.py)
 
 
 class BootError(Exception):
@@ -84,7 +66,8 @@ class Server:
     def alive(self) -> bool:
         return self.process.poll() is None
 
-    def _tree(self) -> list[psutil.Process]:
+    def process_tree(self) -> list[psutil.Process]:
+        """The server's process and every process under it (a wrapper's child, a worker)."""
         try:
             return [self._ps, *self._ps.children(recursive=True)]
         except psutil.NoSuchProcess:
@@ -99,7 +82,7 @@ class Server:
         /proc's user and system times tick at 10 ms, 1 % of a one-second measurement, so they
         only say how the total splits."""
         total = user = system = 0.0
-        for proc in self._tree():
+        for proc in self.process_tree():
             try:
                 times = proc.cpu_times()
             except psutil.NoSuchProcess:
@@ -117,7 +100,7 @@ class Server:
 
     def rss_bytes(self) -> int:
         total = 0
-        for proc in self._tree():
+        for proc in self.process_tree():
             try:
                 total += proc.memory_info().rss
             except psutil.NoSuchProcess:
@@ -194,22 +177,6 @@ def process_cpu_clock(pid: int, fallback: float) -> float:
         return fallback
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        return sock.getsockname()[1]
-
-
-def port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind((HOST, port))
-        except OSError:
-            return True
-        return False
-
-
 def cpu_plan() -> tuple[list[int] | None, list[int] | None]:
     """(server cores, load generator cores): the last core for the server, the rest for oha."""
     try:
@@ -221,393 +188,8 @@ def cpu_plan() -> tuple[list[int] | None, list[int] | None]:
     return [cores[-1]], cores[:-1]
 
 
-def server_environment(
-    variant: Variant, env: Env, context: Context, role: str | None = None
-) -> dict:
-    """Ours, the runner's apart, then the declared `env` with its placeholders resolved, the
-    environment's bin first on PATH, and the app's project importable: PYTHONPATH is its root alone
-    (ours is never the app's), as an install of the project would make it (the full-stack
-    template's image installs its `app` package, so its pre-start runs `python app/initial_data.py`,
-    a script that imports `app`). The environment holds only the project's dependencies, shared by
-    every checkout of one lock, so the root of this checkout is given here. The pre-start command,
-    the set-up and the counting wrapper get it too."""
-    environ = {k: v for k, v in app_environ().items() if k not in INJECT_ENVS}
-    environ.update({k: _resolved(variant, f"env.{k}", v, context) for k, v in variant.env.items()})
-    environ["PATH"] = f"{env.path / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
-    environ["VIRTUAL_ENV"] = str(env.path)
-    environ["PYTHONPATH"] = str(variant.app.root)
-    environ.update(inject.for_side(role).environ())  # TESTING ONLY: measure/inject.py
-    return environ
-
-
-def refused_setting(name: str) -> str | None:
-    """Why an app's `env` may not set `name` (benchwatch gives the server that variable itself, or
-    never gives it one), or None."""
-    if name == "PYTHONPATH":
-        return (
-            "benchwatch sets PYTHONPATH to the app's root (its import root), so the project imports in every "
-            "boot, its pre-start and set-up"
-        )
-    if name == "VIRTUAL_ENV":
-        return "benchwatch sets VIRTUAL_ENV to the app's own environment"
-    if name in INJECT_ENVS:
-        return f"{name} is a test's injected slowdown, never an app's setting"
-    if name.startswith(RUNNER_PREFIXES):
-        return f"{', '.join(p + '*' for p in RUNNER_PREFIXES)} belong to the CI runner and never reach an app"
-    return None
-
-
-def _with_wrapper(environ: dict, wrap_environ: Mapping[str, str]) -> dict:
-    """The server's variables with the wrapper's on top; a wrapper's PYTHONPATH (the counting
-    harness) goes first, the app's root stays after it."""
-    merged = {**environ, **wrap_environ}
-    if "PYTHONPATH" in wrap_environ and environ.get("PYTHONPATH"):
-        merged["PYTHONPATH"] = f"{wrap_environ['PYTHONPATH']}{os.pathsep}{environ['PYTHONPATH']}"
-    return merged
-
-
-@contextmanager
-def running(
-    variant: Variant,
-    env: Env,
-    *,
-    port: int | None = None,
-    cpu: list[int] | None = None,
-    ready_timeout: float | None = None,
-    role: str | None = None,  # the compare side it serves (measure/inject.py asks)
-    wrap: Sequence[str] = (),
-    wrap_environ: Mapping[str, str] | None = None,
-    interrupt_wait: float = 15.0,
-    probe_timeout: float = 2.0,
-    keep_alive: float | None = None,
-) -> Iterator[Server]:
-    """`wrap`: a command that launches the server as its child (`py-spy record … --`) or runs it
-    (`valgrind …`); it is stopped with SIGINT first and given `interrupt_wait` seconds, so it can
-    write what it recorded. `wrap_environ`: variables the wrapped server needs on top of its own
-    (PYTHONHASHSEED=0 for a counter). `probe_timeout`: how long one readiness request may take
-    (a server under valgrind answers its first request slowly); the set-up's requests get as long
-    at least. `keep_alive`: seconds uvicorn keeps an idle connection open (its default is 5 s; a
-    counted server's one connection idles while the counter dumps, which takes longer than that on
-    a busy machine).
-
-    Every boot has a fresh `{tmp}` directory and, when the app declares one, a fresh database;
-    the app's set-up runs once the server answers (`Server.context` holds its values)."""
-    with (
-        tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name,
-        guard.folder(Path(scratch_name)) as scratch,
-        _boot_database(variant) as boot_db,
-    ):
-        context = Context(tmp=str(scratch), database=boot_db.parts if boot_db else None)
-        environ = server_environment(variant, env, context, role)
-        root = variant.app.root
-        if (
-            variant.app.declaration.pre_start
-        ):  # without the wrapper's variables: they are the server's
-            _pre_start(
-                variant, environ, root, context
-            )  # (a counting harness loaded here would hold its socket)
-        setup_environ = dict(environ)
-        environ = _with_wrapper(environ, wrap_environ or {})
-        if port is not None and port_in_use(port):
-            raise BootError(variant.id, f"port {HOST}:{port} is already in use")
-        for attempt in range(3):
-            chosen = port if port is not None else free_port()
-            server = _spawn(
-                variant,
-                env,
-                environ,
-                root,
-                chosen,
-                scratch / f"server-{attempt}.log",
-                wrap,
-                keep_alive,
-            )
-            try:
-                if cpu:
-                    pin(server, cpu)
-                _wait_ready(
-                    server, ready_timeout or variant.app.declaration.ready_timeout, probe_timeout
-                )
-                server.context = context
-                if variant.app.declaration.setup is not None:
-                    server.context = _set_up(server, env, setup_environ, probe_timeout)
-            except BootError as exc:
-                _stop(server.process, grace=1.0)
-                if port is None and "already in use" in exc.reason and attempt < 2:
-                    continue
-                raise
-            except BaseException:
-                _stop(server.process)
-                raise
-            try:
-                yield server
-            finally:
-                if wrap:
-                    _interrupt(server.process, interrupt_wait)
-                _stop(server.process)
-            return
-
-
-def _resolved(variant: Variant, where: str, text: str, context: Context) -> str:
-    """A declared string with its placeholders resolved; a missing variable is bad input (the
-    command's check before any boot names it first: measure/preflight.py)."""
-    try:
-        return resolve(text, context)
-    except Unresolved as exc:
-        raise UserError(f"{variant.app.directory / APP_FILE}: {where}: {exc}") from None
-
-
-@contextmanager
-def _boot_database(variant: Variant) -> Iterator[database.BootDatabase | None]:
-    """A fresh database for this boot when the app declares one (dropped after the server stopped)."""
-    if variant.app.declaration.database is None:
-        yield None
-        return
-    with ExitStack() as stack:
-        try:
-            opened = stack.enter_context(database.fresh())
-        except database.DatabaseError as exc:
-            raise BootError(variant.id, f"database: {exc}") from None
-        yield opened
-
-
-def _set_up(server: Server, env: Env, environ: dict, probe_timeout: float) -> Context:
-    """The app's set-up against the ready server; a failure is the boot's, said by its step."""
-    declared = server.variant.app.declaration.setup
-    assert declared is not None
-    timeout = max(declared.timeout, probe_timeout)
-    try:
-        values = run_setup(
-            server.variant, server.base_url, server.context, environ, env.python, timeout
-        )
-    except SetupError as exc:
-        tail = "\n".join(part for part in (exc.tail, server.stderr_tail()) if part)
-        raise BootError(server.variant.id, str(exc), tail, phase="setup") from None
-    return server.context.with_setup(values)
-
-
-def _pre_start(variant: Variant, environ: dict, root: Path, context: Context) -> None:
-    """The declared command, in a process group of its own: a script's children (`bash
-    scripts/prestart.sh` runs python) are stopped with it when it runs too long or is interrupted."""
-    declared = variant.app.declaration.pre_start or []
-    argv = [_resolved(variant, f"pre_start[{i}]", arg, context) for i, arg in enumerate(declared)]
-    try:
-        process = subprocess.Popen(
-            argv,
-            cwd=root,
-            env=environ,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        raise BootError(variant.id, f"pre_start {declared[0]!r} failed: {exc}") from None
-    try:
-        out, err = process.communicate(timeout=PRE_START_TIMEOUT_S)
-    except subprocess.TimeoutExpired:  # what it said so far: a step waiting for a database says why
-        _stop(process, grace=2.0)
-        out, err = process.communicate()
-        raise BootError(
-            variant.id,
-            f"pre_start still running after {PRE_START_TIMEOUT_S} s",
-            _tail(err) or _tail(out),
-        ) from None
-    except BaseException:
-        _stop(process, grace=2.0)
-        raise
-    if process.returncode != 0:
-        raise BootError(
-            variant.id, f"pre_start exited with {process.returncode}", _tail(err) or _tail(out)
-        )
-
-
-def _tail(output: str | bytes | None, lines: int = 12) -> str:
-    text = output.decode(errors="replace") if isinstance(output, bytes) else (output or "")
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
-def _spawn(
-    variant: Variant,
-    env: Env,
-    environ: dict,
-    root: Path,
-    port: int,
-    log_path: Path,
-    wrap: Sequence[str] = (),
-    keep_alive: float | None = None,
-) -> Server:
-    argv = [
-        *wrap,
-        str(env.python),
-        "-m",
-        "uvicorn",
-        variant.import_string,
-        "--host",
-        HOST,
-        "--port",
-        str(port),
-        "--no-access-log",
-        "--log-level",
-        "warning",
-        *(["--timeout-keep-alive", str(int(keep_alive))] if keep_alive else []),
-    ]
-    with open(log_path, "wb") as log:
-        process = subprocess.Popen(
-            argv,
-            cwd=root,
-            env=environ,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    _live[process.pid] = process
-    # the server leads a group of its own (the wrapper and whatever it starts): killed should benchwatch
-    # end without stopping it, SIGKILL included
-    _guarded[process.pid] = guard.watch_group(process.pid)
-    return Server(variant=variant, port=port, process=process, log_path=log_path)
-
-
 def pin(server: Server, cores: list[int]) -> None:
     try:
         psutil.Process(server.pid).cpu_affinity(cores)
     except (psutil.Error, AttributeError, OSError):
         pass  # pinning is an improvement, not a requirement
-
-
-def _wait_ready(server: Server, timeout: float, probe_timeout: float = 2.0) -> None:
-    """Poll until an answer comes from *our* server: an answer on the port counts only when the
-    listening socket belongs to the process tree we started (ports are picked, released and then
-    bound, so a neighbour's server can take ours in between and answer for it)."""
-    deadline = time.monotonic() + timeout
-    url = server.base_url + server.variant.ready_endpoint
-    neighbour: str | None = None
-    with httpx.Client(timeout=probe_timeout) as client:
-        while True:
-            code = server.process.poll()
-            if code is not None:
-                tail = server.stderr_tail()
-                if "address already in use" in tail.lower():
-                    raise BootError(
-                        server.variant.id, f"port {HOST}:{server.port} is already in use", tail
-                    )
-                raise BootError(server.variant.id, f"server exited with code {code} at boot", tail)
-            try:
-                client.get(url)
-            except httpx.HTTPError:
-                pass
-            else:
-                if listens(server):
-                    return
-                neighbour = holder_of(server.port)
-            if time.monotonic() > deadline:
-                if neighbour is not None:
-                    raise BootError(
-                        server.variant.id,
-                        f"another server ({neighbour}) answered on {HOST}:{server.port}, "
-                        "not the one benchwatch started",
-                        server.stderr_tail(),
-                    )
-                raise BootError(
-                    server.variant.id,
-                    f"not ready after {timeout:g}s (no answer on {server.variant.ready_endpoint})",
-                    server.stderr_tail(),
-                )
-            time.sleep(0.1)
-
-
-def listens(server: Server) -> bool:
-    """Whether a process of the server's tree holds the listening socket of its port."""
-    for proc in server._tree():
-        try:
-            connections = proc.net_connections(kind="tcp")
-        except psutil.Error:
-            continue
-        if any(
-            c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == server.port
-            for c in connections
-        ):
-            return True
-    return False
-
-
-def holder_of(port: int) -> str:
-    """Who listens on a loopback port, as far as this user may see (`pid 123 python3`)."""
-    try:
-        connections = psutil.net_connections(kind="tcp")
-    except (psutil.Error, OSError):
-        connections = []
-    for conn in connections:
-        if (
-            conn.status == psutil.CONN_LISTEN
-            and conn.laddr
-            and conn.laddr.port == port
-            and conn.pid
-        ):
-            try:
-                return f"pid {conn.pid} {psutil.Process(conn.pid).name()}"
-            except psutil.Error:
-                return f"pid {conn.pid}"
-    return "a process of another user"
-
-
-def _interrupt(process: subprocess.Popen, wait: float = 15.0) -> None:
-    """SIGINT to the group (a wrapper such as py-spy writes its output and exits), then wait."""
-    try:
-        os.killpg(process.pid, signal.SIGINT)
-        process.wait(timeout=wait)
-    except (ProcessLookupError, PermissionError, subprocess.TimeoutExpired):
-        pass
-
-
-def _stop(process: subprocess.Popen, grace: float = 5.0) -> None:
-    try:
-        leftovers = psutil.Process(process.pid).children(recursive=True)
-    except psutil.Error:
-        leftovers = []
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-        if process.poll() is not None:
-            break
-        try:
-            os.killpg(process.pid, sig)
-        except ProcessLookupError:
-            break
-        try:
-            process.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            continue
-    for child in leftovers:
-        try:
-            child.kill()
-        except psutil.Error:
-            pass
-    try:
-        os.killpg(process.pid, signal.SIGKILL)  # anything left in the group
-    except (ProcessLookupError, PermissionError):
-        pass
-    _live.pop(process.pid, None)
-    ticket = _guarded.pop(process.pid, None)
-    if ticket is not None:
-        guard.forget(ticket)
-
-
-def stop_all() -> None:
-    """Every server this process started, then the database cluster it started (if any)."""
-    for process in list(_live.values()):
-        _stop(process, grace=2.0)
-    database.stop()
-
-
-def _on_sigterm(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
-
-
-def install_cleanup() -> None:
-    """Stop every server at exit, and turn SIGTERM into an orderly exit (context managers run).
-    Installed once however often it is called."""
-    atexit.unregister(stop_all)
-    atexit.register(stop_all)
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _on_sigterm)

@@ -51,7 +51,7 @@ def open_session(
     if within is not None and (within.oha is not None or not load_tests):
         return dataclasses.replace(within, out=folder)
     from benchwatch.measure import loadgen
-    from benchwatch.measure.server import install_cleanup
+    from benchwatch.measure.stopping import install_cleanup
     from benchwatch.results import fingerprint
 
     oha = loadgen.ensure_oha() if load_tests else None

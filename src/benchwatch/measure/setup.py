@@ -13,17 +13,12 @@ from typing import Any
 
 import httpx
 
-from benchwatch.declarations.apps import SetupRequest, declared_strings
-from benchwatch.declarations.placeholders import (
-    Context,
-    Unresolved,
-    redact,
-    refs,
-    remember_setup,
-    resolve,
-)
+from benchwatch.declarations.apps import declared_strings
+from benchwatch.declarations.placeholders import Context, Unresolved, refs, resolve
+from benchwatch.declarations.redaction import redact, remember_setup
+from benchwatch.declarations.setup import SetupRequest
 from benchwatch.measure.request import prepare
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 
 BASE_URL_ENV = "BENCHWATCH_BASE_URL"
 VALUE_ENV_PREFIX = "BENCHWATCH_SETUP_"

@@ -14,11 +14,12 @@ from benchwatch.declarations.placeholders import (
     PlaceholderError,
     Unresolved,
     as_references,
-    redact,
     resolve_tree,
 )
+from benchwatch.declarations.redaction import redact
+from benchwatch.declarations.requests import Endpoint
 from benchwatch.measure.request import prepare
-from benchwatch.project.config import Endpoint, Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.schema import Problem
 
 if TYPE_CHECKING:
@@ -199,7 +200,7 @@ def verify_variants(
 ) -> tuple[dict[str, Checked], list[Problem]]:
     """Boot each variant in turn, check every endpoint, stop it; then cross-check the bodies."""
     from benchwatch.environments import envs
-    from benchwatch.measure import preflight, server
+    from benchwatch.measure import launch, preflight, server
     from benchwatch.progress import Progress
 
     preflight.check(variants)
@@ -216,7 +217,7 @@ def verify_variants(
             )
         else:
             try:
-                with server.running(variant, ready[variant.env_key], cpu=server_cores) as srv:
+                with launch.running(variant, ready[variant.env_key], cpu=server_cores) as srv:
                     checked = check_server(srv)
                     if not srv.alive():
                         checked.problems.append(

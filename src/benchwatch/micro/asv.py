@@ -15,9 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchwatch.declarations.stacks import Stack
 from benchwatch.errors import UserError
 from benchwatch.micro.figures import figures_from_results
-from benchwatch.project.config import Stack
 from benchwatch.results.schema import Figure, Problem
 
 ASV_RUNNER_VERSION = "0.3.2"
@@ -30,7 +30,8 @@ TRACK_PATTERN = (
 def quick_patterns(root: Path, *, track: bool = True) -> list[str]:
     """The asv benchmarks `--quick` runs: benchwatch.toml's `micro_quick` (regexes; empty: every
     one), plus the track_ benchmarks that check the installed versions (`track`)."""
-    from benchwatch.project.config import PROJECT_FILE, load_project
+    from benchwatch.project.files import PROJECT_FILE
+    from benchwatch.project.loading import load_project
 
     chosen = (
         list(load_project(root).settings.micro_quick) if (root / PROJECT_FILE).is_file() else []

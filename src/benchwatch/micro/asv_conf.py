@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from benchwatch.project.config import Stack
+from benchwatch.declarations.stacks import Stack
 
 ASV_CONF_FILE = "asv.conf.json"
 ASV_DIR = ".asv"

@@ -15,8 +15,8 @@ from typing import Any
 from asv.environment import get_env_name
 from asv.results import Results, get_filename
 
+from benchwatch.declarations.stacks import Stack
 from benchwatch.figures.figure_key import app_of, micro_key
-from benchwatch.project.config import Stack
 from benchwatch.results.schema import Figure, Problem
 
 # one unit for every time figure: a trend or a comparison must never see 999 us become 1.001 ms

@@ -21,12 +21,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchwatch.declarations.stacks import Stack
 from benchwatch.figures.figure_key import micro_key
 from benchwatch.measure import inject
 from benchwatch.micro import cachegrind
 from benchwatch.micro.cases import Case, RunnerError, check, discover, plan_argv, runner_env, select
 from benchwatch.micro.figures import case_identity
-from benchwatch.project.config import Stack
 from benchwatch.results.schema import Figure, Problem
 
 # N, the same for every case and run: the instructions per call drift a little with the number

@@ -27,11 +27,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchwatch.declarations.stacks import Stack
 from benchwatch.figures.figure_key import micro_key
 from benchwatch.measure.collect import half_iqr
 from benchwatch.micro.cases import RUNNER, Case, RunnerError, discover, runner_env, select
 from benchwatch.micro.figures import TIME_UNIT, case_identity
-from benchwatch.project.config import Stack
 from benchwatch.results.schema import Figure, Problem
 
 # with 12 quick rounds, real 2-3 % changes were flagged one way and not the other (README)

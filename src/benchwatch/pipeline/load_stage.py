@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchwatch import counts
-from benchwatch.measure.load import load_plan, load_track, measure_load, say
+from benchwatch.measure.load import load_plan, load_track, measure_load_stage, say
 from benchwatch.measure.rig import build_rig
 from benchwatch.measure.session import Session
-from benchwatch.project.config import Project, Variant
+from benchwatch.project.variants import Project, Variant
 from benchwatch.results.files import write_run
 from benchwatch.results.schema import Run
 from benchwatch.results.stage_facts import StageFacts
@@ -46,7 +46,7 @@ def load(
         quiet,
     )
     rig, failed = build_rig(session.oha, plan, variants)
-    record = measure_load(rig, track, record, out, failed_stacks=failed, quiet=quiet)
+    record = measure_load_stage(rig, track, record, out, failed_stacks=failed, quiet=quiet)
     if counts:
         count_variants(record, variants, rig.environments, quick, out, quiet)
     return record

@@ -16,10 +16,10 @@ from pathlib import Path
 import psutil
 
 from benchwatch.environments.envs import Env
-from benchwatch.measure import loadgen, server
+from benchwatch.measure import launch, loadgen, server
 from benchwatch.measure.request import prepare
 from benchwatch.profiling.speedscope import ProfileReport, VariantProfile, difference, per_request
-from benchwatch.project.config import Variant
+from benchwatch.project.variants import Variant
 from benchwatch.results.files import write_json_atomic
 
 RATE = 200  # samples per second
@@ -103,7 +103,7 @@ def _profile_pair(
                     role,
                     variant,
                     stack.enter_context(
-                        server.running(
+                        launch.running(
                             variant,
                             environments[variant.env_key],
                             cpu=server_cores,

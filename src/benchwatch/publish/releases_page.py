@@ -8,118 +8,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
-from pathlib import Path
 
-from pydantic import ValidationError
-
-from benchwatch.attribute.mechanism import Mechanism, endpoint_key
-from benchwatch.attribute.outcomes import StepOutcome
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.attribute.table import Attribution
 from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS
-from benchwatch.counts.strace import SCHEDULING
 from benchwatch.environments.releases import PACKAGES
-from benchwatch.errors import UserError
-from benchwatch.figures.metrics import COST, COUNT_KEYS, INSTRUCTIONS, SYSCALLS, metric
-from benchwatch.report.tables import Cell, Table, Tone
-
-
-def read_attribution(path: Path) -> Attribution:
-    try:
-        return Attribution.model_validate_json(path.read_text())
-    except OSError as exc:
-        raise UserError(f"--attribution {path}: cannot read it ({exc.strerror or exc})") from None
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(p) for p in error["loc"]) or "document"
-        raise UserError(
-            f"--attribution {path}: not a benchwatch attribution.json ({where}: {error['msg']})"
-        ) from None
-    except ValueError as exc:
-        raise UserError(f"--attribution {path}: not JSON ({str(exc).splitlines()[0]})") from None
-
-
-def read_published_attributions(folder: Path) -> list[tuple[str, Attribution]]:
-    """(file name, attribution) of every *.json in a published folder, by name. Anyone who could
-    write to it once must not break every later build: a file that is not a benchwatch attribution
-    is skipped with a warning line on stderr."""
-    import sys
-
-    if not folder.is_dir():
-        raise UserError(f"--attributions {folder}: not a directory")
-    found = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            found.append((path.name, read_attribution(path)))
-        except UserError as exc:
-            print(f"warning: skipped: {exc}", file=sys.stderr)
-    return found
-
-
-def _metric_of(label: str) -> str:
-    return label.rsplit(" ", 1)[-1]
-
-
-def figure_label(label: str, scenario: str) -> str:
-    """`hello GET / c=10 cpu_us_per_request` -> `GET / c=10 cpu/req` (the scenario has its column)."""
-    text = (
-        label.removeprefix(scenario).strip() if scenario and label.startswith(scenario) else label
-    )
-    head, _, last = text.rpartition(" ")
-    found = metric("load", last)
-    return f"{head} {found.short}" if head and found is not None else text
-
-
-# what a change is called, by the figure's kind: (a regression, an improvement); every attributed
-# figure is smaller-is-better (attribute/table.ATTRIBUTED)
-_WORDS = {
-    COST.key: ("higher", "lower"),
-    INSTRUCTIONS.key: ("more", "fewer"),
-    SYSCALLS.key: ("more", "fewer"),
-}
-
-
-def effect(ratio: Ratio, label: str = "") -> Cell:
-    """The step's ratio with its interval; coloured only when compare called it a change
-    (interval excludes 1 and the change exceeds the noise floor)."""
-    if ratio.ratio is None:
-        return Cell(f"not measured{': ' + ratio.text if ratio.text else ''}")
-    tone: Tone = {"regression": "worse", "improvement": "better"}.get(ratio.verdict, "")  # type: ignore[assignment]
-    more, less = _WORDS.get(_metric_of(label), ("slower", "faster"))
-    words = {"regression": more, "improvement": less}.get(ratio.verdict, "no significant change")
-    return Cell(f"{ratio.shown()} {words}", tone)
-
-
-def _moved(step: StepOutcome, package: str) -> str:
-    old, new = step.moved.get(package, (None, None))
-    return f"{package} {old or '—'} → {new or '?'}"
-
-
-def _ordered(step: StepOutcome) -> list[str]:
-    """The packages a step moved: the four watched ones first, then the rest of its group, then
-    what the resolver brought along (a package new in the head, e.g.)."""
-
-    def rank(p: str) -> tuple:
-        return (
-            p not in PACKAGES,
-            PACKAGES.index(p) if p in PACKAGES else 0,
-            p not in step.group,
-            p,
-        )
-
-    return sorted(dict.fromkeys([*step.group, *step.moved]) if step.moved else step.group, key=rank)
-
-
-def release_name(step: StepOutcome) -> str:
-    if step.kind == "transitive":
-        return "unpinned dependencies (transitive)"
-    packages = _ordered(step)
-    return _moved(step, packages[0]) if packages else step.requested
+from benchwatch.figures.metrics import COUNT_KEYS
+from benchwatch.publish.release_cells import (
+    effect,
+    figure_label,
+    metric_of,
+    moved_package,
+    ordered,
+    release_name,
+)
+from benchwatch.publish.release_mechanisms import mechanism_table
+from benchwatch.report.tables import Cell, Table
 
 
 def how_measured(result: Attribution) -> str:
     rounds = result.rounds or COMPARE_QUICK_ROUNDS
-    kinds = {_metric_of(line.label) in COUNT_KEYS for line in result.lines}
+    kinds = {metric_of(line.label) in COUNT_KEYS for line in result.lines}
     how = []
     if True in kinds:
         how.append(
@@ -148,9 +57,9 @@ def release_table(base: str, head: str, results: Sequence[Attribution]) -> Table
     rows: list[tuple[tuple, list[Cell]]] = []
     for result in results:
         for step in result.steps:
-            packages = _ordered(step)
+            packages = ordered(step)
             lead = packages[0] if packages and step.kind != "transitive" else ""
-            others = ", ".join(_moved(step, p) for p in packages if p != lead) or "—"
+            others = ", ".join(moved_package(step, p) for p in packages if p != lead) or "—"
             for line in result.lines:
                 ratio = (
                     Ratio(text=step.error)
@@ -182,213 +91,6 @@ def release_table(base: str, head: str, results: Sequence[Attribution]) -> Table
                     )
                 )
     table.rows = [cells for _, cells in sorted(rows, key=lambda r: r[0])]
-    return table
-
-
-SHOWN_OBJECTS = 3  # the shared objects whose instructions moved most
-OBJECT_MOVE = 0.0005  # an object moved when its change is 0.05 % of the request's instructions
-_MOVED = ("regression", "improvement")
-
-
-def _setting_apart(key: str) -> str:
-    """`hello GET / seq` -> `hello GET /`: what an endpoint's counts and its timings share."""
-    return key.rsplit(" ", 1)[0]
-
-
-def _mechanism_of(step: StepOutcome, key: str) -> Mechanism | None:
-    """The mechanism of the endpoint: its counts' (a timing's row shows its endpoint's counts)."""
-    if key in step.mechanism:
-        return step.mechanism[key]
-    return next(
-        (m for k, m in step.mechanism.items() if _setting_apart(k) == _setting_apart(key)), None
-    )
-
-
-def _counted_ratio(step: StepOutcome, key: str, metric_key: str) -> Ratio | None:
-    """The step's ratio of one count (instructions, system calls) of the endpoint."""
-    return next(
-        (
-            r
-            for label, r in step.ratios.items()
-            if _metric_of(label) == metric_key
-            and _setting_apart(endpoint_key(label)) == _setting_apart(key)
-        ),
-        None,
-    )
-
-
-def _short(label: str) -> str:
-    found = metric("load", _metric_of(label))
-    return found.short if found is not None else _metric_of(label)
-
-
-def cost_cell(figures: dict[str, Ratio], mechanism: Mechanism | None) -> Cell:
-    """The estimated cost per request, step / base, and both sides in µs; without a cost (not
-    weighed, or an attribution from before it), the counts' ratios; without counts, the timings'."""
-    by_metric = {_metric_of(label): (label, r) for label, r in figures.items()}
-    if COST.key in by_metric:
-        cell = effect(by_metric[COST.key][1], by_metric[COST.key][0])
-        if (
-            mechanism is not None
-            and mechanism.cost_us is not None
-            and None not in mechanism.cost_us
-        ):
-            base, head = mechanism.cost_us
-            cell = Cell(f"{cell.text}: {base:.1f} → {head:.1f} µs", cell.tone)
-        return cell
-    counted = [by_metric[k] for k in (INSTRUCTIONS.key, SYSCALLS.key) if k in by_metric]
-    shown = counted or sorted(figures.items())
-    cells = [(_short(label), effect(r, label)) for label, r in shown]
-    tones = {c.tone for _, c in cells}
-    tone: Tone = "worse" if "worse" in tones else "better" if "better" in tones else ""
-    said = "; ".join(f"{name} {c.text}" for name, c in cells)
-    return Cell(f"{'not weighed' if counted else 'not counted'}: {said}", tone)
-
-
-def _without_mechanism(
-    result: Attribution,
-    step: StepOutcome,
-    key: str,
-    metric: str,
-    recorded: bool,
-    moved: str,
-    unmoved: str,
-) -> Cell | None:
-    """The cell when there is no mechanism to show (none recorded in this file, or none for this
-    figure: then what its count did), or None when there is."""
-    if not result.mechanisms:
-        return Cell("not recorded")
-    if recorded:
-        return None
-    ratio = _counted_ratio(step, key, metric)
-    if ratio is None:
-        return Cell("not counted")
-    return Cell(moved if ratio.verdict in _MOVED else unmoved)
-
-
-def objects_cell(
-    result: Attribution, step: StepOutcome, key: str, mechanism: Mechanism | None
-) -> Cell:
-    """The shared objects whose instructions per request moved most, and all of them base → head."""
-    missing = _without_mechanism(
-        result,
-        step,
-        key,
-        INSTRUCTIONS.key,
-        mechanism is not None and mechanism.instructions is not None,
-        "not recorded (no callgrind breakdown)",
-        "instructions unchanged",
-    )
-    if missing is not None:
-        return missing
-    assert mechanism is not None and mechanism.instructions is not None
-    found = mechanism.instructions
-    moved = sorted(
-        (o for o in found.objects if abs(o.head - o.base) >= OBJECT_MOVE * found.base),
-        key=lambda o: (-abs(o.head - o.base), o.name),
-    )
-    share = lambda o: f" ({(o.head - o.base) / found.base:+.2%})" if found.base else ""  # noqa: E731
-    parts = [f"{o.name} {o.head - o.base:+,.0f}{share(o)}" for o in moved[:SHOWN_OBJECTS]]
-    return Cell(
-        f"{'; '.join(parts) or 'no shared object moved'} (all: {found.base:,.0f} → {found.head:,.0f} instr/req)"
-    )
-
-
-def calls_cell(
-    result: Attribution, step: StepOutcome, key: str, mechanism: Mechanism | None
-) -> Cell:
-    """The system calls per request by name that changed: the request's own first (they are in the
-    cost), then the scheduling ones (counts/strace.SCHEDULING: not in the cost)."""
-    missing = _without_mechanism(
-        result,
-        step,
-        key,
-        SYSCALLS.key,
-        mechanism is not None and mechanism.calls is not None,
-        "not recorded",
-        "no call changed",
-    )
-    if missing is not None:
-        return missing
-    assert mechanism is not None and mechanism.calls is not None
-    moves = sorted(
-        ((name, base or 0.0, head or 0.0) for name, (base, head) in mechanism.calls.items()),
-        key=lambda m: (-abs(m[2] - m[1]), m[0]),
-    )
-    said = lambda found: ", ".join(f"{name} {base:.2f} → {head:.2f}" for name, base, head in found)  # noqa: E731
-    if not moves:
-        return Cell("no call changed")
-    own = said([m for m in moves if m[0] not in SCHEDULING]) or "none of its own"
-    scheduling = said([m for m in moves if m[0] in SCHEDULING])
-    return Cell(own + (f"; scheduling, not in the cost: {scheduling}" if scheduling else ""))
-
-
-def mechanism_table(base: str, head: str, results: Sequence[Attribution]) -> Table:
-    """One row per (release, scenario, endpoint) where the release moved a figure significantly:
-    its estimated cost per request and how (shared objects, system calls by name)."""
-    table = Table(
-        f"{base} → {head}: releases that moved a figure, and how",
-        [
-            "release",
-            "moved with it",
-            "scenario",
-            "endpoint",
-            "estimated cost per request, step / base [95 % interval]",
-            "where the instructions went (per request, by shared object)",
-            "system calls per request that changed (base → step)",
-        ],
-    )
-    rows: list[tuple[tuple, list[Cell]]] = []
-    for result in results:
-        scenario_of = {line.label: line.scenario for line in result.lines}
-        for step in result.steps:
-            if step.error is not None:
-                continue
-            packages = _ordered(step)
-            lead = packages[0] if packages and step.kind != "transitive" else ""
-            others = ", ".join(_moved(step, p) for p in packages if p != lead) or "—"
-            groups: dict[str, dict[str, Ratio]] = {}
-            for label, ratio in step.ratios.items():
-                groups.setdefault(endpoint_key(label), {})[label] = ratio
-            for key, figures in groups.items():
-                if not any(r.verdict in _MOVED for r in figures.values()):
-                    continue
-                scenario = scenario_of.get(next(iter(figures)), "")
-                mechanism = _mechanism_of(step, key)
-                order = (
-                    lead not in PACKAGES,
-                    PACKAGES.index(lead) if lead in PACKAGES else 0,
-                    lead == "",
-                    lead,
-                    scenario,
-                    key,
-                )
-                endpoint = (
-                    figure_label(key, scenario).removesuffix(" seq")
-                    if all(_metric_of(label) in COUNT_KEYS for label in figures)
-                    else figure_label(key, scenario)
-                )
-                rows.append(
-                    (
-                        order,
-                        [
-                            Cell(release_name(step)),
-                            Cell(others),
-                            Cell(scenario),
-                            Cell(endpoint),
-                            cost_cell(figures, mechanism),
-                            objects_cell(result, step, key, mechanism),
-                            calls_cell(result, step, key, mechanism),
-                        ],
-                    )
-                )
-    table.rows = [cells for _, cells in sorted(rows, key=lambda r: r[0])]
-    table.note = (
-        "a row per release and endpoint where a figure changed (compare's verdict); the instructions and "
-        "system calls are counted per request (deterministic), the cost weighs them by what they cost on "
-        "the measuring machine. Python code runs inside libpython: py-spy (compare --profile) names its "
-        "functions"
-    )
     return table
 
 

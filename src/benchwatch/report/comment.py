@@ -4,67 +4,15 @@ from __future__ import annotations
 
 from benchwatch.figures.metrics import COST
 from benchwatch.judge import dropped
-from benchwatch.judge.moved import MovedPackages
 from benchwatch.judge.verdict import Comparison, Row, SideInfo
 from benchwatch.measure import inject
 from benchwatch.profiling.speedscope import markdown as profile_markdown
+from benchwatch.report.headline import headline, plural
+from benchwatch.report.package_moves import moved_lines
 from benchwatch.results.schema import PER_STACK_FACTS, Environment, Problem
 
 MARKER = "<!-- benchwatch-compare -->"
 HEADLINE_PACKAGES = ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn")
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
-
-
-def _gating_note(rows: list[Row], verdict: str) -> str:
-    """' (1 gating)' when some of the rows with this verdict do not gate, '' when all do."""
-    found = [r for r in rows if r.verdict == verdict]
-    gating = sum(r.gating for r in found)
-    if not found or gating == len(found):
-        return ""
-    return f" ({gating} gating)" if gating else " (none gating)"
-
-
-def cost_headline(rows: list[Row]) -> str:
-    """The estimated cost per request first: the one changed cost with its interval and endpoint,
-    or how many costs went which way."""
-    costs = [r for r in rows if r.metric == COST.key]
-    if not costs:
-        return ""
-    moved = [r for r in costs if r.significant]
-    if len(moved) == 1 and moved[0].ratio is not None:
-        row = moved[0]
-        low, high = row.low or row.ratio, row.high or row.ratio
-        factor, low, high, word = (
-            (row.ratio, low, high, "higher")
-            if row.ratio > 1
-            else (1 / row.ratio, 1 / high, 1 / low, "lower")
-        )
-        where = row.scenario + (f" {row.endpoint}" if row.endpoint else "")
-        return f"estimated cost per request {factor:.2f}x {word} [{low:.2f}, {high:.2f}] ({where})"
-    higher = sum(r.verdict == "regression" for r in moved)
-    return (
-        f"estimated cost per request: {higher} higher, {len(moved) - higher} lower, "
-        f"{len(costs) - len(moved)} unchanged"
-    )
-
-
-def headline(comparison: Comparison) -> str:
-    counts = comparison.counts()
-    parts = [
-        _plural(counts["regression"], "regression") + _gating_note(comparison.rows, "regression"),
-        _plural(counts["improvement"], "improvement")
-        + _gating_note(comparison.rows, "improvement"),
-        f"{counts['unchanged']} unchanged",
-    ]
-    if counts["unconfirmed"]:
-        parts.append(f"{counts['unconfirmed']} not confirmed")
-    if counts["no verdict"]:
-        parts.append(f"{counts['no verdict']} without a verdict")
-    lead = cost_headline(comparison.rows)
-    return (f"{lead}; " if lead else "") + ", ".join(parts)
 
 
 def _side_title(side: SideInfo) -> str:
@@ -147,7 +95,7 @@ def render(comparison: Comparison) -> str:
         f"in each{'' if base.kind == 'variant' else '; micro-benchmarks in alternating batches'}.",
         "",
         *_watched(comparison),
-        *_moved_lines(comparison),
+        *moved_lines(comparison),
         *(f"Note: {note}." for note in comparison.extra.notes),
         *([""] if comparison.extra.notes else []),
     ]
@@ -249,7 +197,7 @@ def _watched(comparison: Comparison) -> list[str]:
     if found is None or not found.endpoints:
         return []
     return [
-        f"Watched {_plural(found.endpoints, 'declared endpoint')}: {found.timed} timed, {found.counted} counted "
+        f"Watched {plural(found.endpoints, 'declared endpoint')}: {found.timed} timed, {found.counted} counted "
         f"per request{f'; {len(found.not_measured)} not measured in full (below)' if found.not_measured else ''}.",
         "",
     ]
@@ -363,49 +311,3 @@ def _fingerprints(base: SideInfo, head: SideInfo) -> list[str]:
             )
     out += ["", "</details>"]
     return out
-
-
-def _moved_lines(comparison: Comparison) -> list[str]:
-    """The comment's lines on what moved: one line per pair of environments, and on a gating
-    regression the candidate packages with the command that splits the change by package."""
-    moved = comparison.extra.moved
-    if not moved:
-        return []
-    out = [f"Dependencies changed between base and head: {m.text(code=True)}." for m in moved] + [
-        ""
-    ]
-    regressed = {r.scenario for r in comparison.gating_regressions()}
-    if not regressed:
-        return out
-    suspects = [m for m in moved if regressed & set(m.scenarios)] or list(moved)
-    names = list(dict.fromkeys(p for m in suspects for p in m.packages()))
-    out.append(
-        f"**Which package?** The regression came with these packages' moves: {', '.join(names)}."
-    )
-    if comparison.base.kind == "stack":
-        scenarios = ",".join(f"{s}@*" for s in sorted(regressed))
-        out += [
-            f"`benchwatch attribute --base {comparison.base.spec} --head {comparison.head.spec} -k '{scenarios}'` "
-            "moves one package at a time (or the smallest group the resolver demands) and measures each step "
-            "against base.",
-            "",
-        ]
-        return out
-    out.append(
-        "`benchwatch attribute` splits a change by package between two stacks of `stacks.toml` only, not yet "
-        "between two commits' own locks. To try one package today: on base, move only it, commit, and "
-        f"`benchwatch compare --base {comparison.base.spec} --head <that commit>`:"
-    )
-    out += [""] + [f"- {line}" for m in suspects for line in _one_package_moves(m)] + [""]
-    return out
-
-
-def _one_package_moves(moved: MovedPackages) -> list[str]:
-    """How to move one package of base's lock to head's version, per package that changed."""
-    lock = moved.lock or "its requirements"
-    if lock.endswith(("uv.lock", "pyproject.toml")):
-        return [
-            f"`uv lock --upgrade-package {p}=={h}` beside app {moved.app}'s `{lock}`"
-            for p, (_, h) in moved.changed.items()
-        ]
-    return [f"`{p}=={h}` in app {moved.app}'s `{lock}`" for p, (_, h) in moved.changed.items()]

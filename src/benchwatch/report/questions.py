@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchwatch.declarations.apps import Published, Question
+from benchwatch.declarations.project_file import Published, Question
 from benchwatch.figures.metrics import metric
 from benchwatch.report.honest import paired_tone
 from benchwatch.report.tables import Cell, Table

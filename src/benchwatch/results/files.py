@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from benchwatch.declarations.placeholders import redact_tree, redact_written
+from benchwatch.declarations.redaction import redact_tree, redact_written
 from benchwatch.errors import UserError
 from benchwatch.results.schema import (
     GAB_BIGGER,
@@ -32,20 +32,20 @@ class NotWritten(UserError, OSError):
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """`data` as JSON at `path`, whole or not at all; every remembered secret in its strings is
-    replaced by its name (placeholders.redact_tree): the one door results, comparisons,
+    replaced by its name (redaction.redact_tree): the one door results, comparisons,
     attributions and calibrations leave by."""
     _write_all({path: json_text(data)})
 
 
 def json_text(data: Any) -> str:
     """`data` as the JSON benchwatch writes, every remembered secret in its strings replaced by its
-    name (placeholders.redact_tree)."""
+    name (redaction.redact_tree)."""
     return json.dumps(redact_tree(data), indent=1, allow_nan=False) + "\n"
 
 
 def write_text_atomic(path: Path, text: str) -> None:
     """`text` at `path`, whole or not at all, with every remembered secret replaced by its name
-    (placeholders.redact_written): reports, the comment, site pages, trend files."""
+    (redaction.redact_written): reports, the comment, site pages, trend files."""
     _write_all({path: redact_written(text)})
 
 

@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from benchwatch.declarations.apps import Question
+from benchwatch.declarations.project_file import Question
 from benchwatch.figures.metrics import Counted, Metric, Setting, metric, setting_from_params
 from benchwatch.results.load_facts import LoadPlanInfo, RunLoadFacts
 from benchwatch.results.stage_facts import FlatExtra, StageFacts

@@ -6,7 +6,8 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from benchwatch.declarations.apps import Endpoint, SetupRequest
+from benchwatch.declarations.requests import Endpoint
+from benchwatch.declarations.setup import SetupRequest
 from benchwatch.scaffold.declared_requests import LOGIN_WHY, PASSWORD_VAR, USER_VAR, Candidate
 
 

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from benchwatch.declarations import app_env
-from benchwatch.declarations.apps import Endpoint, Expect, SetupRequest
+from benchwatch.declarations.requests import Endpoint, Expect
+from benchwatch.declarations.setup import SetupRequest
 from benchwatch.scaffold.schema import Operation, endpoint_names, operations, password_login
 
 USER_VAR = app_env.USER  # the names the app-env secret accepts for them: one list (app_env.py)

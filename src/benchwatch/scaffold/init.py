@@ -24,25 +24,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchwatch.declarations.apps import (
-    AppDeclaration,
-    Endpoint,
-    ProjectSettings,
-    Setup,
-    SetupRequest,
-)
+from benchwatch.declarations.apps import AppDeclaration
+from benchwatch.declarations.project_file import ProjectSettings
+from benchwatch.declarations.requests import Endpoint
+from benchwatch.declarations.setup import Setup, SetupRequest
 from benchwatch.environments.own_requirements import check_python
 from benchwatch.errors import UserError
 from benchwatch.measure.verify import golden_text
-from benchwatch.project.config import (
-    APP_FILE,
-    PROJECT_FILE,
-    App,
-    Project,
-    Variant,
-    _own_stack,
-    load_stacks,
-)
+from benchwatch.project.apps import App, own_stack
+from benchwatch.project.files import APP_FILE, PROJECT_FILE
+from benchwatch.project.stacks import load_stacks
+from benchwatch.project.variants import Project, Variant
 from benchwatch.scaffold import causes, declare, discover, schema, unique
 from benchwatch.scaffold import declared_requests as plan
 from benchwatch.scaffold.layout import Layout, ignore_outputs, project_with_app
@@ -92,7 +84,7 @@ def parse_env(pairs: list[str], option: str = "--env") -> dict[str, str]:
 def _refuse_what_the_server_sets(settings: dict[str, str]) -> None:
     """A KEY the server's environment takes over (PYTHONPATH, a runner's GITHUB_*) would never
     reach the app: bad input, said with why, rather than dropped."""
-    from benchwatch.measure.server import refused_setting
+    from benchwatch.measure.server_command import refused_setting
 
     for key in settings:
         refused = refused_setting(key)
@@ -429,7 +421,7 @@ def _read(
     import httpx
 
     from benchwatch.environments import envs
-    from benchwatch.measure import server
+    from benchwatch.measure import launch, server
     from benchwatch.measure.setup import SetupError
 
     created = not where.app_dir.exists()
@@ -450,7 +442,7 @@ def _read(
         def booted(v: Variant) -> Iterator[tuple[Any, httpx.Client]]:
             try:
                 with (
-                    server.running(v, env) as srv,
+                    launch.running(v, env) as srv,
                     httpx.Client(
                         base_url=srv.base_url,
                         timeout=30,
@@ -549,7 +541,7 @@ def _read(
 def _variant(where: Layout, declaration: AppDeclaration) -> Variant:
     probe_app = App(declaration=declaration, directory=where.app_dir)
     if declaration.requirements:
-        _own_stack(probe_app, stop=where.root)  # names a line that is not an exact pin
+        own_stack(probe_app, stop=where.root)  # names a line that is not an exact pin
     settings = ProjectSettings(apps=[where.listed()])
     project = Project(where.root, settings, load_stacks(where.root), (probe_app,))
     (variant,) = project.variants(["latest"])
@@ -610,7 +602,7 @@ def _openapi_url(variant: Variant, env: Any, context: Any) -> str | None:
     when it could not be asked."""
     import subprocess
 
-    from benchwatch.measure.server import server_environment
+    from benchwatch.measure.server_command import server_environment
 
     environ = server_environment(variant, env, context)
     try:
@@ -637,7 +629,7 @@ def _run_step(
 ) -> dict[str, str]:
     """One set-up request against init's first boot, as every later boot will send it (a failure:
     measure.setup's SetupError)."""
-    from benchwatch.measure.server import server_environment
+    from benchwatch.measure.server_command import server_environment
     from benchwatch.measure.setup import run_setup
 
     alone = dataclasses.replace(

@@ -14,10 +14,11 @@ from dataclasses import dataclass
 
 import httpx
 
-from benchwatch.declarations.apps import RequestParts
-from benchwatch.declarations.placeholders import Context, redact
+from benchwatch.declarations.placeholders import Context
+from benchwatch.declarations.redaction import redact
+from benchwatch.declarations.requests import RequestParts
 from benchwatch.measure.request import Prepared, prepare
-from benchwatch.project.config import App
+from benchwatch.project.apps import App
 
 
 @dataclass(frozen=True)

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchwatch.declarations.placeholders import redact
-from benchwatch.project.config import Endpoint, Variant
+from benchwatch.declarations.redaction import redact
+from benchwatch.declarations.requests import Endpoint
+from benchwatch.project.variants import Variant
 from benchwatch.results.schema import Problem
 
 
@@ -37,7 +38,7 @@ def record_variants(variants: list[Variant], quiet: bool = False) -> list[Record
     """One variant per app (the first selected): its golden bodies recorded again. An app whose
     boot or any endpoint's answer fails writes nothing."""
     from benchwatch.environments import envs
-    from benchwatch.measure import preflight, server
+    from benchwatch.measure import launch, preflight, server
 
     firsts = list({v.app.name: v for v in reversed(variants)}.values())[::-1]
     firsts = [v for v in firsts if recordable(v)]
@@ -57,7 +58,7 @@ def record_variants(variants: list[Variant], quiet: bool = False) -> list[Record
             )
         else:
             try:
-                answers = [_ask_all(variant, ready[variant.env_key], server) for _ in range(2)]
+                answers = [_ask_all(variant, ready[variant.env_key], launch) for _ in range(2)]
             except server.BootError as exc:
                 outcome.problems.append(
                     Problem(
@@ -73,13 +74,13 @@ def record_variants(variants: list[Variant], quiet: bool = False) -> list[Record
     return done
 
 
-def _ask_all(variant: Variant, env: Any, server: Any) -> dict[str, Any]:
+def _ask_all(variant: Variant, env: Any, launch: Any) -> dict[str, Any]:
     import httpx
 
     from benchwatch.scaffold.probe import ask_endpoint
 
     with (
-        server.running(variant, env) as srv,
+        launch.running(variant, env) as srv,
         httpx.Client(
             base_url=srv.base_url, timeout=60, trust_env=False, headers={"Connection": "close"}
         ) as client,

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from benchwatch.declarations.apps import Endpoint
 from benchwatch.declarations.placeholders import UNIQUE
+from benchwatch.declarations.requests import Endpoint
 
 UNIQUE_KEYS = frozenset({"email", "username", "login", "handle", "slug", "name"})
 _EMAIL = re.compile(r"[^@\s]+@([^@\s]+\.[^@\s]+)")

@@ -1,0 +1,224 @@
+"""One target's counts: its server booted once under callgrind and once under strace, each
+served the same fixed sequence (probe, warm-up, settle, an idle pause, then `repeats` phases of N
+requests per endpoint, every repeat of the reads before the writes': plan.counted_order) on one
+connection; what each phase cost, per request.
+
+Every counted phase begins with a full garbage collection in the server, asked for over the
+counting harness (counts/harness/sitecustomize.py) and left out of the count: the collector then
+starts each phase in the same state, so its periodic full passes land alike in every phase.
+Measured on posts' read endpoint (2 requests per phase): a range of 1.66 % over 10 phases
+without, 0.21 % with (docs/counts.md)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from benchwatch.counts import callgrind, strace
+from benchwatch.counts import request_budget as plan
+from benchwatch.counts.counted_server import serve_under_counter
+from benchwatch.counts.target_counts import (
+    MANIFEST,
+    TRACE,
+    CountFailed,
+    CountTarget,
+    Phase,
+    TargetCounts,
+)
+from benchwatch.results.files import write_json_atomic
+
+IDLE_S = 2.0  # the pause whose cost (uvicorn's 0.1 s tick: 20 wake-ups) is taken off every phase, by the tick
+PAUSE_S = 0.2  # between strace phases: the server idles, so the cut between them is clean
+# between requests: the server finishes its work after an answer (a few more turns of its event
+# loop) before the next request comes, so each request takes the same turns and polls; without
+# it, whether the next request is already there at the loop's next poll is a race
+THINK_S = {"callgrind": 0.005, "strace": 0.002}
+STRACE_TIMES = 2  # strace runs near native speed: 2x callgrind's requests per phase (up to the cap)
+
+
+def count_target(
+    target: CountTarget,
+    out_dir: Path,
+    *,
+    cap: int,
+    repeats: int,
+    say: Callable[[str], None],
+    quiet_idle_s: float = IDLE_S,
+    strace_times: int = STRACE_TIMES,
+) -> TargetCounts:
+    """Both boots of one target; raises CountFailed (server stopped) at the first failure.
+    `quiet_idle_s`: the idle pause of a server whose timer is held (nothing in it depends on its
+    length: no tick comes); `strace_times`: strace's requests per phase, in callgrind's."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    say(f"counts: {target.variant.id}: instructions under callgrind")
+    cg = _callgrind(target, out_dir / "callgrind.out", cap, repeats, quiet_idle_s)
+    say(f"counts: {target.variant.id}: system calls under strace")
+    traced = [min(cap, strace_times * n) for n in cg.requests]
+    st = _strace(target, out_dir / TRACE, cg.warmups, traced, repeats, quiet_idle_s)
+    counted = TargetCounts(
+        target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle
+    )
+    write_json_atomic(out_dir / MANIFEST, counted.manifest())
+    say(
+        f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s"
+    )
+    return counted
+
+
+@dataclass
+class _Run:
+    phases: list[Phase]
+    warmups: list[int]
+    requests: list[int]
+    idle_per_s: float = 0.0  # callgrind: instructions per idle second
+    idle_calls: dict[str, float] = field(default_factory=dict)  # strace: calls per timer wake-up
+    idle_per_tick: float | None = None  # callgrind: instructions per timer tick while idle
+    idle: float = 0.0  # callgrind: the idle pause's count
+
+
+def _callgrind(
+    target: CountTarget, out_file: Path, cap: int, repeats: int, quiet_idle_s: float
+) -> _Run:
+    """Boot (uninstrumented), probe, warm-up, settle (uninstrumented), an idle pause, then the
+    counted phases, each after a full collection; a dump after each stage, its label checked
+    against its file."""
+    for old in out_file.parent.glob(out_file.name + "*"):
+        old.unlink()
+    dumps: list[tuple[str, float]] = []  # (label, wall-clock midpoint of the dump); file `.k+1`
+    ticks: dict[str, int | None] = {}  # label: the server's timer ticks when that dump was taken
+
+    def control(call: Callable[[], None]) -> None:
+        try:
+            call()
+        except callgrind.CallgrindError as exc:
+            raise CountFailed(str(exc), stderr_tail=s.srv.stderr_tail()) from None
+
+    def dump(label: str) -> float:
+        """Write and zero the counts, the server's loop held still meanwhile (its ticks so far
+        noted); the seconds since the last dump."""
+        started = time.monotonic()
+        ticks[label] = s.hold()
+        try:
+            control(lambda: callgrind.dump(s.srv.pid, label))
+        finally:
+            s.release(ticks[label])
+        dumps.append((label, (started + time.monotonic()) / 2))
+        return dumps[-1][1] - dumps[-2][1] if len(dumps) > 1 else 0.0
+
+    def ticks_between(first: str, last: str) -> int | None:
+        before, after = ticks[first], ticks[last]
+        return after - before if before is not None and after is not None else None
+
+    def total(label: str) -> int:
+        return callgrind.read_total(callgrind.dump_file(out_file, _number(dumps, label)))
+
+    endpoints = target.endpoints
+    phases: list[Phase] = []
+    try:
+        with serve_under_counter(target, callgrind.wrap(out_file), "callgrind") as s:
+            requests = s.requests
+            control(
+                lambda: callgrind.instrument(s.srv.pid, True)
+            )  # booted uninstrumented (callgrind.wrap)
+            dump("boot")
+            for i, request in enumerate(requests):
+                s.send(i, request, plan.PROBE)
+                dump(f"probe-{i}")
+            warmups = [
+                plan.warmup_for(total(f"probe-{i}") / plan.PROBE, cap) for i in range(len(requests))
+            ]
+            for i, request in enumerate(requests):
+                s.send(i, request, warmups[i])
+                dump(f"warm-{i}")
+            counts = [
+                plan.requests_for(total(f"warm-{i}") / warmups[i], cap)
+                for i in range(len(requests))
+            ]
+            settles = [plan.settle_for(n) for n in counts]
+            control(
+                lambda: callgrind.instrument(s.srv.pid, False)
+            )  # the settle counts nothing: faster
+            for i, request in enumerate(requests):
+                s.send(i, request, settles[i])
+            control(lambda: callgrind.instrument(s.srv.pid, True))
+            dump("settle")  # so the idle pause's dump holds the pause alone
+            warmups = [w + n for w, n in zip(warmups, settles, strict=True)]  # strace sends as many
+            time.sleep(quiet_idle_s if s.quiet else IDLE_S)
+            idle_seconds = dump("idle")
+            for r, i in plan.counted_order([e.method for e in endpoints], repeats):
+                s.collect()
+                dump(f"gc-r{r}-{i}")
+                s.send(i, requests[i], counts[i], THINK_S["callgrind"])
+                phases.append(Phase(endpoints[i], r, counts[i], dump(f"r{r}-{i}")))
+                phases[-1].ticks = ticks_between(f"gc-r{r}-{i}", f"r{r}-{i}")
+        tail = s.tail
+    except callgrind.CallgrindError as exc:
+        raise CountFailed(str(exc)) from None
+    try:
+        idle = total("idle")
+        for phase in phases:
+            label = f"r{phase.repeat}-{endpoints.index(phase.endpoint)}"
+            phase.file = callgrind.dump_file(out_file, _number(dumps, label))
+            read = callgrind.read(phase.file, functions=False)
+            if read.trigger.split()[-1] != label:
+                raise CountFailed(f"{phase.file.name} holds dump {read.trigger!r}, want {label!r}")
+            phase.instructions = read.total
+    except callgrind.CallgrindError as exc:
+        raise CountFailed(str(exc), stderr_tail=tail[0]) from None
+    idle_ticks = ticks_between("settle", "idle")
+    per_tick = idle / idle_ticks if idle_ticks else None
+    return _Run(phases, warmups, counts, idle / idle_seconds, idle_per_tick=per_tick, idle=idle)
+
+
+def _number(dumps: list[tuple[str, float]], label: str) -> int:
+    """The file number of a dump (callgrind numbers them from 1, in order)."""
+    return 1 + [name for name, _ in dumps].index(label)
+
+
+def _strace(
+    target: CountTarget,
+    trace: Path,
+    warmups: Sequence[int],
+    counts: Sequence[int],
+    repeats: int,
+    quiet_idle_s: float,
+) -> _Run:
+    trace.unlink(missing_ok=True)
+    endpoints = target.endpoints
+    phases: list[Phase] = []
+    windows: list[tuple[float, float]] = []
+    with serve_under_counter(target, strace.wrap(trace), "strace") as s:
+        requests = s.requests
+        for i, request in enumerate(requests):
+            s.send(i, request, plan.PROBE + warmups[i])
+        time.sleep(PAUSE_S)
+        idle_start = time.time()
+        time.sleep(quiet_idle_s if s.quiet else IDLE_S)
+        windows.append((idle_start, time.time()))
+        for r, i in plan.counted_order([e.method for e in endpoints], repeats):
+            time.sleep(PAUSE_S)  # the last window ends mid-pause: its tail stays clear
+            s.collect()  # between windows: the collection's calls (and the harness's) fall outside
+            time.sleep(PAUSE_S / 2)
+            start = time.time()
+            s.send(i, requests[i], counts[i], THINK_S["strace"])
+            # the server's last calls of a phase (after its answer was sent) come
+            # just after the client has read it: the window ends mid-pause
+            end = time.time() + PAUSE_S / 2
+            windows.append((start, end))
+            phases.append(Phase(endpoints[i], r, counts[i], end - start))
+        time.sleep(PAUSE_S)
+    try:
+        counted = strace.count_windows(strace.calls(trace), windows)
+    except strace.StraceError as exc:
+        raise CountFailed(str(exc), stderr_tail=s.tail[0]) from None
+    idle = counted[0]
+    for phase, window in zip(phases, counted[1:], strict=True):
+        phase.calls, phase.wakeups = window.calls, window.wakeups
+    # a server with no idle timer has nothing to take off
+    idle_calls = (
+        {name: calls / idle.wakeups for name, calls in idle.calls.items()} if idle.wakeups else {}
+    )
+    return _Run(phases, list(warmups), list(counts), idle_calls=idle_calls)

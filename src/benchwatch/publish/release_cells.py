@@ -1,0 +1,71 @@
+"""The cells releases.html is made of: a release's name and what moved with it, a figure's label
+without its scenario, a step's effect worded by the figure's kind."""
+
+from __future__ import annotations
+
+from benchwatch.attribute.outcomes import StepOutcome
+from benchwatch.attribute.ratios import Ratio
+from benchwatch.environments.releases import PACKAGES
+from benchwatch.figures.metrics import COST, INSTRUCTIONS, SYSCALLS, metric
+from benchwatch.report.tables import Cell, Tone
+
+
+def metric_of(label: str) -> str:
+    return label.rsplit(" ", 1)[-1]
+
+
+def figure_label(label: str, scenario: str) -> str:
+    """`hello GET / c=10 cpu_us_per_request` -> `GET / c=10 cpu/req` (the scenario has its column)."""
+    text = (
+        label.removeprefix(scenario).strip() if scenario and label.startswith(scenario) else label
+    )
+    head, _, last = text.rpartition(" ")
+    found = metric("load", last)
+    return f"{head} {found.short}" if head and found is not None else text
+
+
+# what a change is called, by the figure's kind: (a regression, an improvement); every attributed
+# figure is smaller-is-better (attribute/table.ATTRIBUTED)
+_WORDS = {
+    COST.key: ("higher", "lower"),
+    INSTRUCTIONS.key: ("more", "fewer"),
+    SYSCALLS.key: ("more", "fewer"),
+}
+
+
+def effect(ratio: Ratio, label: str = "") -> Cell:
+    """The step's ratio with its interval; coloured only when compare called it a change
+    (interval excludes 1 and the change exceeds the noise floor)."""
+    if ratio.ratio is None:
+        return Cell(f"not measured{': ' + ratio.text if ratio.text else ''}")
+    tone: Tone = {"regression": "worse", "improvement": "better"}.get(ratio.verdict, "")  # type: ignore[assignment]
+    more, less = _WORDS.get(metric_of(label), ("slower", "faster"))
+    words = {"regression": more, "improvement": less}.get(ratio.verdict, "no significant change")
+    return Cell(f"{ratio.shown()} {words}", tone)
+
+
+def moved_package(step: StepOutcome, package: str) -> str:
+    old, new = step.moved.get(package, (None, None))
+    return f"{package} {old or '—'} → {new or '?'}"
+
+
+def ordered(step: StepOutcome) -> list[str]:
+    """The packages a step moved: the four watched ones first, then the rest of its group, then
+    what the resolver brought along (a package new in the head, e.g.)."""
+
+    def rank(p: str) -> tuple:
+        return (
+            p not in PACKAGES,
+            PACKAGES.index(p) if p in PACKAGES else 0,
+            p not in step.group,
+            p,
+        )
+
+    return sorted(dict.fromkeys([*step.group, *step.moved]) if step.moved else step.group, key=rank)
+
+
+def release_name(step: StepOutcome) -> str:
+    if step.kind == "transitive":
+        return "unpinned dependencies (transitive)"
+    packages = ordered(step)
+    return moved_package(step, packages[0]) if packages else step.requested
