@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from benchwatch.declarations import placeholders
+from benchwatch.declarations.pins import exact_pin
 from benchwatch.figures.metrics import CPU, P50, P99, RPS, RSS_IDLE, RSS_PEAK, RSS_WARM
 
 _NAME = r"^[a-z0-9][a-z0-9_]*$"
@@ -83,7 +84,7 @@ class Stack(_Strict):
     @classmethod
     def _exact_pins(cls, pins: dict[str, str]) -> dict[str, str]:
         for package, version in pins.items():
-            if not re.fullmatch(r"[0-9][0-9A-Za-z.+!-]*", version):
+            if not exact_pin(f"{package}=={version}"):
                 raise ValueError(f"pin {package} = {version!r} is not an exact version")
         return pins
 
@@ -102,11 +103,8 @@ class Stack(_Strict):
 
     def pinned_versions(self) -> dict[str, str]:
         """Exact pins, and a run-time stack's exact requirements (`fastapi==0.166.0b1`)."""
-        exact = [
-            re.fullmatch(r"([A-Za-z0-9._-]+)(?:\[[^\]]*\])?==([0-9][0-9A-Za-z.+!-]*)", r)
-            for r in self.requires
-        ]
-        pinned = {normalize_package(m.group(1)): m.group(2) for m in exact if m}
+        exact = [pin for pin in map(exact_pin, self.requires) if pin]
+        pinned = {normalize_package(name): version for name, version in exact}
         return {**pinned, **{normalize_package(p): v for p, v in self.pins.items()}}
 
 

@@ -31,6 +31,7 @@ from benchwatch.declarations.apps import (
     Setup,
     SetupRequest,
 )
+from benchwatch.declarations.pins import exact_pin
 from benchwatch.environments.own_requirements import check_python
 from benchwatch.errors import UserError
 from benchwatch.measure.verify import golden_text
@@ -399,13 +400,7 @@ def _pinned_requirements(where: Layout, say: Callable[[str], None]) -> str | Non
                 continue
             lines = [ln.split("#", 1)[0].strip() for ln in path.read_text().splitlines()]
             lines = [ln for ln in lines if ln and not ln.startswith("-")]
-            loose = [
-                ln
-                for ln in lines
-                if not re.fullmatch(
-                    r"[A-Za-z0-9._-]+(\[[^\]]*\])?\s*==\s*[0-9][0-9A-Za-z.+!-]*\s*(;.*)?", ln
-                )
-            ]
+            loose = [ln for ln in lines if not exact_pin(ln.partition(";")[0].strip())]
             shown = path.relative_to(where.root)
             if lines and not loose:
                 return where.from_app_dir(path)
