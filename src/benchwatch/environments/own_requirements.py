@@ -9,7 +9,6 @@ allows (`interpreters`)."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import subprocess
 import tomllib
@@ -23,6 +22,7 @@ from benchwatch.declarations.pins import exact_pin
 from benchwatch.environments import interpreters
 from benchwatch.environments.uv_tool import uv_environ, uv_executable
 from benchwatch.errors import UserError
+from benchwatch.whole_files import write_text_whole
 
 __all__ = ["Pin", "applying", "check_python", "export", "parse", "python_of"]
 
@@ -120,10 +120,7 @@ def export(path: Path, cache: Path) -> Path:
     if done.returncode != 0:
         tail = " | ".join(done.stderr.strip().splitlines()[-2:])
         raise UserError(f"{lock}: `uv export --frozen` failed: {tail}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_text(done.stdout)
-    partial.replace(target)
+    write_text_whole(target, done.stdout)
     return target
 
 

@@ -49,6 +49,7 @@ from benchwatch.scaffold import declared_requests as plan
 from benchwatch.scaffold.layout import Layout, ignore_outputs, project_with_app
 from benchwatch.scaffold.probe import Answer, ask, ask_endpoint, server_error, show_tail
 from benchwatch.scaffold.workflows import caller_workflows, default_source
+from benchwatch.whole_files import write_text_whole
 
 OPENAPI_PATH = "/openapi.json"
 REQUIREMENTS = ("requirements.txt", "requirements/base.txt", "requirements/prod.txt")
@@ -287,10 +288,7 @@ def _refs(text: str) -> list[Any]:
 
 
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text)
-    partial.replace(path)
+    write_text_whole(path, text)
 
 
 def _remove_stale_goldens(where: Layout, written: set[Path]) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 from benchwatch.declarations.placeholders import redact
 from benchwatch.project.config import Endpoint, Variant
 from benchwatch.results.schema import Problem
+from benchwatch.whole_files import write_text_whole
 
 
 @dataclass
@@ -154,9 +155,7 @@ def _write(variant: Variant, answers: list[dict[str, Any]], outcome: Recorded) -
             return
         files[declaration] = changed
     for path, text in files.items():
-        partial = path.with_name(f".{path.name}.partial")
-        partial.write_text(text)
-        partial.replace(path)
+        write_text_whole(path, text)
         outcome.written.append(path)
 
 
