@@ -25,6 +25,7 @@ from benchwatch.environments import own_requirements
 from benchwatch.environments.envs import digest
 from benchwatch.environments.uv_tool import cache_dir
 from benchwatch.errors import UserError
+from benchwatch.figures.figure_key import variant_id
 
 PROJECT_FILE = "benchwatch.toml"
 STACKS_FILE = "stacks.toml"
@@ -75,7 +76,7 @@ class Variant:
 
     @property
     def id(self) -> str:
-        return f"{self.scenario}@{self.stack.name}"
+        return variant_id(self.scenario, self.stack.name)
 
     @property
     def env_key(self) -> str:

@@ -34,6 +34,7 @@ from benchwatch.declarations.apps import (
 from benchwatch.declarations.pins import exact_pin
 from benchwatch.environments.own_requirements import check_python
 from benchwatch.errors import UserError
+from benchwatch.figures.figure_key import variant_id
 from benchwatch.measure.verify import golden_text
 from benchwatch.project.config import (
     APP_FILE,
@@ -265,7 +266,7 @@ def _init(
     ignored = ignore_outputs(where.root)
     if ignored:
         files[ignored] = ""
-    variant = f"{name}@{'own' if requirements else 'latest'}"
+    variant = variant_id(name, "own" if requirements else "latest")
     return Outcome(
         written=list(files),
         declared=len(declared),
