@@ -19,8 +19,8 @@ class StepOutcome(BaseModel):
     error: str | None = None
     ratios: dict[str, Ratio] = {}  # by figure label
     out: str | None = None
-    # by endpoint (a figure label without its metric, mechanism.endpoint_key): what moved inside the
-    # counts of each endpoint that changed; {} in an attribution written before it was kept
+    # by endpoint (a figure label without its metric, figure_key.label_without_metric): what moved
+    # inside the counts of each endpoint that changed; {} in an attribution written before it was kept
     mechanism: dict[str, Mechanism] = {}
     # why the step was not counted although it built: it moves only what the servers never import
     # (attribute/imported.py), so it cannot move a count; left out of the product (a factor of 1)

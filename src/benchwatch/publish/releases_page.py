@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from benchwatch.attribute.mechanism import Mechanism, endpoint_key
+from benchwatch.attribute.mechanism import Mechanism
 from benchwatch.attribute.outcomes import StepOutcome
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.attribute.table import Attribution
@@ -20,6 +20,7 @@ from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS
 from benchwatch.counts.strace import SCHEDULING
 from benchwatch.environments.releases import PACKAGES
 from benchwatch.errors import UserError
+from benchwatch.figures.figure_key import label_metric, label_without_metric, setting_apart
 from benchwatch.figures.metrics import COST, COUNT_KEYS, INSTRUCTIONS, SYSCALLS, metric
 from benchwatch.report.tables import Cell, Table, Tone
 
@@ -56,17 +57,13 @@ def read_published_attributions(folder: Path) -> list[tuple[str, Attribution]]:
     return found
 
 
-def _metric_of(label: str) -> str:
-    return label.rsplit(" ", 1)[-1]
-
-
 def figure_label(label: str, scenario: str) -> str:
     """`hello GET / c=10 cpu_us_per_request` -> `GET / c=10 cpu/req` (the scenario has its column)."""
     text = (
         label.removeprefix(scenario).strip() if scenario and label.startswith(scenario) else label
     )
-    head, _, last = text.rpartition(" ")
-    found = metric("load", last)
+    head = label_without_metric(text) if " " in text else ""
+    found = metric("load", label_metric(text))
     return f"{head} {found.short}" if head and found is not None else text
 
 
@@ -85,7 +82,7 @@ def effect(ratio: Ratio, label: str = "") -> Cell:
     if ratio.ratio is None:
         return Cell(f"not measured{': ' + ratio.text if ratio.text else ''}")
     tone: Tone = {"regression": "worse", "improvement": "better"}.get(ratio.verdict, "")  # type: ignore[assignment]
-    more, less = _WORDS.get(_metric_of(label), ("slower", "faster"))
+    more, less = _WORDS.get(label_metric(label), ("slower", "faster"))
     words = {"regression": more, "improvement": less}.get(ratio.verdict, "no significant change")
     return Cell(f"{ratio.shown()} {words}", tone)
 
@@ -119,7 +116,7 @@ def release_name(step: StepOutcome) -> str:
 
 def how_measured(result: Attribution) -> str:
     rounds = result.rounds or COMPARE_QUICK_ROUNDS
-    kinds = {_metric_of(line.label) in COUNT_KEYS for line in result.lines}
+    kinds = {label_metric(line.label) in COUNT_KEYS for line in result.lines}
     how = []
     if True in kinds:
         how.append(
@@ -190,17 +187,12 @@ OBJECT_MOVE = 0.0005  # an object moved when its change is 0.05 % of the request
 _MOVED = ("regression", "improvement")
 
 
-def _setting_apart(key: str) -> str:
-    """`hello GET / seq` -> `hello GET /`: what an endpoint's counts and its timings share."""
-    return key.rsplit(" ", 1)[0]
-
-
 def _mechanism_of(step: StepOutcome, key: str) -> Mechanism | None:
     """The mechanism of the endpoint: its counts' (a timing's row shows its endpoint's counts)."""
     if key in step.mechanism:
         return step.mechanism[key]
     return next(
-        (m for k, m in step.mechanism.items() if _setting_apart(k) == _setting_apart(key)), None
+        (m for k, m in step.mechanism.items() if setting_apart(k) == setting_apart(key)), None
     )
 
 
@@ -210,22 +202,22 @@ def _counted_ratio(step: StepOutcome, key: str, metric_key: str) -> Ratio | None
         (
             r
             for label, r in step.ratios.items()
-            if _metric_of(label) == metric_key
-            and _setting_apart(endpoint_key(label)) == _setting_apart(key)
+            if label_metric(label) == metric_key
+            and setting_apart(label_without_metric(label)) == setting_apart(key)
         ),
         None,
     )
 
 
 def _short(label: str) -> str:
-    found = metric("load", _metric_of(label))
-    return found.short if found is not None else _metric_of(label)
+    found = metric("load", label_metric(label))
+    return found.short if found is not None else label_metric(label)
 
 
 def cost_cell(figures: dict[str, Ratio], mechanism: Mechanism | None) -> Cell:
     """The estimated cost per request, step / base, and both sides in µs; without a cost (not
     weighed, or an attribution from before it), the counts' ratios; without counts, the timings'."""
-    by_metric = {_metric_of(label): (label, r) for label, r in figures.items()}
+    by_metric = {label_metric(label): (label, r) for label, r in figures.items()}
     if COST.key in by_metric:
         cell = effect(by_metric[COST.key][1], by_metric[COST.key][0])
         if (
@@ -349,7 +341,7 @@ def mechanism_table(base: str, head: str, results: Sequence[Attribution]) -> Tab
             others = ", ".join(_moved(step, p) for p in packages if p != lead) or "—"
             groups: dict[str, dict[str, Ratio]] = {}
             for label, ratio in step.ratios.items():
-                groups.setdefault(endpoint_key(label), {})[label] = ratio
+                groups.setdefault(label_without_metric(label), {})[label] = ratio
             for key, figures in groups.items():
                 if not any(r.verdict in _MOVED for r in figures.values()):
                     continue
@@ -365,7 +357,7 @@ def mechanism_table(base: str, head: str, results: Sequence[Attribution]) -> Tab
                 )
                 endpoint = (
                     figure_label(key, scenario).removesuffix(" seq")
-                    if all(_metric_of(label) in COUNT_KEYS for label in figures)
+                    if all(label_metric(label) in COUNT_KEYS for label in figures)
                     else figure_label(key, scenario)
                 )
                 rows.append(
