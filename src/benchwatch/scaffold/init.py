@@ -244,7 +244,6 @@ def _init(
         quick=quick,
         why_quick=why_quick,
         schema_path=schema_path,
-        login_ready=can_login,
     )
     content = declare.app_text(text)
     secrets = sorted({r.name for r in _refs(content) if r.kind == "env"})
