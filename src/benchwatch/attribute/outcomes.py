@@ -7,6 +7,7 @@ from pydantic import BaseModel
 
 from benchwatch.attribute.mechanism import Mechanism
 from benchwatch.attribute.ratios import Ratio
+from benchwatch.attribute.steps import Step
 
 
 class StepOutcome(BaseModel):
@@ -36,3 +37,16 @@ class Line(BaseModel):
     product: Ratio
     direct: Ratio
     agrees: bool | None  # product and direct intervals overlap; None when either is missing
+
+
+def outcome_of(step: Step) -> StepOutcome:
+    """A step's outcome before anything of it is measured: what was asked, moved, noted or failed."""
+    return StepOutcome(
+        step=step.name,
+        kind=step.kind,
+        requested=step.requested,
+        group=list(step.group),
+        moved=step.moved,
+        note=step.note,
+        error=step.error,
+    )
