@@ -464,29 +464,11 @@ def test_a_history_on_a_full_filesystem_is_untouched(tmp_path: Path, tiny_fs: Pa
         json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": 120.5}])
     )
     data_js = tiny_fs / "dev" / "bench" / "data.js"
-    first = benchwatch(
-        "trend-add",
-        str(data_js),
-        "--gab",
-        str(gab),
-        "--suite",
-        history.SMALLER,
-        "--commit",
-        "a" * 40,
-    )
+    first = benchwatch(*trend_add(data_js, gab, "a" * 40))
     assert first.returncode == 0, first.stderr
     before = data_js.read_bytes()
     fill(tiny_fs)
-    done = benchwatch(
-        "trend-add",
-        str(data_js),
-        "--gab",
-        str(gab),
-        "--suite",
-        history.SMALLER,
-        "--commit",
-        "b" * 40,
-    )
+    done = benchwatch(*trend_add(data_js, gab, "b" * 40))
     assert done.returncode == 3, done.stderr
     assert done.stderr.startswith(
         f"ERROR: {data_js}: could not be written (No space left on device)"
@@ -504,14 +486,26 @@ def remote(tmp_path: Path) -> Path:
     return bare_github(tmp_path, 2)
 
 
+def trend_add(data_js: Path, gab: Path, sha: str) -> tuple[str, ...]:
+    """`benchwatch trend-add`'s arguments: the gab file's points added to data_js as `sha`'s."""
+    return (
+        "trend-add",
+        str(data_js),
+        "--gab",
+        str(gab),
+        "--suite",
+        history.SMALLER,
+        "--commit",
+        sha,
+    )
+
+
 def add_point(data_js: Path, gab: Path, value: float, sha: str) -> None:
     """One trend point added to a data.js by `benchwatch trend-add`, from a gab file at `gab`."""
     gab.write_text(
         json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": value}])
     )
-    added = benchwatch(
-        "trend-add", str(data_js), "--gab", str(gab), "--suite", history.SMALLER, "--commit", sha
-    )
+    added = benchwatch(*trend_add(data_js, gab, sha))
     assert added.returncode == 0, added.stderr
 
 
@@ -597,16 +591,7 @@ def truncated_history(tmp_path: Path) -> tuple[Path, bytes]:
     )
     data_js = tmp_path / "pages" / "dev" / "bench" / "data.js"
     for sha in ("a" * 40, "b" * 40):
-        done = benchwatch(
-            "trend-add",
-            str(data_js),
-            "--gab",
-            str(gab),
-            "--suite",
-            history.SMALLER,
-            "--commit",
-            sha,
-        )
+        done = benchwatch(*trend_add(data_js, gab, sha))
         assert done.returncode == 0, done.stderr
     whole = data_js.read_bytes()
     data_js.write_bytes(whole[: len(whole) * 3 // 4])
@@ -622,16 +607,7 @@ def test_a_damaged_data_js_is_reported_and_never_overwritten(tmp_path: Path, dam
     gab = tmp_path / "gab.json"
     site = tmp_path / "site"
     commands = {
-        "trend-add": (
-            "trend-add",
-            str(data_js),
-            "--gab",
-            str(gab),
-            "--suite",
-            history.SMALLER,
-            "--commit",
-            "c" * 40,
-        ),
+        "trend-add": trend_add(data_js, gab, "c" * 40),
         "changes": ("changes", "--data", str(data_js.parent)),
         "site": ("site", "--out", str(site), "--data", str(data_js.parent), "--no-copy"),
     }
