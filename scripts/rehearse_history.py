@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-SUITE = "benchwatch (vs parent)"  # benchwatch.trend.relative.SUITE, as publish.yml names it
+SUITE = "benchwatch (vs parent)"  # as reusable-publish.yml names the relative series
 COUNTS_SUITE = (
     "benchwatch counts (per request)"  # benchwatch.trend.history.COUNTS: head's absolute counts
 )

@@ -23,6 +23,7 @@ import httpx
 import psutil
 import pytest
 from conftest import FIXTURE_APPS, REPO, benchwatch, make_project, uvicorn_processes
+from helpers_git import GIT_ENV, bare_github, git, on_pages, record_push
 
 from benchwatch.measure import database
 from benchwatch.results.files import read_run
@@ -463,29 +464,11 @@ def test_a_history_on_a_full_filesystem_is_untouched(tmp_path: Path, tiny_fs: Pa
         json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": 120.5}])
     )
     data_js = tiny_fs / "dev" / "bench" / "data.js"
-    first = benchwatch(
-        "trend-add",
-        str(data_js),
-        "--gab",
-        str(gab),
-        "--suite",
-        history.SMALLER,
-        "--commit",
-        "a" * 40,
-    )
+    first = benchwatch(*trend_add(data_js, gab, "a" * 40))
     assert first.returncode == 0, first.stderr
     before = data_js.read_bytes()
     fill(tiny_fs)
-    done = benchwatch(
-        "trend-add",
-        str(data_js),
-        "--gab",
-        str(gab),
-        "--suite",
-        history.SMALLER,
-        "--commit",
-        "b" * 40,
-    )
+    done = benchwatch(*trend_add(data_js, gab, "b" * 40))
     assert done.returncode == 3, done.stderr
     assert done.stderr.startswith(
         f"ERROR: {data_js}: could not be written (No space left on device)"
@@ -496,41 +479,34 @@ def test_a_history_on_a_full_filesystem_is_untouched(tmp_path: Path, tiny_fs: Pa
 
 # --- gh-pages: two publishes at once, a corrupt or truncated data.js ---------------------------------
 
-RECORD_PUSH = REPO / "scripts" / "record_push.sh"
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.org",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.org",
-    "HOME": "/nonexistent",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
-
-
-def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, env={**os.environ, **GIT_ENV}, capture_output=True, text=True
-    )
-    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
-    return done.stdout.strip()
-
 
 @pytest.fixture
 def remote(tmp_path: Path) -> Path:
     """A bare 'GitHub' with main (two commits) and an empty gh-pages branch (docs/github.md's set-up)."""
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
-    seed = tmp_path / "seed"
-    git(tmp_path, "clone", "-q", str(bare), str(seed))
-    for n in (1, 2):
-        (seed / "app.txt").write_text(f"version {n}\n")
-        git(seed, "add", "app.txt")
-        git(seed, "commit", "-q", "-m", f"c{n}")
-    git(seed, "push", "-q", "origin", "main")
-    git(seed, "switch", "-q", "--orphan", "gh-pages")
-    git(seed, "commit", "-q", "--allow-empty", "-m", "Start gh-pages")
-    git(seed, "push", "-q", "origin", "gh-pages")
-    return bare
+    return bare_github(tmp_path, 2)
+
+
+def trend_add(data_js: Path, gab: Path, sha: str) -> tuple[str, ...]:
+    """`benchwatch trend-add`'s arguments: the gab file's points added to data_js as `sha`'s."""
+    return (
+        "trend-add",
+        str(data_js),
+        "--gab",
+        str(gab),
+        "--suite",
+        history.SMALLER,
+        "--commit",
+        sha,
+    )
+
+
+def add_point(data_js: Path, gab: Path, value: float, sha: str) -> None:
+    """One trend point added to a data.js by `benchwatch trend-add`, from a gab file at `gab`."""
+    gab.write_text(
+        json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": value}])
+    )
+    added = benchwatch(*trend_add(data_js, gab, sha))
+    assert added.returncode == 0, added.stderr
 
 
 def record_job(
@@ -540,39 +516,14 @@ def record_job(
     trend-add` (what github-action-benchmark does with auto-push: false), then record_push.sh started."""
     clone = workdir / name
     git(workdir, "clone", "-q", str(remote), str(clone))
-    git(clone, "fetch", "-q", "origin", "gh-pages:gh-pages")
-    git(clone, "switch", "-q", "gh-pages")
-    gab = workdir / f"{name}.json"
-    gab.write_text(
-        json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": value}])
-    )
-    added = benchwatch(
-        "trend-add",
-        str(clone / data_dir / "data.js"),
-        "--gab",
-        str(gab),
-        "--suite",
-        history.SMALLER,
-        "--commit",
-        sha,
-    )
-    assert added.returncode == 0, added.stderr
+    on_pages(clone)
+    add_point(clone / data_dir / "data.js", workdir / f"{name}.json", value, sha)
     git(clone, "add", "-A")
     git(clone, "commit", "-q", "-m", f"add {name}")
     git(clone, "switch", "-q", "main")
     state = ["--state", f"{data_dir}/published.json", "--sha", sha]
     return subprocess.Popen(
-        [
-            "bash",
-            str(RECORD_PUSH),
-            "--repo",
-            str(clone),
-            "--remote",
-            str(remote),
-            "--message",
-            f"{name} files",
-            *state,
-        ],
+        record_push(clone, remote, f"{name} files", *state),
         env={**os.environ, **GIT_ENV},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -640,16 +591,7 @@ def truncated_history(tmp_path: Path) -> tuple[Path, bytes]:
     )
     data_js = tmp_path / "pages" / "dev" / "bench" / "data.js"
     for sha in ("a" * 40, "b" * 40):
-        done = benchwatch(
-            "trend-add",
-            str(data_js),
-            "--gab",
-            str(gab),
-            "--suite",
-            history.SMALLER,
-            "--commit",
-            sha,
-        )
+        done = benchwatch(*trend_add(data_js, gab, sha))
         assert done.returncode == 0, done.stderr
     whole = data_js.read_bytes()
     data_js.write_bytes(whole[: len(whole) * 3 // 4])
@@ -665,16 +607,7 @@ def test_a_damaged_data_js_is_reported_and_never_overwritten(tmp_path: Path, dam
     gab = tmp_path / "gab.json"
     site = tmp_path / "site"
     commands = {
-        "trend-add": (
-            "trend-add",
-            str(data_js),
-            "--gab",
-            str(gab),
-            "--suite",
-            history.SMALLER,
-            "--commit",
-            "c" * 40,
-        ),
+        "trend-add": trend_add(data_js, gab, "c" * 40),
         "changes": ("changes", "--data", str(data_js.parent)),
         "site": ("site", "--out", str(site), "--data", str(data_js.parent), "--no-copy"),
     }
@@ -708,41 +641,14 @@ def test_a_record_job_never_pushes_a_damaged_data_js_back_with_less(
     before = git(remote, "rev-parse", "gh-pages")
     clone = tmp_path / "job"
     git(tmp_path, "clone", "-q", str(remote), str(clone))
-    git(clone, "fetch", "-q", "origin", "gh-pages:gh-pages")
-    git(clone, "switch", "-q", "gh-pages")
+    on_pages(clone)
     (clone / "dev" / "bench" / "data.js").unlink()  # what the action does: starts again empty …
-    gab = tmp_path / "gab-c2.json"
-    gab.write_text(
-        json.dumps([{"name": "good@latest GET /items c=10 cpu/req", "unit": "us", "value": 99.0}])
-    )
-    added = benchwatch(
-        "trend-add",
-        str(clone / "dev" / "bench" / "data.js"),
-        "--gab",
-        str(gab),
-        "--suite",
-        history.SMALLER,
-        "--commit",
-        c2,
-    )
-    assert added.returncode == 0, added.stderr  # … and writes this push's point alone
+    add_point(clone / "dev" / "bench" / "data.js", tmp_path / "gab-c2.json", 99.0, c2)
+    # … and writes this push's point alone
     git(clone, "commit", "-q", "-am", "add c2")
     git(clone, "switch", "-q", "main")
     done = subprocess.run(
-        [
-            "bash",
-            str(RECORD_PUSH),
-            "--repo",
-            str(clone),
-            "--remote",
-            str(remote),
-            "--message",
-            "c2",
-            "--state",
-            "dev/bench/published.json",
-            "--sha",
-            c2,
-        ],
+        record_push(clone, remote, "c2", "--state", "dev/bench/published.json", "--sha", c2),
         env={**os.environ, **GIT_ENV},
         capture_output=True,
         text=True,

@@ -11,9 +11,14 @@ from benchwatch.figures.figure_key import (
     SIDE_BY_SIDE,
     app_of,
     decode,
+    label_for_metric,
+    label_metric,
+    label_without_metric,
     load_key,
     micro_key,
+    open_loop_label,
     server_key,
+    setting_apart,
     split_variant,
 )
 from benchwatch.figures.metrics import (
@@ -108,3 +113,16 @@ def test_the_app_and_variant_rules_live_in_one_place():
         split_variant("hello-falcon@latest") == ("hello-falcon", "latest")
         and split_variant("latest") is None
     )
+
+
+def test_a_figure_label_is_read_from_its_end() -> None:
+    label = "hello GET /items/{id} seq instructions_per_request"
+    assert label_metric(label) == "instructions_per_request"
+    assert label_without_metric(label) == "hello GET /items/{id} seq"
+    assert setting_apart(label_without_metric(label)) == "hello GET /items/{id}"
+    assert label_for_metric(label, "syscalls_per_request") == (
+        "hello GET /items/{id} seq syscalls_per_request"
+    )
+    assert open_loop_label("hello GET / rate=50% cpu_us_per_request")
+    assert not open_loop_label("hello GET / c=10 cpu_us_per_request")
+    assert not open_loop_label("micro payloads 1MB dump_json")

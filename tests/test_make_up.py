@@ -5,11 +5,10 @@ the compare "not measured" when its endpoint's counts were judged. No servers, n
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 import numpy as np
 import pytest
 from conftest import variant
+from helpers_rounds import FakeServer, oha_run
 
 from benchwatch.figures.metrics import CPU, RSS_IDLE
 from benchwatch.judge import dropped
@@ -25,10 +24,8 @@ from benchwatch.judge.verdict import (
 from benchwatch.measure import one_round, rounds
 from benchwatch.measure.collect import Collector, Slot
 from benchwatch.measure.load_plan import QUICK, LoadPlan
-from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.one_round import Lane
 from benchwatch.measure.rig import Rig, Track
-from benchwatch.measure.server import CpuTimes
 from benchwatch.report.comment import render
 from benchwatch.results.load_facts import SkippedRun
 from benchwatch.results.schema import Figure
@@ -44,26 +41,6 @@ PLAN = LoadPlan(
 )
 
 
-class Server:
-    base_url = "http://127.0.0.1:1"
-
-    def __init__(self) -> None:
-        self.cpu = 0.0
-
-    def cpu_times(self) -> CpuTimes:
-        self.cpu += 0.05
-        return CpuTimes(self.cpu, self.cpu, 0.0)
-
-    def alive(self) -> bool:
-        return True
-
-    def rss_bytes(self) -> int:
-        return 2**20
-
-    def rss_peak(self):
-        return nullcontext([2**20])
-
-
 class Host:
     """Fakes the boots and the oha runs: `out_of_step(round, tag)` says whether a pair's windows differ."""
 
@@ -77,7 +54,7 @@ class Host:
         self, rig, entries, block, *, announce=lambda r: None, done=lambda r: None, only=None
     ):
         self.boots.append((block[0], only))
-        lanes = [Lane(track, slot, Server(), {}, quick=True) for track, slot in entries]  # type: ignore[arg-type]
+        lanes = [Lane(track, slot, FakeServer(), {}, quick=True) for track, slot in entries]  # type: ignore[arg-type]
         for round_index in block:
             announce(round_index)
             self.round = round_index
@@ -91,10 +68,7 @@ class Host:
         walls = (
             (1.5, 1.9) if tag != "warm-up" and self.out_of_step(self.round, tag) else (1.5, 1.52)
         )
-        return [
-            OhaRun([], Outcome(successes=100, elapsed=w, p50_ms=1.0, p99_ms=2.0), w, 0.1, 1)
-            for w in walls
-        ]
+        return [oha_run(w) for w in walls]
 
 
 def drive(monkeypatch, out_of_step, plan: LoadPlan = PLAN) -> tuple[Host, list[Track]]:

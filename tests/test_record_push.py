@@ -8,44 +8,22 @@ import json
 import subprocess
 from pathlib import Path
 
+import helpers_git
 import pytest
-from conftest import REPO
+from helpers_git import GIT_ENV, bare_github, on_pages, record_push
 
-SCRIPT = REPO / "scripts" / "record_push.sh"
 STATE = "dev/bench/published.json"
-ENV = {
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@example.org",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@example.org",
-    "PATH": "/usr/bin:/bin",
-    "HOME": "/nonexistent",
-    "GIT_CONFIG_NOSYSTEM": "1",
-}
+ENV = {**GIT_ENV, "PATH": "/usr/bin:/bin"}  # the script's and git's whole environment here
 
 
 def git(cwd: Path, *args: str) -> str:
-    done = subprocess.run(["git", *args], cwd=cwd, env=ENV, capture_output=True, text=True)
-    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
-    return done.stdout.strip()
+    return helpers_git.git(cwd, *args, env=ENV)
 
 
 @pytest.fixture
 def origin(tmp_path: Path) -> Path:
     """A bare 'GitHub' with main (c1..c4) and a gh-pages branch."""
-    bare = tmp_path / "origin.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(bare))
-    seed = tmp_path / "seed"
-    git(tmp_path, "clone", "-q", str(bare), str(seed))
-    for n in range(1, 5):
-        (seed / "app.txt").write_text(f"version {n}\n")
-        git(seed, "add", "app.txt")
-        git(seed, "commit", "-q", "-m", f"c{n}")
-    git(seed, "push", "-q", "origin", "main")
-    git(seed, "switch", "-q", "--orphan", "gh-pages")
-    git(seed, "commit", "-q", "--allow-empty", "-m", "Start gh-pages")
-    git(seed, "push", "-q", "origin", "gh-pages")
-    return bare
+    return bare_github(tmp_path, 4, env=ENV)
 
 
 def commits(origin: Path) -> list[str]:
@@ -61,8 +39,7 @@ class RecordJob:
         git(workdir, "clone", "-q", str(origin), str(self.clone))
 
     def benchmark_commit(self, data_dir: str, entry: str) -> None:
-        git(self.clone, "fetch", "-q", "origin", "gh-pages:gh-pages")
-        git(self.clone, "switch", "-q", "gh-pages")
+        on_pages(self.clone, env=ENV)
         data = self.clone / data_dir / "data.js"
         data.parent.mkdir(parents=True, exist_ok=True)
         old = data.read_text() if data.exists() else ""
@@ -73,17 +50,7 @@ class RecordJob:
 
     def record(self, *args: str) -> subprocess.Popen:
         return subprocess.Popen(
-            [
-                "bash",
-                str(SCRIPT),
-                "--repo",
-                str(self.clone),
-                "--remote",
-                str(self.origin),
-                "--message",
-                f"{self.name} files",
-                *args,
-            ],
+            record_push(self.clone, self.origin, f"{self.name} files", *args),
             env=ENV,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from conftest import REPO, variant
+from helpers_rounds import FakeServer, oha_run
 
 from benchwatch.compare import sides
 from benchwatch.compare.findings_rounds import QUICK as FINDINGS_QUICK
@@ -19,10 +20,8 @@ from benchwatch.judge.verdict import CompareExtra, Comparison, SideInfo, compare
 from benchwatch.measure import one_round, rounds
 from benchwatch.measure.collect import Collector, Shot, Slot
 from benchwatch.measure.load_plan import QUICK
-from benchwatch.measure.loadgen import OhaRun, Outcome
 from benchwatch.measure.one_round import Lane
 from benchwatch.measure.rig import Rig, Track
-from benchwatch.measure.server import CpuTimes
 from benchwatch.project.loading import load_project
 from benchwatch.report.comment import render
 from benchwatch.report.markdown import build, render_markdown
@@ -185,20 +184,6 @@ def test_the_comment_and_compare_json_say_what_was_compared() -> None:
 # --- the round driver's steps ---------------------------------------------------------------
 
 
-class FakeServer:
-    base_url = "http://127.0.0.1:1"
-
-    def __init__(self) -> None:
-        self.cpu = 0.0
-
-    def cpu_times(self) -> CpuTimes:
-        self.cpu += 0.05
-        return CpuTimes(self.cpu, self.cpu, 0.0)
-
-    def alive(self) -> bool:
-        return True
-
-
 def test_lanes_with_different_endpoints_mapped_to_one_step_are_loaded_together(monkeypatch) -> None:
     a, b = Endpoint(name="a", path="/a"), Endpoint(name="b", path="/b")
     base_variant = variant("x")
@@ -216,10 +201,7 @@ def test_lanes_with_different_endpoints_mapped_to_one_step_are_loaded_together(m
 
     def together(rig, shots):
         batches.append([s.shot.endpoint.path for s in shots])
-        return [
-            OhaRun([], Outcome(successes=100, elapsed=0.8, p50_ms=1.0, p99_ms=2.0), 0.8, 0.1, 1)
-            for _ in shots
-        ]
+        return [oha_run(0.8) for _ in shots]
 
     monkeypatch.setattr(one_round, "_together", together)
     one_round._measure_step(Rig("oha", QUICK, {}), lanes, "one step", round_index=0)
@@ -276,10 +258,7 @@ def filled(
     for endpoint in slot.variant.endpoints:
         for value in samples[track.step(endpoint)]:
             shot = Shot(endpoint, Closed(4), 0.5, 4)
-            run = OhaRun(
-                [], Outcome(successes=1000, elapsed=0.5, p50_ms=1.0, p99_ms=2.0), 0.5, 0.1, 1
-            )
-            track.data.record(slot, shot, 0, run, value / 1e6 * 1000, True)
+            track.data.record(slot, shot, 0, oha_run(0.5, 1000), value / 1e6 * 1000, True)
     for value in memory or []:
         track.data.record_memory(slot, 50 * 2**20, 60 * 2**20, int(value * 2**20))
     return track
@@ -488,15 +467,6 @@ def test_servers_booted_once_serve_every_round_of_their_block(monkeypatch) -> No
 
 
 def test_a_reused_server_is_not_verified_again_and_records_no_memory(monkeypatch) -> None:
-    class Server(FakeServer):
-        def rss_bytes(self) -> int:
-            return 2**20
-
-        def rss_peak(self):
-            from contextlib import nullcontext
-
-            return nullcontext([2**20])
-
     def never(lane):
         raise AssertionError("a reused server is not verified again")
 
@@ -504,13 +474,10 @@ def test_a_reused_server_is_not_verified_again_and_records_no_memory(monkeypatch
     monkeypatch.setattr(
         one_round,
         "_together",
-        lambda rig, shots: [
-            OhaRun([], Outcome(successes=100, elapsed=0.5, p50_ms=1.0, p99_ms=2.0), 0.5, 0.1, 1)
-            for _ in shots
-        ],
+        lambda rig, shots: [oha_run(0.5) for _ in shots],
     )
     track = Track([Slot(variant("x"), "x@latest")])
-    lane = Lane(track, track.slots[0], Server(), {}, quick=True)  # type: ignore[arg-type]
+    lane = Lane(track, track.slots[0], FakeServer(), {}, quick=True)  # type: ignore[arg-type]
     one_round.measure_lanes(Rig("oha", FINDINGS_QUICK, {}), [lane], round_index=3, fresh=False)
     figures = track.data.figures()
     assert {f.metric for f in figures} == {

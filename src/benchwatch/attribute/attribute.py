@@ -14,7 +14,6 @@ from benchwatch import counts as counts_module
 from benchwatch.attribute import by_compare, by_counts, interactions
 from benchwatch.attribute.by_compare import CompareFn
 from benchwatch.attribute.counted import Counter, CountFn, Ensure, Weigh, weigh_here
-from benchwatch.attribute.mechanism import endpoint_key
 from benchwatch.attribute.resolver import try_resolve
 from benchwatch.attribute.steps import Resolve, Step, plan_steps, step_stack
 from benchwatch.attribute.table import (
@@ -24,13 +23,13 @@ from benchwatch.attribute.table import (
     Line,
     build_lines,
     markdown,
-    open_loop,
 )
 from benchwatch.counts.same_paths import Links
 from benchwatch.declarations.stacks import Stack
 from benchwatch.environments import envs
 from benchwatch.environments.versions import differing
 from benchwatch.errors import UserError
+from benchwatch.figures.figure_key import label_metric, label_without_metric, open_loop_label
 from benchwatch.figures.metrics import COST
 from benchwatch.judge.calibrate import load_calibration
 from benchwatch.judge.verdict import Comparison
@@ -175,7 +174,9 @@ def attribute(
             method="compare" if timings else "counts",
             repeats=None if timings else counter.repeats,
         )
-        disagreeing = [line for line in lines if line.agrees is False and not open_loop(line.label)]
+        disagreeing = [
+            line for line in lines if line.agrees is False and not open_loop_label(line.label)
+        ]
         if disagreeing:
             result.consistency = interactions.consistency(
                 outcomes, direct, {k: v for k, v in pythons.items() if v}
@@ -226,12 +227,14 @@ def _pairs(disagreeing: list[Line], steps: list[Step]) -> list[tuple[Step, Step]
     estimated cost when it disagrees (its counts are its parts, and a pair stack measures them all),
     else each of its disagreeing figures."""
     costs = {
-        endpoint_key(line.label) for line in disagreeing if line.label.endswith(f" {COST.key}")
+        label_without_metric(line.label)
+        for line in disagreeing
+        if label_metric(line.label) == COST.key
     }
     gating = [
         line
         for line in disagreeing
-        if line.label.endswith(f" {COST.key}") or endpoint_key(line.label) not in costs
+        if label_metric(line.label) == COST.key or label_without_metric(line.label) not in costs
     ]
     seen: dict[tuple[str, str], tuple[Step, Step]] = {}
     for line in gating:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from benchwatch.attribute import interactions
 from benchwatch.attribute.mechanism import Mechanism, mechanisms
-from benchwatch.attribute.outcomes import Line, StepOutcome
+from benchwatch.attribute.outcomes import Line, StepOutcome, outcome_of
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.attribute.steps import Step
 from benchwatch.attribute.table import gating_ratios
@@ -99,15 +99,7 @@ def compare_steps(
     outcomes = []
     for step in steps:
         progress.step(step.name, f"{', '.join(step.group)}")
-        outcome = StepOutcome(
-            step=step.name,
-            kind=step.kind,
-            requested=step.requested,
-            group=list(step.group),
-            moved=step.moved,
-            note=step.note,
-            error=step.error,
-        )
+        outcome = outcome_of(step)
         if step.error is None and step.stack is not None:
             directory = out / "steps" / step.name
             outcome.ratios, trouble, outcome.mechanism = comparer.measure(

@@ -14,7 +14,7 @@ from pathlib import Path
 from benchwatch import counts
 from benchwatch.attribute import imported, interactions
 from benchwatch.attribute.counted import Counted, Counter, Ensure
-from benchwatch.attribute.outcomes import Line, StepOutcome
+from benchwatch.attribute.outcomes import Line, StepOutcome, outcome_of
 from benchwatch.attribute.steps import Step
 from benchwatch.declarations.stacks import Stack
 from benchwatch.environments import envs
@@ -50,18 +50,7 @@ def count_steps(
     )
     progress.advance()
     ran = _ran(first[counter.base], found)
-    outcomes = [
-        StepOutcome(
-            step=s.name,
-            kind=s.kind,
-            requested=s.requested,
-            group=list(s.group),
-            moved=s.moved,
-            note=s.note,
-            error=s.error,
-        )
-        for s in steps
-    ]
+    outcomes = [outcome_of(s) for s in steps]
     ready = {}
     for step, outcome in zip(steps, outcomes, strict=True):
         if step.error is not None or step.stack is None:

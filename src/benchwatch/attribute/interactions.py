@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio, product, quotient
 from benchwatch.attribute.steps import Step
+from benchwatch.figures.figure_key import label_metric
 from benchwatch.figures.metrics import FALLBACK_FLOOR, metric
 
 LARGEST_MOVERS = 3  # a figure's steps moved two at a time: at most three pairs
@@ -89,7 +90,7 @@ def consistency(
 
 def floor_of(label: str) -> float:
     """The default floor of the figure a label names (its last word is the metric's key)."""
-    known = metric("load", label.rsplit(" ", 1)[-1])
+    known = metric("load", label_metric(label))
     return known.default_floor if known is not None else FALLBACK_FLOOR
 
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from pydantic import BaseModel
 
 from benchwatch.counts.breakdown import ByObject
+from benchwatch.figures.figure_key import label_without_metric
 from benchwatch.figures.metrics import COST, INSTRUCTIONS, SYSCALLS
 from benchwatch.judge.verdict import Comparison, Row
 
@@ -30,12 +31,6 @@ class Mechanism(BaseModel):
     calls: dict[str, Pair] | None = (
         None  # the calls by name that changed, per request; None: not counted
     )
-
-
-def endpoint_key(label: str) -> str:
-    """A figure's label without its metric: `hello GET / seq instructions_per_request` -> `hello GET / seq`,
-    what a count's three figures (cost, instructions, system calls) share."""
-    return label.rsplit(" ", 1)[0]
 
 
 def _values(row: Row) -> Pair:
@@ -61,7 +56,7 @@ def mechanisms_of(rows: Iterable[Row], went: Mapping[str, ByObject]) -> dict[str
     by_endpoint: dict[str, dict[str, Row]] = {}
     for row in rows:
         if row.kind == "load" and row.metric in (COST.key, INSTRUCTIONS.key, SYSCALLS.key):
-            by_endpoint.setdefault(endpoint_key(row.label), {})[row.metric] = row
+            by_endpoint.setdefault(label_without_metric(row.label), {})[row.metric] = row
     found = {}
     for key, rows in by_endpoint.items():
         if not any(row.significant for row in rows.values()):

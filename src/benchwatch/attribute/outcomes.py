@@ -7,6 +7,7 @@ from pydantic import BaseModel
 
 from benchwatch.attribute.mechanism import Mechanism
 from benchwatch.attribute.ratios import Ratio
+from benchwatch.attribute.steps import Step
 
 
 class StepOutcome(BaseModel):
@@ -19,8 +20,8 @@ class StepOutcome(BaseModel):
     error: str | None = None
     ratios: dict[str, Ratio] = {}  # by figure label
     out: str | None = None
-    # by endpoint (a figure label without its metric, mechanism.endpoint_key): what moved inside the
-    # counts of each endpoint that changed; {} in an attribution written before it was kept
+    # by endpoint (a figure label without its metric, figure_key.label_without_metric): what moved
+    # inside the counts of each endpoint that changed; {} in an attribution written before it was kept
     mechanism: dict[str, Mechanism] = {}
     # why the step was not counted although it built: it moves only what the servers never import
     # (attribute/imported.py), so it cannot move a count; left out of the product (a factor of 1)
@@ -36,3 +37,16 @@ class Line(BaseModel):
     product: Ratio
     direct: Ratio
     agrees: bool | None  # product and direct intervals overlap; None when either is missing
+
+
+def outcome_of(step: Step) -> StepOutcome:
+    """A step's outcome before anything of it is measured: what was asked, moved, noted or failed."""
+    return StepOutcome(
+        step=step.name,
+        kind=step.kind,
+        requested=step.requested,
+        group=list(step.group),
+        moved=step.moved,
+        note=step.note,
+        error=step.error,
+    )

@@ -3,7 +3,6 @@ product of the steps, and the ratio measured directly from base to head."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from pydantic import BaseModel
@@ -11,6 +10,7 @@ from pydantic import BaseModel
 from benchwatch.attribute.interactions import Consistency, Interaction
 from benchwatch.attribute.outcomes import Line, StepOutcome
 from benchwatch.attribute.ratios import Ratio, overlap, product
+from benchwatch.figures.figure_key import open_loop_label
 from benchwatch.figures.metrics import COST, COUNTS, CPU, CPU_SYS, CPU_USER
 from benchwatch.judge.stats import CONFIDENCE
 from benchwatch.judge.verdict import Comparison, Row
@@ -89,11 +89,6 @@ def build_lines(
             )
         )
     return lines
-
-
-def open_loop(label: str) -> bool:
-    """A figure label of an open-loop setting (metrics.Open's tag: `rate=50%`)."""
-    return re.search(r" rate=\d+%", label) is not None
 
 
 def _moved(step: StepOutcome) -> str:
@@ -188,7 +183,7 @@ def markdown(result: Attribution) -> str:
             "the product and the direct ratio disagree: an open loop offers each side half its own "
             "capacity, so a step that moves the capacity moves the offered rate too and open-loop ratios "
             "need not multiply (the closed loop's do)"
-            if open_loop(line.label)
+            if open_loop_label(line.label)
             else "the product and the direct ratio disagree: the steps interact"
         )
         agree = {
@@ -197,7 +192,7 @@ def markdown(result: Attribution) -> str:
             None: "no comparison (a ratio is missing)",
         }[line.agrees]
         out += ["", agree, ""]
-        if line.agrees is False and not open_loop(line.label):
+        if line.agrees is False and not open_loop_label(line.label):
             out += _why(result, line.label)
     culprits = result.responsible()
     if culprits:

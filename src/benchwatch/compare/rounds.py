@@ -15,7 +15,7 @@ from pathlib import Path
 
 from benchwatch.compare.sides import Side
 from benchwatch.figures.figure_key import SIDE_BY_SIDE as SIDE_BY_SIDE_TAG
-from benchwatch.figures.figure_key import app_of, decode
+from benchwatch.figures.figure_key import app_of, decode, variant_id
 from benchwatch.measure import inject
 from benchwatch.measure.collect import Collector, half_iqr, slots_for
 from benchwatch.measure.load import fill_run
@@ -150,7 +150,7 @@ def measure_micro(
                 python = ensure(stack).python
             except EnvError as exc:
                 result.problems.append(
-                    Problem(variant=f"micro@{stack.name}", phase="env", reason=str(exc))
+                    Problem(variant=variant_id("micro", stack.name), phase="env", reason=str(exc))
                 )
                 continue
             players.append(

@@ -44,7 +44,6 @@ WORKLOAD_SIZES = (
 NATIVE_ITERATIONS = 200_000
 NATIVE_REPEATS = 5
 COUNT_TIMEOUT_S = 300.0
-OTHER = "other calls"  # the weight of a call this module does not measure
 
 # the workload, one source for the count under callgrind and the native timing
 WORKLOAD = """

@@ -7,6 +7,7 @@ import re
 
 from pydantic import Field, field_validator, model_validator
 
+from benchwatch.declarations.pins import exact_pin
 from benchwatch.declarations.strict import Strict
 
 _STACK_NAME = (
@@ -75,7 +76,7 @@ class Stack(Strict):
     @classmethod
     def _exact_pins(cls, pins: dict[str, str]) -> dict[str, str]:
         for package, version in pins.items():
-            if not re.fullmatch(r"[0-9][0-9A-Za-z.+!-]*", version):
+            if not exact_pin(f"{package}=={version}"):
                 raise ValueError(f"pin {package} = {version!r} is not an exact version")
         return pins
 
@@ -94,9 +95,6 @@ class Stack(Strict):
 
     def pinned_versions(self) -> dict[str, str]:
         """Exact pins, and a run-time stack's exact requirements (`fastapi==0.166.0b1`)."""
-        exact = [
-            re.fullmatch(r"([A-Za-z0-9._-]+)(?:\[[^\]]*\])?==([0-9][0-9A-Za-z.+!-]*)", r)
-            for r in self.requires
-        ]
-        pinned = {normalize_package(m.group(1)): m.group(2) for m in exact if m}
+        exact = [pin for pin in map(exact_pin, self.requires) if pin]
+        pinned = {normalize_package(name): version for name, version in exact}
         return {**pinned, **{normalize_package(p): v for p, v in self.pins.items()}}

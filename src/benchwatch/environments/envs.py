@@ -19,6 +19,7 @@ from benchwatch.declarations.stacks import Stack, normalize_package
 from benchwatch.environments import interpreters, own_requirements
 from benchwatch.environments.interpreters import Interpreter
 from benchwatch.environments.uv_tool import cache_dir, uv_environ, uv_executable
+from benchwatch.whole_files import write_text_whole
 
 READY_MARKER = "benchwatch-env.json"
 _LIST_VERSIONS = (
@@ -84,9 +85,7 @@ def ensure(
         _build(path, stack, recipe, requirements_file, interpreter)
         versions = _installed_versions(path)
         _check_pins(stack, versions, path, _marked_pins(requirements_file, interpreter))
-        tmp = marker.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"recipe": recipe, "versions": versions}, indent=1))
-        tmp.replace(marker)
+        write_text_whole(marker, json.dumps({"recipe": recipe, "versions": versions}, indent=1))
         return Env(stack.name, path, versions, interpreter)
 
 

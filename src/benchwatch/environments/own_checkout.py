@@ -14,16 +14,20 @@ from pathlib import Path
 _COMMIT = re.compile(r"[0-9a-f]{40}")
 
 
+def git_environ() -> dict[str, str]:
+    """This process's environment without its GIT_* variables (none steers git elsewhere)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+
+
 def git(where: Path, *argv: str) -> str | None:
     """git's answer in `where` (no GIT_* variable of ours steers it elsewhere); None when it fails."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     try:
         done = subprocess.run(
             ["git", "-C", str(where), *argv],
             capture_output=True,
             text=True,
             timeout=30,
-            env=environ,
+            env=git_environ(),
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

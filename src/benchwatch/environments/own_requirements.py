@@ -9,7 +9,6 @@ allows (`interpreters`)."""
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import subprocess
 import tomllib
@@ -19,13 +18,14 @@ from pathlib import Path
 from packaging.markers import InvalidMarker, Marker
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from benchwatch.declarations.pins import exact_pin
 from benchwatch.environments import interpreters
 from benchwatch.environments.uv_tool import cache_dir, uv_environ, uv_executable
 from benchwatch.errors import UserError
+from benchwatch.whole_files import write_text_whole
 
 __all__ = ["Pin", "applying", "check_python", "export", "exported", "parse", "python_of"]
 
-_PIN = re.compile(r"([A-Za-z0-9._-]+)(\[[^\]]*\])?\s*==\s*([0-9][0-9A-Za-z.+!-]*)")
 LOCK_FILES = ("uv.lock", "pyproject.toml")
 CPYTHON_MINORS = range(8, 16)  # 3.8 … 3.15: what `requires-python` is matched against
 
@@ -56,7 +56,7 @@ def parse(text: str, source: Path) -> list[Pin]:
                 "option: no -e, path, index (--index-url, --extra-index-url, -f) or other file"
             )
         requirement, _, marker = (part.strip() for part in line.partition(";"))
-        found = _PIN.fullmatch(requirement)
+        found = exact_pin(requirement)
         if not found:
             raise UserError(
                 f"{source}: {line!r} is not an exact pin (name==version, a marker may follow `;`)"
@@ -68,7 +68,7 @@ def parse(text: str, source: Path) -> list[Pin]:
                 raise UserError(
                     f"{source}: {line!r}: not a valid environment marker ({exc})"
                 ) from None
-        pins.append(Pin(found.group(1), found.group(3), marker or None))
+        pins.append(Pin(*found, marker or None))
     if not pins:
         raise UserError(f"{source}: no exact pins (name==version) in it")
     return pins
@@ -126,10 +126,7 @@ def export(path: Path, cache: Path) -> Path:
     if done.returncode != 0:
         tail = " | ".join(done.stderr.strip().splitlines()[-2:])
         raise UserError(f"{lock}: `uv export --frozen` failed: {tail}")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(f".{os.getpid()}.tmp")
-    partial.write_text(done.stdout)
-    partial.replace(target)
+    write_text_whole(target, done.stdout)
     return target
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
+
+from benchwatch.whole_files import write_text_whole
 
 PACKAGES = ("fastapi", "pydantic", "starlette", "uvicorn")
 DEFAULT_INDEX_URL = "https://pypi.org"
@@ -175,18 +176,7 @@ def write_state(path: Path, resolution: Resolution) -> None:
         "pre": resolution.pre,
         "versions": resolution.versions,
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_whole(path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
 
 
 def changes_markdown(changes: list[Change], pre: bool) -> str:
@@ -250,6 +240,4 @@ def record_measured(path: Path, versions: dict[str, str]) -> None:
         for name, version in sorted(versions.items())
         if _NAME_CHARS.fullmatch(name) and safe_version(version)
     }
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_whole(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

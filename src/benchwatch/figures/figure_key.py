@@ -194,3 +194,36 @@ def _setting(tag: str) -> Setting:
     if opened:
         return Open(float(opened.group(1)) / 100)
     return None
+
+
+# A figure's label (results.schema.figure_label): what it measures without the stack or the side,
+# `<scenario> <endpoint> <setting> <metric key>` (`hello GET / c=10 cpu_us_per_request`), the key
+# compare rows and calibration.json pair on. Endpoint labels hold spaces, so a label is read from
+# its end, here only.
+
+
+def label_metric(label: str) -> str:
+    """`hello GET / c=10 cpu_us_per_request` → `cpu_us_per_request`."""
+    return label.rsplit(" ", 1)[-1]
+
+
+def label_without_metric(label: str) -> str:
+    """`hello GET / seq instructions_per_request` → `hello GET / seq`: the endpoint key a count's
+    three figures (cost, instructions, system calls) share."""
+    return label.rsplit(" ", 1)[0]
+
+
+def setting_apart(endpoint_key: str) -> str:
+    """`hello GET / seq` → `hello GET /` (an endpoint key, `label_without_metric`, without its
+    setting): what an endpoint's counts and its timings share."""
+    return endpoint_key.rsplit(" ", 1)[0]
+
+
+def label_for_metric(label: str, metric_key: str) -> str:
+    """The label of the same endpoint and setting for another metric (a cost's instructions)."""
+    return f"{label_without_metric(label)} {metric_key}"
+
+
+def open_loop_label(label: str) -> bool:
+    """Whether a label names an open-loop setting (metrics.Open's tag, `rate=50%`)."""
+    return any(isinstance(_setting(word), Open) for word in label.split()[1:])

@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from benchwatch.errors import UserError
+from benchwatch.figures.figure_key import open_loop_label
 from benchwatch.figures.metrics import (
     COST,
     COUNT_KEYS,
@@ -22,7 +23,6 @@ from benchwatch.figures.metrics import (
     INSTRUCTIONS,
     METRICS,
     MICRO_INSTRUCTIONS,
-    OPEN_TAG_PREFIX,
     RPS,
     SYSCALLS,
 )
@@ -110,18 +110,15 @@ def floor_for(
             return DEFAULT_FLOORS[key], "default"
         if label is not None:
             alike = [
-                floor for other, floor in measured.items() if _open_loop(other) == _open_loop(label)
+                floor
+                for other, floor in measured.items()
+                if open_loop_label(other) == open_loop_label(label)
             ]
             if alike:
                 return max(min_floor(key), *alike), "metric"
         if key in calibration.floors:
             return calibration.floors[key], "metric"
     return DEFAULT_FLOORS.get(key, FALLBACK_FLOOR), "default"
-
-
-def _open_loop(label: str) -> bool:
-    """Whether a figure's label (results.figure_label) names an open-loop setting (metrics.Open.tag)."""
-    return any(word.startswith(OPEN_TAG_PREFIX) for word in label.split())
 
 
 def floors_from_aa(

@@ -20,14 +20,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from benchwatch.counts.cost import INSTRUCTIONS_PART
+from benchwatch.figures.figure_key import label_for_metric
 from benchwatch.figures.metrics import COST, INSTRUCTIONS, SYSCALLS
 from benchwatch.judge.verdict import Row, judge_again
 
 FROM_PARTS = "parts"  # Row.floor_source of a cost whose floor came from its parts'
-
-
-def part_label(cost_label: str, metric: str) -> str:
-    return cost_label[: -len(COST.key)] + metric
 
 
 def floor_from_parts(
@@ -50,7 +47,7 @@ def set_cost_floors(rows: list[Row]) -> None:
         if row.metric != COST.key or not row.detail:
             continue
         instructions, syscalls = (
-            by_label.get(part_label(row.label, m.key)) for m in (INSTRUCTIONS, SYSCALLS)
+            by_label.get(label_for_metric(row.label, m.key)) for m in (INSTRUCTIONS, SYSCALLS)
         )
         if instructions is None or syscalls is None:
             continue

@@ -17,6 +17,7 @@ its parts (judge/cost_floor.py).
 
 from __future__ import annotations
 
+from benchwatch.figures.figure_key import label_for_metric
 from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS
 from benchwatch.judge.calibrate import COUNT_FLOOR_FACTOR
 from benchwatch.judge.verdict import Row, judge_again
@@ -46,8 +47,6 @@ def set_threads_floors(rows: list[Row]) -> None:
             or row.floor >= THREADS_FLOOR
         ):
             continue
-        syscalls = by_label.get(
-            row.label.removesuffix(INSTRUCTIONS.key) + SYSCALLS.key
-        )  # the same endpoint's
+        syscalls = by_label.get(label_for_metric(row.label, SYSCALLS.key))  # the same endpoint's
         if syscalls is not None and crosses_threads(syscalls):
             judge_again(row, THREADS_FLOOR, FROM_THREADS)

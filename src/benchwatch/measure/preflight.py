@@ -56,8 +56,6 @@ def check(variants: Iterable[Variant]) -> None:
 
 # --- what needs no unset ${NAME}: a fork's pull request, which GitHub gives no secrets ----------
 
-SKIPPED_BY = "--skip-unset"
-
 
 @dataclass(frozen=True)
 class Skipped:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from benchwatch.declarations.stacks import Stack
 from benchwatch.errors import UserError
+from benchwatch.figures.figure_key import variant_id
 from benchwatch.micro.figures import figures_from_results
 from benchwatch.results.schema import Figure, Problem
 
@@ -93,7 +94,9 @@ def run_micro(
         try:
             ready.append(StackRun(stack, ensure(stack).python))
         except EnvError as exc:
-            problems.append(Problem(variant=f"micro@{stack.name}", phase="env", reason=str(exc)))
+            problems.append(
+                Problem(variant=variant_id("micro", stack.name), phase="env", reason=str(exc))
+            )
 
     bench = [pattern] if pattern else (quick_patterns(root) if quick else [])
     outputs: dict[str, str] = {s.stack.name: "" for s in ready}
@@ -106,7 +109,9 @@ def run_micro(
                 output = _asv(argv, asv_env, say, check=False)
             except UserError as exc:  # a stack that hangs: reported, the others go on
                 problems.append(
-                    Problem(variant=f"micro@{run.stack.name}", phase="micro", reason=str(exc))
+                    Problem(
+                        variant=variant_id("micro", run.stack.name), phase="micro", reason=str(exc)
+                    )
                 )
                 ready.remove(run)
                 continue

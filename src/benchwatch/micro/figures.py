@@ -16,7 +16,7 @@ from asv.environment import get_env_name
 from asv.results import Results, get_filename
 
 from benchwatch.declarations.stacks import Stack
-from benchwatch.figures.figure_key import app_of, micro_key
+from benchwatch.figures.figure_key import app_of, micro_key, variant_id
 from benchwatch.results.schema import Figure, Problem
 
 # one unit for every time figure: a trend or a comparison must never see 999 us become 1.001 ms
@@ -36,7 +36,7 @@ def figures_from_results(
     """Figures for one stack's results file; marks the file with the stack's pins (so asv
     publish draws one line per stack) and drops benchmarks that produced nothing valid."""
     path = results_path(results_dir, machine, commit, python)
-    variant = f"micro@{stack.name}"
+    variant = variant_id("micro", stack.name)
     if not path.is_file():
         tail = " | ".join(output.strip().splitlines()[-3:])
         return [], [
@@ -104,7 +104,7 @@ def _figure(
     return Figure(
         name=micro_key(labels, _operation(key), stack.name, scenario=scenario).name,
         kind="micro",
-        variant=f"{scenario}@{stack.name}",
+        variant=variant_id(scenario, stack.name),
         scenario=scenario,
         stack=stack.name,
         metric=_operation(key),
@@ -154,7 +154,7 @@ def _check_tracked_version(stack: Stack, key: str, value: float) -> list[Problem
         return []
     return [
         Problem(
-            variant=f"micro@{stack.name}",
+            variant=variant_id("micro", stack.name),
             phase="micro",
             endpoint=_operation(key),
             reason=f"asv ran version number {int(value)}, the stack pins {pinned} "

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchwatch.declarations.stacks import Stack
-from benchwatch.figures.figure_key import micro_key
+from benchwatch.figures.figure_key import micro_key, variant_id
 from benchwatch.measure import inject
 from benchwatch.micro import cachegrind
 from benchwatch.micro.cases import Case, RunnerError, check, discover, plan_argv, runner_env, select
@@ -114,7 +114,7 @@ class _Counter:
 def _count_target(
     counter: _Counter, target: Target, say: Callable[[str], None]
 ) -> tuple[dict[Case, list[float]], list[Problem]]:
-    variant = f"micro@{target.stack.name}"
+    variant = variant_id("micro", target.stack.name)
     groups = [target.cases[i : i + GROUP_SIZE] for i in range(0, len(target.cases), GROUP_SIZE)]
     counted: dict[Case, list[float]] = {}
     problems: list[Problem] = []
@@ -175,7 +175,7 @@ def figure(stack: Stack, case: Case, samples: list[float], calls: int, note: str
             case.labels, case.operation, stack.name, instructions=True, scenario=scenario
         ).name,
         kind="micro",
-        variant=f"{scenario}@{stack.name}",
+        variant=variant_id(scenario, stack.name),
         scenario=scenario,
         stack=stack.name,
         metric=case.operation,
@@ -219,7 +219,7 @@ def count_instructions(
     targets: list[Target] = []
     problems: list[Problem] = []
     for stack in stacks:
-        variant = f"micro@{stack.name}"
+        variant = variant_id("micro", stack.name)
         try:
             python = python_for(stack) if python_for else ensure(stack).python
             found = [

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchwatch.declarations.stacks import Stack
-from benchwatch.figures.figure_key import micro_key
+from benchwatch.figures.figure_key import micro_key, variant_id
 from benchwatch.measure.collect import half_iqr
 from benchwatch.micro.cases import RUNNER, Case, RunnerError, discover, runner_env, select
 from benchwatch.micro.figures import TIME_UNIT, case_identity
@@ -172,7 +172,9 @@ def time_cases(
             )
         except RunnerError as exc:
             problems.append(
-                Problem(variant=f"micro@{player.stack.name}", phase="micro", reason=str(exc))
+                Problem(
+                    variant=variant_id("micro", player.stack.name), phase="micro", reason=str(exc)
+                )
             )
     if problems:
         return [], [], problems
@@ -186,7 +188,7 @@ def time_cases(
     except PairsError as exc:
         problems.append(
             Problem(
-                variant=f"micro@{base.stack.name}",
+                variant=variant_id("micro", base.stack.name),
                 phase="micro",
                 reason=f"micro timing stopped: {exc}",
             )
@@ -318,7 +320,7 @@ def _working(
         ]
         problems += [
             Problem(
-                variant=f"micro@{p.stack.name}",
+                variant=variant_id("micro", p.stack.name),
                 phase="micro",
                 endpoint=case.name,
                 reason=f"fails natively: {why}",
@@ -360,7 +362,7 @@ def _figure(stack: Stack, case: Case, samples: list[float], how: str) -> Figure:
     return Figure(
         name=micro_key(case.labels, case.operation, stack.name, scenario=scenario).name,
         kind="micro",
-        variant=f"{scenario}@{stack.name}",
+        variant=variant_id(scenario, stack.name),
         scenario=scenario,
         stack=stack.name,
         metric=case.operation,

@@ -15,6 +15,7 @@ from benchwatch.declarations.requests import Endpoint
 from benchwatch.declarations.stacks import Stack
 from benchwatch.environments.envs import digest
 from benchwatch.errors import UserError
+from benchwatch.figures.figure_key import variant_id
 from benchwatch.project.apps import OWN_REQUIREMENTS_STACK, App, own_stack
 
 
@@ -37,7 +38,7 @@ class Variant:
 
     @property
     def id(self) -> str:
-        return f"{self.scenario}@{self.stack.name}"
+        return variant_id(self.scenario, self.stack.name)
 
     @property
     def env_key(self) -> str:

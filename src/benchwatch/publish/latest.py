@@ -7,6 +7,7 @@ import itertools
 from collections.abc import Sequence
 from html import escape
 
+from benchwatch.figures.figure_key import variant_id
 from benchwatch.figures.metrics import CPU, RPS, Closed
 from benchwatch.report.honest import Measured, measured
 from benchwatch.report.html import table_html
@@ -53,7 +54,7 @@ def latest_tables(
         mine = [f for f in figures.values() if app_of(f) == app]
         variants = variant_order(mine, stacks)
         table = Table(app, ["endpoint", "figure", *variants])
-        reference = f"{app}@{reference_stack}" if reference_stack else None
+        reference = variant_id(app, reference_stack) if reference_stack else None
         for endpoint in dict.fromkeys(f.endpoint for f in mine):
             for metric in HEADLINE_METRICS:
                 row = {v: figures.get((v, endpoint, metric.key)) for v in variants}
@@ -157,8 +158,8 @@ def speedup_table(run: Run, stacks: Sequence[str]) -> Table | None:
     for scenario, endpoint in keys:
         cells = []
         for a, b, _ in pairs:
-            before = figures.get((f"{scenario}@{a}", endpoint, CPU.key))
-            after = figures.get((f"{scenario}@{b}", endpoint, CPU.key))
+            before = figures.get((variant_id(scenario, a), endpoint, CPU.key))
+            after = figures.get((variant_id(scenario, b), endpoint, CPU.key))
             good = goodness(after.value, before.value, False) if before and after else None
             if good is None:
                 cells.append(Cell("—"))

@@ -6,12 +6,9 @@ from __future__ import annotations
 from benchwatch.attribute.outcomes import StepOutcome
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.environments.releases import PACKAGES
+from benchwatch.figures.figure_key import label_metric, label_without_metric
 from benchwatch.figures.metrics import COST, INSTRUCTIONS, SYSCALLS, metric
 from benchwatch.report.tables import Cell, Tone
-
-
-def metric_of(label: str) -> str:
-    return label.rsplit(" ", 1)[-1]
 
 
 def figure_label(label: str, scenario: str) -> str:
@@ -19,8 +16,8 @@ def figure_label(label: str, scenario: str) -> str:
     text = (
         label.removeprefix(scenario).strip() if scenario and label.startswith(scenario) else label
     )
-    head, _, last = text.rpartition(" ")
-    found = metric("load", last)
+    head = label_without_metric(text) if " " in text else ""
+    found = metric("load", label_metric(text))
     return f"{head} {found.short}" if head and found is not None else text
 
 
@@ -39,7 +36,7 @@ def effect(ratio: Ratio, label: str = "") -> Cell:
     if ratio.ratio is None:
         return Cell(f"not measured{': ' + ratio.text if ratio.text else ''}")
     tone: Tone = {"regression": "worse", "improvement": "better"}.get(ratio.verdict, "")  # type: ignore[assignment]
-    more, less = _WORDS.get(metric_of(label), ("slower", "faster"))
+    more, less = _WORDS.get(label_metric(label), ("slower", "faster"))
     words = {"regression": more, "improvement": less}.get(ratio.verdict, "no significant change")
     return Cell(f"{ratio.shown()} {words}", tone)
 

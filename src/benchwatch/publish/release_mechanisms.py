@@ -6,17 +6,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchwatch.attribute.mechanism import Mechanism, endpoint_key
+from benchwatch.attribute.mechanism import Mechanism
 from benchwatch.attribute.outcomes import StepOutcome
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.attribute.table import Attribution
 from benchwatch.counts.strace import SCHEDULING
 from benchwatch.environments.releases import PACKAGES
+from benchwatch.figures.figure_key import label_metric, label_without_metric, setting_apart
 from benchwatch.figures.metrics import COST, COUNT_KEYS, INSTRUCTIONS, SYSCALLS, metric
 from benchwatch.publish.release_cells import (
     effect,
     figure_label,
-    metric_of,
     moved_package,
     ordered,
     release_name,
@@ -28,17 +28,12 @@ OBJECT_MOVE = 0.0005  # an object moved when its change is 0.05 % of the request
 _MOVED = ("regression", "improvement")
 
 
-def _setting_apart(key: str) -> str:
-    """`hello GET / seq` -> `hello GET /`: what an endpoint's counts and its timings share."""
-    return key.rsplit(" ", 1)[0]
-
-
 def _mechanism_of(step: StepOutcome, key: str) -> Mechanism | None:
     """The mechanism of the endpoint: its counts' (a timing's row shows its endpoint's counts)."""
     if key in step.mechanism:
         return step.mechanism[key]
     return next(
-        (m for k, m in step.mechanism.items() if _setting_apart(k) == _setting_apart(key)), None
+        (m for k, m in step.mechanism.items() if setting_apart(k) == setting_apart(key)), None
     )
 
 
@@ -48,22 +43,22 @@ def _counted_ratio(step: StepOutcome, key: str, metric_key: str) -> Ratio | None
         (
             r
             for label, r in step.ratios.items()
-            if metric_of(label) == metric_key
-            and _setting_apart(endpoint_key(label)) == _setting_apart(key)
+            if label_metric(label) == metric_key
+            and setting_apart(label_without_metric(label)) == setting_apart(key)
         ),
         None,
     )
 
 
 def _short(label: str) -> str:
-    found = metric("load", metric_of(label))
-    return found.short if found is not None else metric_of(label)
+    found = metric("load", label_metric(label))
+    return found.short if found is not None else label_metric(label)
 
 
 def cost_cell(figures: dict[str, Ratio], mechanism: Mechanism | None) -> Cell:
     """The estimated cost per request, step / base, and both sides in µs; without a cost (not
     weighed, or an attribution from before it), the counts' ratios; without counts, the timings'."""
-    by_metric = {metric_of(label): (label, r) for label, r in figures.items()}
+    by_metric = {label_metric(label): (label, r) for label, r in figures.items()}
     if COST.key in by_metric:
         cell = effect(by_metric[COST.key][1], by_metric[COST.key][0])
         if (
@@ -187,7 +182,7 @@ def mechanism_table(base: str, head: str, results: Sequence[Attribution]) -> Tab
             others = ", ".join(moved_package(step, p) for p in packages if p != lead) or "—"
             groups: dict[str, dict[str, Ratio]] = {}
             for label, ratio in step.ratios.items():
-                groups.setdefault(endpoint_key(label), {})[label] = ratio
+                groups.setdefault(label_without_metric(label), {})[label] = ratio
             for key, figures in groups.items():
                 if not any(r.verdict in _MOVED for r in figures.values()):
                     continue
@@ -203,7 +198,7 @@ def mechanism_table(base: str, head: str, results: Sequence[Attribution]) -> Tab
                 )
                 endpoint = (
                     figure_label(key, scenario).removesuffix(" seq")
-                    if all(metric_of(label) in COUNT_KEYS for label in figures)
+                    if all(label_metric(label) in COUNT_KEYS for label in figures)
                     else figure_label(key, scenario)
                 )
                 rows.append(

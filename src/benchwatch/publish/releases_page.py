@@ -13,11 +13,11 @@ from benchwatch.attribute.ratios import Ratio
 from benchwatch.attribute.table import Attribution
 from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS
 from benchwatch.environments.releases import PACKAGES
+from benchwatch.figures.figure_key import label_metric
 from benchwatch.figures.metrics import COUNT_KEYS
 from benchwatch.publish.release_cells import (
     effect,
     figure_label,
-    metric_of,
     moved_package,
     ordered,
     release_name,
@@ -28,7 +28,7 @@ from benchwatch.report.tables import Cell, Table
 
 def how_measured(result: Attribution) -> str:
     rounds = result.rounds or COMPARE_QUICK_ROUNDS
-    kinds = {metric_of(line.label) in COUNT_KEYS for line in result.lines}
+    kinds = {label_metric(line.label) in COUNT_KEYS for line in result.lines}
     how = []
     if True in kinds:
         how.append(

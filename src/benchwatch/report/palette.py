@@ -103,8 +103,3 @@ def styles(series: Iterable[str]) -> dict[str, Style]:
             HATCHES[index % len(HATCHES)],
         )
     return out
-
-
-def stack_css() -> str:
-    """CSS custom properties naming each known stack's colour (legends in HTML use them)."""
-    return "".join(f"--stack-{name}:{color};" for name, color in STACK_COLORS.items())

@@ -10,6 +10,7 @@ from typing import Literal
 
 from benchwatch.errors import UserError
 from benchwatch.figures import figure_key
+from benchwatch.figures.figure_key import variant_id
 from benchwatch.figures.metrics import CPU, Closed, Open, metric_rank, setting_sort_key
 from benchwatch.results.schema import Figure, Run
 
@@ -136,7 +137,7 @@ def require_reference(run: Run, reference: str | None) -> None:
 
 
 def reference_variant(app: str, reference_stack: str | None) -> str | None:
-    return f"{app}@{reference_stack}" if reference_stack else None
+    return variant_id(app, reference_stack) if reference_stack else None
 
 
 def cell_for(figure: Figure | None, reference: Figure | None) -> Cell:

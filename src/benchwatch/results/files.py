@@ -5,9 +5,7 @@ directory (run.json plus the github-action-benchmark files) written and read."""
 from __future__ import annotations
 
 import json
-import os
 import tempfile
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,18 +21,14 @@ from benchwatch.results.schema import (
     Run,
     gab_entries,
 )
-
-
-class NotWritten(UserError, OSError):
-    """A file that could not be written (a full disk, a folder gone): nothing of it was written, and
-    the file there before, if any, is untouched. An OSError still, for callers that catch those."""
+from benchwatch.whole_files import write_whole
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
     """`data` as JSON at `path`, whole or not at all; every remembered secret in its strings is
     replaced by its name (redaction.redact_tree): the one door results, comparisons,
     attributions and calibrations leave by."""
-    _write_all({path: json_text(data)})
+    write_whole({path: json_text(data)})
 
 
 def json_text(data: Any) -> str:
@@ -46,33 +40,7 @@ def json_text(data: Any) -> str:
 def write_text_atomic(path: Path, text: str) -> None:
     """`text` at `path`, whole or not at all, with every remembered secret replaced by its name
     (redaction.redact_written): reports, the comment, site pages, trend files."""
-    _write_all({path: redact_written(text)})
-
-
-def _write_all(files: Mapping[Path, str]) -> None:
-    """Every file written to a temporary name beside it first, then all renamed into place (a
-    rename takes no space): on a full disk none of them changes, not some. The texts are written as
-    given: redacted by the callers above."""
-    staged: list[tuple[str, Path]] = []
-    try:
-        for path, text in files.items():
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            staged.append((tmp, path))
-            with os.fdopen(fd, "w") as handle:
-                handle.write(text)
-        for tmp, path in staged:
-            os.replace(tmp, path)
-    except BaseException as exc:
-        for tmp, _ in staged:
-            Path(tmp).unlink(missing_ok=True)
-        if isinstance(exc, OSError) and not isinstance(exc, UserError):
-            where = staged[-1][1] if staged else next(iter(files))
-            raise NotWritten(
-                f"{where}: could not be written ({exc.strerror or exc}); nothing was written and the "
-                "files there are untouched: free some space, or write to another folder"
-            ) from None
-        raise
+    write_whole({path: redact_written(text)})
 
 
 def ensure_writable(directory: Path, chosen: bool = True) -> None:
@@ -101,7 +69,7 @@ def write_run(directory: Path, run: Run) -> None:
         GAB_COUNTS: counts,
         RUN_FILE: run.model_dump(mode="json"),
     }
-    _write_all({directory / name: json_text(data) for name, data in files.items()})
+    write_whole({directory / name: json_text(data) for name, data in files.items()})
 
 
 def read_run(directory: Path) -> Run:

@@ -25,11 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from benchwatch.declarations.apps import AppDeclaration
+from benchwatch.declarations.pins import exact_pin
 from benchwatch.declarations.project_file import ProjectSettings
 from benchwatch.declarations.requests import Endpoint
 from benchwatch.declarations.setup import Setup, SetupRequest
 from benchwatch.environments.own_requirements import check_python
 from benchwatch.errors import UserError
+from benchwatch.figures.figure_key import variant_id
 from benchwatch.measure.verify import golden_text
 from benchwatch.project.apps import App, own_stack
 from benchwatch.project.files import APP_FILE, PROJECT_FILE
@@ -40,6 +42,7 @@ from benchwatch.scaffold import declared_requests as plan
 from benchwatch.scaffold.layout import Layout, ignore_outputs, project_with_app
 from benchwatch.scaffold.probe import Answer, ask, ask_endpoint, server_error, show_tail
 from benchwatch.scaffold.workflows import caller_workflows, default_source
+from benchwatch.whole_files import write_text_whole
 
 OPENAPI_PATH = "/openapi.json"
 REQUIREMENTS = ("requirements.txt", "requirements/base.txt", "requirements/prod.txt")
@@ -233,7 +236,6 @@ def _init(
         quick=quick,
         why_quick=why_quick,
         schema_path=schema_path,
-        login_ready=can_login,
     )
     content = declare.app_text(text)
     secrets = sorted({r.name for r in _refs(content) if r.kind == "env"})
@@ -255,7 +257,7 @@ def _init(
     ignored = ignore_outputs(where.root)
     if ignored:
         files[ignored] = ""
-    variant = f"{name}@{'own' if requirements else 'latest'}"
+    variant = variant_id(name, "own" if requirements else "latest")
     return Outcome(
         written=list(files),
         declared=len(declared),
@@ -278,10 +280,7 @@ def _refs(text: str) -> list[Any]:
 
 
 def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    partial.write_text(text)
-    partial.replace(path)
+    write_text_whole(path, text)
 
 
 def _remove_stale_goldens(where: Layout, written: set[Path]) -> None:
@@ -391,13 +390,7 @@ def _pinned_requirements(where: Layout, say: Callable[[str], None]) -> str | Non
                 continue
             lines = [ln.split("#", 1)[0].strip() for ln in path.read_text().splitlines()]
             lines = [ln for ln in lines if ln and not ln.startswith("-")]
-            loose = [
-                ln
-                for ln in lines
-                if not re.fullmatch(
-                    r"[A-Za-z0-9._-]+(\[[^\]]*\])?\s*==\s*[0-9][0-9A-Za-z.+!-]*\s*(;.*)?", ln
-                )
-            ]
+            loose = [ln for ln in lines if not exact_pin(ln.partition(";")[0].strip())]
             shown = path.relative_to(where.root)
             if lines and not loose:
                 return where.from_app_dir(path)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchwatch.errors import UserError
+from benchwatch.whole_files import write_text_whole
 
 APP_DIR = "benchwatch"
 
@@ -98,13 +99,6 @@ def ignore_outputs(root: Path) -> Path | None:
     if not missing:
         return None
     lead = "" if not text or text.endswith("\n") else "\n"
-    partial = path.with_name(".gitignore.partial")
-    partial.write_text(
-        text
-        + lead
-        + "# benchwatch: run outputs and the local history\n"
-        + "\n".join(missing)
-        + "\n"
-    )
-    partial.replace(path)
+    added = "# benchwatch: run outputs and the local history\n" + "\n".join(missing) + "\n"
+    write_text_whole(path, text + lead + added)
     return path

@@ -16,6 +16,7 @@ from benchwatch.declarations.redaction import redact
 from benchwatch.declarations.requests import Endpoint
 from benchwatch.project.variants import Variant
 from benchwatch.results.schema import Problem
+from benchwatch.whole_files import write_text_whole
 
 
 @dataclass
@@ -155,9 +156,7 @@ def _write(variant: Variant, answers: list[dict[str, Any]], outcome: Recorded) -
             return
         files[declaration] = changed
     for path, text in files.items():
-        partial = path.with_name(f".{path.name}.partial")
-        partial.write_text(text)
-        partial.replace(path)
+        write_text_whole(path, text)
         outcome.written.append(path)
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from benchwatch import __version__
 from benchwatch.declarations import app_env
+from benchwatch.environments.own_checkout import checkout_commit, git_environ
 from benchwatch.errors import UserError
 
 DEFAULT_SOURCE = f"benchwatch/benchwatch@v{__version__}"
@@ -160,34 +161,8 @@ def release_commit(package: Path | None = None) -> str | None:
     try:
         text = (here / "build_commit.txt").read_text().strip()
     except OSError:
-        top = _git(here, "rev-parse", "--show-toplevel")
-        if top is None or not _is_benchwatch_checkout(Path(top), here):
-            return None
-        text = _git(here, "rev-parse", "HEAD") or ""
+        return checkout_commit(here)
     return text if _COMMIT.fullmatch(text) else None
-
-
-def _git(where: Path, *argv: str) -> str | None:
-    import subprocess
-
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(where), *argv],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            env=_git_env(),
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
-def _is_benchwatch_checkout(top: Path, package: Path) -> bool:
-    """The work tree is benchwatch's own (own_checkout.py: the wheel's build hook asks the same)."""
-    from benchwatch.environments.own_checkout import is_benchwatch_checkout
-
-    return is_benchwatch_checkout(top, package)
 
 
 def default_source() -> str:
@@ -297,7 +272,7 @@ def resolve_tag(url: str, tag: str, source: str) -> str:
             capture_output=True,
             text=True,
             timeout=60,
-            env={**_git_env(), "GIT_TERMINAL_PROMPT": "0"},
+            env={**git_environ(), "GIT_TERMINAL_PROMPT": "0"},
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(
@@ -312,9 +287,3 @@ def resolve_tag(url: str, tag: str, source: str) -> str:
     if sha is None or not _COMMIT.fullmatch(sha):
         raise UserError(f"--workflows-from: {url} has no tag {tag}; {fix}")
     return sha
-
-
-def _git_env() -> dict[str, str]:
-    import os
-
-    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}

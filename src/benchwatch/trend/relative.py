@@ -20,8 +20,6 @@ from benchwatch.figures.figure_key import PARENT_MARK, decode
 from benchwatch.judge.verdict import COMPARE_FILE, Comparison, Row
 from benchwatch.results.schema import GabEntry
 
-SUITE = "benchwatch (vs parent)"  # github-action-benchmark's `name:` for these points
-TOOL = "customSmallerIsBetter"
 UNIT = "x"
 
 
