@@ -6,12 +6,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchwatch.compare.sides import Side
 from benchwatch.judge.calibrate import Calibration
 from benchwatch.judge.verdict import Row, compare_figures
 from benchwatch.project.config import Variant
 from benchwatch.results.schema import Environment, Figure, Problem
+
+if TYPE_CHECKING:  # annotations only: the rounds are imported when a confirmation runs
+    from benchwatch.measure.rig import Rig
 
 CONFIRM_DIR = "confirm"
 
@@ -43,7 +47,7 @@ def measure_again(
     base: Side,
     head: Side,
     *,
-    rig: object | None,
+    rig: Rig | None,
     environment: Environment,
     calibration: Calibration | None,
     key: Callable[[Figure], tuple],
@@ -72,7 +76,7 @@ def measure_again(
         if sides[0].variants and sides[1].variants:
             runs = measure_load(
                 rig, *sides, out / CONFIRM_DIR, environment, failed_stacks={}, quiet=quiet
-            )  # type: ignore[arg-type]
+            )
             for side, run in zip(sides, runs, strict=True):
                 again[side.role] += run.figures
                 problems += [
