@@ -38,8 +38,8 @@ class ShortRounds(BaseModel):
     samples: int
     windows_apart: list[float] = []  # of every dropped pair, planned and make-up
 
-    # (both fields) mypy does not take a decorator over a property (python/mypy#1362); pydantic's docs
-    # say to silence exactly this code
+    # both fields: mypy does not take a decorator over a property (python/mypy#1362);
+    # pydantic's docs say to silence exactly this code
     @computed_field  # type: ignore[prop-decorator]
     @property
     def missing(self) -> int:
