@@ -8,7 +8,7 @@ import re
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -269,7 +269,7 @@ def _count_instructions(
     within: list[str],
     envs_of: dict,
     result: MicroResult,
-    leave_out: set[str] = frozenset(),
+    leave_out: Collection[str] = frozenset(),
 ) -> None:
     """Instructions per call of the cases of the selected scenarios, one side after the other
     (a count does not depend on what else the machine does)."""
@@ -365,7 +365,7 @@ def where_instructions_went(
     from benchwatch.figures.metrics import INSTRUCTIONS
 
     named = {role: {f.name: f for f in figures[role]} for role in ("base", "head")}
-    found: dict[str, str] = {}
+    found: dict[str, counts.Breakdown] = {}
     for row in rows:
         if row.metric != INSTRUCTIONS.key or not row.significant:
             continue

@@ -184,7 +184,11 @@ def resolve(
             borrow_declarations(head_root, base_root)  # the pull request that adds benchwatch
             borrowed = head_spec
         sides = []
-        for role, spec, root in (("base", base_spec, base_root), ("head", head_spec, head_root)):
+        checkouts: tuple[tuple[Literal["base", "head"], str, Path], ...] = (
+            ("base", base_spec, base_root),
+            ("head", head_spec, head_root),
+        )
+        for role, spec, root in checkouts:
             try:
                 checked_out = load_project(root)
             except UserError as exc:
@@ -194,7 +198,7 @@ def resolve(
                 Side(
                     role, spec, "ref", checked_out, variants, commit=ref_commit(project.root, spec)
                 )
-            )  # type: ignore[arg-type]
+            )
         sides[0].inject, sides[1].inject = _matching(inject_head), inject_head
         sides[0].declarations_from = borrowed
         yield sides[0], sides[1]

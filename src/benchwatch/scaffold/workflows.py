@@ -282,7 +282,11 @@ def resolve_tag(url: str, tag: str, source: str) -> str:
         raise UserError(
             f"--workflows-from: git ls-remote {url} failed ({done.stderr.strip()[-200:]}); {fix}"
         )
-    refs = dict(reversed(line.split("\t", 1)) for line in done.stdout.splitlines() if "\t" in line)
+    refs: dict[str, str] = {}  # ref name -> commit, as `git ls-remote` prints them
+    for line in done.stdout.splitlines():
+        if "\t" in line:
+            sha_of, name = line.split("\t", 1)
+            refs[name] = sha_of
     sha = refs.get(f"refs/tags/{tag}^{{}}") or refs.get(f"refs/tags/{tag}")
     if sha is None or not _COMMIT.fullmatch(sha):
         raise UserError(f"--workflows-from: {url} has no tag {tag}; {fix}")
