@@ -81,7 +81,7 @@ def ref_commit(root: Path, ref: str) -> str | None:
 
 
 def kind_of(project: Project, spec: str) -> Kind:
-    if spec in project.stacks:
+    if spec in project.stacks or spec in project.own_stacks:
         return "stack"
     if find_variant(project, spec.partition(ENDPOINT_SEPARATOR)[0]) is not None:
         return "variant"
@@ -98,7 +98,8 @@ def kind_of(project: Project, spec: str) -> Kind:
 
 
 def find_variant(project: Project, variant_id: str) -> Variant | None:
-    return next((v for v in project.variants(list(project.stacks)) if v.id == variant_id), None)
+    every = project.variants([*project.stacks, *project.own_stacks])
+    return next((v for v in every if v.id == variant_id), None)
 
 
 def variant_side(project: Project, role: Literal["base", "head"], spec: str) -> Side:

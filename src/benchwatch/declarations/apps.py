@@ -18,6 +18,10 @@ _STACK_NAME = (
 )
 
 
+# what the stack `own-next` moves on an app's own lock unless benchwatch.toml's `watch` says otherwise
+WATCHED_PACKAGES = ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn")
+
+
 def normalize_package(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -732,6 +736,16 @@ class ProjectSettings(_Strict):
     reference_stack: str | None = Field(
         default=None,
         description="the stack report ratios are taken against; none: no ratios (docs/questions.md)",
+    )
+    watch: list[str] = Field(
+        default=list(WATCHED_PACKAGES),
+        description=(
+            "the packages the stack `own-next` moves to their newest releases on an app's own lock "
+            "(everything else as locked; docs/github.md)"
+        ),
+    )
+    watch_pre: bool = Field(
+        default=False, description="`own-next` takes the watched packages' pre-releases too"
     )
     micro_quick: list[str] = Field(
         default=[],

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from benchwatch.declarations.apps import (
+    WATCHED_PACKAGES,
     AppDeclaration,
     DeclarationError,
     Endpoint,
@@ -21,7 +22,7 @@ from benchwatch.declarations.apps import (
     Question,
     Stack,
 )
-from benchwatch.environments import own_requirements
+from benchwatch.environments import own_next, own_requirements
 from benchwatch.environments.envs import digest
 from benchwatch.environments.uv_tool import cache_dir
 from benchwatch.errors import UserError
@@ -31,6 +32,8 @@ STACKS_FILE = "stacks.toml"
 DEFAULT_STACKS_FILE = "default_stacks.toml"
 APP_FILE = "benchwatch-app.toml"
 OWN_REQUIREMENTS_STACK = "own"
+OWN_NEXT_STACK = own_next.OWN_NEXT_STACK  # the app's lock, the watched packages moved to the newest
+OWN_STACKS = (OWN_REQUIREMENTS_STACK, OWN_NEXT_STACK)
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,8 @@ class Variant:
     endpoints: tuple[Endpoint, ...]
     quick_endpoints: tuple[Endpoint, ...]
     env: dict[str, str]
+    watch: tuple[str, ...] = ()  # own-next: the packages moved, and whether to pre-releases
+    watch_pre: bool = False
 
     @property
     def scenario(self) -> str:
@@ -91,6 +96,10 @@ class Variant:
 
     @property
     def requirements_file(self) -> Path | None:
+        if self.stack.name == OWN_NEXT_STACK:
+            declared = self.app.file(self.app.declaration.requirements or "")
+            python, exports = self.app.declaration.python, cache_dir().parent / "exports"
+            return own_next.move(declared, self.watch, self.watch_pre, exports, python).requirements
         return self.app.requirements_file
 
     @property
@@ -147,8 +156,18 @@ class Project:
     def variants(self, stacks: Sequence[str] | None = None) -> list[Variant]:
         allowed = list(stacks) if stacks is not None else self.default_stacks
         for name in allowed:
-            self.stack(name)
-        return [v for app in self.apps for v in _variants_of(app, self.stacks, allowed, self.root)]
+            if name not in self.own_stacks:
+                self.stack(name)
+        return [
+            v
+            for app in self.apps
+            for v in _variants_of(app, self.stacks, allowed, self.root, self.settings)
+        ]
+
+    @property
+    def own_stacks(self) -> tuple[str, ...]:
+        """`own` and `own-next` when an app declares its own requirements, else none."""
+        return OWN_STACKS if any(a.declaration.requirements for a in self.apps) else ()
 
     def stack(self, name: str) -> Stack:
         try:
@@ -162,7 +181,11 @@ class Project:
 
 
 def _variants_of(
-    app: App, stacks: dict[str, Stack], allowed: Sequence[str], root: Path
+    app: App,
+    stacks: dict[str, Stack],
+    allowed: Sequence[str],
+    root: Path,
+    settings: ProjectSettings | None = None,
 ) -> Iterable[Variant]:
     decl = app.declaration
     by_name = {e.name: e for e in decl.endpoints}
@@ -176,11 +199,18 @@ def _variants_of(
         timed = [e for e in endpoints if not e.per_request]
         quick_names = flavor.quick or decl.quick or [e.name for e in timed[:1]]
         quick = tuple(e for e in endpoints if e.name in quick_names) or tuple(timed[:1])
+        watch: tuple[str, ...] = ()
         if decl.requirements is not None:
-            stack_list: list[Stack] = [_own_stack(app, root)]
+            own = _own_stack(app, root)
+            stack_list: list[Stack] = [own]
+            if OWN_NEXT_STACK in allowed:
+                stack_list.append(own_next.stack_from(own))
+                watch = tuple(settings.watch if settings else WATCHED_PACKAGES)
         else:
             declared = flavor.stacks if flavor.stacks is not None else decl.stacks
-            names = [s for s in allowed if declared is None or s in declared]
+            names = [
+                s for s in allowed if s not in OWN_STACKS and (declared is None or s in declared)
+            ]
             stack_list = [_with_python(stacks[s], decl.python) for s in names]
         for stack in stack_list:
             yield Variant(
@@ -191,6 +221,8 @@ def _variants_of(
                 endpoints=endpoints,
                 quick_endpoints=quick,
                 env={**decl.env, **flavor.env},
+                watch=watch if stack.name == OWN_NEXT_STACK else (),
+                watch_pre=bool(settings and settings.watch_pre),
             )
 
 
