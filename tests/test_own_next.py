@@ -3,6 +3,7 @@ by the real uv against a simple index of hand-written wheels on disk (no network
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -209,3 +210,37 @@ def test_a_workspace_is_refused_in_one_line(tmp_path: Path) -> None:
     (tmp_path / "uv.lock").write_text("version = 1\n")
     with pytest.raises(UserError, match="workspace"):
         own_next._project_copy(tmp_path / "uv.lock", tmp_path / "copy", None)
+
+
+def test_the_command_lists_the_moves_and_is_quiet_once_they_are_measured(
+    index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    from benchwatch.cli import main
+
+    lock = _locked_project(tmp_path / "repo" / "app", ["bwfix-web==1.0", "bwfix-other==1.0"])
+    (tmp_path / "repo" / "benchwatch.toml").write_text(
+        '[benchwatch]\napps = ["app"]\nwatch = ["bwfix-web", "bwfix-core", "bwfix-other"]\n'
+    )
+    (lock.parent / "benchwatch-app.toml").write_text(
+        'name = "shop"\napp = "main:app"\nrequirements = "uv.lock"\n'
+        '[[endpoints]]\nname = "root"\npath = "/"\n'
+    )
+    _newer_releases(index)
+    add_wheel(index, "bwfix-other", "2.0", ("bwfix-core>=2",))
+    monkeypatch.chdir(tmp_path / "repo")
+    output = tmp_path / "github_output"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(output))
+    state, report = tmp_path / "state.json", tmp_path / "moved.json"
+    argv = ["own-next", "--state", str(state), "--write-state", "--json", str(report)]
+
+    first = main(argv)
+    printed = capsys.readouterr().out
+    second = main(argv)
+
+    assert first == second == 0
+    assert "shop@own-next" in printed and "bwfix-web 1.0 → 2.0" in printed
+    assert "changed since the state: yes" in printed
+    assert "changed since the state: no" in capsys.readouterr().out
+    assert output.read_text() == "changed=true\nchanged=false\n"
+    moved = json.loads(report.read_text())["apps"]["shop"]["changes"]
+    assert moved["bwfix-other"] == {"locked": "1.0", "moved": "2.0"}

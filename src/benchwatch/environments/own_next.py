@@ -118,7 +118,9 @@ def _move(
         interpreter = str(interpreters.choose(python or floor, say=False).path)
         locked = _lock_versions(original_lock) if original_lock else {}
         if not original_lock:  # a requirements file: its pins are the lock
-            _lock(work, [], document, (), interpreter)
+            failed = _lock(work, [], document, (), interpreter)
+            if failed is not None:
+                raise UserError(f"{declared}: its pins do not resolve with uv lock: {failed}")
             locked = _lock_versions((work / "uv.lock").read_text())
             original_lock = (work / "uv.lock").read_text()
         in_lock = [w for w in watched if w in locked]

@@ -98,7 +98,7 @@ class Variant:
     def requirements_file(self) -> Path | None:
         if self.stack.name == OWN_NEXT_STACK:
             declared = self.app.file(self.app.declaration.requirements or "")
-            python, exports = self.app.declaration.python, cache_dir().parent / "exports"
+            python, exports = self.stack.python, cache_dir().parent / "exports"
             return own_next.move(declared, self.watch, self.watch_pre, exports, python).requirements
         return self.app.requirements_file
 
