@@ -266,8 +266,22 @@ def test_the_releases_compare_gets_the_scenarios(tmp_path):
     assert "-k" not in (tmp_path / "all" / "log").read_text().split()
 
 
+def test_the_releases_compare_of_an_own_app_is_own_against_own_next(tmp_path):
+    from test_workflows import _nightly_step
+
+    name = "Compare latest (pinned baseline) with next on this runner"
+    env = {"STACKS": "own", "INDEX_URL": "http://127.0.0.1:8080", "APP_ENV": ""}
+    done, record, _ = _nightly_step(tmp_path, name, env=env)
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "log").read_text().splitlines()
+    assert log[0].split()[:5] == ["compare", "--base", "own", "--head", "own-next"]
+    assert not any("--record-measured" in line for line in log)  # no `next` environment to record
+    assert (record / "comment.md").is_file()
+
+
 @pytest.mark.parametrize(
-    "stacks, code", [("latest", 0), ("", 0), ("v1-last", BAD_INPUT), ("latest,next", BAD_INPUT)]
+    "stacks, code",
+    [("latest", 0), ("", 0), ("own", 0), ("v1-last", BAD_INPUT), ("latest,next", BAD_INPUT)],
 )
 def test_releases_with_another_stack_is_refused_not_ignored(stacks, code):
     check = step("reusable-nightly.yml", "measure", "Check the inputs")
