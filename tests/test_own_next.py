@@ -244,3 +244,22 @@ def test_the_command_lists_the_moves_and_is_quiet_once_they_are_measured(
     assert output.read_text() == "changed=true\nchanged=false\n"
     moved = json.loads(report.read_text())["apps"]["shop"]["changes"]
     assert moved["bwfix-other"] == {"locked": "1.0", "moved": "2.0"}
+
+
+def test_pins_that_do_not_resolve_at_all_are_one_error(index: Path, tmp_path: Path) -> None:
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("bwfix-web==1.0\nbwfix-core==2.0\n")  # web 1.0 needs core < 2
+    _newer_releases(index)
+
+    with pytest.raises(UserError, match="its pins do not resolve with uv lock: Because") as error:
+        own_next.move(requirements, WATCH, pre=False, cache=tmp_path / "exports", python=PYTHON)
+    assert "\n" not in str(error.value)
+
+
+def test_own_next_installs_wheels_only() -> None:
+    from benchwatch.declarations.apps import Stack
+    from benchwatch.environments.envs import resolution_flags
+
+    own = Stack(name="own", description="pinned by uv.lock", pins={"fastapi": "0.121.0"})
+    assert resolution_flags(own_next.stack_from(own)) == ["--no-build"]
+    assert "--no-build" not in resolution_flags(own)
