@@ -183,6 +183,34 @@ def test_the_stack_own_next_is_a_variant_and_a_side_of_compare(index: Path, tmp_
     }
 
 
+def test_own_next_plus_a_package_moves_that_package_alone(index: Path, tmp_path: Path) -> None:
+    lock = _locked_project(tmp_path / "repo" / "app", ["bwfix-web==1.0", "bwfix-tool==1.0"])
+    (tmp_path / "repo" / "benchwatch.toml").write_text('[benchwatch]\napps = ["app"]\n')
+    (lock.parent / "benchwatch-app.toml").write_text(
+        'name = "shop"\napp = "main:app"\nrequirements = "uv.lock"\n'
+        '[[endpoints]]\nname = "root"\npath = "/"\n'
+    )
+    _newer_releases(index)
+    project = load_project(tmp_path / "repo")
+
+    assert kind_of(project, "own-next+bwfix-web") == "stack"
+    web = find_variant(project, "shop@own-next+bwfix-web")
+    tool = project.select(None, ["own-next+bwfix-tool"])[-1]
+
+    assert web is not None and web.watch == ("bwfix-web",)
+    assert _pins(web.requirements_file) == {
+        "bwfix-core": "2.0",
+        "bwfix-tool": "1.0",
+        "bwfix-web": "2.0",
+    }
+    assert tool.id == "shop@own-next+bwfix-tool"
+    assert _pins(tool.requirements_file) == {
+        "bwfix-core": "1.0",
+        "bwfix-tool": "2.0",
+        "bwfix-web": "1.0",
+    }
+
+
 def test_the_reason_is_uv_s_first_sentence_on_one_line() -> None:
     stderr = textwrap.dedent("""\
           × No solution found when resolving dependencies:

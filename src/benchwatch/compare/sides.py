@@ -23,6 +23,7 @@ from benchwatch.project.config import (
     Endpoint,
     Project,
     Variant,
+    is_own_stack,
     load_project,
     matches,
 )
@@ -81,7 +82,7 @@ def ref_commit(root: Path, ref: str) -> str | None:
 
 
 def kind_of(project: Project, spec: str) -> Kind:
-    if spec in project.stacks or spec in project.own_stacks:
+    if spec in project.stacks or (project.own_stacks and is_own_stack(spec)):
         return "stack"
     if find_variant(project, spec.partition(ENDPOINT_SEPARATOR)[0]) is not None:
         return "variant"
@@ -98,7 +99,9 @@ def kind_of(project: Project, spec: str) -> Kind:
 
 
 def find_variant(project: Project, variant_id: str) -> Variant | None:
-    every = project.variants([*project.stacks, *project.own_stacks])
+    named = variant_id.partition("@")[2]  # own-next+PACKAGE is made when asked for
+    extra = [named] if project.own_stacks and is_own_stack(named) else []
+    every = project.variants(list(dict.fromkeys([*project.stacks, *project.own_stacks, *extra])))
     return next((v for v in every if v.id == variant_id), None)
 
 

@@ -106,7 +106,7 @@ def resolution_flags(stack: Stack) -> list[str]:
     requirement names one (the watched packages, pinned exactly by `releases --pin-next`), nothing
     published after this moment, and wheels only, so no package's build script runs."""
     cutoff = str(stack.exclude_newer) if stack.exclude_newer else None
-    if stack.name == own_next.OWN_NEXT_STACK:  # exact pins, some brand-new: no build script runs
+    if own_next.is_own_next(stack.name):  # exact pins, some brand-new: no build script runs
         return ["--no-build"]
     if stack.resolved_at_run_time:
         now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -29,7 +29,7 @@ from benchwatch.environments import interpreters, own_requirements
 from benchwatch.environments.uv_tool import uv_environ, uv_executable
 from benchwatch.errors import UserError
 
-__all__ = ["OWN_NEXT_STACK", "Held", "MovedLock", "move"]
+__all__ = ["OWN_NEXT_STACK", "Held", "MovedLock", "is_own_next", "move", "only_moving"]
 
 OWN_NEXT_STACK = "own-next"
 _REASON_CHARS = 400
@@ -87,11 +87,26 @@ class MovedLock:
 _MEMO: dict[str, MovedLock] = {}
 
 
-def stack_from(own: Stack) -> Stack:
-    """The stack `own-next` beside an app's `own`: installed from the moved requirements file
-    (resolved only when an environment asks for it), so it pins nothing itself."""
-    update = {"name": OWN_NEXT_STACK, "pins": {}}
-    update["description"] = f"{own.description}, the watched packages at their newest releases"
+def is_own_next(name: str) -> bool:
+    """`own-next`, or `own-next+PACKAGE`: the lock with only that package moved (and what it needs),
+    one step of an attribution by package."""
+    return name == OWN_NEXT_STACK or name.startswith(f"{OWN_NEXT_STACK}+")
+
+
+def only_moving(name: str) -> str | None:
+    """The one package `own-next+PACKAGE` moves; None for `own-next` (every watched one)."""
+    _, plus, package = name.partition("+")
+    return normalize_package(package) if plus and package else None
+
+
+def stack_from(own: Stack, name: str = OWN_NEXT_STACK) -> Stack:
+    """The stack `own-next` (or `own-next+PACKAGE`) beside an app's `own`: installed from the moved
+    requirements file (resolved only when an environment asks for it), so it pins nothing itself."""
+    only = only_moving(name)
+    moved = (
+        f"{only} at its newest release" if only else "the watched packages at their newest releases"
+    )
+    update = {"name": name, "pins": {}, "description": f"{own.description}, {moved}"}
     return own.model_copy(update=update)
 
 

@@ -96,7 +96,7 @@ class Variant:
 
     @property
     def requirements_file(self) -> Path | None:
-        if self.stack.name == OWN_NEXT_STACK:
+        if own_next.is_own_next(self.stack.name):
             declared = self.app.file(self.app.declaration.requirements or "")
             python, exports = self.stack.python, cache_dir().parent / "exports"
             return own_next.move(declared, self.watch, self.watch_pre, exports, python).requirements
@@ -156,7 +156,7 @@ class Project:
     def variants(self, stacks: Sequence[str] | None = None) -> list[Variant]:
         allowed = list(stacks) if stacks is not None else self.default_stacks
         for name in allowed:
-            if name not in self.own_stacks:
+            if not (self.own_stacks and is_own_stack(name)):
                 self.stack(name)
         return [
             v
@@ -199,17 +199,14 @@ def _variants_of(
         timed = [e for e in endpoints if not e.per_request]
         quick_names = flavor.quick or decl.quick or [e.name for e in timed[:1]]
         quick = tuple(e for e in endpoints if e.name in quick_names) or tuple(timed[:1])
-        watch: tuple[str, ...] = ()
         if decl.requirements is not None:
             own = _own_stack(app, root)
             stack_list: list[Stack] = [own]
-            if OWN_NEXT_STACK in allowed:
-                stack_list.append(own_next.stack_from(own))
-                watch = tuple(settings.watch if settings else WATCHED_PACKAGES)
+            stack_list += [own_next.stack_from(own, s) for s in allowed if own_next.is_own_next(s)]
         else:
             declared = flavor.stacks if flavor.stacks is not None else decl.stacks
             names = [
-                s for s in allowed if s not in OWN_STACKS and (declared is None or s in declared)
+                s for s in allowed if not is_own_stack(s) and (declared is None or s in declared)
             ]
             stack_list = [_with_python(stacks[s], decl.python) for s in names]
         for stack in stack_list:
@@ -221,7 +218,7 @@ def _variants_of(
                 endpoints=endpoints,
                 quick_endpoints=quick,
                 env={**decl.env, **flavor.env},
-                watch=watch if stack.name == OWN_NEXT_STACK else (),
+                watch=_watched(stack.name, settings),
                 watch_pre=bool(settings and settings.watch_pre),
             )
 
@@ -258,6 +255,19 @@ def _own_stack(app: App, stop: Path | None = None) -> Stack:
         pins=pins,
         **({"python": python} if python else {}),
     )
+
+
+def is_own_stack(name: str) -> bool:
+    """`own`, `own-next` or `own-next+PACKAGE`: made from an app's own requirements."""
+    return name == OWN_REQUIREMENTS_STACK or own_next.is_own_next(name)
+
+
+def _watched(stack_name: str, settings: ProjectSettings | None) -> tuple[str, ...]:
+    """What an own-next stack moves: its one package, else benchwatch.toml's `watch`."""
+    if not own_next.is_own_next(stack_name):
+        return ()
+    only = own_next.only_moving(stack_name)
+    return (only,) if only else tuple(settings.watch if settings else WATCHED_PACKAGES)
 
 
 def split_patterns(patterns: str) -> list[str]:
