@@ -272,6 +272,8 @@ def test_the_command_lists_the_moves_and_is_quiet_once_they_are_measured(
     assert output.read_text() == "changed=true\nchanged=false\n"
     moved = json.loads(report.read_text())["apps"]["shop"]["changes"]
     assert moved["bwfix-other"] == {"locked": "1.0", "moved": "2.0"}
+    assert main(["own-next", "--moved-packages"]) == 0
+    assert capsys.readouterr().out.split() == ["bwfix-core", "bwfix-other", "bwfix-web"]
 
 
 def test_pins_that_do_not_resolve_at_all_are_one_error(index: Path, tmp_path: Path) -> None:

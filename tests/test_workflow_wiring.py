@@ -279,6 +279,27 @@ def test_the_releases_compare_of_an_own_app_is_own_against_own_next(tmp_path):
     assert (record / "comment.md").is_file()
 
 
+def test_a_regression_on_an_own_lock_is_compared_package_by_package(tmp_path):
+    from test_workflows import _nightly_step
+
+    name = "Attribute a regression on an app's own lock to the package responsible"
+    found = step("reusable-nightly.yml", "measure", name)
+    assert "inputs.stacks == 'own'" in found["if"] and "exit_code == '1'" in found["if"]
+    env = {"INDEX_URL": "http://127.0.0.1:8080", "SCENARIOS": "shop*", "APP_ENV": ""}
+    done, record, _ = _nightly_step(tmp_path, name, code=1, env=env)
+    assert done.returncode == 0, done.stderr
+    compares = [line.split() for line in (tmp_path / "log").read_text().splitlines()]
+    heads = [c[4] for c in compares if c[0] == "compare"]
+    assert heads == [
+        "own-next+fastapi",
+        "own-next+starlette",
+    ]  # what own-next --moved-packages said
+    assert all(c[1:3] == ["--base", "own"] and "shop*" in c for c in compares if c[0] == "compare")
+    table = (record / "attribution.md").read_text()
+    assert "| fastapi | **regression** (exit 1): no comment |" in table
+    assert "| starlette | **regression** (exit 1): no comment |" in table
+
+
 @pytest.mark.parametrize(
     "stacks, code",
     [("latest", 0), ("", 0), ("own", 0), ("v1-last", BAD_INPUT), ("latest,next", BAD_INPUT)],

@@ -458,6 +458,7 @@ case "$1" in
            for f in gab-smaller gab-bigger gab-counts; do echo '[{"name": "x", "unit": "ms", "value": 1}]' > "$2/head/$f.json"; done
            echo "1.12x slower" > "$2/comment.md"
            exit "$CODE" ;;
+  own-next) [[ "$*" != *--moved-packages* ]] || printf 'fastapi\nstarlette\n' ;;
   attribute) while [[ "$1" != --out ]]; do shift; done
              mkdir -p "$2"
              echo "**Responsible:** latest+starlette" > "$2/attribution.md"

@@ -30,6 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--write-state", action="store_true", help="record tonight's moves in --state"
     )
+    parser.add_argument(
+        "--moved-packages",
+        action="store_true",
+        help="print only the watched packages that move on some app's lock, one a line (the "
+        "nightly compares `own` with `own-next+PACKAGE` for each)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,6 +68,10 @@ def run(args: argparse.Namespace) -> int:
     previous = _read_state(Path(args.state)) if args.state else None
     moved = any(tonight.values())
     changed = moved and tonight != previous
+    if args.moved_packages:
+        moving = {n for r in results.values() for n in r.changes() if n in r.newest}
+        print("\n".join(sorted(moving)))
+        return 0
     print(_text(results, watch, pre))
     if args.state:
         print("changed since the state: " + ("yes" if changed else "no"))
