@@ -14,16 +14,18 @@ def _record_line(name: str, data: bytes) -> str:
     return f"{name},sha256={digest},{len(data)}"
 
 
-def add_wheel(index: Path, name: str, version: str, requires: tuple[str, ...] = ()) -> Path:
-    """A pure-Python wheel of `name` `version` (one module, `requires` as its dependencies) in
-    `index/simple/<name>/`, and that folder's index.html listing every wheel in it."""
+def add_wheel(
+    index: Path, name: str, version: str, requires: tuple[str, ...] = (), code: str = ""
+) -> Path:
+    """A pure-Python wheel of `name` `version` (one module holding `code`, `requires` as its
+    dependencies) in `index/simple/<name>/`, and that folder's index.html listing every wheel."""
     module = name.replace("-", "_")
     folder = index / "simple" / name
     folder.mkdir(parents=True, exist_ok=True)
     wheel = folder / f"{module}-{version}-py3-none-any.whl"
     info = f"{module}-{version}.dist-info"
     files = {
-        f"{module}/__init__.py": f"VERSION = {version!r}\n".encode(),
+        f"{module}/__init__.py": f"VERSION = {version!r}\n{code}".encode(),
         f"{info}/METADATA": (
             f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
             + "".join(f"Requires-Dist: {r}\n" for r in requires)
