@@ -279,6 +279,21 @@ def test_the_releases_compare_of_an_own_app_is_own_against_own_next(tmp_path):
     assert (record / "comment.md").is_file()
 
 
+def test_the_releases_of_an_own_app_are_stable_ones_and_say_what_moves_on_its_lock(tmp_path):
+    from test_workflows import _nightly_step
+
+    env = {"STACKS": "own", "INDEX_URL": "http://127.0.0.1:8080"}
+    done, record, _ = _nightly_step(tmp_path, "Resolve the newest releases", env=env)
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "log").read_text().splitlines()
+    releases = log[0].split()
+    assert releases[:3] == ["releases", "--index-url", "http://127.0.0.1:8080"]
+    assert "--pre" not in releases and "--pin-next" not in releases  # own-next moves to stable ones
+    assert log[1].startswith("own-next --markdown ")
+    assert log[2] == "UV_DEFAULT_INDEX=http://127.0.0.1:8080/simple"
+    assert "fastapi 0.121.0 → 0.165.0" in (record / "releases.md").read_text()
+
+
 def test_a_regression_on_an_own_lock_is_compared_package_by_package(tmp_path):
     from test_workflows import _nightly_step
 

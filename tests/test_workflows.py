@@ -458,7 +458,10 @@ case "$1" in
            for f in gab-smaller gab-bigger gab-counts; do echo '[{"name": "x", "unit": "ms", "value": 1}]' > "$2/head/$f.json"; done
            echo "1.12x slower" > "$2/comment.md"
            exit "$CODE" ;;
-  own-next) [[ "$*" != *--moved-packages* ]] || printf 'fastapi\nstarlette\n' ;;
+  own-next) [[ "$*" != *--moved-packages* ]] || printf 'fastapi\nstarlette\n'
+            echo "UV_DEFAULT_INDEX=${UV_DEFAULT_INDEX:-}" >> "$LOG"
+            while [[ $# -gt 0 && "$1" != --markdown ]]; do shift; done
+            [[ $# -eq 0 ]] || echo "**shop**: fastapi 0.121.0 → 0.165.0" > "$2" ;;
   attribute) while [[ "$1" != --out ]]; do shift; done
              mkdir -p "$2"
              echo "**Responsible:** latest+starlette" > "$2/attribution.md"
