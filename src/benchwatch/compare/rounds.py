@@ -26,7 +26,7 @@ from benchwatch.micro.asv import has_benchmarks
 from benchwatch.micro.figures import TIME_UNIT
 from benchwatch.micro.pairs import QUICK_ROUNDS
 from benchwatch.progress import Progress
-from benchwatch.project.apps import OWN_REQUIREMENTS_STACK
+from benchwatch.project.apps import is_own_stack
 from benchwatch.project.variants import select_figures
 from benchwatch.results.files import write_run
 from benchwatch.results.schema import Environment, Figure, Problem, Run
@@ -301,9 +301,9 @@ def _count_instructions(
 
 def _micro_stacks(side: Side) -> list:
     """The stack a stack side names, or the stacks a ref side's variants use."""
-    if side.kind == "stack":
-        return [side.project.stack(side.spec)]
-    names = sorted({v.stack.name for v in side.variants} - {OWN_REQUIREMENTS_STACK})
+    if side.kind == "stack":  # own, own-next: an app's own pins, which asv's stacks are not
+        return [] if is_own_stack(side.spec) else [side.project.stack(side.spec)]
+    names = sorted({v.stack.name for v in side.variants if not is_own_stack(v.stack.name)})
     return [side.project.stack(name) for name in names]
 
 
