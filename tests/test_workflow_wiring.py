@@ -266,8 +266,58 @@ def test_the_releases_compare_gets_the_scenarios(tmp_path):
     assert "-k" not in (tmp_path / "all" / "log").read_text().split()
 
 
+def test_the_releases_compare_of_an_own_app_is_own_against_own_next(tmp_path):
+    from test_workflows import _nightly_step
+
+    name = "Compare latest (pinned baseline) with next on this runner"
+    env = {"STACKS": "own", "INDEX_URL": "http://127.0.0.1:8080", "APP_ENV": ""}
+    done, record, _ = _nightly_step(tmp_path, name, env=env)
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "log").read_text().splitlines()
+    assert log[0].split()[:5] == ["compare", "--base", "own", "--head", "own-next"]
+    assert not any("--record-measured" in line for line in log)  # no `next` environment to record
+    assert (record / "comment.md").is_file()
+
+
+def test_the_releases_of_an_own_app_are_stable_ones_and_say_what_moves_on_its_lock(tmp_path):
+    from test_workflows import _nightly_step
+
+    env = {"STACKS": "own", "INDEX_URL": "http://127.0.0.1:8080"}
+    done, record, _ = _nightly_step(tmp_path, "Resolve the newest releases", env=env)
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "log").read_text().splitlines()
+    releases = log[0].split()
+    assert releases[:3] == ["releases", "--index-url", "http://127.0.0.1:8080"]
+    assert "--pre" not in releases and "--pin-next" not in releases  # own-next moves to stable ones
+    assert log[1].startswith("own-next --markdown ")
+    assert log[2] == "UV_DEFAULT_INDEX=http://127.0.0.1:8080/simple"
+    assert "fastapi 0.121.0 → 0.165.0" in (record / "releases.md").read_text()
+
+
+def test_a_regression_on_an_own_lock_is_compared_package_by_package(tmp_path):
+    from test_workflows import _nightly_step
+
+    name = "Attribute a regression on an app's own lock to the package responsible"
+    found = step("reusable-nightly.yml", "measure", name)
+    assert "inputs.stacks == 'own'" in found["if"] and "exit_code == '1'" in found["if"]
+    env = {"INDEX_URL": "http://127.0.0.1:8080", "SCENARIOS": "shop*", "APP_ENV": ""}
+    done, record, _ = _nightly_step(tmp_path, name, code=1, env=env)
+    assert done.returncode == 0, done.stderr
+    compares = [line.split() for line in (tmp_path / "log").read_text().splitlines()]
+    heads = [c[4] for c in compares if c[0] == "compare"]
+    assert heads == [
+        "own-next+fastapi",
+        "own-next+starlette",
+    ]  # what own-next --moved-packages said
+    assert all(c[1:3] == ["--base", "own"] and "shop*" in c for c in compares if c[0] == "compare")
+    table = (record / "attribution.md").read_text()
+    assert "| fastapi | **regression** (exit 1): no comment |" in table
+    assert "| starlette | **regression** (exit 1): no comment |" in table
+
+
 @pytest.mark.parametrize(
-    "stacks, code", [("latest", 0), ("", 0), ("v1-last", BAD_INPUT), ("latest,next", BAD_INPUT)]
+    "stacks, code",
+    [("latest", 0), ("", 0), ("own", 0), ("v1-last", BAD_INPUT), ("latest,next", BAD_INPUT)],
 )
 def test_releases_with_another_stack_is_refused_not_ignored(stacks, code):
     check = step("reusable-nightly.yml", "measure", "Check the inputs")

@@ -458,6 +458,10 @@ case "$1" in
            for f in gab-smaller gab-bigger gab-counts; do echo '[{"name": "x", "unit": "ms", "value": 1}]' > "$2/head/$f.json"; done
            echo "1.12x slower" > "$2/comment.md"
            exit "$CODE" ;;
+  own-next) [[ "$*" != *--moved-packages* ]] || printf 'fastapi\nstarlette\n'
+            echo "UV_DEFAULT_INDEX=${UV_DEFAULT_INDEX:-}" >> "$LOG"
+            while [[ $# -gt 0 && "$1" != --markdown ]]; do shift; done
+            [[ $# -eq 0 ]] || echo "**shop**: fastapi 0.121.0 → 0.165.0" > "$2" ;;
   attribute) while [[ "$1" != --out ]]; do shift; done
              mkdir -p "$2"
              echo "**Responsible:** latest+starlette" > "$2/attribution.md"
@@ -1334,6 +1338,28 @@ def test_caller_workflows_that_init_writes_are_actionlint_clean(tmp_path):
         if "benchwatch-ref" in declared:
             assert job["with"]["benchwatch-ref"] == sha, name
     assert set(yaml.safe_load(files["benchwatch-comment.yml"])[True]) == {"workflow_run"}
+
+
+def test_the_nightly_init_writes_for_an_own_lock_compares_it_with_the_newest_releases(tmp_path):
+    from benchwatch.scaffold.workflows import caller_workflows
+
+    files = caller_workflows(SOMEONE, own=True)
+    (job,) = yaml.safe_load(files["benchwatch-nightly.yml"])["jobs"].values()
+    assert job["with"]["stacks"] == "own" and job["with"]["releases"] is True
+    reusable = _load(GITHUB / "workflows" / "reusable-nightly.yml")[True]["workflow_call"]["inputs"]
+    assert reusable["releases"]["type"] == "boolean" and set(job["with"]) <= set(reusable)
+    (plain,) = yaml.safe_load(caller_workflows(SOMEONE)["benchwatch-nightly.yml"])["jobs"].values()
+    assert plain["with"]["stacks"] == "latest" and "releases" not in plain["with"]
+    assert {n: t for n, t in files.items() if n != "benchwatch-nightly.yml"} == {
+        n: t for n, t in caller_workflows(SOMEONE).items() if n != "benchwatch-nightly.yml"
+    }
+    folder = tmp_path / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_text(text)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    result = subprocess.run([_tool("actionlint")], cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_callers_with_a_database_and_the_app_env_secret_are_actionlint_clean(tmp_path):

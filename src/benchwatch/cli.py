@@ -31,6 +31,7 @@ COMMANDS = [
     "report",
     "site",
     "releases",
+    "own-next",
     "stacks",
     "changes",
     "instructions",

@@ -130,6 +130,8 @@ def attribute(
     moved = differing(base_env.versions, head_env.versions)
     with Links() as links:  # the counted environments through paths of one length, removed after
         progress = Progress(len(steps) + 1, quiet=quiet)
+        counter: Counter | None = None  # the way the steps are measured: one of the two
+        comparer: by_compare.Comparer | None = None
         if not timings:
             counter = Counter(
                 base,
@@ -172,7 +174,7 @@ def attribute(
             lines=lines,
             mechanisms=True,
             method="compare" if timings else "counts",
-            repeats=None if timings else counter.repeats,
+            repeats=counter.repeats if counter is not None else None,
         )
         disagreeing = [
             line for line in lines if line.agrees is False and not open_loop_label(line.label)
@@ -190,11 +192,11 @@ def attribute(
                     base_stack, head_stack, base_env.versions, moved, [*a.group, *b.group], name
                 )
             both = with_stacks(both, list(pair_stacks.values()), like=base)
-            if not timings:
+            if counter is not None:
                 result.interactions += by_counts.count_pairs(
                     counter, both, pair_stacks, disagreeing, ensure, out / "pairs", progress
                 )
-            else:
+            if comparer is not None:
                 result.interactions += by_compare.compare_pairs(
                     comparer, both, pair_stacks, disagreeing, ensure, out / "pairs", progress
                 )

@@ -164,7 +164,9 @@ def bisect(
     (instructions or system calls per request) is measured alone, once per side and probe: no
     timing rounds."""
     if compare_fn is None:
-        from benchwatch.compare.compare import compare as compare_fn
+        from benchwatch.compare.compare import compare
+
+        compare_fn = compare
     counted = metric in COUNTS
     root = project.root
     good_commit, bad_commit = commit_of(root, good), commit_of(root, bad)

@@ -99,10 +99,10 @@ def interacts(together_over_apart: Ratio, floor: float) -> bool | None:
     is made of three ratios (the pair, each step alone), each from its own boots: a figure's floor
     holds the scatter between the boots of one ratio, so three of them in quadrature, √3 × floor."""
     r = together_over_apart
-    if None in (r.ratio, r.low, r.high):
+    if r.ratio is None or r.low is None or r.high is None:
         return None
-    excludes_one = r.low > 1 or r.high < 1  # type: ignore[operator]
-    return excludes_one and abs(math.log(r.ratio)) > math.log1p(floor * math.sqrt(3))  # type: ignore[arg-type]
+    excludes_one = r.low > 1 or r.high < 1
+    return excludes_one and abs(math.log(r.ratio)) > math.log1p(floor * math.sqrt(3))
 
 
 def pairs_to_try(line: Line, steps: Sequence[Step]) -> list[tuple[Step, Step]]:

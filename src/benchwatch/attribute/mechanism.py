@@ -58,13 +58,13 @@ def mechanisms_of(rows: Iterable[Row], went: Mapping[str, ByObject]) -> dict[str
         if row.kind == "load" and row.metric in (COST.key, INSTRUCTIONS.key, SYSCALLS.key):
             by_endpoint.setdefault(label_without_metric(row.label), {})[row.metric] = row
     found = {}
-    for key, rows in by_endpoint.items():
-        if not any(row.significant for row in rows.values()):
+    for key, by_metric in by_endpoint.items():
+        if not any(row.significant for row in by_metric.values()):
             continue
         cost, instructions, calls = (
-            rows.get(COST.key),
-            rows.get(INSTRUCTIONS.key),
-            rows.get(SYSCALLS.key),
+            by_metric.get(COST.key),
+            by_metric.get(INSTRUCTIONS.key),
+            by_metric.get(SYSCALLS.key),
         )
         found[key] = Mechanism(
             cost_us=_values(cost) if cost else None,

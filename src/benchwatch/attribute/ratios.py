@@ -29,13 +29,23 @@ class Ratio(BaseModel):
         return f"{self.ratio:.3f} [{self.low:.3f}, {self.high:.3f}]"
 
 
+def _bounds(r: Ratio) -> tuple[float, float, float] | None:
+    """(ratio, low, high), or None when any of them is missing."""
+    if r.ratio is None or r.low is None or r.high is None:
+        return None
+    return r.ratio, r.low, r.high
+
+
 def product(ratios: list[Ratio]) -> Ratio:
     """The product of independent ratios; its interval adds the log half-widths in quadrature
     (each interval read as a normal one in log space: an approximation, said in the output)."""
-    if not ratios or any(r.ratio is None or r.low is None or r.high is None for r in ratios):
+    known = [bounds for r in ratios if (bounds := _bounds(r)) is not None]
+    if not ratios or len(known) < len(ratios):
         return Ratio(text="missing a step")
-    log_ratio = sum(math.log(r.ratio) for r in ratios)  # type: ignore[arg-type]
-    spread = math.sqrt(sum(((math.log(r.high) - math.log(r.low)) / (2 * _Z)) ** 2 for r in ratios))  # type: ignore[arg-type]
+    log_ratio = sum(math.log(ratio) for ratio, _, _ in known)
+    spread = math.sqrt(
+        sum(((math.log(high) - math.log(low)) / (2 * _Z)) ** 2 for _, low, high in known)
+    )
     return Ratio(
         ratio=math.exp(log_ratio),
         low=math.exp(log_ratio - _Z * spread),
@@ -45,9 +55,9 @@ def product(ratios: list[Ratio]) -> Ratio:
 
 
 def overlap(a: Ratio, b: Ratio) -> bool | None:
-    if None in (a.low, a.high, b.low, b.high):
+    if a.low is None or a.high is None or b.low is None or b.high is None:
         return None
-    return max(a.low, b.low) <= min(a.high, b.high)  # type: ignore[type-var]
+    return max(a.low, b.low) <= min(a.high, b.high)
 
 
 def quotient(a: Ratio, b: Ratio) -> Ratio:

@@ -3,8 +3,12 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchwatch.commands import add_shared_options
+
+if TYPE_CHECKING:  # annotations only: a command imports what it runs when it runs (start-up time)
+    from benchwatch.judge.verdict import Comparison
 
 HELP = "Measure each metric's noise floor with A/A runs and store it in calibration.json"
 
@@ -139,7 +143,7 @@ def _counts_from(directories: list[Path]) -> int:
     return 0
 
 
-def _aa_compare(directory: Path):
+def _aa_compare(directory: Path) -> Comparison:
     """The compare.json in `directory`, which must be an A/A compare (one spec, nothing injected)."""
     from benchwatch.errors import UserError
     from benchwatch.judge.verdict import COMPARE_FILE, Comparison

@@ -2,8 +2,13 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from benchwatch.commands import add_shared_options, stack_names
+
+if TYPE_CHECKING:  # annotations only: a command imports what it runs when it runs (start-up time)
+    from benchwatch.project.variants import Project, Variant
 
 HELP = "List scenarios, flavors, stacks, variants and endpoints"
 
@@ -58,7 +63,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _as_data(project, variants) -> dict:
+def _as_data(project: Project, variants: Sequence[Variant]) -> dict:
     return {
         "stacks": {name: stack.model_dump(mode="json") for name, stack in project.stacks.items()},
         "default_stacks": project.default_stacks,

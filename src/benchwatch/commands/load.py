@@ -3,9 +3,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchwatch.commands import add_shared_options, stack_names
 from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED
+
+if TYPE_CHECKING:  # annotations only: a command imports what it runs when it runs (start-up time)
+    from benchwatch.measure.session import Session
+    from benchwatch.project.variants import Project, Variant
+    from benchwatch.results.schema import Run
 
 HELP = "Run the oha load tests: throughput, latency at fixed rates, CPU per request, memory"
 
@@ -45,8 +51,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def execute(
-    args: argparse.Namespace, aa_variant: str | None, project=None, variants=None, session=None
-):
+    args: argparse.Namespace,
+    aa_variant: str | None,
+    project: Project | None = None,
+    variants: list[Variant] | None = None,
+    session: Session | None = None,
+) -> tuple[Run, Path]:
     """Select (unless the caller already did), open the session (unless the caller did), measure,
     print; returns (Run, results directory)."""
     from benchwatch.measure import preflight
@@ -75,19 +85,23 @@ def execute(
     return record, session.out
 
 
-def print_outcome(record, out: Path, variant_count: int) -> None:
+def print_outcome(record: Run, out: Path, variant_count: int) -> None:
     from benchwatch.commands.verify import print_problems
     from benchwatch.figures.metrics import CPU, RPS, Closed
 
     print_problems(record.problems)
     closed = [
-        f for f in record.figures if f.kind == "load" and f.valid and isinstance(f.setting, Closed)
+        (f, f.setting)
+        for f in record.figures
+        if f.kind == "load" and f.valid and isinstance(f.setting, Closed)
     ]
-    rps = {(f.variant, f.endpoint, f.setting): f for f in closed if f.metric == RPS.key}
-    for figure in (f for f in closed if f.metric == CPU.key):
-        partner = rps.get((figure.variant, figure.endpoint, figure.setting))
+    rps = {(f.variant, f.endpoint, setting): f for f, setting in closed if f.metric == RPS.key}
+    for figure, setting in closed:
+        if figure.metric != CPU.key:
+            continue
+        partner = rps.get((figure.variant, figure.endpoint, setting))
         tail = f"  {partner.value:9.0f} req/s" if partner else ""
-        where = f"{figure.variant} {figure.endpoint} {figure.setting.tag}"
+        where = f"{figure.variant} {figure.endpoint} {setting.tag}"
         print(f"{where:<70} {figure.value:8.1f} us/req{tail}")
     failed = {
         p.variant for p in record.problems if p.phase in ("env", "boot", "setup", "verify", "load")

@@ -2,9 +2,16 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from benchwatch.commands import EVERY_VARIANT, add_shared_options, stack_names
+
+if TYPE_CHECKING:  # annotations only: a command imports what it runs when it runs (start-up time)
+    from benchwatch.declarations.stacks import Stack
+    from benchwatch.project.variants import Project
+    from benchwatch.results.schema import Figure, Problem, Run
 
 HELP = "Run the micro-benchmarks"
 
@@ -65,7 +72,15 @@ def run(args: argparse.Namespace) -> int:
     return finish(session.out, record, project, stacks, figures, problems)
 
 
-def finish(out: Path, record, project, stacks, figures, problems, **extra) -> int:
+def finish(
+    out: Path,
+    record: Run,
+    project: Project,
+    stacks: Sequence[Stack],
+    figures: list[Figure],
+    problems: list[Problem],
+    **extra: Any,
+) -> int:
     """Complete the micro-benchmark run `record` (run.json, gab files) and print its figures and
     problems; exit 2 (not measured) when anything failed or nothing was measured. Shared with
     `instructions`."""

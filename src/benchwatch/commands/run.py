@@ -2,10 +2,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchwatch.commands.load import add_load_options
 from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED
+
+if TYPE_CHECKING:  # annotations only: a command imports what it runs when it runs (start-up time)
+    from benchwatch.declarations.project_file import Question
+    from benchwatch.project.variants import Project, Variant
+    from benchwatch.results.schema import Run
 
 HELP = "Verify, load-test, micro-benchmark, report and record the run in the local history"
 
@@ -56,6 +63,8 @@ def run(args: argparse.Namespace) -> int:
     aa = aa_variant(args.aa, [v.id for v in selected], [v.id for v in everything])
     preflight.check(everything)
     session = open_session(project.root, args.out, load_tests=True)
+    if session.oha is None:  # load_tests=True finds (or installs) oha, or stops with a UserError
+        raise ValueError("run needs a session opened with load_tests=True")
     record, out = load_command.execute(args, aa, project, selected, session)
     if project.questions and (args.shard is None or args.shard.startswith("1/")):
         _questions(args, project.questions, everything, record, session.oha)
@@ -90,7 +99,13 @@ def aa_variant(chosen: str | None, selected: list[str], everything: list[str]) -
     return chosen if chosen in selected else None
 
 
-def _questions(args: argparse.Namespace, questions, selected, record, oha: str) -> None:
+def _questions(
+    args: argparse.Namespace,
+    questions: Sequence[Question],
+    selected: Sequence[Variant],
+    record: Run,
+    oha: str,
+) -> None:
     """benchwatch.toml's questions, each with its lanes side by side (shard 1 of N measures them all)."""
     from benchwatch.compare.findings_rounds import measure_questions
     from benchwatch.measure.load import say
@@ -117,7 +132,9 @@ def _questions(args: argparse.Namespace, questions, selected, record, oha: str) 
     )
 
 
-def _micro(args: argparse.Namespace, project, selected, record, out: Path) -> None:
+def _micro(
+    args: argparse.Namespace, project: Project, selected: Sequence[Variant], record: Run, out: Path
+) -> None:
     from benchwatch.micro.asv import has_benchmarks, run_micro
     from benchwatch.project.apps import OWN_REQUIREMENTS_STACK
 

@@ -2,9 +2,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from benchwatch.commands import add_shared_options, stack_names
 from benchwatch.errors import EXIT_OK, EXIT_UNMEASURED
+
+if TYPE_CHECKING:  # annotations only: a command imports what it runs when it runs (start-up time)
+    from benchwatch.project.variants import Variant
+    from benchwatch.results.schema import Problem
 
 HELP = "Boot each variant and check every endpoint's answer"
 
@@ -40,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_UNMEASURED if problems else EXIT_OK
 
 
-def record(variants, quiet: bool) -> int:  # type: ignore[no-untyped-def]
+def record(variants: list[Variant], quiet: bool) -> int:
     from benchwatch.errors import UserError
     from benchwatch.scaffold.record import record_variants, recordable
 
@@ -66,7 +72,7 @@ def record(variants, quiet: bool) -> int:  # type: ignore[no-untyped-def]
     return EXIT_UNMEASURED if failed else EXIT_OK
 
 
-def print_problems(problems) -> None:
+def print_problems(problems: Iterable[Problem]) -> None:
     for problem in problems:
         print(f"FAIL {problem.line()}", file=sys.stderr)
         for line in problem.detail.splitlines()[-8:]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from benchwatch.errors import EXIT_UNMEASURED, UserError
@@ -202,7 +203,7 @@ def _write(
     rounds: int,
     variants: list[str],
     environment: Environment,
-    micro_pairs: list[tuple[Figure, Figure]] = (),
+    micro_pairs: Sequence[tuple[Figure, Figure]] = (),
     micro_rounds: int | None = None,
 ) -> Calibration:
     from benchwatch.compare.rounds import COMPARE_QUICK_ROUNDS, MICRO_ROUNDS

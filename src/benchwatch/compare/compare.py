@@ -21,6 +21,7 @@ from benchwatch.judge.judged import explain_dropped, judged_rows
 from benchwatch.judge.moved import moved_packages
 from benchwatch.judge.verdict import CompareExtra, Comparison, ConfirmationInfo, sort_rows
 from benchwatch.measure import inject
+from benchwatch.measure.rig import Rig
 from benchwatch.measure.session import now, open_session
 from benchwatch.profiling.speedscope import ProfileReport
 from benchwatch.project.variants import Project
@@ -145,6 +146,7 @@ def compare(
         ):  # no load run recorded them: the counts' environments, the servers' interpreters
             environment.record_environments(environments)
         extra.notes[:0] = interpreter_notes(matched, environments)
+        counted = None
         if counts:
             counted = measure_counts(base_side, head_side, environments, out)
             figures["base"] += counted.base
@@ -212,7 +214,7 @@ def compare(
             )
         explain_dropped(rows, extra.load.short, figures["base"])
         rows = sort_rows(rows)
-        if counts and not extra.counts.skipped:
+        if counted is not None and not extra.counts.skipped:
             went = where_instructions_went(rows, figures, counted.dirs)
             extra.counts.went = {label: render(found) for label, found in went.items()}
             extra.counts.by_object = {label: by_object(found) for label, found in went.items()}
@@ -302,12 +304,14 @@ def interpreter_notes(matched: list, environments: dict) -> list[str]:
     notes = []
     for base, head in matched:
         pair = [environments.get(v.env_key) for v in (base, head)]
-        pythons = [env.interpreter if env is not None else None for env in pair]
-        if None in pythons or pythons[0].build == pythons[1].build:
+        if pair[0] is None or pair[1] is None:
+            continue
+        python_base, python_head = pair[0].interpreter, pair[1].interpreter
+        if python_base.build == python_head.build:
             continue
         note = (
-            f"base and head run on different interpreters: base {pythons[0].describe()}, head "
-            f"{pythons[1].describe()} (the sides ask for Python {base.stack.python} and {head.stack.python}), "
+            f"base and head run on different interpreters: base {python_base.describe()}, head "
+            f"{python_head.describe()} (the sides ask for Python {base.stack.python} and {head.stack.python}), "
             "so every ratio of this pair includes the interpreter's difference"
         )
         if note not in notes:
@@ -317,7 +321,7 @@ def interpreter_notes(matched: list, environments: dict) -> list[str]:
 
 def _profile(
     oha: str | None,
-    rig: object,
+    rig: Rig | None,
     matched: list,
     base: Side,
     head: Side,
@@ -335,7 +339,7 @@ def _profile(
         oha,
         matched,
         rig.environments,
-        out / "profile",  # type: ignore[attr-defined]
+        out / "profile",
         quick=quick,
         duration=duration,
     )

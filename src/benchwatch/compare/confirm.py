@@ -6,12 +6,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchwatch.compare.sides import Side
 from benchwatch.judge.calibrate import Calibration
 from benchwatch.judge.verdict import Row, compare_figures
 from benchwatch.project.variants import Variant
 from benchwatch.results.schema import Environment, Figure, Problem
+
+if TYPE_CHECKING:  # annotations only: the rounds are imported when a confirmation runs
+    from benchwatch.measure.rig import Rig
 
 CONFIRM_DIR = "confirm"
 
@@ -20,7 +24,7 @@ CONFIRM_DIR = "confirm"
 class ConfirmOptions:
     """How the first rounds were measured, so that the confirmation repeats them exactly."""
 
-    rig: object | None  # the first rounds' rig (measure/rig.py); None: no load rounds ran
+    rig: Rig | None  # the first rounds' rig (measure/rig.py); None: no load rounds ran
     environment: Environment
     calibration: Calibration | None
     key: Callable[[Figure], tuple]  # how a base figure finds its head figure
@@ -83,7 +87,7 @@ def measure_again(
                 options.environment,
                 failed_stacks={},
                 quiet=options.quiet,
-            )  # type: ignore[arg-type]
+            )
             for side, run in zip(sides, runs, strict=True):
                 again[side.role] += run.figures
                 problems += [

@@ -8,7 +8,7 @@ import re
 import statistics
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +27,7 @@ from benchwatch.micro.asv import has_benchmarks
 from benchwatch.micro.figures import TIME_UNIT
 from benchwatch.micro.pairs import QUICK_ROUNDS
 from benchwatch.progress import Progress
-from benchwatch.project.apps import OWN_REQUIREMENTS_STACK
+from benchwatch.project.apps import is_own_stack
 from benchwatch.project.variants import select_figures
 from benchwatch.results.files import write_run
 from benchwatch.results.schema import Environment, Figure, Problem, Run
@@ -260,7 +260,7 @@ def _count_instructions(
     within: list[str],
     envs_of: dict,
     result: MicroResult,
-    leave_out: set[str] = frozenset(),
+    leave_out: Collection[str] = frozenset(),
 ) -> None:
     """Instructions per call of the cases of the selected scenarios, one side after the other
     (a count does not depend on what else the machine does)."""
@@ -292,9 +292,9 @@ def _count_instructions(
 
 def _micro_stacks(side: Side) -> list:
     """The stack a stack side names, or the stacks a ref side's variants use."""
-    if side.kind == "stack":
-        return [side.project.stack(side.spec)]
-    names = sorted({v.stack.name for v in side.variants} - {OWN_REQUIREMENTS_STACK})
+    if side.kind == "stack":  # own, own-next: an app's own pins, which asv's stacks are not
+        return [] if is_own_stack(side.spec) else [side.project.stack(side.spec)]
+    names = sorted({v.stack.name for v in side.variants if not is_own_stack(v.stack.name)})
     return [side.project.stack(name) for name in names]
 
 
@@ -356,7 +356,7 @@ def where_instructions_went(
     from benchwatch.figures.metrics import INSTRUCTIONS
 
     named = {role: {f.name: f for f in figures[role]} for role in ("base", "head")}
-    found: dict[str, str] = {}
+    found: dict[str, counts.Breakdown] = {}
     for row in rows:
         if row.metric != INSTRUCTIONS.key or not row.significant:
             continue

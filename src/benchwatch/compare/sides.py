@@ -17,7 +17,7 @@ from typing import Literal
 from benchwatch.compare.borrow import borrow_declarations
 from benchwatch.declarations.requests import Endpoint
 from benchwatch.errors import UserError
-from benchwatch.project.apps import OWN_REQUIREMENTS_STACK
+from benchwatch.project.apps import OWN_REQUIREMENTS_STACK, is_own_stack
 from benchwatch.project.files import PROJECT_FILE
 from benchwatch.project.loading import load_project
 from benchwatch.project.variants import Project, Variant, matches
@@ -75,7 +75,7 @@ def ref_commit(root: Path, ref: str) -> str | None:
 
 
 def kind_of(project: Project, spec: str) -> Kind:
-    if spec in project.stacks:
+    if spec in project.stacks or (project.own_stacks and is_own_stack(spec)):
         return "stack"
     if find_variant(project, spec.partition(ENDPOINT_SEPARATOR)[0]) is not None:
         return "variant"
@@ -92,7 +92,10 @@ def kind_of(project: Project, spec: str) -> Kind:
 
 
 def find_variant(project: Project, variant_id: str) -> Variant | None:
-    return next((v for v in project.variants(list(project.stacks)) if v.id == variant_id), None)
+    named = variant_id.partition("@")[2]  # own-next+PACKAGE is made when asked for
+    extra = [named] if project.own_stacks and is_own_stack(named) else []
+    every = project.variants(list(dict.fromkeys([*project.stacks, *project.own_stacks, *extra])))
+    return next((v for v in every if v.id == variant_id), None)
 
 
 def variant_side(project: Project, role: Literal["base", "head"], spec: str) -> Side:
@@ -179,7 +182,11 @@ def resolve(
             borrow_declarations(head_root, base_root)  # the pull request that adds benchwatch
             borrowed = head_spec
         sides = []
-        for role, spec, root in (("base", base_spec, base_root), ("head", head_spec, head_root)):
+        checkouts: tuple[tuple[Literal["base", "head"], str, Path], ...] = (
+            ("base", base_spec, base_root),
+            ("head", head_spec, head_root),
+        )
+        for role, spec, root in checkouts:
             try:
                 checked_out = load_project(root)
             except UserError as exc:
@@ -189,7 +196,7 @@ def resolve(
                 Side(
                     role, spec, "ref", checked_out, variants, commit=ref_commit(project.root, spec)
                 )
-            )  # type: ignore[arg-type]
+            )
         sides[0].declarations_from = borrowed
         yield sides[0], sides[1]
 

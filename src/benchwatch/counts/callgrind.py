@@ -138,8 +138,8 @@ def read(path: Path, *, functions: bool = True) -> Profile:
                 raise CallgrindError(f"{path}: no Ir (instructions) event")
             column = 1 + events.index("Ir")  # after the one position column (`positions: line`)
         elif line.startswith(("summary:", "totals:")) and total is None:
-            value = line.split(":", 1)[1].split()
-            total = int(value[0]) if value and value[0].isdigit() else None
+            totals = line.split(":", 1)[1].split()
+            total = int(totals[0]) if totals and totals[0].isdigit() else None
         elif line.startswith("desc: Trigger:"):
             trigger = line.split(":", 2)[2].strip()
         elif line.startswith("positions:") and line.split(":", 1)[1].split() != ["line"]:

@@ -88,8 +88,10 @@ def _ref(match: re.Match[str]) -> Ref | None:
             )
         return Ref("env", env)
     brace = match.group("brace")
-    if brace in ("tmp", "unique"):
-        return Ref(brace)
+    if brace == "tmp":
+        return Ref("tmp")
+    if brace == "unique":
+        return Ref("unique")
     if brace.startswith("setup."):
         name = brace.removeprefix("setup.")
         if not re.fullmatch(SETUP_NAME, name):

@@ -7,6 +7,9 @@ from pydantic import Field, field_validator, model_validator
 from benchwatch.declarations.strict import NAME, Strict
 from benchwatch.figures.metrics import CPU, P50, P99, RPS, RSS_IDLE, RSS_PEAK, RSS_WARM
 
+# what the stack `own-next` moves on an app's own lock unless benchwatch.toml's `watch` says otherwise
+WATCHED_PACKAGES = ("fastapi", "pydantic", "pydantic-core", "starlette", "uvicorn")
+
 
 class ProjectSettings(Strict):
     """The `[benchwatch]` table of the project file; the repository root is the folder holding it."""
@@ -27,6 +30,16 @@ class ProjectSettings(Strict):
     reference_stack: str | None = Field(
         default=None,
         description="the stack report ratios are taken against; none: no ratios (docs/questions.md)",
+    )
+    watch: list[str] = Field(
+        default=list(WATCHED_PACKAGES),
+        description=(
+            "the packages the stack `own-next` moves to their newest releases on an app's own lock "
+            "(everything else as locked; docs/github.md)"
+        ),
+    )
+    watch_pre: bool = Field(
+        default=False, description="`own-next` takes the watched packages' pre-releases too"
     )
     micro_quick: list[str] = Field(
         default=[],

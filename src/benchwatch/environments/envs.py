@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchwatch.declarations.stacks import Stack, normalize_package
-from benchwatch.environments import interpreters, own_requirements
+from benchwatch.environments import interpreters, own_next, own_requirements
 from benchwatch.environments.interpreters import Interpreter
 from benchwatch.environments.uv_tool import cache_dir, uv_environ, uv_executable
 from benchwatch.whole_files import write_text_whole
@@ -105,6 +105,8 @@ def resolution_flags(stack: Stack) -> list[str]:
     requirement names one (the watched packages, pinned exactly by `releases --pin-next`), nothing
     published after this moment, and wheels only, so no package's build script runs."""
     cutoff = str(stack.exclude_newer) if stack.exclude_newer else None
+    if own_next.is_own_next(stack.name):  # exact pins, some brand-new: no build script runs
+        return ["--no-build"]
     if stack.resolved_at_run_time:
         now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         return ["--prerelease", "explicit", "--exclude-newer", cutoff or now, "--no-build"]

@@ -116,8 +116,8 @@ def _item(variant: str, label: str, timings: str | None, counts: str | None) -> 
         return NotMeasured(
             variant=variant, endpoint=label, missing="timings and counts", why=_short(why)
         )
-    missing, why = ("timings", timings) if timings is not None else ("counts", counts)
-    return NotMeasured(variant=variant, endpoint=label, missing=missing, why=_short(why or ""))
+    missing, why = ("timings", timings) if timings is not None else ("counts", counts or "")
+    return NotMeasured(variant=variant, endpoint=label, missing=missing, why=_short(why))
 
 
 def _measured(figures: list[Figure], *, counted: bool) -> set[tuple[str, str]]:

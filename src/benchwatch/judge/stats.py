@@ -13,7 +13,7 @@ between each pair of neighbours (one vectorised call) and the interval read off.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,6 +23,7 @@ CONFIDENCE = 0.95
 MIN_SAMPLES = 2
 
 Verdict = Literal["improvement", "regression", "unchanged", "no verdict"]
+Samples = Sequence[float] | np.ndarray  # one side's positive values, taken as floats
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,7 @@ class TooFewSamples(ValueError):
     """The samples cannot give a finite interval at the requested confidence."""
 
 
-def _logs(base: Sequence[float], head: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _logs(base: Samples, head: Samples) -> tuple[np.ndarray, np.ndarray]:
     b = np.asarray(base, dtype=float)
     h = np.asarray(head, dtype=float)
     if len(b) < MIN_SAMPLES or len(h) < MIN_SAMPLES:
@@ -56,9 +57,7 @@ def _logs(base: Sequence[float], head: Sequence[float]) -> tuple[np.ndarray, np.
     return np.log(b), np.log(h)
 
 
-def ratio_interval(
-    base: Sequence[float], head: Sequence[float], confidence: float = CONFIDENCE
-) -> RatioInterval:
+def ratio_interval(base: Samples, head: Samples, confidence: float = CONFIDENCE) -> RatioInterval:
     """Independent samples: Hodges–Lehmann shift of the logs, Mann–Whitney interval."""
     log_b, log_h = _logs(base, head)
     shifts = np.subtract.outer(log_h, log_b).ravel()
@@ -117,7 +116,11 @@ def _logs_any(base: Sequence[float], head: Sequence[float]) -> tuple[np.ndarray,
 
 
 def _interval(
-    candidates: np.ndarray, p_values, confidence: float, n_base: int, n_head: int
+    candidates: np.ndarray,
+    p_values: Callable[[np.ndarray], np.ndarray],
+    confidence: float,
+    n_base: int,
+    n_head: int,
 ) -> RatioInterval:
     """The estimate (median of `candidates`) and every shift the test does not reject."""
     estimate = float(np.median(candidates))

@@ -8,6 +8,7 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from benchwatch.declarations.redaction import redact
 from benchwatch.declarations.requests import Endpoint
@@ -119,7 +120,7 @@ class Collector:
     # the CPU figure's name of every shot that lost a pair -> (slot label, endpoint label, setting tag)
     dropped_shots: dict[str, tuple[str, str, str]] = field(default_factory=dict)
 
-    def _add(self, name: str, value: float, **figure) -> None:
+    def _add(self, name: str, value: float, **figure: Any) -> None:
         self.series.setdefault(name, _Series(figure={"name": name, **figure})).samples.append(value)
 
     def fail(self, slot: Slot, problem: Problem) -> None:

@@ -166,9 +166,9 @@ def server_bin() -> Path | None:
     for directory in _bin_dirs():
         if all((directory / name).is_file() for name in SERVER_BINARIES):
             return directory
-    on_path = [shutil.which(name) for name in SERVER_BINARIES]
-    if all(on_path) and Path(on_path[0]).parent == Path(on_path[1]).parent:  # type: ignore[arg-type]
-        return Path(on_path[0]).parent  # type: ignore[arg-type]
+    on_path = [found for name in SERVER_BINARIES if (found := shutil.which(name))]
+    if len(on_path) == len(SERVER_BINARIES) and Path(on_path[0]).parent == Path(on_path[1]).parent:
+        return Path(on_path[0]).parent
     return None
 
 
@@ -214,9 +214,10 @@ class _Throwaway:
     """A cluster of our own: initdb, pg_ctl start on a free loopback port; stopped at exit."""
 
     def __init__(self) -> None:
-        self.bin = server_bin()
-        if self.bin is None:
+        found = server_bin()
+        if found is None:
             raise DatabaseError(f"PostgreSQL's server (initdb, pg_ctl) not found: {INSTALL}")
+        self.bin = found
         self.as_root = os.geteuid() == 0
         self.directory = Path(tempfile.mkdtemp(prefix=CLUSTER_PREFIX, dir=cluster_parent()))
         self.tickets = [guard.watch_folder(self.directory)]
@@ -256,7 +257,7 @@ class _Throwaway:
             guard.watch_command(
                 self._as_owner(self.bin / "pg_ctl", "-D", data, "-m", "immediate", "stop")
             )
-        )  # type: ignore[operator]
+        )
         for _attempt in range(3):
             port = _free_port()
             done = self._run(
@@ -287,7 +288,7 @@ class _Throwaway:
 
     def stop(self) -> None:
         if self.started:
-            self._run(self.bin / "pg_ctl", "-D", self.directory / "data", "-m", "fast", "stop")  # type: ignore[operator]
+            self._run(self.bin / "pg_ctl", "-D", self.directory / "data", "-m", "fast", "stop")
             self.started = False
         shutil.rmtree(self.directory, ignore_errors=True)
         for ticket in self.tickets:

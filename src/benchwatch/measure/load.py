@@ -36,18 +36,18 @@ def measure_load_stage(
     track.fail_stacks(failed_stacks)
     run.environment.record_environments(rig.environments)
 
-    def checkpoint(complete: bool) -> Run:
+    def checkpoint(complete: bool = False) -> None:
         fill_run(run, rig, track, complete=complete, earlier=earlier)
         write_run(out_dir, run)
-        return run
 
     progress = Progress(rig.plan.rounds * len(track.slots), quiet=quiet)
     try:
-        run_rounds(rig, [track], progress=progress, after_step=lambda: checkpoint(False))
+        run_rounds(rig, [track], progress=progress, after_step=checkpoint)
     except KeyboardInterrupt:
-        checkpoint(False)
+        checkpoint()
         raise
-    return checkpoint(True)
+    checkpoint(complete=True)
+    return run
 
 
 def load_plan(quick: bool, rounds: int | None = None) -> LoadPlan:

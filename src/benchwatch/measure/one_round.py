@@ -218,6 +218,9 @@ def _measure(rig: Rig, shots: list[Aimed], round_index: int) -> list[loadgen.Out
     Side by side, shots whose oha windows differ are fired again (MISMATCH_RETRIES times at
     most) before the round's pair is dropped: a quick compare has no round to spare (6 rounds, and
     5 give no 95 % interval), and a busy host puts one window of a few hundred out of step."""
+    runs: list = []
+    before: list = []
+    after: list = []
     for attempt in range(MISMATCH_RETRIES + 1):
         before = [aimed.lane.srv.cpu_times() for aimed in shots]
         runs = _together(rig, shots)

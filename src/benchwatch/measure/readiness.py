@@ -61,7 +61,7 @@ def listens(server: Server) -> bool:
         except psutil.Error:
             continue
         if any(
-            c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == server.port
+            c.status == psutil.CONN_LISTEN and getattr(c.laddr, "port", None) == server.port
             for c in connections
         ):
             return True

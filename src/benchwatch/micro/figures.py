@@ -90,7 +90,7 @@ def _figure(
     described: dict[str, Any],
     value: float,
     stats: dict | None,
-    samples: list[float] | None,
+    samples: list[float | None] | None,  # asv's, None where a sample failed
 ) -> Figure:
     kind = described.get("type") or key.rsplit(".", 1)[-1].split("_", 1)[0]  # asv: "peakmemory"
     raw = [s for s in (samples or [value]) if s is not None and math.isfinite(s)] or [value]

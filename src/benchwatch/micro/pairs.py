@@ -289,7 +289,8 @@ def _play(
         for index, _case, calls in working:
             for side in (0, 1):
                 samples[index][side].append(fastest[index][side] / calls / 1e-6)  # µs per call
-    base_figures, head_figures = [], []
+    base_figures: list[Figure] = []
+    head_figures: list[Figure] = []
     for index, case, calls in working:
         how = (
             f"{rounds} rounds, each a fresh pair of processes, a sample the fastest of {BATCHES} "

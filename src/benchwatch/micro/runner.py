@@ -292,8 +292,8 @@ def fork(benchmark_dir: Path, plan: dict[str, Any]) -> dict[str, Any]:
     pids = {}
     with os.fdopen(report_r) as lines:
         for line in lines:
-            k, pid = line.split()
-            pids[int(k)] = int(pid)
+            slot, child = line.split()
+            pids[int(slot)] = int(child)
     return {
         "skipped": skipped,
         "children": [

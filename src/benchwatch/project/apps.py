@@ -10,11 +10,13 @@ from pydantic import ValidationError
 
 from benchwatch.declarations.apps import AppDeclaration
 from benchwatch.declarations.stacks import Stack
-from benchwatch.environments import own_requirements
+from benchwatch.environments import own_next, own_requirements
 from benchwatch.errors import UserError
 from benchwatch.project.files import APP_FILE, explain, read_toml
 
 OWN_REQUIREMENTS_STACK = "own"
+OWN_NEXT_STACK = own_next.OWN_NEXT_STACK  # the app's lock, the watched packages moved to the newest
+OWN_STACKS = (OWN_REQUIREMENTS_STACK, OWN_NEXT_STACK)
 
 
 @dataclass(frozen=True)
@@ -86,3 +88,8 @@ def own_stack(app: App, stop: Path | None = None) -> tuple[Stack, Path]:
         **({"python": python} if python else {}),
     )
     return stack, requirements_file
+
+
+def is_own_stack(name: str) -> bool:
+    """`own`, `own-next` or `own-next+PACKAGE`: made from an app's own requirements."""
+    return name == OWN_REQUIREMENTS_STACK or own_next.is_own_next(name)

@@ -10,13 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from benchwatch.declarations.apps import Flavor
-from benchwatch.declarations.project_file import ProjectSettings, Question
+from benchwatch.declarations.project_file import WATCHED_PACKAGES, ProjectSettings, Question
 from benchwatch.declarations.requests import Endpoint
 from benchwatch.declarations.stacks import Stack
+from benchwatch.environments import own_next
 from benchwatch.environments.envs import digest
+from benchwatch.environments.uv_tool import cache_dir
 from benchwatch.errors import UserError
 from benchwatch.figures.figure_key import variant_id
-from benchwatch.project.apps import OWN_REQUIREMENTS_STACK, App, own_stack
+from benchwatch.project.apps import OWN_REQUIREMENTS_STACK, OWN_STACKS, App, is_own_stack, own_stack
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,8 @@ class Variant:
     # an app's own pins as a requirements file (apps.own_stack: the declared file or uv's export of
     # its lock); None on a stack's variant
     requirements_file: Path | None = None
+    watch: tuple[str, ...] = ()  # own-next: the packages moved, and whether to pre-releases
+    watch_pre: bool = False
 
     @property
     def scenario(self) -> str:
@@ -106,8 +110,18 @@ class Project:
     def variants(self, stacks: Sequence[str] | None = None) -> list[Variant]:
         allowed = list(stacks) if stacks is not None else self.default_stacks
         for name in allowed:
-            self.stack(name)
-        return [v for app in self.apps for v in _variants_of(app, self.stacks, allowed, self.root)]
+            if not (self.own_stacks and is_own_stack(name)):
+                self.stack(name)
+        return [
+            v
+            for app in self.apps
+            for v in _variants_of(app, self.stacks, allowed, self.root, self.settings)
+        ]
+
+    @property
+    def own_stacks(self) -> tuple[str, ...]:
+        """`own` and `own-next` when an app declares its own requirements, else none."""
+        return OWN_STACKS if any(a.declaration.requirements for a in self.apps) else ()
 
     def stack(self, name: str) -> Stack:
         try:
@@ -121,7 +135,11 @@ class Project:
 
 
 def _variants_of(
-    app: App, stacks: dict[str, Stack], allowed: Sequence[str], root: Path
+    app: App,
+    stacks: dict[str, Stack],
+    allowed: Sequence[str],
+    root: Path,
+    settings: ProjectSettings | None = None,
 ) -> Iterable[Variant]:
     decl = app.declaration
     by_name = {e.name: e for e in decl.endpoints}
@@ -135,15 +153,20 @@ def _variants_of(
         timed = [e for e in endpoints if not e.per_request]
         quick_names = flavor.quick or decl.quick or [e.name for e in timed[:1]]
         quick = tuple(e for e in endpoints if e.name in quick_names) or tuple(timed[:1])
-        requirements_file = None
+        stack_list: list[tuple[Stack, Path | None]]
         if decl.requirements is not None:
             own, requirements_file = own_stack(app, root)
-            stack_list: list[Stack] = [own]
+            stack_list = [(own, requirements_file)]
+            for name in (s for s in allowed if own_next.is_own_next(s)):
+                moved = own_next.stack_from(own, name)
+                stack_list.append((moved, _moved_requirements(app, moved, settings)))
         else:
             declared = flavor.stacks if flavor.stacks is not None else decl.stacks
-            names = [s for s in allowed if declared is None or s in declared]
-            stack_list = [_with_python(stacks[s], decl.python) for s in names]
-        for stack in stack_list:
+            names = [
+                s for s in allowed if not is_own_stack(s) and (declared is None or s in declared)
+            ]
+            stack_list = [(_with_python(stacks[s], decl.python), None) for s in names]
+        for stack, requirements in stack_list:
             yield Variant(
                 app=app,
                 flavor=flavor_name,
@@ -152,8 +175,28 @@ def _variants_of(
                 endpoints=endpoints,
                 quick_endpoints=quick,
                 env={**decl.env, **flavor.env},
-                requirements_file=requirements_file,
+                requirements_file=requirements,
+                watch=_watched(stack.name, settings),
+                watch_pre=bool(settings and settings.watch_pre),
             )
+
+
+def _watched(stack_name: str, settings: ProjectSettings | None) -> tuple[str, ...]:
+    """What an own-next stack moves: its one package, else benchwatch.toml's `watch`."""
+    if not own_next.is_own_next(stack_name):
+        return ()
+    only = own_next.only_moving(stack_name)
+    return (only,) if only else tuple(settings.watch if settings else WATCHED_PACKAGES)
+
+
+def _moved_requirements(app: App, stack: Stack, settings: ProjectSettings | None) -> Path:
+    """An own-next stack's requirements: the app's lock with the watched packages moved
+    (environments/own_next.move, once per command)."""
+    declared = app.file(app.declaration.requirements or "")
+    watched, pre = _watched(stack.name, settings), bool(settings and settings.watch_pre)
+    return own_next.move(
+        declared, watched, pre, cache_dir().parent / "exports", stack.python
+    ).requirements
 
 
 def _with_python(stack: Stack, python: str | None) -> Stack:

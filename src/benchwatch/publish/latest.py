@@ -30,6 +30,7 @@ HEADLINE_METRICS = (CPU, RPS)
 def headline(run: Run) -> dict[tuple[str, str | None, str], Figure]:
     """(variant, endpoint, metric) -> the valid closed-loop figure at the highest concurrency."""
     chosen: dict[tuple[str, str | None, str], Figure] = {}
+    concurrency: dict[tuple[str, str | None, str], int] = {}  # the chosen figure's
     for f in run.figures:
         if (
             f.kind != "load"
@@ -39,8 +40,9 @@ def headline(run: Run) -> dict[tuple[str, str | None, str], Figure]:
         ):
             continue
         key = (f.variant, f.endpoint, f.metric)
-        if key not in chosen or f.setting.concurrency > chosen[key].setting.concurrency:  # type: ignore[union-attr]
+        if key not in chosen or f.setting.concurrency > concurrency[key]:
             chosen[key] = f
+            concurrency[key] = f.setting.concurrency
     return chosen
 
 

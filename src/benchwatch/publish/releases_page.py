@@ -6,7 +6,7 @@ system calls by name that changed); then every figure of every step, so it can b
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from html import escape
 
 from benchwatch.attribute.ratios import Ratio
@@ -120,7 +120,9 @@ def check_table(result: Attribution) -> Table:
     return table
 
 
-def render_releases(results: Sequence[tuple[str, Attribution]], table_html) -> str:
+def render_releases(
+    results: Sequence[tuple[str, Attribution]], table_html: Callable[..., str]
+) -> str:
     if not results:
         return (
             "<div class='message'>no attribution results given (benchwatch site --attribution "

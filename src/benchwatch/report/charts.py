@@ -95,8 +95,8 @@ def app_charts(run: Run, app: str, stacks: Sequence[str]) -> list[str]:
 
 def _latency_charts(figures: list[Figure], variants: Sequence[str]) -> list[str]:
     """Per endpoint: p50 (dashed) and p99 against the offered rate of the open-loop runs."""
-    open_loop = [
-        f
+    open_loop = [  # (figure, its offered rate)
+        (f, f.setting.rate_rps)
         for f in figures
         if isinstance(f.setting, Open)
         and f.setting.rate_rps is not None
@@ -104,13 +104,13 @@ def _latency_charts(figures: list[Figure], variants: Sequence[str]) -> list[str]
         and f.metric in (P50.key, P99.key)
     ]
     charts = []
-    for endpoint in dict.fromkeys(f.endpoint for f in open_loop):
+    for endpoint in dict.fromkeys(f.endpoint for f, _ in open_loop):
         lines = []
         for variant in variants:
             for metric, dashed in ((P99.key, False), (P50.key, True)):
                 points = [
-                    (float(f.setting.rate_rps), f.value)
-                    for f in open_loop  # type: ignore[union-attr,arg-type]
+                    (float(rate), f.value)
+                    for f, rate in open_loop
                     if f.endpoint == endpoint and f.variant == variant and f.metric == metric
                 ]
                 if points:

@@ -27,13 +27,11 @@ def cost_headline(rows: list[Row]) -> str:
     if not costs:
         return ""
     moved = [r for r in costs if r.significant]
-    if len(moved) == 1 and moved[0].ratio is not None:
+    if len(moved) == 1 and (ratio := moved[0].ratio) is not None:
         row = moved[0]
-        low, high = row.low or row.ratio, row.high or row.ratio
+        low, high = row.low or ratio, row.high or ratio
         factor, low, high, word = (
-            (row.ratio, low, high, "higher")
-            if row.ratio > 1
-            else (1 / row.ratio, 1 / high, 1 / low, "lower")
+            (ratio, low, high, "higher") if ratio > 1 else (1 / ratio, 1 / high, 1 / low, "lower")
         )
         where = row.scenario + (f" {row.endpoint}" if row.endpoint else "")
         return f"estimated cost per request {factor:.2f}x {word} [{low:.2f}, {high:.2f}] ({where})"

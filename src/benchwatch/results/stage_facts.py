@@ -103,10 +103,10 @@ class FlatExtra(BaseModel):
         super().__pydantic_init_subclass__(**kwargs)
         on_disk = {key for key in cls.DISK_KEYS if isinstance(key, str)}
         by_stage: dict[str, set[str]] = {}
-        for _, stage, field in (key for key in cls.DISK_KEYS if isinstance(key, tuple)):
-            by_stage.setdefault(stage, set()).add(field)
-        for name, field in cls.model_fields.items():
-            kind = field.annotation
+        for _, stage, stage_field in (key for key in cls.DISK_KEYS if isinstance(key, tuple)):
+            by_stage.setdefault(stage, set()).add(stage_field)
+        for name, info in cls.model_fields.items():
+            kind = info.annotation
             if name in by_stage:
                 assert isinstance(kind, type) and issubclass(kind, BaseModel), name
                 missing = set(kind.model_fields) - by_stage[name]

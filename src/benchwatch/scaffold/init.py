@@ -241,7 +241,9 @@ def _init(
     secrets = sorted({r.name for r in _refs(content) if r.kind == "env"})
     workflows = {
         where.root / ".github" / "workflows" / n: t
-        for n, t in caller_workflows(source, database=database, app_env=bool(secrets)).items()
+        for n, t in caller_workflows(
+            source, database=database, app_env=bool(secrets), own=bool(requirements)
+        ).items()
     }
     files = {
         app_file: content,

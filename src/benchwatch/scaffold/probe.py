@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 import httpx
 
@@ -42,17 +43,31 @@ class Answer:
         return f"{said}: {self.error}" if self.error else said
 
 
+class Serving(Protocol):
+    """What asking needs of a booted server (measure's `Server`): its process and its log."""
+
+    @property
+    def process(self) -> subprocess.Popen[Any]: ...
+
+    def alive(self) -> bool: ...
+
+    def stderr_tail(self, lines: int = 12) -> str: ...
+
+
 def ask_endpoint(
-    client: httpx.Client, srv, app: App, endpoint: RequestParts, context: Context
-) -> Answer:  # type: ignore[no-untyped-def]
+    client: httpx.Client, srv: Serving, app: App, endpoint: RequestParts, context: Context
+) -> Answer:
     """`ask` with `endpoint`'s request, resolved again for the second send when it holds `{unique}`."""
     again = (lambda: prepare(app, endpoint, context)) if endpoint.per_request else None
     return ask(client, srv, prepare(app, endpoint, context), again)
 
 
 def ask(
-    client: httpx.Client, srv, request: Prepared, again: Callable[[], Prepared] | None = None
-) -> Answer:  # type: ignore[no-untyped-def]
+    client: httpx.Client,
+    srv: Serving,
+    request: Prepared,
+    again: Callable[[], Prepared] | None = None,
+) -> Answer:
     """Send `request`; answered 2xx, it is sent once more (a write, to see it can be repeated:
     `again` says what the second answered when that was an error), as `again()` makes it when
     given (a `{unique}` resolved afresh). On an error status or no answer, the server's own last
@@ -79,8 +94,8 @@ def ask(
         second = send(again() if again is not None else request)
         if not 200 <= second.status_code < 300:
             logged = server_error(srv, before, wait=2.0 if second.status_code >= 500 else 0.0)
-            again = f"{second.status_code}: {logged or _detail(second)}".rstrip(": ")
-            return Answer(first.status_code, content_type, _json(first), again=again)
+            said_again = f"{second.status_code}: {logged or _detail(second)}".rstrip(": ")
+            return Answer(first.status_code, content_type, _json(first), again=said_again)
         if content_type != "application/json":
             return Answer(first.status_code, content_type)
     except httpx.HTTPError as exc:
@@ -105,7 +120,7 @@ def _json(reply: httpx.Response) -> object:
         return None
 
 
-def _exit_code(srv, wait: float) -> int | None:  # type: ignore[no-untyped-def]
+def _exit_code(srv: Serving, wait: float) -> int | None:
     """The server's exit code if it exits within `wait` seconds, else None (still serving)."""
     try:
         return srv.process.wait(timeout=wait)
@@ -118,7 +133,7 @@ _EXCEPTION_LINE = re.compile(
 )  # `sqlalchemy.exc.ProgrammingError: (...) ...`
 
 
-def server_error(srv, before: int, wait: float = 0.0) -> str:  # type: ignore[no-untyped-def]
+def server_error(srv: Serving, before: int, wait: float = 0.0) -> str:
     """The server's error since log line `before`: a traceback's exception line (its message may
     run on over more lines), else the last line logged. An error answer can arrive before its
     traceback is logged: up to `wait` seconds for it."""

@@ -181,8 +181,8 @@ def with_volatile(text: str, volatile: dict[str, list[str]]) -> str | None:
         line = lines[index]
         if line.strip() == "[[endpoints]]":
             endpoint = None
-        elif _NAME.match(line) and endpoint is None:
-            endpoint = _NAME.match(line).group(1)  # type: ignore[union-attr]
+        elif (named := _NAME.match(line)) and endpoint is None:
+            endpoint = named.group(1)
         elif line.strip() == "[endpoints.expect]" and endpoint in todo:
             keys = todo.pop(endpoint)
             value = f"volatile = [{', '.join(json.dumps(k) for k in keys)}]  # differed between requests or boots"

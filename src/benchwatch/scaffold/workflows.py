@@ -104,7 +104,8 @@ name: benchwatch-nightly
 
 # Written by `benchwatch init`. Every night: the apps on the given stacks (default `latest`,
 # the newest FastAPI/Pydantic releases as pinned in the benchwatch release), recorded as a
-# separate `nightly` trend on gh-pages.
+# separate `nightly` trend on gh-pages; an app with its own lock (`stacks: "own"`): on the nights
+# a watched package has a new release, that lock against it with those releases (own-next).
 {note}on:
   schedule:
     - cron: "17 3 * * *"
@@ -126,9 +127,13 @@ jobs:
       benchwatch-repository: {repo}
       benchwatch-ref: {sha} # {label}
       scenarios: ""
-      stacks: "latest"
-      python-version: "3.12"
+{nightly_stacks}      python-version: "3.12"
 {extra}"""
+_NIGHTLY_STACKS = '      stacks: "latest"\n'
+_NIGHTLY_OWN = (
+    '      stacks: "own" # the app\'s own lock\n'
+    "      releases: true # a night with a new release of a watched package: own against own-next\n"
+)
 
 PLACEHOLDER = DEFAULT_SOURCE.split("@")[0]  # benchwatch's name until it has a public repository
 NO_SECRETS = (
@@ -201,13 +206,15 @@ def caller_workflows(
     *,
     database: str = "",
     app_env: bool = False,
+    own: bool = False,
 ) -> dict[str, str]:
     """{file name: text} for .github/workflows/, calling `source` (OWNER/REPO@TAG or OWNER/REPO@COMMIT)
     at a commit: `uses:` and `benchwatch-ref` both name the 40-hex commit, with the tag as a comment,
     because whoever can move a tag would otherwise run code with every user's write token. A tag is
     resolved once, here, with `git ls-remote` (git_url, default the GitHub repository). `database`
     ("postgresql") and `app_env` (the apps read `${NAME}`s) add the reusable workflows' `database`
-    input and `app-env` secret to the callers that measure."""
+    input and `app-env` secret to the callers that measure; `own` (the app has its own lock) makes
+    the nightly compare that lock with the newest releases of the watched packages."""
     source, _, label = source.partition("#")  # default_source's "OWNER/REPO@COMMIT#vX"
     match = _SOURCE.fullmatch(source)
     if not match or match.group(2).startswith("-") or not re.fullmatch(r"[A-Za-z0-9_.-]*", label):
@@ -230,6 +237,7 @@ def caller_workflows(
             extra=extra if name in _MEASURING else "",
             note=note,
             secrets=secrets,
+            nightly_stacks=_NIGHTLY_OWN if own else _NIGHTLY_STACKS,
         )
         for name, template in TEMPLATES.items()
     }
@@ -282,7 +290,11 @@ def resolve_tag(url: str, tag: str, source: str) -> str:
         raise UserError(
             f"--workflows-from: git ls-remote {url} failed ({done.stderr.strip()[-200:]}); {fix}"
         )
-    refs = dict(reversed(line.split("\t", 1)) for line in done.stdout.splitlines() if "\t" in line)
+    refs: dict[str, str] = {}  # ref name -> commit, as `git ls-remote` prints them
+    for line in done.stdout.splitlines():
+        if "\t" in line:
+            sha_of, name = line.split("\t", 1)
+            refs[name] = sha_of
     sha = refs.get(f"refs/tags/{tag}^{{}}") or refs.get(f"refs/tags/{tag}")
     if sha is None or not _COMMIT.fullmatch(sha):
         raise UserError(f"--workflows-from: {url} has no tag {tag}; {fix}")

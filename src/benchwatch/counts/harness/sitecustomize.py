@@ -24,12 +24,20 @@ during a phase it runs no instruction and makes no system call:
 
 A sitecustomize the environment has of its own is loaded after this one."""
 
+from __future__ import annotations
+
 import gc
 import importlib
 import os
 import socket
 import sys
 import threading
+
+TYPE_CHECKING = False  # the server's process imports nothing more for the annotations (not typing)
+if TYPE_CHECKING:
+    import asyncio
+    from types import ModuleType
+    from typing import Any
 
 _PATH = os.environ.pop("BENCHWATCH_COUNTS_GC_SOCKET", "")
 _FIRST_TICK_S = (
@@ -45,7 +53,7 @@ class _Ticks:
 
     def __init__(self) -> None:
         self.count = 0
-        self.loop = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.found = threading.Event()
         self.installed = False
 
@@ -53,7 +61,7 @@ class _Ticks:
         if self.installed:
             return True
         server = sys.modules.get("uvicorn.server")
-        cls = getattr(server, "Server", None)
+        cls: Any = getattr(server, "Server", None)
         original = getattr(cls, "on_tick", None)
         if original is None:
             return False
@@ -61,7 +69,7 @@ class _Ticks:
 
         ticks = self
 
-        async def on_tick(self, counter):
+        async def on_tick(self: Any, counter: Any) -> Any:
             ticks.count += 1
             if ticks.loop is None:
                 ticks.loop = asyncio.get_running_loop()
@@ -74,7 +82,7 @@ class _Ticks:
 
     def hold(self, connection: socket.socket) -> None:
         """Stop the loop in a callback that waits for `r`; answer with the ticks so far."""
-        if not self.install() or not self.found.wait(_FIRST_TICK_S):
+        if not self.install() or not self.found.wait(_FIRST_TICK_S) or self.loop is None:
             connection.sendall(b"-\n")
             return
         held, release = threading.Event(), threading.Event()
@@ -96,34 +104,36 @@ class _QuietAsyncio:
     """What uvicorn.server sees as `asyncio` while quiet: the module itself, but a `sleep` called
     from `Server.main_loop` waits until woken."""
 
-    def __init__(self, real) -> None:
+    def __init__(self, real: ModuleType) -> None:
         self._real = real
-        self._loop = None
-        self._waiting = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._waiting: asyncio.Future[None] | None = None
         self.quiet = True
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self._real, name)
 
-    def sleep(self, delay, result=None):
+    def sleep(self, delay: float, result: Any = None) -> Any:
         if self.quiet and sys._getframe(1).f_code.co_name == "main_loop":
             return self._held(result)
         return self._real.sleep(delay, result)
 
-    async def _held(self, result):
+    async def _held(self, result: Any) -> Any:
         self._loop = self._real.get_running_loop()
         self._waiting = self._loop.create_future()
         await self._waiting
         return result
 
-    def wake(self, loop) -> None:
+    def wake(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        """Let the held sleep return; `loop` is the one the first tick named (quiet waited for it)."""
         self.quiet = False
 
         def done() -> None:
             if self._waiting is not None and not self._waiting.done():
                 self._waiting.set_result(None)
 
-        loop.call_soon_threadsafe(done)
+        if loop is not None:
+            loop.call_soon_threadsafe(done)
 
 
 class _Timer:
@@ -131,14 +141,14 @@ class _Timer:
 
     def __init__(self, ticks: _Ticks) -> None:
         self.ticks = ticks
-        self.stand_in = None
+        self.stand_in: _QuietAsyncio | None = None
 
     def quiet(self) -> bool:
         if self.stand_in is not None:
             return True
         if not self.ticks.install() or not self.ticks.found.wait(_FIRST_TICK_S):
             return False
-        server = sys.modules["uvicorn.server"]
+        server: Any = sys.modules["uvicorn.server"]
         real = getattr(server, "asyncio", None)
         if real is None:
             return False
@@ -149,7 +159,8 @@ class _Timer:
     def wake(self) -> None:
         if self.stand_in is None:
             return
-        sys.modules["uvicorn.server"].asyncio = self.stand_in._real
+        server: Any = sys.modules["uvicorn.server"]
+        server.asyncio = self.stand_in._real
         self.stand_in.wake(self.ticks.loop)
         self.stand_in = None
 
