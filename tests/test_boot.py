@@ -86,7 +86,7 @@ def test_a_neighbour_answering_while_ours_never_listens_is_a_boot_failure_said_a
     wrap = [sys.executable, "-c", "import time; time.sleep(60)"]
     with (
         pytest.raises(server.BootError) as caught,
-        launch.running(variant, env, wrap=wrap, ready_timeout=3) as srv,
+        launch.running(variant, env, launch.ServerOptions(wrap=wrap, ready_timeout=3)) as srv,
     ):
         pytest.fail(f"booted {srv}")
     assert "not the one benchwatch started" in caught.value.reason
@@ -144,7 +144,7 @@ def test_the_server_gets_no_runner_variables(good, tmp_path, monkeypatch):
         "os.execv(sys.argv[2], sys.argv[2:])",
         str(dump),
     ]
-    with launch.running(variant, env, wrap=wrap) as srv:
+    with launch.running(variant, env, launch.ServerOptions(wrap=wrap)) as srv:
         assert readiness.listens(srv)
     seen = __import__("json").loads(dump.read_text())
     assert seen["BENCH_USER"] == "alice" and seen["VIRTUAL_ENV"] == str(env.path)

@@ -690,7 +690,7 @@ def test_real_counted_server_keeps_its_one_connection_while_the_counter_dumps():
     env = envs.ensure(hello.stack)
     outcomes = {}
     for keep_alive in (None, KEEP_ALIVE_S):
-        with launch.running(hello, env, keep_alive=keep_alive) as srv:
+        with launch.running(hello, env, launch.ServerOptions(keep_alive=keep_alive)) as srv:
             request = Request.of(srv, hello.endpoints[0])
             client = Client(ports.HOST, srv.port, 30)
             client.send(request, 1)

@@ -60,7 +60,7 @@ def test_port_already_taken_is_a_clear_boot_error(fixture_project: Path) -> None
         sock.listen()
         taken = sock.getsockname()[1]
         with pytest.raises(server.BootError, match=f"port 127.0.0.1:{taken} is already in use"):
-            with launch.running(variant, env, port=taken):
+            with launch.running(variant, env, launch.ServerOptions(port=taken)):
                 pass
 
 

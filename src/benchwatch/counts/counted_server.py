@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from benchwatch.counts.client import Client, Request, RequestFailed
 from benchwatch.counts.harness_control import Harness, HarnessError
 from benchwatch.counts.target_counts import CountFailed, CountTarget
-from benchwatch.measure.launch import running
+from benchwatch.measure.launch import ServerOptions, running
 from benchwatch.measure.ports import HOST
 from benchwatch.measure.server import BootError, Server
 
@@ -82,13 +82,15 @@ def serve_under_counter(target: CountTarget, wrap: list[str], counter: str) -> I
         with running(
             target.variant,
             target.env,
-            role=target.role,
-            wrap=wrap,
-            wrap_environ={**HASH_SEED, **gc.environ()},
-            ready_timeout=READY_S,
-            probe_timeout=PROBE_TIMEOUT_S,
-            interrupt_wait=STOP_WAIT_S,
-            keep_alive=KEEP_ALIVE_S,
+            ServerOptions(
+                role=target.role,
+                wrap=wrap,
+                wrap_environ={**HASH_SEED, **gc.environ()},
+                ready_timeout=READY_S,
+                probe_timeout=PROBE_TIMEOUT_S,
+                interrupt_wait=STOP_WAIT_S,
+                keep_alive=KEEP_ALIVE_S,
+            ),
         ) as srv:
             client = Client(HOST, srv.port, REQUEST_TIMEOUT_S)
             serving = Serving(target, srv, client, gc)

@@ -24,7 +24,9 @@ class Boot:
         # booting together, the servers start on every core and are pinned once ready
         self.pin_later = rig.server_cores if rig.boot_together else None
         cores = None if self.pin_later else rig.server_cores
-        self.context = launch.running(slot.variant, env, cpu=cores, role=track.role)
+        self.context = launch.running(
+            slot.variant, env, launch.ServerOptions(cpu=cores, role=track.role)
+        )
         self.srv: server.Server | None = None
 
     def enter(self) -> BaseException | None:

@@ -7,6 +7,7 @@ import subprocess
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchwatch.declarations.placeholders import Context
@@ -21,22 +22,28 @@ from benchwatch.measure.stopping import interrupt, register, stop
 from benchwatch.project.variants import Variant
 
 
+@dataclass(frozen=True)
+class ServerOptions:
+    """How a server is started, beyond its variant and environment: `port` (None: a free one),
+    the cores it is pinned to, its readiness timeout (None: the app's `ready_timeout`), the compare
+    side it serves (measure/inject.py asks), a wrapper command and its variables, and the waits."""
+
+    port: int | None = None
+    cpu: list[int] | None = None
+    ready_timeout: float | None = None
+    role: str | None = None
+    wrap: Sequence[str] = ()
+    wrap_environ: Mapping[str, str] | None = None
+    interrupt_wait: float = 15.0
+    probe_timeout: float = 2.0
+    keep_alive: float | None = None
+
+
 @contextmanager
 def running(
-    variant: Variant,
-    env: Env,
-    *,
-    port: int | None = None,
-    cpu: list[int] | None = None,
-    ready_timeout: float | None = None,
-    role: str | None = None,  # the compare side it serves (measure/inject.py asks)
-    wrap: Sequence[str] = (),
-    wrap_environ: Mapping[str, str] | None = None,
-    interrupt_wait: float = 15.0,
-    probe_timeout: float = 2.0,
-    keep_alive: float | None = None,
+    variant: Variant, env: Env, options: ServerOptions = ServerOptions()
 ) -> Iterator[Server]:
-    """`wrap`: a command that launches the server as its child (`py-spy record … --`) or runs it
+    """`options.wrap`: a command that launches the server as its child (`py-spy record … --`) or runs it
     (`valgrind …`); it is stopped with SIGINT first and given `interrupt_wait` seconds, so it can
     write what it recorded. `wrap_environ`: variables the wrapped server needs on top of its own
     (PYTHONHASHSEED=0 for a counter). `probe_timeout`: how long one readiness request may take
@@ -47,6 +54,9 @@ def running(
 
     Every boot has a fresh `{tmp}` directory and, when the app declares one, a fresh database;
     the app's set-up runs once the server answers (`Server.context` holds its values)."""
+    port, cpu, ready_timeout, role = options.port, options.cpu, options.ready_timeout, options.role
+    wrap, wrap_environ, keep_alive = options.wrap, options.wrap_environ, options.keep_alive
+    interrupt_wait, probe_timeout = options.interrupt_wait, options.probe_timeout
     with (
         tempfile.TemporaryDirectory(prefix="benchwatch-") as scratch_name,
         guard.folder(Path(scratch_name)) as scratch,

@@ -217,7 +217,9 @@ def verify_variants(
             )
         else:
             try:
-                with launch.running(variant, ready[variant.env_key], cpu=server_cores) as srv:
+                with launch.running(
+                    variant, ready[variant.env_key], launch.ServerOptions(cpu=server_cores)
+                ) as srv:
                     checked = check_server(srv)
                     if not srv.alive():
                         checked.problems.append(

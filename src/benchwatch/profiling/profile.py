@@ -106,9 +106,7 @@ def _profile_pair(
                         launch.running(
                             variant,
                             environments[variant.env_key],
-                            cpu=server_cores,
-                            role=role,
-                            wrap=wrap,
+                            launch.ServerOptions(cpu=server_cores, role=role, wrap=wrap),
                         )
                     ),
                 )
