@@ -33,7 +33,6 @@ class AppText:
     quick: list[str] = field(default_factory=list)
     why_quick: str = ""
     schema_path: str = "/openapi.json"
-    login_ready: bool = False  # the credentials were set at init
 
 
 def project_text(app_dir: str) -> str:
