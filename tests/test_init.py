@@ -12,8 +12,11 @@ import pytest
 
 from benchwatch.errors import UserError
 from benchwatch.scaffold import discover, schema
-from benchwatch.scaffold.init import init, parse_env
+from benchwatch.scaffold.boot_settings import parse_env
+from benchwatch.scaffold.expectations import differing_keys, with_expectation
+from benchwatch.scaffold.init import init
 from benchwatch.scaffold.layout import Layout, layout, project_with_app
+from benchwatch.scaffold.path_params import fill_path_params
 
 APP = """from fastapi import FastAPI
 
@@ -200,7 +203,7 @@ def test_openapi_operations_names_and_volatile_keys() -> None:
     ]
     first = {"a": 1, "at": "10:00", "rows": [{"id": 1, "seen": 5}]}
     second = {"a": 1, "at": "10:01", "rows": [{"id": 1, "seen": 6}]}
-    assert schema.differing_keys(first, second) == {"at", "seen"}
+    assert differing_keys(first, second) == {"at", "seen"}
 
 
 @pytest.mark.slow
@@ -271,12 +274,12 @@ def test_the_pull_request_that_adds_benchwatch_borrows_heads_declarations(tmp_pa
 def test_a_requirements_line_that_is_not_a_pin_is_named_and_the_latest_stack_used(
     tmp_path: Path,
 ) -> None:
-    from benchwatch.scaffold.init import _pinned_requirements
+    from benchwatch.scaffold.boot_settings import pinned_requirements
 
     said: list[str] = []
     where = Layout(tmp_path, tmp_path)
     (tmp_path / "requirements.txt").write_text("fastapi==0.100.0\npydantic>=2  # loose\n")
-    assert _pinned_requirements(where, said.append) is None
+    assert pinned_requirements(where, said.append) is None
     assert said == [
         "init: requirements.txt: 'pydantic>=2' is not an exact pin (name==version), so the app "
         "runs on the `latest` stack; pin every line and set requirements = ... to use the file"
@@ -284,7 +287,7 @@ def test_a_requirements_line_that_is_not_a_pin_is_named_and_the_latest_stack_use
     (tmp_path / "requirements.txt").write_text(
         "fastapi==0.100.0\n--index-url https://example.org\n"
     )
-    assert _pinned_requirements(where, said.append) == "../requirements.txt"
+    assert pinned_requirements(where, said.append) == "../requirements.txt"
 
 
 FOLDER_APP = """import os
@@ -577,7 +580,7 @@ def test_a_template_schema_gives_a_login_path_parameters_from_a_created_record_a
     assert by_name["post_login_access_token"].why == plan.LOGIN_WHY
     assert by_name["delete_items_id"].why.startswith("a DELETE removes what it is sent to")
     assert by_name["utils_health_check"].endpoint.headers == {}
-    plan.fill_path_params(
+    fill_path_params(
         found, {"/api/v1/items/": {"data": [], "count": 0}}
     )  # an empty list: a record is made
     item = by_name["items_id"]
@@ -595,9 +598,7 @@ def test_a_template_schema_gives_a_login_path_parameters_from_a_created_record_a
         0
     ].save == {"items_id": "id"}
     listed = plan.plan(TEMPLATE_SCHEMA, can_login=True)
-    plan.fill_path_params(
-        listed, {"/api/v1/items/": {"data": [{"id": "a1", "title": "t"}], "count": 1}}
-    )
+    fill_path_params(listed, {"/api/v1/items/": {"data": [{"id": "a1", "title": "t"}], "count": 1}})
     assert listed.sources[0].name == "first_items" and listed.sources[0].save == {
         "items_id": "data.0.id"
     }
@@ -636,10 +637,10 @@ def test_quick_is_the_lists_behind_the_login_with_its_reason() -> None:
     from benchwatch.scaffold import declared_requests as plan
 
     found = plan.plan(TEMPLATE_SCHEMA, can_login=True)
-    plan.fill_path_params(found, {})
+    fill_path_params(found, {})
     declared = [c for c in found.candidates if c.declared]
     items = next(c for c in declared if c.name == "items")
-    items.endpoint = plan.with_expectation(
+    items.endpoint = with_expectation(
         items.endpoint, 200, "application/json", "expected/items.json", []
     )
     quick, why = plan.quick_choice(
@@ -694,8 +695,8 @@ def test_env_values_are_written_as_references_and_given_to_inits_own_boots_only(
 ) -> None:
     """`--env KEY=VALUE` may be a secret: the declaration reads `${KEY}`, init's boots get VALUE
     from its environment, which is as it was once init ends; `--env-literal` and values that
-    are placeholders (or empty, or a PostgreSQL server's URL, which _database replaces) stay."""
-    from benchwatch.scaffold.init import _references
+    are placeholders (or empty, or a PostgreSQL server's URL, which per_boot_database replaces) stay."""
+    from benchwatch.scaffold.boot_settings import env_references
 
     monkeypatch.setenv("SMTP_PASSWORD", "the-shells-own")
     monkeypatch.delenv("FIRST_SUPERUSER", raising=False)
@@ -707,7 +708,7 @@ def test_env_values_are_written_as_references_and_given_to_inits_own_boots_only(
         "SECRET_KEY": "${APP_SECRET_KEY}",
         "DATABASE_URL": "postgresql://u:pw@127.0.0.1:5432/app",
     }
-    with _references(given, {"ENVIRONMENT": "local"}) as (env, referenced):
+    with env_references(given, {"ENVIRONMENT": "local"}) as (env, referenced):
         assert env == {
             "SMTP_PASSWORD": "${SMTP_PASSWORD}",
             "FIRST_SUPERUSER": "${FIRST_SUPERUSER}",
@@ -726,10 +727,10 @@ def test_env_values_are_written_as_references_and_given_to_inits_own_boots_only(
 
 
 def test_a_postgresql_setting_becomes_the_per_boot_database() -> None:
-    from benchwatch.scaffold.init import _database
+    from benchwatch.scaffold.boot_settings import per_boot_database
 
     said: list[str] = []
-    env, database = _database(
+    env, database = per_boot_database(
         {"DATABASE_URL": "postgresql+psycopg://u:pw@127.0.0.1:55433/app", "X": "1"}, said.append
     )
     assert database == "postgresql" and env["X"] == "1"
@@ -737,12 +738,12 @@ def test_a_postgresql_setting_becomes_the_per_boot_database() -> None:
         "postgresql+psycopg://{database_user}:{database_password}@{database_host}:"
         "{database_port}/{database_name}"
     )
-    assert _database({"DB": "postgres://u@h/app"}, said.append) == (
+    assert per_boot_database({"DB": "postgres://u@h/app"}, said.append) == (
         {"DB": "{database_url}"},
         "postgresql",
     )
-    assert _database({"POSTGRES_DB": "{database_name}"}, said.append)[1] == "postgresql"
-    assert _database({"DATABASE_URL": "sqlite:///{tmp}/a.db"}, said.append)[1] == ""
+    assert per_boot_database({"POSTGRES_DB": "{database_name}"}, said.append)[1] == "postgresql"
+    assert per_boot_database({"DATABASE_URL": "sqlite:///{tmp}/a.db"}, said.append)[1] == ""
 
 
 def test_an_app_found_from_the_root_is_imported_from_the_folder_its_imports_resolve_from(

@@ -127,7 +127,8 @@ def test_a_refused_login_says_that_no_step_creates_the_user_and_what_would(
 ) -> None:
     """(d) of issue 39: `--migrate` ran, nothing created the first user, the login answered 400. The
     line says so, names the settings the app's first-user step reads and the scripts it has."""
-    from benchwatch.scaffold.init import MIGRATE, _login_failed
+    from benchwatch.scaffold.boot_settings import MIGRATE
+    from benchwatch.scaffold.causes import login_failed
 
     where = Layout(FULLSTACK_BACKEND.parent, FULLSTACK_BACKEND)
     refused = _Refused(
@@ -136,7 +137,7 @@ def test_a_refused_login_says_that_no_step_creates_the_user_and_what_would(
     )
     env = {"POSTGRES_SERVER": "{database_host}"}
     said = str(
-        _login_failed(
+        login_failed(
             where, _probe(env=env, pre_start=MIGRATE, database="postgresql"), refused, "INFO: ok"
         )
     )
@@ -157,7 +158,7 @@ def test_a_refused_login_says_that_no_step_creates_the_user_and_what_would(
         "FIRST_SUPERUSER_PASSWORD": "${BENCHWATCH_PASSWORD}",
     }
     said = str(
-        _login_failed(
+        login_failed(
             where,
             _probe(env=given, pre_start=["bash", "scripts/seed.sh"], database="postgresql"),
             refused,
@@ -170,7 +171,7 @@ def test_a_refused_login_says_that_no_step_creates_the_user_and_what_would(
         "${BENCHWATCH_PASSWORD}: the pre-start must run the step that reads them"
     )
     said = str(
-        _login_failed(
+        login_failed(
             where, _probe(env=given, pre_start=MIGRATE, database="postgresql"), refused, ""
         )
     )
@@ -182,11 +183,11 @@ def test_a_refused_login_says_that_no_step_creates_the_user_and_what_would(
         "scripts/prestart.sh')"
     )
     bare = Layout(tmp_path, tmp_path)  # an app with no first-user settings or scripts
-    assert str(_login_failed(bare, _probe(), refused, "")).endswith(
+    assert str(login_failed(bare, _probe(), refused, "")).endswith(
         "are not a user of the app; nothing runs before the boot, so nothing creates that user; give a --pre-start "
         "that migrates, then creates the user BENCHWATCH_USER names"
     )
-    assert str(_login_failed(bare, _probe(pre_start=["./seed"]), refused, "")).endswith(
+    assert str(login_failed(bare, _probe(pre_start=["./seed"]), refused, "")).endswith(
         "--pre-start './seed' ran, and the user is still not there; make it create the user BENCHWATCH_USER names, "
         "or give the credentials of a user it creates"
     )
@@ -194,14 +195,14 @@ def test_a_refused_login_says_that_no_step_creates_the_user_and_what_would(
 
 def test_a_login_that_failed_on_an_unreachable_database_says_so_not_the_credentials(capsys) -> None:
     """(a) of issue 39: no database, the login answered 500; the cause was in the server's lines."""
-    from benchwatch.scaffold.init import _login_failed
+    from benchwatch.scaffold.causes import login_failed
 
     where = Layout(FULLSTACK_BACKEND.parent, FULLSTACK_BACKEND)
     failed = _Refused(
         "POST /api/v1/login/access-token: status 500, want 2xx (Internal Server Error)", 500
     )
     said = str(
-        _login_failed(
+        login_failed(
             where, _probe(), failed, "Traceback (most recent call last):\n" + PSYCOPG_REFUSED
         )
     )
@@ -213,20 +214,20 @@ def test_a_login_that_failed_on_an_unreachable_database_says_so_not_the_credenti
     )
     assert "    | sqlalchemy.exc.OperationalError" in capsys.readouterr().err
     other = "Traceback (most recent call last):\nKeyError: 'SECRET_KEY'\n"
-    assert str(_login_failed(where, _probe(), failed, other)).endswith(
+    assert str(login_failed(where, _probe(), failed, other)).endswith(
         "(Internal Server Error): the server said KeyError: 'SECRET_KEY' (its last lines above)"
     )
     elsewhere = _Refused(
         'POST /login: status 404, want 2xx ({"detail":"Not Found"})', 404
     )  # not a refusal
-    assert str(_login_failed(where, _probe(), elsewhere, "")) == (
+    assert str(login_failed(where, _probe(), elsewhere, "")) == (
         'the login failed: POST /login: status 404, want 2xx ({"detail":"Not Found"})'
     )
 
 
 def test_a_boot_or_every_request_failing_on_the_database_names_it(capsys) -> None:
     from benchwatch.measure.server import BootError
-    from benchwatch.scaffold.init import _boot_failed, _stop_when_all_failed
+    from benchwatch.scaffold.causes import boot_failed, stop_when_all_failed
     from benchwatch.scaffold.probe import Answer
 
     where = Layout(FULLSTACK_BACKEND.parent, FULLSTACK_BACKEND)
@@ -236,19 +237,19 @@ def test_a_boot_or_every_request_failing_on_the_database_names_it(capsys) -> Non
         "+ python app/database_ready.py\n" + PSYCOPG_REFUSED,
     )
     probe = _probe(env={"POSTGRES_SERVER": "{database_host}"}, database="postgresql")
-    assert _boot_failed(where, probe, "app.main:app", booted) == (
+    assert boot_failed(where, probe, "app.main:app", booted) == (
         "app.main:app did not boot: pre_start exited with 1 (its last lines above); the database at 127.0.0.1:5432 "
         "is unreachable: Connection refused: check the --env settings that name the database"
     )
     missing = BootError(
         "backend@own", "pre_start exited with 1", "ModuleNotFoundError: No module named 'tenacity'"
     )
-    assert "the app's environment has no module 'tenacity'" in _boot_failed(
+    assert "the app's environment has no module 'tenacity'" in boot_failed(
         where, _probe(), "app.main:app", missing
     )
     server = SimpleNamespace(stderr_tail=lambda: PSYCOPG_REFUSED)
     with pytest.raises(UserError) as caught:
-        _stop_when_all_failed(
+        stop_when_all_failed(
             {"items": Answer(500, error="sqlalchemy.exc.OperationalError: …")}, server, {}
         )
     assert str(caught.value).endswith(

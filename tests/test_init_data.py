@@ -14,12 +14,14 @@ import pytest
 
 from benchwatch.declarations import placeholders, redaction
 from benchwatch.scaffold import declared_requests as plan
-from benchwatch.scaffold import schema
+from benchwatch.scaffold.expectations import expectations_of, retry_unique
+from benchwatch.scaffold.path_params import fill_path_params
+from benchwatch.scaffold.schema_values import NOTHING, example_of
 
 
 def made(node: dict, seed: str = "s") -> tuple[object, list[str]]:
     missing: list[str] = []
-    value = schema.example_of({"components": {"schemas": SCHEMAS}}, node, "", missing, seed)
+    value = example_of({"components": {"schemas": SCHEMAS}}, node, "", missing, seed)
     return value, missing
 
 
@@ -64,7 +66,7 @@ def test_strings_are_made_to_their_length_and_format() -> None:
     )
     assert made({"type": "string", "enum": ["draft", "published"]})[0] == "draft"
     assert made({"type": "string", "pattern": "^[0-9]{4}$"}) == (
-        schema._NOTHING,
+        NOTHING,
         ["body: a string matching ^[0-9]{4}$"],
     )
     assert made({"type": "string", "format": "binary"})[1] == ["body: a file (format binary)"]
@@ -233,7 +235,7 @@ def test_path_parameters_come_from_lists_created_records_or_the_schema_and_every
         "/items/": {"data": [], "count": 0},
         "/users/": [{"id": "u1", "email": "admin@example.com"}],
     }
-    plan.fill_path_params(found, lists)
+    fill_path_params(found, lists)
     by = {c.name: c for c in found.candidates}
     # an empty list gets a record from the set-up, and the read of one record takes its id
     assert by["items"].steps == ("new_items",) and by["items_id"].endpoint.path_params == {
@@ -274,7 +276,7 @@ def test_path_parameters_come_from_lists_created_records_or_the_schema_and_every
 
 def test_a_list_that_answered_records_gives_its_first_and_no_record_is_created() -> None:
     found = plan.plan(API, can_login=True)
-    plan.fill_path_params(found, {"/items/": {"data": [{"id": "i1"}], "count": 1}, "/users/": []})
+    fill_path_params(found, {"/items/": {"data": [{"id": "i1"}], "count": 1}, "/users/": []})
     by = {c.name: c for c in found.candidates}
     assert by["items"].steps == () and by["items_id"].steps == ("first_items",)
     assert by["post_recover_email"].guess.endswith(
@@ -366,7 +368,6 @@ def test_a_write_that_fails_when_sent_again_is_left_out_saying_what_it_answered(
     import httpx
 
     from benchwatch.measure.request import Prepared
-    from benchwatch.scaffold import init
     from benchwatch.scaffold.probe import ask
 
     seen: list[str] = []
@@ -388,7 +389,7 @@ def test_a_write_that_fails_when_sent_again_is_left_out_saying_what_it_answered(
     found = plan.plan(API, can_login=True)
     users = next(c for c in found.candidates if c.name == "post_users")
     assert users.declared
-    init._expectations([users], [{"post_users": answer}, {"post_users": answer}])
+    expectations_of([users], [{"post_users": answer}, {"post_users": answer}])
     assert not users.declared and users.why == (
         'answered 200 at init, then 400: "The user with this email already exists" when sent again: repeated under '
         "load it measures errors"
@@ -399,7 +400,7 @@ def test_a_left_out_endpoint_init_could_send_is_written_with_the_values_it_sent(
     from benchwatch.scaffold import declare
 
     found = plan.plan(API, can_login=True)
-    plan.fill_path_params(found, {"/users/": [{"id": "u1", "email": "admin@example.com"}]})
+    fill_path_params(found, {"/users/": [{"id": "u1", "email": "admin@example.com"}]})
     users = next(c for c in found.candidates if c.name == "post_users")
     users.why = "answered 200 at init, then 400 when sent again"
     text = declare.app_text(
@@ -442,7 +443,7 @@ def test_a_write_whose_post_cannot_be_sent_says_why() -> None:
         }
     )
     found = plan.plan(api, can_login=True)
-    plan.fill_path_params(found, {})
+    fill_path_params(found, {})
     put = next(c for c in found.candidates if c.name == "put_tags_tag_id")
     assert put.why == (
         "needs path parameter tag_id: a PUT or PATCH gets a record of its own, created by the set-up "
@@ -459,7 +460,7 @@ def test_one_created_record_gives_every_value_asked_of_it() -> None:
         }
     )
     found = plan.plan(api, can_login=True)
-    plan.fill_path_params(
+    fill_path_params(
         found, {"/things/": []}
     )  # its POST's answer names no `id`: the list's step saves nothing
     (step,) = found.sources
@@ -472,7 +473,7 @@ def test_a_list_whose_record_could_not_be_created_is_still_declared() -> None:
     """The set-up step that gives an empty list a record failed at init: the list is kept (quick
     will not pick it), the read of one record, which needs the step's id, is left out."""
     found = plan.plan(API, can_login=True)
-    plan.fill_path_params(found, {"/items/": []})
+    fill_path_params(found, {"/items/": []})
     by = {c.name: c for c in found.candidates}
     assert by["items"].records == ("new_items",) and "new_items" in by["items_id"].steps
     plan.without_failed_steps(found, {"new_items": "answered 422"})
@@ -491,7 +492,7 @@ def test_one_read_of_a_list_gives_every_value_taken_from_it() -> None:
         }
     )
     found = plan.plan(api, can_login=True)
-    plan.fill_path_params(found, {"/users/": {"data": [{"id": "u1", "email": "a@example.com"}]}})
+    fill_path_params(found, {"/users/": {"data": [{"id": "u1", "email": "a@example.com"}]}})
     (step,) = found.sources
     assert step.save == {"users_id": "data.0.id", "users_email": "data.0.email"}
     assert {
@@ -528,7 +529,6 @@ def _ask_users(make_app) -> tuple[plan.Candidate, dict, list]:  # type: ignore[n
 
     from benchwatch.declarations.apps import AppDeclaration
     from benchwatch.project.apps import App
-    from benchwatch.scaffold import init
     from benchwatch.scaffold.probe import ask_endpoint
 
     found = plan.plan(API, can_login=True)
@@ -551,8 +551,8 @@ def _ask_users(make_app) -> tuple[plan.Candidate, dict, list]:  # type: ignore[n
 
             answers.append({"post_users": send(users.endpoint)})
             if boot == 0:
-                init._retry_unique([users], answers[0], send)
-    init._expectations([users], answers)
+                retry_unique([users], answers[0], send)
+    expectations_of([users], answers)
     return users, answers[0], seen[0] + seen[1]
 
 

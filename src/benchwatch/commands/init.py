@@ -73,7 +73,8 @@ def split_targets(targets: list[str]) -> tuple[str | None, str | None]:
 def run(args: argparse.Namespace) -> int:
     from benchwatch.declarations import app_env
     from benchwatch.errors import EXIT_BAD_INPUT, UserError
-    from benchwatch.scaffold.init import init, parse_env
+    from benchwatch.scaffold.boot_settings import parse_env
+    from benchwatch.scaffold.init import init
     from benchwatch.scaffold.layout import layout
     from benchwatch.scaffold.workflows import default_source, placeholder_said
 

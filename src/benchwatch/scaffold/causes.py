@@ -1,5 +1,6 @@
 """Why init's boot or its login failed, read from what the app said, when the cause is one init can
-name: a database the app could not reach, a login that no step before the boot creates."""
+name: a database the app could not reach, a login that no step before the boot creates; and init's
+error when a boot, its login or every request failed, naming that cause."""
 
 from __future__ import annotations
 
@@ -7,8 +8,15 @@ import re
 import shlex
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from benchwatch.declarations.apps import AppDeclaration
+from benchwatch.errors import UserError
+from benchwatch.scaffold.boot_settings import MIGRATE, MIGRATION_CONFIG
+from benchwatch.scaffold.declared_requests import PASSWORD_VAR, USER_VAR
 from benchwatch.scaffold.discover import SKIPPED_FOLDERS
+from benchwatch.scaffold.layout import Layout
+from benchwatch.scaffold.probe import Answer, show_tail
 
 DATABASE_HINT = (
     "give the app a fresh database per boot: --env settings naming {database_host}, {database_port}, "
@@ -182,3 +190,73 @@ def _first_user_scripts(folder: Path) -> list[str]:
     found = [p for p in _python_files(folder) if p.name in _FIRST_USER_FILES]
     found += sorted((folder / "scripts").glob("prestart*.sh")) + sorted(folder.glob("prestart*.sh"))
     return [str(p.relative_to(folder)) for p in found]
+
+
+def boot_failed(where: Layout, probe: AppDeclaration, import_string: str, exc: Any) -> str:
+    if exc.phase == "setup":
+        return f"{import_string}: the set-up init wrote failed on a fresh boot: {exc.reason}"
+    unreachable = database(exc.stderr_tail)
+    missing = re.findall(r"ModuleNotFoundError: No module named '([\w.]+)'", exc.stderr_tail)
+    if unreachable:
+        hint = f"{unreachable}: {database_fix(probe.env)}"
+    elif missing:
+        hint = (
+            f"the app's environment has no module {missing[-1]!r}: its own requirements (uv.lock, "
+            "requirements.txt) must pin what it imports, and the app folder is where its imports resolve "
+            "from (benchwatch init <folder>)"
+        )
+    else:
+        hint = "give settings with --env KEY=VALUE" if not probe.env else "check the --env settings"
+    if not probe.pre_start and not unreachable and (where.folder / MIGRATION_CONFIG).is_file():
+        hint += f"; {MIGRATION_CONFIG} is there: --migrate runs `alembic upgrade head` first"
+    return f"{import_string} did not boot: {exc.reason} (its last lines above); {hint}"
+
+
+def login_failed(where: Layout, probe: AppDeclaration, exc: Any, said: str) -> UserError:
+    """The login's failure, by its cause: a database the app could not reach (said in its log), a
+    user that nothing before the boot creates (refused: 400, 401, 403), else the server's own error."""
+    failed = f"the login failed: {exc.reason}"
+    unreachable = database(said)
+    if unreachable:
+        show_tail(said)
+        return UserError(
+            f"{failed}: {unreachable} (the server's lines above); {database_fix(probe.env)}"
+        )
+    if exc.status in (400, 401, 403):  # refused: these credentials are no user of the app
+        why = no_user(
+            where.folder,
+            probe.env,
+            probe.pre_start,
+            MIGRATE,
+            USER_VAR,
+            PASSWORD_VAR,
+            fresh=probe.database is not None,
+        )
+        return UserError(
+            f"{failed}: {USER_VAR} and {PASSWORD_VAR} are not a user of the app; {why}"
+        )
+    show_tail(said)
+    error = last_exception(said)
+    shown = " (its last lines above)" if said.strip() else ""
+    return UserError(f"{failed}{f': the server said {error}' if error else ''}{shown}")
+
+
+def stop_when_all_failed(answers: dict[str, Answer], srv: Any, env: dict[str, str]) -> None:
+    """Every request answered 5xx or nothing: the app or its set-up is broken (a database that is
+    not there, a migration not run), not the requests. Show the server's error; write nothing."""
+    if not answers or not all(a.failed for a in answers.values()):
+        return
+    said = srv.stderr_tail()
+    show_tail(said)
+    errors = sorted({a.error or f"status {a.status}" for a in answers.values()})
+    unreachable = database(said)
+    fix = (
+        f"{unreachable}: {database_fix(env)}"
+        if unreachable
+        else "fix that (--env, --migrate, --pre-start)"
+    )
+    raise UserError(
+        f"every request init sent failed ({len(answers)}: {errors[0]}"
+        f"{f' and {len(errors) - 1} other errors' if len(errors) > 1 else ''}): the app or its "
+        f"settings are broken, so nothing is written; {fix}, then run init again"
+    )

@@ -94,7 +94,7 @@ def _ask_all(variant: Variant, env: Any, launch: Any) -> dict[str, Any]:
 
 def _write(variant: Variant, answers: list[dict[str, Any]], outcome: Recorded) -> None:
     from benchwatch.measure.verify import golden_text
-    from benchwatch.scaffold.schema import differing_keys
+    from benchwatch.scaffold.expectations import differing_keys
 
     first, second = answers
     files: dict[Path, str] = {}
