@@ -167,7 +167,7 @@ def _count_target(
 
 def figure(stack: Stack, case: Case, samples: list[float], calls: int, note: str = "") -> Figure:
     """`micro services validate_json instructions@latest`: the timing figure's name and params
-    (benchwatch.micro_figures) with the counter added."""
+    (micro/figures.py) with the counter added."""
     scenario, params = case_identity(list(case.labels), default_scenario="micro")
     params[COUNTER_PARAM[0]] = COUNTER_PARAM[1]
     return Figure(
