@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -749,6 +750,22 @@ def _ensure(tmp_path: Path, failing: str | None = None):
     return ensure
 
 
+def _counted_options(tmp_path: Path, count_fn: Any, **overrides: Any) -> AttributeOptions:
+    """An attribution of hello's counts with fake counts and weights, offline (no resolver, fake
+    environments): what the counted tests share."""
+    settings: dict[str, Any] = {
+        "patterns": "hello@*",
+        "quick": True,
+        "out": tmp_path / "out",
+        "quiet": True,
+        "count_fn": count_fn,
+        "weigh": fake_weights,
+        "resolve": lambda s: None,
+        "ensure": _ensure(tmp_path),
+    }
+    return AttributeOptions(**{**settings, **overrides})
+
+
 INSTRUCTIONS_LABEL = "hello GET / seq instructions_per_request"
 COST_LABEL = "hello GET / seq cost_us_per_request"
 
@@ -777,16 +794,7 @@ def test_counts_only_counts_base_once_and_every_stack_in_one_batch(tmp_path, cap
         project,
         "old",
         "new",
-        AttributeOptions(
-            patterns="hello@*",
-            quick=True,
-            out=tmp_path / "out",
-            compare_fn=compare_fn,
-            count_fn=count_fn,
-            weigh=fake_weights,
-            resolve=lambda s: None,
-            ensure=_ensure(tmp_path),
-        ),
+        _counted_options(tmp_path, count_fn, quiet=False, compare_fn=compare_fn),
     )
     said = [
         line.split(" (")[0] for line in capsys.readouterr().err.splitlines() if line.startswith("[")
@@ -841,16 +849,7 @@ def test_counts_only_a_failed_target_is_its_steps_error_and_the_others_go_on(tmp
         project,
         "old",
         "new",
-        AttributeOptions(
-            patterns="hello@*",
-            quick=True,
-            out=tmp_path / "out",
-            quiet=True,
-            count_fn=count_fn,
-            weigh=fake_weights,
-            resolve=lambda s: None,
-            ensure=_ensure(tmp_path, failing="old+orjson"),
-        ),
+        _counted_options(tmp_path, count_fn, ensure=_ensure(tmp_path, failing="old+orjson")),
     )
     assert count_fn.calls[1] == [
         "hello@old+fastapi",
@@ -876,16 +875,7 @@ def test_counts_only_a_failed_base_is_every_steps_error(tmp_path):
         project,
         "old",
         "new",
-        AttributeOptions(
-            patterns="hello@*",
-            quick=True,
-            out=tmp_path / "out",
-            quiet=True,
-            count_fn=count_fn,
-            weigh=fake_weights,
-            resolve=lambda s: None,
-            ensure=_ensure(tmp_path),
-        ),
+        _counted_options(tmp_path, count_fn),
     )
     assert all(
         "hello@old [load]: count failed" in (s.error or "") for s in [*result.steps, result.direct]
@@ -903,16 +893,7 @@ def test_counts_only_a_disagreement_counts_the_pairs_in_one_more_batch_without_b
         project,
         "old",
         "new",
-        AttributeOptions(
-            patterns="hello@*",
-            quick=True,
-            out=tmp_path / "out",
-            quiet=True,
-            count_fn=count_fn,
-            weigh=fake_weights,
-            resolve=lambda s: None,
-            ensure=_ensure(tmp_path),
-        ),
+        _counted_options(tmp_path, count_fn),
     )
     first, steps, pairs = count_fn.calls
     assert first == ["hello@old", "hello@new"] and steps == [
@@ -945,16 +926,7 @@ def test_counts_only_a_step_moving_only_what_the_servers_never_import_is_not_cou
         project,
         "old",
         "new",
-        AttributeOptions(
-            patterns="hello@*",
-            quick=True,
-            out=tmp_path / "out",
-            quiet=True,
-            count_fn=count_fn,
-            weigh=fake_weights,
-            resolve=lambda s: None,
-            ensure=_ensure(tmp_path),
-        ),
+        _counted_options(tmp_path, count_fn),
     )
     assert count_fn.calls == [["hello@old", "hello@new"], ["hello@old+fastapi"]]
     by_name = {s.step: s for s in result.steps}
