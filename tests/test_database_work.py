@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, uvicorn_processes
 
-from benchwatch.counts.database_work import PLAN, median_detail, per_request, scans
+from benchwatch.counts.database_work import PLAN, median_detail, per_request, scans, shortened
 from benchwatch.measure.database_work import StatementWork, difference
 
 PLAN_TEXT = """Limit
@@ -26,6 +26,22 @@ PLAN_TEXT = """Limit
               Recheck Cond: (owner = $1)
               ->  Bitmap Index Scan on ix_items_owner
                     Index Cond: (owner = $1)"""
+
+
+def test_a_statement_is_named_by_its_tables_and_conditions_its_columns_shortened() -> None:
+    assert (
+        shortened("SELECT posts.id, posts.title FROM posts WHERE posts.id > $1 ORDER BY posts.id")
+        == "SELECT … FROM posts WHERE posts.id > $1 ORDER BY posts.id"
+    )
+    assert (
+        shortened("INSERT INTO posts (title, content) VALUES ($1, $2) RETURNING posts.id")
+        == "INSERT INTO posts (…) VALUES (…) RETURNING posts.id"
+    )
+    assert shortened("UPDATE items SET title = $1 WHERE id = $2") == (
+        "UPDATE items SET title = $1 WHERE id = $2"
+    )
+    long = "DELETE FROM items WHERE " + " OR ".join(f"id = ${n}" for n in range(1, 60))
+    assert len(shortened(long)) == 160 and shortened(long).endswith("…")
 
 
 def test_a_plan_is_named_by_its_scans_in_order_or_its_top_node() -> None:
@@ -48,14 +64,14 @@ def test_a_phase_is_its_buffers_per_request_by_statement_and_its_calls_per_plan(
     )
     assert total == 2.0
     assert detail == {
-        "SELECT a FROM t WHERE id = $1": 2.0,
-        "SELECT b FROM u": 0.0,
-        f"{PLAN}SELECT a FROM t WHERE id = $1: Index Scan using t_pkey on t": 1.0,
+        "SELECT … FROM t WHERE id = $1": 2.0,
+        "SELECT … FROM u": 0.0,
+        f"{PLAN}SELECT … FROM t WHERE id = $1: Index Scan using t_pkey on t": 1.0,
     }
     # over the repeats, the median; a part that is 0 everywhere is left out
-    assert median_detail([detail, {**detail, "SELECT a FROM t WHERE id = $1": 4.0}]) == {
-        "SELECT a FROM t WHERE id = $1": 3.0,
-        f"{PLAN}SELECT a FROM t WHERE id = $1: Index Scan using t_pkey on t": 1.0,
+    assert median_detail([detail, {**detail, "SELECT … FROM t WHERE id = $1": 4.0}]) == {
+        "SELECT … FROM t WHERE id = $1": 3.0,
+        f"{PLAN}SELECT … FROM t WHERE id = $1: Index Scan using t_pkey on t": 1.0,
     }
 
 
@@ -153,7 +169,7 @@ def test_a_dropped_index_is_a_regression_of_the_database_buffers_naming_the_stat
     base_value, head_value = lookup["base_value"], lookup["head_value"]
     assert head_value > 10 * base_value, (base_value, head_value)
     comment = (out / "comment.md").read_text()
-    statement = "SELECT id, title, owner FROM items WHERE id = $1"
+    statement = "SELECT … FROM items WHERE id = $1"  # its column list shortened
     assert f"`{statement}`" in comment
     assert f"`{PLAN}{statement}: Index Scan using items_pkey on items` 1.00 → 0.00" in comment
     assert f"`{PLAN}{statement}: Seq Scan on items` 0.00 → 1.00" in comment

@@ -15,6 +15,7 @@ calls per request: when a plan changes between base and head, both lines move.""
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -23,11 +24,18 @@ from benchwatch.measure import database, database_work
 from benchwatch.measure.server import Server
 
 PLAN = "plan "  # the detail keys of plans begin with it
-SHORT = 120  # characters of a statement's text in a detail key
+SHORT = 160  # characters of a statement's text in a detail key
 
 
 def shortened(query: str) -> str:
-    return query if len(query) <= SHORT else query[: SHORT - 1] + "…"
+    """A statement as the comment names it: a SELECT's column list and an INSERT's columns and
+    values as `…` (the tables and conditions are what tell statements apart), at most SHORT
+    characters."""
+    text = re.sub(r"^SELECT (?:DISTINCT )?.+? FROM ", "SELECT … FROM ", query, flags=re.S)
+    text = re.sub(
+        r"^(INSERT INTO \S+) \(.*?\) VALUES \(.*\)", r"\1 (…) VALUES (…)", text, flags=re.S
+    )
+    return text if len(text) <= SHORT else text[: SHORT - 1] + "…"
 
 
 def scans(plan: str) -> str:
