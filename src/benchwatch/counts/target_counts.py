@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchwatch.counts import database_work
 from benchwatch.declarations.requests import Endpoint
 from benchwatch.environments.envs import Env
+from benchwatch.measure.database_work import Snapshot
 from benchwatch.project.variants import Variant
 
 MANIFEST = "phases.json"
@@ -64,6 +66,8 @@ class Phase:
     wakeups: int = 0  # strace: polls that timed out (the idle timer's wake-ups) in the phase
     # callgrind: uvicorn's timer ticks in the phase (None: not a uvicorn server)
     ticks: int | None = None
+    # strace, an app on PostgreSQL: what the database did in the phase (counts/database_work.py)
+    database: Snapshot = field(default_factory=dict)
 
 
 @dataclass
@@ -78,6 +82,19 @@ class TargetCounts:
     idle_instructions_per_tick: float | None = None
     # the idle pause's whole count: with the timer quiet, a window's own cost
     idle_window_instructions: float = 0.0
+    # PostgreSQL's plans by statement when its work was read, else None (counts/database_work.py)
+    database_plans: dict[str, str] | None = None
+
+    def database_work(self, endpoint: Endpoint) -> list[tuple[float, dict[str, float]]]:
+        """Per repeat: the database's shared buffers per request and their detail (by statement;
+        by statement and plan); empty when the database's work was not read."""
+        if self.database_plans is None:
+            return []
+        return [
+            database_work.per_request(p.database, p.requests, self.database_plans)
+            for p in self.syscall_phases
+            if p.endpoint == endpoint
+        ]
 
     def instructions(self, endpoint: Endpoint) -> list[float]:
         """Per request, one value per repeat: the phase's count less the idle cost in it. With
