@@ -19,13 +19,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from benchwatch.compare.merge_shards import merge, read_shards
+    from benchwatch.compare.merge_shards import check, merge, read_shards
     from benchwatch.compare.outputs import write_outputs
     from benchwatch.report.headline import headline
     from benchwatch.results.files import ensure_writable, read_run, write_run
     from benchwatch.results.merge import merge_runs
 
     shards = read_shards(args.dirs)
+    check(shards)  # before anything is read further or written
     sides = {  # each side's run directory, its figures from every shard
         role: merge_runs(
             [(d / role, read_run(d / role)) for d, _, _ in shards if (d / role).is_dir()]
