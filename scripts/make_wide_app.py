@@ -5,7 +5,7 @@ import, so every boot starts from the same rows). Each resource has five endpoin
 record, a summary of one record (path parameters), a create and an update. The first five
 resources are behind the login: their lists are what `benchwatch init` picks for `quick`.
 
-    python scripts/make_wide_app.py DIR [--init]
+    python scripts/make_wide_app.py DIR [--init] [--resources 20]
 
 `--init` also runs `benchwatch init` in DIR (a git repository is made there first) with the login's
 credentials set, so DIR holds the declarations a team's `init` would write; scripts/time_shards.py
@@ -230,9 +230,10 @@ def class_name(table: str) -> str:
     return singular(table).capitalize()
 
 
-def files() -> dict[str, str]:
-    """Relative path -> text of every file of the app, in a fixed order."""
-    tables = [t for group in RESOURCES for t in group]
+def files(resources: int = 20) -> dict[str, str]:
+    """Relative path -> text of every file of the app, in a fixed order: the first `resources`
+    resources (five endpoints each; the tests' small compare takes one)."""
+    tables = [t for group in RESOURCES for t in group][:resources]
     out = {
         "requirements.txt": REQUIREMENTS,
         "app/__init__.py": "",
@@ -242,7 +243,12 @@ def files() -> dict[str, str]:
         + "".join(MODEL.format(cls=class_name(t), singular=singular(t)) for t in tables),
         "app/routers/__init__.py": "",
     }
-    for router, group in zip(ROUTERS, RESOURCES, strict=True):
+    routers = []
+    for router, every in zip(ROUTERS, RESOURCES, strict=True):
+        group = [t for t in every if t in tables]
+        if not group:
+            continue
+        routers.append(router)
         imports = ", ".join(
             f"{class_name(t)}{s}" for t in group for s in ("", "In", "Page", "Summary")
         )
@@ -258,14 +264,14 @@ def files() -> dict[str, str]:
             )
         out[f"app/routers/{router}.py"] = text
     out["app/main.py"] = MAIN.format(
-        imports="\n".join(f"from app.routers import {r}" for r in ROUTERS),
-        includes="\n".join(f"app.include_router({r}.router)" for r in ROUTERS),
+        imports="\n".join(f"from app.routers import {r}" for r in routers),
+        includes="\n".join(f"app.include_router({r}.router)" for r in routers),
     )
     return out
 
 
-def write(folder: Path) -> None:
-    for name, text in files().items():
+def write(folder: Path, resources: int = 20) -> None:
+    for name, text in files(resources).items():
         path = folder / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
@@ -318,11 +324,14 @@ def main() -> int:
     parser.add_argument(
         "--init", action="store_true", help="a git repository, then benchwatch init"
     )
+    parser.add_argument(
+        "--resources", type=int, default=20, help="how many resources (5 endpoints each; 20)"
+    )
     args = parser.parse_args()
     if args.folder.exists() and any(args.folder.iterdir()):
         print(f"ERROR: {args.folder} is not empty; give a new folder", file=sys.stderr)
         return 3
-    write(args.folder)
+    write(args.folder, args.resources)
     if args.init:
         init(args.folder, [sys.executable, "-m", "benchwatch"])
     return 0

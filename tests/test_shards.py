@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import random
 import subprocess
 import sys
@@ -27,7 +28,7 @@ from benchwatch.results.files import write_run
 from benchwatch.results.schema import Environment, Figure, Problem, Run, ServerPython
 
 sys.path.insert(0, str(REPO / "scripts"))
-import make_wide_app  # noqa: E402
+import make_wide_app
 
 
 def _app(stack: str, count: int, quick: int = 2, extra: tuple[str, ...] = ()):
@@ -320,3 +321,61 @@ def test_shards_dealt_from_other_endpoints_are_refused(
     facts["partition"] = "0" * 16
     (dirs[1] / "shard.json").write_text(json.dumps(facts))
     assert "the endpoints the shards were dealt from" in _refused(dirs, tmp_path / "m", capsys)
+
+
+# ---- for real: two shards of a small app's PR compare, then merged (slow) ---------------------
+
+
+def _bw(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    environ = {k: v for k, v in os.environ.items() if k != "BENCHWATCH_ROOT"}
+    return subprocess.run(
+        [sys.executable, "-m", "benchwatch", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=environ | make_wide_app.credentials(),
+        timeout=1200,
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+def test_two_shards_of_a_real_compare_count_apart_and_merge_into_one(tmp_path: Path) -> None:
+    """One resource of the generated app (5 endpoints behind a login, its list the quick set),
+    a no-op PR compare in two shards: shard 1 times the list and counts three endpoints, shard 2
+    counts the other two and times nothing; the merge holds every endpoint's counts once."""
+    app = tmp_path / "small"
+    app.mkdir()
+    make_wide_app.write(app, resources=1)
+    make_wide_app.init(app, [sys.executable, "-m", "benchwatch"])
+    compare = ["compare", "--base", "HEAD", "--head", "HEAD", "--quick", "--rounds", "2"]
+    dirs, codes = [tmp_path / "shard-1", tmp_path / "shard-2"], []
+    for k, out in enumerate(dirs, start=1):
+        done = _bw(*compare, "--no-micro", "--shard", f"{k}/2", "--out", str(out), cwd=app)
+        assert done.returncode in (0, 2), done.stdout + done.stderr
+        codes.append(done.returncode)
+    shards = [json.loads((d / "compare.json").read_text()) for d in dirs]
+    facts = [json.loads((d / "shard.json").read_text()) for d in dirs]
+    counted = [{tuple(k)[1] for k in f["counted"]} for f in facts]
+    assert [len(c) for c in counted] == [3, 2] and not counted[0] & counted[1]
+    for one, mine in zip(shards, counted, strict=True):
+        rows = [r for r in one["rows"] if r["metric"] == "instructions_per_request"]
+        assert {r["endpoint"] for r in rows} == mine  # counted only its own endpoints
+    timed = [
+        {r["endpoint"] for r in s["rows"] if r["metric"] == "cpu_us_per_request"} for s in shards
+    ]
+    assert timed == [{"GET /projects/"}, set()]  # the quick list, by shard 1 alone
+
+    done = _bw("compare-merge", *map(str, dirs), "--out", str(tmp_path / "merged"), cwd=app)
+    merged = json.loads((tmp_path / "merged" / "compare.json").read_text())
+    assert done.returncode == merged["summary"]["exit_code"] == max(codes), (
+        done.stdout + done.stderr
+    )
+    assert not [r["label"] for r in merged["rows"] if r["verdict"] == "regression"]  # a no-op
+    assert sorted(r["label"] for r in merged["rows"]) == sorted(
+        r["label"] for s in shards for r in s["rows"]
+    )
+    coverage = merged["extra"]["coverage"]
+    assert (coverage["endpoints"], coverage["timed"], coverage["counted"]) == (5, 1, 5)
+    assert {i["why"] for i in coverage["not_measured"]} == {"counts only (not in quick)"}
+    assert (tmp_path / "merged" / "head" / "run.json").exists()
