@@ -59,6 +59,14 @@ def test_a_bad_shard_on_the_command_line_is_one_error_line_and_exit_3(tmp_path: 
     assert done.stderr.strip() == "ERROR: --shard '3/2': K must be between 1 and N (N at least 1)"
 
 
+def test_a_shard_without_counts_is_refused() -> None:
+    from benchwatch.compare.options import CompareOptions
+
+    with pytest.raises(UserError, match="--shard splits the counts"):
+        CompareOptions(shard=Shard(2, 4), counts=False).check()
+    CompareOptions(shard=Shard(2, 4)).check()
+
+
 def test_shards_parse() -> None:
     assert parse_shard("1/4") == Shard(1, 4) and parse_shard("4/4").timed is False
     assert parse_shard(" 1/1 ").timed and str(parse_shard("2/3")) == "2/3"

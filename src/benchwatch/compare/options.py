@@ -54,6 +54,8 @@ class CompareOptions:
             raise UserError(
                 "--no-load, --no-micro and --no-counts together leave nothing to compare"
             )
+        if self.shard is not None and not self.counts:
+            raise UserError("--shard splits the counts over runners: give it without --no-counts")
         if self.rounds is not None and self.rounds < 1:
             raise UserError("--rounds: give a positive number of rounds")
         inject.active().check()  # TESTING ONLY: the --inject-head-* flags (measure/inject.py)
