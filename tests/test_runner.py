@@ -452,7 +452,12 @@ def test_a_night_resolves_next_on_pypi_records_it_after_the_last_and_opens_the_i
 SHOP = REPO / "tests" / "fixtures" / "shop"  # a user's app, as test_foreign_repo.py uses it
 
 
-def test_the_callers_init_writes_compare_a_users_pull_request_and_comment(tmp_path: Path) -> None:
+@pytest.mark.parametrize("shards", [1, 2])
+def test_the_callers_init_writes_compare_a_users_pull_request_and_comment(
+    tmp_path: Path, shards: int
+) -> None:
+    """With `shards: 2` in the caller, reusable-pr.yml's compare runs as a matrix of two shards
+    (compare --shard K/2, each uploads its folder) and its merge job makes the one artifact."""
     user = "user/shop"
     with StubAPI(user) as api:
         sandbox = Sandbox(tmp_path, api, user)
@@ -481,6 +486,12 @@ def test_the_callers_init_writes_compare_a_users_pull_request_and_comment(tmp_pa
         assert done.returncode == 0, done.stdout + done.stderr
         caller = (shop / ".github" / "workflows" / "benchwatch-pr.yml").read_text()
         assert f"uses: {REPOSITORY}/.github/workflows/reusable-pr.yml@{tool}" in caller
+        if shards > 1:
+            with_python = '      python-version: "3.12"'
+            assert with_python in caller
+            (shop / ".github" / "workflows" / "benchwatch-pr.yml").write_text(
+                caller.replace(with_python, f"{with_python}\n      shards: {shards}", 1)
+            )
         main = sandbox.start(shop, [])
         head = sandbox.commit(
             "feature",
@@ -505,6 +516,13 @@ def test_the_callers_init_writes_compare_a_users_pull_request_and_comment(tmp_pa
         assert code in ("0", "1"), f"compare exited {code}:\n{tail(compared.stdout)}"
         assert (compared.returncode == 0) == (code == "0"), tail(compared.stdout)
         assert "shop@own" in (artifact / "comment.md").read_text()
+        parts = sorted(p.name for p in (sandbox.artifacts / "401").glob("benchwatch-shard-*"))
+        assert parts == [f"benchwatch-shard-{k}" for k in range(1, shards + 1) if shards > 1]
+        for part in parts:
+            assert (sandbox.artifacts / "401" / part / "shard.json").is_file(), part
+        if shards > 1:  # the merged compare counted every endpoint: each in one shard
+            found = json.loads((artifact / "compare.json").read_text())["extra"]["coverage"]
+            assert found["counted"] == found["endpoints"] >= 2, tail(compared.stdout)
 
         run = {
             "id": 401,

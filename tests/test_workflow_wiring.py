@@ -601,7 +601,9 @@ def test_the_database_input_is_postgresql_or_nothing(workflow, job, value, code)
     )
 
 
-BENCHWATCH_BOOTS = re.compile(r"tool/bw (run|compare|attribute)\b")
+BENCHWATCH_BOOTS = re.compile(
+    r"tool/bw (run|compare|attribute)(?![\w-])"
+)  # compare-merge boots nothing
 
 
 @pytest.mark.parametrize("workflow, job", REUSABLE_MEASURING.items())

@@ -1260,7 +1260,12 @@ def test_reusable_workflows_are_only_called(name):
 
 def test_reusable_pr_is_read_only_and_the_commenter_runs_no_code():
     pr = _load(GITHUB / "workflows" / "reusable-pr.yml")
-    assert [job["permissions"] for job in pr["jobs"].values()] == [{"contents": "read"}]
+    # read-only in every job: the shards' list needs nothing, the compare (each shard) and the merge read
+    assert {name: job["permissions"] for name, job in pr["jobs"].items()} == {
+        "shards": {},
+        "compare": {"contents": "read"},
+        "merge": {"contents": "read"},
+    }
     # its one secret is the apps' own app-env, given to the compare step alone (test_workflow_wiring.py);
     # GitHub gives a fork's pull request none
     assert set(pr[True]["workflow_call"]["secrets"]) == {"app-env"}
@@ -1450,6 +1455,8 @@ def test_a_pull_request_without_secrets_compares_what_needs_none(tmp_path, no_se
         "SCENARIOS": "",
         "PATTERNS": "",
         "PROFILE": "false",
+        "SHARD": "1",
+        "SHARDS": "1",
         "NO_SECRETS": no_secrets,
         "APP_ENV": "",
         "RUNNER_TEMP": str(tmp_path),
@@ -1459,6 +1466,10 @@ def test_a_pull_request_without_secrets_compares_what_needs_none(tmp_path, no_se
     done = run_step(found, env, cwd=work)
     assert done.returncode == 0, done.stderr
     assert ("--skip-unset" in (work / "bw-args").read_text().split()) is skips
+    assert "--shard" not in (work / "bw-args").read_text()  # one runner: no shard
+    done = run_step(found, env | {"SHARD": "2", "SHARDS": "4"}, cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert " --shard 2/4" in (work / "bw-args").read_text()
 
 
 @pytest.mark.parametrize(

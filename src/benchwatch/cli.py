@@ -27,6 +27,7 @@ COMMANDS = [
     "run",
     "merge",
     "compare",
+    "compare-merge",
     "calibrate",
     "report",
     "site",

@@ -70,6 +70,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "here, and list them as not measured (a pull request from a fork gets no secrets; "
         "reusable-pr.yml passes it then)",
     )
+    parser.add_argument(
+        "--shard",
+        metavar="K/N",
+        help="count only shard K of N of the declared endpoints (a fixed, balanced split; base and "
+        "head of an endpoint in one shard); shard 1 also times the quick set, the others only count. "
+        "`benchwatch compare-merge` makes the one comment of the N folders (docs/shards.md)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     parser.add_argument(
         "--inject-head-cpu-us",
@@ -105,6 +112,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from benchwatch.compare.compare import compare
     from benchwatch.compare.options import CompareOptions
+    from benchwatch.compare.shard import parse_shard
     from benchwatch.judge.moved import terminal_lines
     from benchwatch.measure import inject
     from benchwatch.project.loading import load_project
@@ -123,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         confirm=not args.no_confirm,
         counts=not args.no_counts,
         skip_unset=args.skip_unset,
+        shard=parse_shard(args.shard) if args.shard is not None else None,
     )
     head = inject.Injection(
         cpu_us=args.inject_head_cpu_us,

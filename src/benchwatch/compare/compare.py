@@ -39,6 +39,7 @@ def compare(
     """Measure base and head on this machine (load side by side, micro timings in alternating batches) and judge
     every figure. The sides are resolved and matched before anything is created or built. What
     else is measured, and how, is in `options` (compare/options.py)."""
+    from benchwatch.compare import shard as shard_module
     from benchwatch.compare import sides as sides_module
     from benchwatch.compare.rounds import (
         compare_plan,
@@ -53,6 +54,7 @@ def compare(
     options.check()
     patterns, quick, load, counts = options.patterns, options.quick, options.load, options.counts
     micro, quiet, instructions = options.micro, options.quiet, options.instructions
+    load, micro = load and options.timed_here, micro and options.timed_here
     started = now()
     plan = compare_plan(quick, options.rounds)
     with sides_module.resolve(project, base, head, patterns) as (base_side, head_side):
@@ -67,6 +69,11 @@ def compare(
             matched, skipped = preflight.pairs_without_unset(matched)
         base_side.variants = [b for b, _ in matched]
         head_side.variants = [h for _, h in matched]
+        part = (
+            shard_module.partition(options.shard, [(base_side.key(b), b, h) for b, h in matched])
+            if options.shard is not None
+            else None
+        )
         preflight.check(base_side.variants + head_side.variants)
         session = open_session(
             project.root,
@@ -148,7 +155,9 @@ def compare(
         extra.notes[:0] = interpreter_notes(matched, environments)
         counted = None
         if counts:
-            counted = measure_counts(base_side, head_side, environments, out)
+            counted = measure_counts(
+                base_side, head_side, environments, out, keep=part.counts_here if part else None
+            )
             figures["base"] += counted.base
             figures["head"] += counted.head
             micro_problems += counted.problems
@@ -234,6 +243,10 @@ def compare(
                 load=load,
                 counts=counts,
                 counts_unavailable=extra.counts.skipped,
+                timed_here=options.timed_here,
+                counted_here=(
+                    (lambda b, label: part.counts_here(base_side.key(b), label)) if part else None
+                ),
             ),
             skipped,
         )
@@ -264,6 +277,8 @@ def compare(
             calibration=calibration.model_dump(exclude={"detail"}) if calibration else None,
             extra=extra,
         )
+        if part is not None:
+            shard_module.write_facts(out, part.facts(shard_module.coverage_order(matched)))
     write_outputs(comparison, out)
     return comparison, out
 

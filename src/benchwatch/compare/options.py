@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchwatch.compare.shard import Shard
 from benchwatch.errors import UserError
 from benchwatch.measure import inject
 from benchwatch.measure.session import Session
@@ -39,6 +40,13 @@ class CompareOptions:
     # leave out what needs a `${NAME}` not set here (a fork's pull request gets no secrets;
     # measure/preflight.py), listed as not measured
     skip_unset: bool = False
+    # --shard K/N: count only shard K's endpoints; shard 1 also times the quick set (compare/shard.py)
+    shard: Shard | None = None
+
+    @property
+    def timed_here(self) -> bool:
+        """Whether this compare runs the load rounds and micro-benchmarks (a shard but the first: no)."""
+        return self.shard is None or self.shard.timed
 
     def check(self) -> None:
         """Bad input said before anything is resolved, created or built."""
@@ -46,6 +54,8 @@ class CompareOptions:
             raise UserError(
                 "--no-load, --no-micro and --no-counts together leave nothing to compare"
             )
+        if self.shard is not None and not self.counts:
+            raise UserError("--shard splits the counts over runners: give it without --no-counts")
         if self.rounds is not None and self.rounds < 1:
             raise UserError("--rounds: give a positive number of rounds")
         inject.active().check()  # TESTING ONLY: the --inject-head-* flags (measure/inject.py)

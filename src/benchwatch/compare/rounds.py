@@ -8,7 +8,7 @@ import re
 import statistics
 import sys
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -313,7 +313,13 @@ class CountResult:
     )  # role -> variant id -> its files
 
 
-def measure_counts(base: Side, head: Side, environments: dict, out_dir: Path) -> CountResult:
+def measure_counts(
+    base: Side,
+    head: Side,
+    environments: dict,
+    out_dir: Path,
+    keep: Callable[[str, str], bool] | None = None,
+) -> CountResult:
     """Instructions and system calls per request of every declared endpoint of the sides' variants
     (a --quick compare too: counts are cheap and deterministic, so a PR watches every endpoint while
     timing the quick ones), both sides at once (a count does not depend on what else the machine
@@ -327,6 +333,12 @@ def measure_counts(base: Side, head: Side, environments: dict, out_dir: Path) ->
 
     def count(side: Side) -> tuple[list[Figure], list[Problem]]:
         targets = counts.targets_for(side.variants, environments, False, side.role)
+        if keep is not None:  # a shard (compare/shard.py): only its endpoints (pair key, label)
+            targets = [
+                dataclasses.replace(t, endpoints=mine)
+                for t in targets
+                if (mine := tuple(e for e in t.endpoints if keep(side.key(t.variant), e.label)))
+            ]
         where = out_dir / f"{side.role}-counts"
         result.dirs[side.role] = {
             t.variant.id: d

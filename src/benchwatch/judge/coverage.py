@@ -5,7 +5,7 @@ for the quick ones), and nothing is dropped without saying so. No I/O here."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from pydantic import BaseModel
 
@@ -52,9 +52,13 @@ def coverage(
     load: bool,
     counts: bool,
     counts_unavailable: str | None,
+    timed_here: bool = True,
+    counted_here: Callable[[Variant, str], bool] | None = None,
 ) -> Coverage:
     """Every endpoint of every compared pair: timed when the load tests ran it (all of them, or the
-    quick ones with --quick) and both sides have a valid figure; counted likewise."""
+    quick ones with --quick) and both sides have a valid figure; counted likewise. A shard of a
+    compare (compare/shard.py) says only what is its own: its timings when `timed_here`, the counts
+    of the endpoints `counted_here(base variant, label)`; the merge puts the shards' parts together."""
     timed = {role: _measured(figures[role], counted=False) for role in ("base", "head")}
     counted = {role: _measured(figures[role], counted=True) for role in ("base", "head")}
     found = Coverage()
@@ -81,10 +85,12 @@ def coverage(
                 continue
             has_timings = (base.id, label) in timed["base"] and (head.id, label) in timed["head"]
             has_counts = (base.id, label) in counted["base"] and (head.id, label) in counted["head"]
-            found.timed += has_timings
-            found.counted += has_counts
+            timings_here = timed_here
+            counts_here = counted_here is None or counted_here(base, label)
+            found.timed += has_timings and timings_here
+            found.counted += has_counts and counts_here
             why_timings = why_counts = None
-            if not has_timings:
+            if not has_timings and timings_here:
                 if label in per_request:
                     why_timings = PER_REQUEST_WHY
                 elif not load:
@@ -93,7 +99,7 @@ def coverage(
                     why_timings = "not in quick"
                 else:
                     why_timings = _why(problems, (base.id, head.id), label, timing=True)
-            if not has_counts:
+            if not has_counts and counts_here:
                 if not counts:
                     why_counts = "--no-counts"
                 elif counts_unavailable:
@@ -166,3 +172,16 @@ def add_left_out(found: Coverage, skipped: Sequence[Skipped]) -> Coverage:
                 )
             )
     return found
+
+
+def combine(one: NotMeasured, other: NotMeasured) -> NotMeasured:
+    """One endpoint's item said in two parts by two shards of a compare: its timings by the timed
+    shard, its counts by its own shard (compare/merge_shards.py); the same item twice is one."""
+    if one == other:
+        return one
+    parts = (one, other)
+    timings = next((p.why for p in parts if p.missing == "timings"), None)
+    counts = next((p.why for p in parts if p.missing == "counts"), None)
+    if timings == NOT_IN_QUICK:
+        timings = "not in quick"
+    return _item(one.variant, one.endpoint, timings, counts) or one
