@@ -19,6 +19,7 @@ from pathlib import Path
 from benchwatch.counts import callgrind, strace
 from benchwatch.counts import request_budget as plan
 from benchwatch.counts.counted_server import serve_under_counter
+from benchwatch.counts.statements import PhaseTally
 from benchwatch.counts.target_counts import (
     MANIFEST,
     TRACE,
@@ -190,6 +191,7 @@ def _strace(
     endpoints = target.endpoints
     phases: list[Phase] = []
     windows: list[tuple[float, float]] = []
+    tally = PhaseTally()  # SQL statements, read between the windows (counts/statements.py)
     with serve_under_counter(target, strace.wrap(trace), "strace") as s:
         requests = s.requests
         for i, request in enumerate(requests):
@@ -201,6 +203,7 @@ def _strace(
         for r, i in plan.counted_order([e.method for e in endpoints], repeats):
             time.sleep(PAUSE_S)  # the last window ends mid-pause: its tail stays clear
             s.collect()  # between windows: the collection's calls (and the harness's) fall outside
+            tally.take(s)  # the last phase's statements (before the first: the warm-up's, left out)
             time.sleep(PAUSE_S / 2)
             start = time.time()
             s.send(i, requests[i], counts[i], THINK_S["strace"])
@@ -210,6 +213,8 @@ def _strace(
             windows.append((start, end))
             phases.append(Phase(endpoints[i], r, counts[i], end - start))
         time.sleep(PAUSE_S)
+        tally.take(s)
+    tally.assign(phases)
     try:
         counted = strace.count_windows(strace.calls(trace), windows)
     except strace.StraceError as exc:
