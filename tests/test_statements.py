@@ -50,6 +50,15 @@ POSTS = "SELECT post.id, post.title, post.body, post.created_at, post.is_publish
             "SELECT a FROM t WHERE a = ? AND b = ? AND c::int = ?",
         ),
         ("SELECT a FROM t WHERE id IN (?, ?, ?)", "SELECT a FROM t WHERE id IN (?, …)"),
+        (
+            "SELECT a FROM t WHERE %(param_1)s::INTEGER = t.id AND b IN (%(b_1)s::VARCHAR(20), %(b_2)s::VARCHAR(20))",
+            "SELECT a FROM t WHERE ? = t.id AND b IN (?, …)",
+        ),
+        (
+            "SELECT a FROM t WHERE x = $1::timestamp without time zone",
+            "SELECT a FROM t WHERE x = ?",
+        ),
+        ("SELECT a::text FROM t", "SELECT a::text FROM t"),
         ("SELECT a FROM t WHERE id IN (1, 2)", "SELECT a FROM t WHERE id IN (?, …)"),
         (
             "INSERT INTO t (a, b) VALUES (?, ?), (?, ?), (?, ?)",

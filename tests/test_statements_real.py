@@ -2,11 +2,13 @@
 post's comments in one more statement (`selectinload`); the planted commit drops that option, so
 each post's comments are read lazily, one statement per post. `compare` of the two commits, by their
 counts, exits 1 naming the statement and its count per request; a no-op compare of the same app is
-quiet on the statements (its endpoint that sends none among them, 0 → 0)."""
+quiet on the statements (its endpoint that sends none among them, 0 → 0). On SQLite and on
+PostgreSQL (psycopg through SQLAlchemy: the same statements, `%(param_1)s` for `?`)."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import textwrap
@@ -25,7 +27,9 @@ LOADED_TOGETHER = "OPTIONS = (selectinload(Post.comments),)"
 LOADED_ONE_BY_ONE = "OPTIONS = ()  # each post's comments read when used: one statement per post"
 APP = textwrap.dedent(
     f'''
-    """A blog on SQLite: posts and their comments."""
+    """A blog on SQLite or PostgreSQL: posts and their comments."""
+
+    import os
 
     from fastapi import FastAPI
     from sqlalchemy import ForeignKey, create_engine, select
@@ -52,8 +56,13 @@ APP = textwrap.dedent(
         post: Mapped[Post] = relationship(back_populates="comments")
 
 
-    engine = create_engine(
-        "sqlite://", poolclass=StaticPool, connect_args={{"check_same_thread": False}}
+    URL = os.environ.get("BLOG_DATABASE_URL", "")  # the boot's PostgreSQL database, or SQLite in memory
+    engine = (
+        create_engine(URL.replace("postgresql://", "postgresql+psycopg://", 1))
+        if URL
+        else create_engine(
+            "sqlite://", poolclass=StaticPool, connect_args={{"check_same_thread": False}}
+        )
     )
     Base.metadata.create_all(engine)
     with Session(engine) as session:
@@ -83,6 +92,7 @@ DECLARED = textwrap.dedent(
     name = "blog"
     app = "app:app"
     stacks = ["latest"]
+    {database}
 
     [[endpoints]]
     name = "posts"
@@ -103,17 +113,31 @@ def _git(root: Path, *args: str) -> None:
     )
 
 
-@pytest.fixture(scope="module")
-def blog(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A repository with the blog at its first commit and the N+1 planted in its second."""
-    root = tmp_path_factory.mktemp("statements") / "repo"
+POSTGRES = 'database = "postgresql"\nenv = { BLOG_DATABASE_URL = "{database_url}" }'
+
+
+@pytest.fixture(
+    scope="module", params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+)
+def blog(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository with the blog at its first commit and the N+1 planted in its second: on SQLite
+    in the server's memory, or on a fresh PostgreSQL database every boot (TEST_DATABASE_URL's
+    cluster, else one benchwatch starts)."""
+    if request.param == "postgresql":
+        from benchwatch.measure import database
+
+        if not os.environ.get("TEST_DATABASE_URL") and database.server_bin() is None:
+            pytest.skip("no TEST_DATABASE_URL and no PostgreSQL server binaries")
+    root = tmp_path_factory.mktemp(f"statements-{request.param}") / "repo"
     (root / "blog").mkdir(parents=True)
     shutil.copy(REPO / "stacks.toml", root / "stacks.toml")
     (root / "benchwatch.toml").write_text(
         '[benchwatch]\napps = ["blog"]\ndefault_stacks = ["latest"]\n'
     )
     (root / "blog" / "app.py").write_text(APP)
-    (root / "blog" / "benchwatch-app.toml").write_text(DECLARED)
+    (root / "blog" / "benchwatch-app.toml").write_text(
+        DECLARED.replace("{database}", POSTGRES if request.param == "postgresql" else "")
+    )
     (root / ".gitignore").write_text("results/\n.benchwatch/\n__pycache__/\n")
     _git(root, "init", "-q")
     _git(root, "add", "-A")
@@ -124,6 +148,9 @@ def blog(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _compare(root: Path, out: Path, base: str, head: str) -> tuple[int, dict, str, str]:
+    from benchwatch.measure import database
+
+    configured = os.environ.get("TEST_DATABASE_URL")
     done = benchwatch(
         "compare",
         "--base",
@@ -136,6 +163,7 @@ def _compare(root: Path, out: Path, base: str, head: str) -> tuple[int, dict, st
         "--out",
         str(out),
         root=root,
+        env={database.URL_ENV: configured} if configured else None,
         timeout=1500,
     )
     assert "Traceback" not in done.stderr, done.stderr[-3000:]

@@ -33,6 +33,11 @@ _STRING = re.compile(r"'(?:[^']|'')*'")
 _NUMBER = re.compile(r"(?<![\w.$])\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w.])")
 # psycopg's %(name)s and %s, PostgreSQL's $1, named :name (not a ::cast), qmark ?
 _MARKER = re.compile(r"%\(\w+\)s|%s|\$\d+|(?<![:\w]):\w+|\?")
+# a marker's cast, as SQLAlchemy writes them for psycopg: %(param_1)s::INTEGER, ?::VARCHAR(200)[]
+_CAST = re.compile(
+    r"\?::[A-Za-z_][\w.]*(?:\s+(?:WITH|WITHOUT)\s+TIME\s+ZONE)?(?:\s*\(\s*\d+(?:\s*,\s*\d+)?\s*\))?(?:\[\])*",
+    re.IGNORECASE,
+)
 _MARKER_LIST = re.compile(r"\(\s*\?(?:\s*,\s*\?)+\s*\)")  # IN (?, ?, ?) of any length
 _REPEATED_ROWS = re.compile(r"\(\?, …\)(?:\s*,\s*\(\?, …\))+")  # VALUES (?, …), (?, …), …
 _SPACE = re.compile(r"\s+")
@@ -42,10 +47,11 @@ _UPDATE_SET = re.compile(r"^(UPDATE \S+ SET )(.*?)( WHERE |$)", re.IGNORECASE)
 
 def normalize(text: str) -> str:
     """One statement's text as it is grouped: string and number literals and every bind marker as
-    `?`, a list of them as `(?, …)`, whitespace collapsed, a long SELECT, INSERT or SET column list
+    `?` (its cast dropped: psycopg's `%(param_1)s::INTEGER` through SQLAlchemy), a list of them as `(?, …)`, whitespace collapsed, a long SELECT, INSERT or SET column list
     as `…`, at most MAX_TEXT characters."""
     found = _STRING.sub("?", text)
     found = _MARKER.sub("?", found)
+    found = _CAST.sub("?", found)
     found = _NUMBER.sub("?", found)
     found = _SPACE.sub(" ", found).strip().rstrip(";").strip()
     found = _MARKER_LIST.sub("(?, …)", found)
