@@ -290,3 +290,63 @@ def test_a_real_process_tallies_its_sqlite_statements_between_two_readings(tmp_p
         harness.close()
         process.stdin.close()  # type: ignore[union-attr]
         process.wait(timeout=30)
+
+
+FAKE_PSYCOPG = textwrap.dedent(
+    """
+    class Cursor:
+        def execute(self, query, params=None):
+            return "ran"
+
+        def executemany(self, query, params):
+            return "ran many"
+
+
+    class AsyncCursor:
+        async def execute(self, query, params=None):
+            return "ran"
+    """
+)
+USES_PSYCOPG = textwrap.dedent(
+    """
+    import asyncio, sys
+    import benchwatch_statements as hooks
+    hooks.install()
+    assert "psycopg" not in sys.modules
+    import psycopg  # imported after the hooks: watched as it loads
+    cursor = psycopg.Cursor()
+    assert cursor.execute("select 1 where a = %s", (1,)) == "ran"
+    cursor.executemany("insert into t values (%s)", [(1,), (2,)])
+    # what SQLAlchemy hands to the driver it has seen already: not counted twice
+    exec("cursor.execute('select from_sqlalchemy')", {"__name__": "sqlalchemy.engine.default", "cursor": cursor})
+    assert asyncio.run(psycopg.AsyncCursor().execute("select 2")) == "ran"
+    assert "sqlalchemy" not in sys.modules and "sqlite3" not in sys.modules
+    sys.stdout.write(hooks.TALLY.answer().decode())
+    """
+)
+
+
+def test_psycopg_used_directly_is_counted_and_what_sqlalchemy_sends_through_it_is_not(
+    tmp_path: Path,
+):
+    """The hook on psycopg's cursor classes (here a stand-in package with the same names): its
+    module watched as the app imports it, every execute counted once, SQLAlchemy's left to its own
+    listener."""
+    (tmp_path / "psycopg").mkdir()
+    (tmp_path / "psycopg" / "__init__.py").write_text(FAKE_PSYCOPG)
+    environ = {k: v for k, v in os.environ.items() if not k.startswith("BENCHWATCH_")}
+    environ["PYTHONPATH"] = os.pathsep.join([str(HARNESS_DIR), str(tmp_path)])
+    done = subprocess.run(
+        [sys.executable, "-c", USES_PSYCOPG],
+        capture_output=True,
+        text=True,
+        env=environ,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert read_answer(done.stdout.strip().encode()) == Reading(
+        3,
+        Counter(
+            {"select ? where a = ?": 1, "insert into t values (?)": 1, "select ?": 1},
+        ),
+    )

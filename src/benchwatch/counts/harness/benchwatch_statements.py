@@ -6,9 +6,9 @@ What is seen, every statement text as the app hands it to its database driver:
 - SQLAlchemy: a `before_cursor_execute` listener on the Engine class (every engine, sync or
   the one under an AsyncEngine), added the moment the app's own `import sqlalchemy` finishes;
   an app that never imports it never has it imported here;
-- sqlite3 used directly: a connection the app opens itself (not SQLAlchemy's) gets a trace
-  callback (`set_trace_callback`), which sees every statement SQLite runs on it, the `BEGIN`
-  and `COMMIT` the sqlite3 module issues included;
+- sqlite3 used directly: a connection the app opens itself (not SQLAlchemy's, nor aiosqlite's,
+  which SQLAlchemy's async engine uses) gets a trace callback (`set_trace_callback`), which sees
+  every statement SQLite runs on it, the `BEGIN` and `COMMIT` the sqlite3 module issues included;
 - psycopg (3) used directly: `Cursor.execute`/`executemany` (and the async cursor's) counted
   when not called from SQLAlchemy (which its listener has seen already).
 
@@ -49,9 +49,10 @@ class Tally:
 TALLY = Tally()
 
 
-def _from_sqlalchemy(depth: int) -> bool:
+def _from_sqlalchemy(depth: int, also: tuple[str, ...] = ()) -> bool:
+    """Whether the caller `depth` frames up is SQLAlchemy's code (or one of `also`)."""
     frame = sys._getframe(depth + 1)
-    return str(frame.f_globals.get("__name__", "")).startswith("sqlalchemy")
+    return str(frame.f_globals.get("__name__", "")).startswith(("sqlalchemy", *also))
 
 
 def _on_sqlalchemy(module: Any) -> None:
@@ -73,7 +74,9 @@ def _on_sqlite3(module: Any) -> None:
 
         def connect(*args: Any, _original: Any = original, **kwargs: Any) -> Any:
             connection = _original(*args, **kwargs)
-            if not _from_sqlalchemy(1):
+            # aiosqlite connects in a thread of its own: under SQLAlchemy's async engine (its
+            # listener sees those statements) as when used alone, which is then not seen
+            if not _from_sqlalchemy(1, also=("aiosqlite",)):
                 connection.set_trace_callback(TALLY.record)
             return connection
 
@@ -124,8 +127,14 @@ class _Loader(importlib.abc.Loader):
         return self.inner.create_module(spec)
 
     def exec_module(self, module: Any) -> None:
+        module.__loader__ = self.inner  # the module sees its own loader (its resources, …)
+        if getattr(module, "__spec__", None) is not None:
+            module.__spec__.loader = self.inner
         self.inner.exec_module(module)
         _INSTALL[self.name](module)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
