@@ -9,13 +9,20 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from benchwatch.counts import callgrind, strace
+from benchwatch.counts import callgrind, statements, strace
 from benchwatch.counts.database_work import median_detail
 from benchwatch.counts.one_target import IDLE_S, STRACE_TIMES, count_target
 from benchwatch.counts.target_counts import CountFailed, CountTarget, Phase, TargetCounts
 from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.figure_key import load_key
-from benchwatch.figures.metrics import DB_BUFFERS, INSTRUCTIONS, SYSCALLS, Counted, Metric
+from benchwatch.figures.metrics import (
+    DB_BUFFERS,
+    INSTRUCTIONS,
+    STATEMENTS,
+    SYSCALLS,
+    Counted,
+    Metric,
+)
 from benchwatch.measure import inject
 from benchwatch.results.schema import Figure, Problem
 
@@ -132,6 +139,22 @@ def endpoint_figures(
         name: round(statistics.median(found.get(name, 0.0) for found in by_name), 3)
         for name in sorted({name for found in by_name for name in found})
     }
+    sent = statements.per_request(counted.syscall_phases, endpoint)
+    sql = (
+        []
+        if sent is None
+        else [
+            _figure(
+                counted.target,
+                endpoint,
+                STATEMENTS,
+                sent.samples,
+                name_tag,
+                phases("strace", counted.syscall_phases),
+                sent.detail,
+            )
+        ]
+    )
     return [
         _figure(
             counted.target,
@@ -150,6 +173,7 @@ def endpoint_figures(
             phases("strace", counted.syscall_phases),
             {k: v for k, v in detail.items() if v != 0},
         ),
+        *sql,
         *_database_figure(counted, endpoint, name_tag),
     ], []
 

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from benchwatch.counts.client import Client, Request, RequestFailed
-from benchwatch.counts.harness_control import Harness, HarnessError
+from benchwatch.counts.harness_control import STATEMENTS_ENV, Harness, HarnessError
 from benchwatch.counts.target_counts import CountFailed, CountTarget
 from benchwatch.measure.launch import ServerOptions, running
 from benchwatch.measure.ports import HOST
@@ -64,6 +64,13 @@ class Serving:
         except HarnessError as exc:
             raise CountFailed(str(exc), stderr_tail=self.srv.stderr_tail()) from None
 
+    def statements(self) -> bytes:
+        """The SQL statements the server sent since the last call (counts/statements.py)."""
+        try:
+            return self.gc.statements()
+        except HarnessError as exc:
+            raise CountFailed(str(exc), stderr_tail=self.srv.stderr_tail()) from None
+
     def collect(self) -> None:
         """A full garbage collection in the server (counts/harness): every phase begins with the
         collector in the same state."""
@@ -85,7 +92,7 @@ def serve_under_counter(target: CountTarget, wrap: list[str], counter: str) -> I
             ServerOptions(
                 role=target.role,
                 wrap=wrap,
-                wrap_environ={**HASH_SEED, **gc.environ()},
+                wrap_environ={**HASH_SEED, **gc.environ(), **_tally(counter)},
                 ready_timeout=READY_S,
                 probe_timeout=PROBE_TIMEOUT_S,
                 interrupt_wait=STOP_WAIT_S,
@@ -117,3 +124,9 @@ def serve_under_counter(target: CountTarget, wrap: list[str], counter: str) -> I
         ) from None
     finally:
         gc.close()
+
+
+def _tally(counter: str) -> dict[str, str]:
+    """The boot under strace tallies the SQL statements (counts/statements.py): its hooks are Python
+    alone, no system call; under callgrind they would be instructions, so that boot has none."""
+    return {STATEMENTS_ENV: "1"} if counter == "strace" else {}

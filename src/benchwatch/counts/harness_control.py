@@ -12,6 +12,7 @@ from pathlib import Path
 
 HARNESS_DIR = Path(__file__).parent / "harness"
 SOCKET_ENV = "BENCHWATCH_COUNTS_GC_SOCKET"
+STATEMENTS_ENV = "BENCHWATCH_COUNTS_STATEMENTS"  # "1": the server tallies its SQL statements
 CONNECT_TIMEOUT_S = 30.0  # the socket exists before the server answers: this is slack
 ANSWER_TIMEOUT_S = 150.0  # a full collection under callgrind (1/50 speed); the first tick of a hold
 
@@ -86,6 +87,15 @@ class Harness:
         self._ask(b"u", "wake")
         if self._read_one("wake") != b"k":
             raise HarnessError("the server's counting harness closed its socket")
+
+    def statements(self) -> bytes:
+        """The server's SQL statements since the last call, as the harness's JSON line, or b"-"
+        when it does not tally them (counts/statements.py reads it)."""
+        self._ask(b"t", "statements")
+        answer = self._read_until(b"\n", "statements")
+        if not answer.endswith(b"\n"):
+            raise HarnessError("the server's counting harness closed its socket")
+        return answer.rstrip(b"\n")
 
     def _read_one(self, name: str) -> bytes:
         assert self._socket is not None

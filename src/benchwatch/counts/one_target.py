@@ -20,6 +20,7 @@ from benchwatch.counts import callgrind, strace
 from benchwatch.counts import request_budget as plan
 from benchwatch.counts.counted_server import serve_under_counter
 from benchwatch.counts.database_work import DatabaseWork
+from benchwatch.counts.statements import PhaseTally
 from benchwatch.counts.target_counts import (
     MANIFEST,
     TRACE,
@@ -194,6 +195,7 @@ def _strace(
     endpoints = target.endpoints
     phases: list[Phase] = []
     windows: list[tuple[float, float]] = []
+    tally = PhaseTally()  # SQL statements, read between the windows (counts/statements.py)
     with serve_under_counter(target, strace.wrap(trace), "strace") as s:
         requests = s.requests
         database = DatabaseWork.of(s.srv)  # PostgreSQL's own work per phase, read from outside
@@ -206,6 +208,7 @@ def _strace(
         for r, i in plan.counted_order([e.method for e in endpoints], repeats):
             time.sleep(PAUSE_S)  # the last window ends mid-pause: its tail stays clear
             s.collect()  # between windows: the collection's calls (and the harness's) fall outside
+            tally.take(s)  # the last phase's statements (before the first: the warm-up's, left out)
             if database is not None:
                 database.start()
             time.sleep(PAUSE_S / 2)
@@ -221,7 +224,9 @@ def _strace(
                 database.stop()
                 phases[-1].database = database.phases[-1]
         time.sleep(PAUSE_S)
+        tally.take(s)
         plans = database.plans() if database is not None else None
+    tally.assign(phases)
     try:
         counted = strace.count_windows(strace.calls(trace), windows)
     except strace.StraceError as exc:

@@ -68,6 +68,8 @@ class Phase:
     ticks: int | None = None
     # strace, an app on PostgreSQL: what the database did in the phase (counts/database_work.py)
     database: Snapshot = field(default_factory=dict)
+    # strace: SQL statements by normalized text (None: none tallied; counts/statements.py)
+    statements: dict[str, int] | None = None
 
 
 @dataclass

@@ -30,6 +30,7 @@ __all__ = [
     "RSS_IDLE",
     "RSS_PEAK",
     "RSS_WARM",
+    "STATEMENTS",
     "SYSCALLS",
     "Closed",
     "Counted",
@@ -142,9 +143,22 @@ DB_BUFFERS = Metric(
     True,
     0.10,
 )
+# SQL statements the server sends per request (counted under strace through the harness:
+# benchwatch.counts.statements), by normalized statement in Figure.detail. Deterministic; not part of
+# the cost (the database's work is another process's), gating on its own: its floor is a number of
+# statements per request, not a fraction (judge/statements.py)
+STATEMENTS = Metric(
+    "statements_per_request",
+    "statements",
+    False,
+    "statements/req",
+    "SQL statements/request",
+    True,
+    0.5,
+)
 # the deterministic counts per request, and the cost made of them: never confirmed (judge/gate.py)
 COUNTS: tuple[Metric, ...] = (INSTRUCTIONS, SYSCALLS)
-COUNT_KEYS = frozenset(m.key for m in (*COUNTS, COST, DB_BUFFERS))
+COUNT_KEYS = frozenset(m.key for m in (*COUNTS, COST, DB_BUFFERS, STATEMENTS))
 
 # in the order tables and names list them
 METRICS: tuple[Metric, ...] = (
@@ -152,6 +166,7 @@ METRICS: tuple[Metric, ...] = (
     INSTRUCTIONS,
     SYSCALLS,
     DB_BUFFERS,
+    STATEMENTS,
     CPU,
     CPU_USER,
     CPU_SYS,

@@ -25,8 +25,10 @@ from benchwatch.figures.metrics import (
     METRICS,
     MICRO_INSTRUCTIONS,
     RPS,
+    STATEMENTS,
     SYSCALLS,
 )
+from benchwatch.judge.statements import strayed as statements_strayed
 from benchwatch.judge.stats import aa_floor
 from benchwatch.results.files import write_json_atomic
 from benchwatch.results.schema import Environment, Figure, figure_label
@@ -41,6 +43,7 @@ MIN_FLOORS = {
     SYSCALLS.key: SYSCALLS.default_floor,
     COST.key: COST.default_floor,
     DB_BUFFERS.key: DB_BUFFERS.default_floor,
+    STATEMENTS.key: STATEMENTS.default_floor,  # statements per request, not a fraction
 }
 # a count's floor: this many times the farthest an A/A compare's range strayed from 1 (two boots
 # of one server count a little differently: payloads 1 kB read 0.9952 [0.9944, 0.9965] A/A)
@@ -205,6 +208,12 @@ def count_floors(rows: Sequence[Any]) -> dict[str, dict[str, float]]:
     farthest its range strayed from 1, times COUNT_FLOOR_FACTOR, at least the metric's minimum."""
     found: dict[str, dict[str, float]] = defaultdict(dict)
     for row in rows:
+        if row.metric == STATEMENTS.key:  # a number of statements per request (judge/statements.py)
+            apart = statements_strayed(row.base_samples, row.head_samples)
+            found[row.metric][row.label] = round(
+                max(min_floor(row.metric), COUNT_FLOOR_FACTOR * apart), 4
+            )
+            continue
         if row.metric not in COUNT_KEYS or row.low is None or row.high is None:
             continue
         strayed = max(abs(row.low - 1.0), abs(row.high - 1.0))

@@ -16,6 +16,7 @@ from benchwatch.figures.metrics import (
     FALLBACK_FLOOR,
     INSTRUCTIONS,
     MICRO_INSTRUCTIONS,
+    STATEMENTS,
     SYSCALLS,
     Metric,
 )
@@ -23,6 +24,7 @@ from benchwatch.judge.calibrate import Calibration, floor_for, floor_key
 from benchwatch.judge.coverage import Coverage
 from benchwatch.judge.dropped import ShortRounds
 from benchwatch.judge.moved import MovedPackages
+from benchwatch.judge.statements import judge_statements
 from benchwatch.judge.stats import (
     RatioInterval,
     TooFewSamples,
@@ -277,6 +279,9 @@ def judge_pair(base: Figure | None, head: Figure | None, calibration: Calibratio
             f"units differ ({base.unit} vs {head.unit}); re-run both sides with one benchwatch"
         )
         row.text = "no verdict: " + row.reason
+        return row
+    if about is STATEMENTS:  # counted in whole statements, judged by their number (0 included)
+        judge_statements(row, base, head)
         return row
     try:
         if about in (MICRO_INSTRUCTIONS, INSTRUCTIONS, SYSCALLS, COST, DB_BUFFERS):

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from benchwatch.figures.metrics import COST
+from benchwatch.figures.metrics import COST, STATEMENTS
 from benchwatch.judge import dropped
 from benchwatch.judge.verdict import Comparison, Row, SideInfo
 from benchwatch.measure import inject
 from benchwatch.profiling.speedscope import markdown as profile_markdown
 from benchwatch.report.headline import headline, plural
 from benchwatch.report.package_moves import moved_lines
+from benchwatch.report.statements import moved_statements, statements_line
 from benchwatch.results.schema import PER_STACK_FACTS, Environment, Problem
 
 MARKER = "<!-- benchwatch-compare -->"
@@ -53,6 +54,8 @@ def _table(rows: list[Row]) -> list[str]:
             "parts": " (its parts')",
             "threads": " (default, threads)",
         }.get(row.floor_source, "")
+        if row.metric == STATEMENTS.key:  # a number of statements per request (judge/statements.py)
+            floor = floor.replace(f"{row.floor:.1%}", f"{row.floor:g}/request", 1)
         text = row.text
         if row.confirmation is not None:
             text += f"; again: {row.confirmation.text}"
@@ -69,6 +72,9 @@ def _parts(row: Row, limit: int = 6) -> list[str]:
     a cost's in µs)."""
     if not row.detail or not row.significant:
         return []
+    if row.metric == STATEMENTS.key:
+        shown = ", ".join(moved_statements(row, limit))
+        return [f"| | ↳ per request: {shown or 'no statement moved by 0.01'} | | | | |"]
     moved = [
         (name, b or 0.0, h or 0.0)
         for name, (b, h) in row.detail.items()
@@ -105,6 +111,9 @@ def render(comparison: Comparison) -> str:
             f"**Regression** in a gating figure ({', '.join(r.label for r in regressions[:3])}).",
             "",
         ]
+    sql = [r for r in significant if r.metric == STATEMENTS.key]
+    if sql:
+        out += [f"- {statements_line(r)}" for r in sql] + [""]
     if significant:
         out += _table(significant) + [""]
     for label, table in comparison.extra.counts.went.items():

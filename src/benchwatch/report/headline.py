@@ -1,10 +1,12 @@
 """The comment's headline (also `benchwatch compare`'s last line): the changed estimated cost per
-request first, then how many figures went which way and how many of them gate."""
+request first (changed SQL statements per request before it), then how many figures went which way
+and how many of them gate."""
 
 from __future__ import annotations
 
 from benchwatch.figures.metrics import COST
 from benchwatch.judge.verdict import Comparison, Row
+from benchwatch.report.statements import statements_headline
 
 
 def plural(n: int, word: str) -> str:
@@ -53,5 +55,9 @@ def headline(comparison: Comparison) -> str:
         parts.append(f"{counts['unconfirmed']} not confirmed")
     if counts["no verdict"]:
         parts.append(f"{counts['no verdict']} without a verdict")
-    lead = cost_headline(comparison.rows)
+    lead = "; ".join(
+        found
+        for found in (statements_headline(comparison.rows), cost_headline(comparison.rows))
+        if found
+    )
     return (f"{lead}; " if lead else "") + ", ".join(parts)

@@ -21,6 +21,9 @@ during a phase it runs no instruction and makes no system call:
   on a loaded machine a phase under callgrind takes longer, so it holds more ticks. With the loop
   held at both ends of a phase, the ticks in it are counted exactly and their cost can be taken
   off by the tick (not estimated from the phase's wall time, which was off by up to 1 %).
+- `t`: the SQL statements the server sent since the last `t`, as one JSON line, or `-\\n` when
+  they are not tallied (only the boot under strace tallies them, BENCHWATCH_COUNTS_STATEMENTS:
+  benchwatch_statements.py, imported for that boot alone).
 
 A sitecustomize the environment has of its own is loaded after this one."""
 
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 _PATH = os.environ.pop("BENCHWATCH_COUNTS_GC_SOCKET", "")
+_STATEMENTS = os.environ.pop("BENCHWATCH_COUNTS_STATEMENTS", "") == "1"
 _FIRST_TICK_S = (
     120.0  # the first tick after the counter is put in, under valgrind on a busy machine
 )
@@ -184,10 +188,18 @@ def _serve(listener: socket.socket) -> None:
                 elif asked == b"u":
                     timer.wake()
                     connection.sendall(b"k")
+                elif asked == b"t":
+                    connection.sendall(_statements() if _STATEMENTS else b"-\n")
                 else:
                     return
     finally:
         timer.wake()  # the client gone: uvicorn's timer runs again, so a signal stops the server
+
+
+def _statements() -> bytes:
+    import benchwatch_statements  # type: ignore[import-not-found]  # beside this file
+
+    return benchwatch_statements.TALLY.answer()
 
 
 def _start() -> None:
@@ -217,5 +229,9 @@ def _load_the_environments_own() -> None:
 
 
 if _PATH:
+    if _STATEMENTS:  # the SQL statements' hooks, beside this file (the boot under strace alone)
+        import benchwatch_statements
+
+        benchwatch_statements.install()
     _start()
 _load_the_environments_own()
