@@ -9,12 +9,12 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from benchwatch.counts import callgrind, strace
+from benchwatch.counts import callgrind, retained, strace
 from benchwatch.counts.one_target import IDLE_S, STRACE_TIMES, count_target
 from benchwatch.counts.target_counts import CountFailed, CountTarget, Phase, TargetCounts
 from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.figure_key import load_key
-from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS, Counted, Metric
+from benchwatch.figures.metrics import INSTRUCTIONS, RETAINED, SYSCALLS, Counted, Metric
 from benchwatch.measure import inject
 from benchwatch.results.schema import Figure, Problem
 
@@ -131,6 +131,9 @@ def endpoint_figures(
         name: round(statistics.median(found.get(name, 0.0) for found in by_name), 3)
         for name in sorted({name for found in by_name for name in found})
     }
+    kept = retained.per_request(counted.syscall_phases, endpoint)
+    note = retained.note(counted.syscall_phases, endpoint)
+    memory = [_figure(counted.target, endpoint, RETAINED, kept, name_tag, note)] if kept else []
     return [
         _figure(
             counted.target,
@@ -149,6 +152,7 @@ def endpoint_figures(
             phases("strace", counted.syscall_phases),
             {k: v for k, v in detail.items() if v != 0},
         ),
+        *memory,
     ], []
 
 

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchwatch.counts import callgrind, strace
+from benchwatch.counts import callgrind, retained, strace
 from benchwatch.counts import request_budget as plan
 from benchwatch.counts.counted_server import serve_under_counter
 from benchwatch.counts.target_counts import (
@@ -198,9 +198,11 @@ def _strace(
         idle_start = time.time()
         time.sleep(quiet_idle_s if s.quiet else IDLE_S)
         windows.append((idle_start, time.time()))
+        blocks: list[int] = []  # the allocator's blocks after a full collection, at each boundary
         for r, i in plan.counted_order([e.method for e in endpoints], repeats):
             time.sleep(PAUSE_S)  # the last window ends mid-pause: its tail stays clear
-            s.collect()  # between windows: the collection's calls (and the harness's) fall outside
+            # between windows: the collection's calls (and the harness's) fall outside
+            blocks.append(s.allocated_blocks())
             time.sleep(PAUSE_S / 2)
             start = time.time()
             s.send(i, requests[i], counts[i], THINK_S["strace"])
@@ -210,6 +212,8 @@ def _strace(
             windows.append((start, end))
             phases.append(Phase(endpoints[i], r, counts[i], end - start))
         time.sleep(PAUSE_S)
+        blocks.append(s.allocated_blocks())
+    retained.set_growth(phases, blocks)
     try:
         counted = strace.count_windows(strace.calls(trace), windows)
     except strace.StraceError as exc:

@@ -64,6 +64,8 @@ class Phase:
     wakeups: int = 0  # strace: polls that timed out (the idle timer's wake-ups) in the phase
     # callgrind: uvicorn's timer ticks in the phase (None: not a uvicorn server)
     ticks: int | None = None
+    # strace: the allocator's blocks still allocated after a full collection, end less start
+    retained_blocks: int | None = None
 
 
 @dataclass

@@ -25,6 +25,7 @@ __all__ = [
     "MICRO_TIME",
     "P50",
     "P99",
+    "RETAINED",
     "RPS",
     "RSS_IDLE",
     "RSS_PEAK",
@@ -129,6 +130,20 @@ COST = Metric(
     True,
     0.005,
 )
+# memory the server keeps per request: the Python allocator's blocks still allocated after a full
+# collection, their growth over a counted phase of the strace boot divided by its requests
+# (counts/retained.py). A leak is not CPU: it gates on its own, not in the cost, and its floor is
+# a difference in blocks per request, not a ratio (a no-op is 0, judge/retained.py)
+RETAINED = Metric(
+    "retained_blocks_per_request",
+    "blocks",
+    False,
+    "retained/req",
+    "retained memory: allocator blocks/request kept after a full collection",
+    True,
+    0.5,
+    memory=True,
+)
 # the deterministic counts per request, and the cost made of them: never confirmed (judge/gate.py)
 COUNTS: tuple[Metric, ...] = (INSTRUCTIONS, SYSCALLS)
 COUNT_KEYS = frozenset(m.key for m in (*COUNTS, COST))
@@ -138,6 +153,7 @@ METRICS: tuple[Metric, ...] = (
     COST,
     INSTRUCTIONS,
     SYSCALLS,
+    RETAINED,
     CPU,
     CPU_USER,
     CPU_SYS,

@@ -15,6 +15,7 @@ from benchwatch.figures.metrics import (
     FALLBACK_FLOOR,
     INSTRUCTIONS,
     MICRO_INSTRUCTIONS,
+    RETAINED,
     SYSCALLS,
     Metric,
 )
@@ -22,6 +23,9 @@ from benchwatch.judge.calibrate import Calibration, floor_for, floor_key
 from benchwatch.judge.coverage import Coverage
 from benchwatch.judge.dropped import ShortRounds
 from benchwatch.judge.moved import MovedPackages
+from benchwatch.judge.retained import describe as describe_retained
+from benchwatch.judge.retained import difference
+from benchwatch.judge.retained import judge as judge_retained
 from benchwatch.judge.stats import (
     RatioInterval,
     TooFewSamples,
@@ -276,6 +280,10 @@ def judge_pair(base: Figure | None, head: Figure | None, calibration: Calibratio
             f"units differ ({base.unit} vs {head.unit}); re-run both sides with one benchwatch"
         )
         row.text = "no verdict: " + row.reason
+        return row
+    if about is RETAINED:  # a difference in blocks per request: a no-op keeps 0 (judge/retained.py)
+        found = difference(base.samples, head.samples)
+        row.verdict, row.text = judge_retained(found, floor), describe_retained(found)
         return row
     try:
         if about in (MICRO_INSTRUCTIONS, INSTRUCTIONS, SYSCALLS, COST):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from benchwatch.figures.metrics import COST
 from benchwatch.judge.verdict import Comparison, Row
+from benchwatch.report.retained import retained_headline
 
 
 def plural(n: int, word: str) -> str:
@@ -53,5 +54,5 @@ def headline(comparison: Comparison) -> str:
         parts.append(f"{counts['unconfirmed']} not confirmed")
     if counts["no verdict"]:
         parts.append(f"{counts['no verdict']} without a verdict")
-    lead = cost_headline(comparison.rows)
-    return (f"{lead}; " if lead else "") + ", ".join(parts)
+    leads = [retained_headline(comparison.rows), cost_headline(comparison.rows)]
+    return "".join(f"{lead}; " for lead in leads if lead) + ", ".join(parts)
