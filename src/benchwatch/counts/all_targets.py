@@ -131,8 +131,8 @@ def endpoint_figures(
         name: round(statistics.median(found.get(name, 0.0) for found in by_name), 3)
         for name in sorted({name for found in by_name for name in found})
     }
-    kept = retained.per_request(counted.syscall_phases, endpoint)
-    note = retained.note(counted.syscall_phases, endpoint)
+    kept = retained.per_request(counted.memory_phases, endpoint)
+    note = retained.note(counted.memory_phases, endpoint)
     memory = [_figure(counted.target, endpoint, RETAINED, kept, name_tag, note)] if kept else []
     return [
         _figure(

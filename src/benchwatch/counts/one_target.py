@@ -61,6 +61,7 @@ def count_target(
     counted = TargetCounts(
         target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle
     )
+    counted.memory_phases = st.memory
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
     say(
         f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s"
@@ -77,6 +78,7 @@ class _Run:
     idle_calls: dict[str, float] = field(default_factory=dict)  # strace: calls per timer wake-up
     idle_per_tick: float | None = None  # callgrind: instructions per timer tick while idle
     idle: float = 0.0  # callgrind: the idle pause's count
+    memory: list[Phase] = field(default_factory=list)  # strace: retained memory's segments
 
 
 def _callgrind(
@@ -198,11 +200,9 @@ def _strace(
         idle_start = time.time()
         time.sleep(quiet_idle_s if s.quiet else IDLE_S)
         windows.append((idle_start, time.time()))
-        blocks: list[int] = []  # the allocator's blocks after a full collection, at each boundary
         for r, i in plan.counted_order([e.method for e in endpoints], repeats):
             time.sleep(PAUSE_S)  # the last window ends mid-pause: its tail stays clear
-            # between windows: the collection's calls (and the harness's) fall outside
-            blocks.append(s.allocated_blocks())
+            s.collect()  # between windows: the collection's calls (and the harness's) fall outside
             time.sleep(PAUSE_S / 2)
             start = time.time()
             s.send(i, requests[i], counts[i], THINK_S["strace"])
@@ -212,8 +212,7 @@ def _strace(
             windows.append((start, end))
             phases.append(Phase(endpoints[i], r, counts[i], end - start))
         time.sleep(PAUSE_S)
-        blocks.append(s.allocated_blocks())
-    retained.set_growth(phases, blocks)
+        memory = retained.measure(s, phases, repeats)  # after the last window: no count moves
     try:
         counted = strace.count_windows(strace.calls(trace), windows)
     except strace.StraceError as exc:
@@ -225,4 +224,4 @@ def _strace(
     idle_calls = (
         {name: calls / idle.wakeups for name, calls in idle.calls.items()} if idle.wakeups else {}
     )
-    return _Run(phases, list(warmups), list(counts), idle_calls=idle_calls)
+    return _Run(phases, list(warmups), list(counts), idle_calls=idle_calls, memory=memory)

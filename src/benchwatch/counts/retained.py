@@ -1,31 +1,59 @@
 """Memory a server retains per request: the Python allocator's blocks still allocated after a full
-collection (`sys.getallocatedblocks()` after `gc.collect()`, asked of the counting harness: `m`),
-read at every boundary of the strace boot's counted phases, outside their windows.
+collection (`sys.getallocatedblocks()` after `gc.collect()`, asked of the counting harness: `m`).
 
-A phase's growth is the reading after it less the reading before it; per request, that growth
-over its requests. The phases come after the probe, the warm-up and the settle (four phases'
-worth), so a cache that fills once has filled; one that fills in the first phase shows in that
-phase alone, and the figure is the median of the repeats. What grows with every request (a
-module-level list appended to) grows by the same number of blocks in every phase: a leak of one
-small object per request is 1.0 block per request, whatever N. A no-op keeps 0: the collection
-empties the interpreter's free lists, so the count holds what is reachable and nothing else
+Measured in the strace boot after its last counted window, so no count moves: per endpoint (the
+reads first, as the counted phases), a reading, then `repeats` segments of the same number of
+requests, each followed by a reading. A segment's growth over its requests is one sample; the
+figure is their median. A cache that fills once has filled in the warm-up, the settle and the
+counted phases before; what grows with every request (a module-level list appended to) grows
+alike in every segment: one small object kept per request is 1.0 block per request, whatever
+the segment's size. A no-op keeps 0: the collection empties the interpreter's free lists, so the
+count holds what is reachable. A cache that empties itself every so many requests (posts' read:
+~60 blocks every ~17 requests) moves a segment by at most its size over the segment's requests:
+segments are as long as SEGMENT_S of the endpoint's requests allow, at least SEGMENT_MIN
 (measured noise: docs/counts.md, "Retained memory per request")."""
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 
+from benchwatch.counts.counted_server import Serving
+from benchwatch.counts.request_budget import counted_order
 from benchwatch.counts.target_counts import Phase
 from benchwatch.declarations.requests import Endpoint
 
+SEGMENT_S = 4.0  # a segment's requests take about this long under strace (from the counted phases)
+SEGMENT_MIN = 50
+SEGMENT_MAX = 1000
 
-def set_growth(phases: Sequence[Phase], blocks: Sequence[int]) -> None:
-    """Each phase's growth from the readings at its boundaries (one before each phase, one after
-    the last: a phase's end is the next one's start, no request in between)."""
-    if len(blocks) != len(phases) + 1:
-        raise ValueError(f"{len(blocks)} readings for {len(phases)} phases: want one more")
-    for phase, before, after in zip(phases, blocks, blocks[1:], strict=False):
-        phase.retained_blocks = after - before
+
+def segment_size(phases: Sequence[Phase], endpoint: Endpoint) -> int:
+    """Requests per segment: SEGMENT_S's worth at the pace of the endpoint's counted phases
+    (their think time included: an overestimate), within [SEGMENT_MIN, SEGMENT_MAX]."""
+    mine = [p for p in phases if p.endpoint == endpoint and p.requests]
+    if not mine:
+        return SEGMENT_MIN
+    per_request = statistics.median(p.seconds / p.requests for p in mine)
+    fits = int(SEGMENT_S / per_request) if per_request > 0 else SEGMENT_MAX
+    return max(SEGMENT_MIN, min(SEGMENT_MAX, fits))
+
+
+def measure(s: Serving, phases: Sequence[Phase], repeats: int) -> list[Phase]:
+    """Every endpoint's segments, their growth in blocks set."""
+    endpoints = s.target.endpoints
+    requests = s.requests
+    order = list(dict.fromkeys(i for _, i in counted_order([e.method for e in endpoints], 1)))
+    found: list[Phase] = []
+    for i in order:
+        size = segment_size(phases, endpoints[i])
+        before = s.allocated_blocks()
+        for r in range(repeats):
+            seconds = s.send(i, requests[i], size)
+            after = s.allocated_blocks()
+            found.append(Phase(endpoints[i], r, size, seconds, retained_blocks=after - before))
+            before = after
+    return found
 
 
 def per_request(phases: Sequence[Phase], endpoint: Endpoint) -> list[float]:
@@ -42,6 +70,6 @@ def note(phases: Sequence[Phase], endpoint: Endpoint) -> str:
     growth = ", ".join(f"{p.retained_blocks:+d}" for p in mine)
     sizes = "/".join(str(n) for n in sorted({p.requests for p in mine}))
     return (
-        f"strace boot: allocator blocks after a full collection, growth over {len(mine)} phases "
-        f"of {sizes} requests ({growth})"
+        f"strace boot, after its counted phases: allocator blocks after a full collection, "
+        f"growth over {len(mine)} segments of {sizes} requests ({growth})"
     )

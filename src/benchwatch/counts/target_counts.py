@@ -80,6 +80,8 @@ class TargetCounts:
     idle_instructions_per_tick: float | None = None
     # the idle pause's whole count: with the timer quiet, a window's own cost
     idle_window_instructions: float = 0.0
+    # strace boot, after its counted phases: segments of requests with their retained blocks
+    memory_phases: list[Phase] = field(default_factory=list)
 
     def instructions(self, endpoint: Endpoint) -> list[float]:
         """Per request, one value per repeat: the phase's count less the idle cost in it. With

@@ -283,7 +283,8 @@ def judge_pair(base: Figure | None, head: Figure | None, calibration: Calibratio
         return row
     if about is RETAINED:  # a difference in blocks per request: a no-op keeps 0 (judge/retained.py)
         found = difference(base.samples, head.samples)
-        row.verdict, row.text = judge_retained(found, floor), describe_retained(found)
+        row.verdict = judge_retained(found, floor)
+        row.text = describe_retained(found, row.verdict)
         return row
     try:
         if about in (MICRO_INSTRUCTIONS, INSTRUCTIONS, SYSCALLS, COST):

@@ -20,11 +20,12 @@ def floor_text(row: Row) -> str:
 def retained_headline(rows: list[Row]) -> str:
     """The leaks first (the endpoints whose retained memory per request went up), '' when none."""
     leaks = [r for r in rows if is_retained(r) and r.verdict == "regression"]
-    found = []
+    found: list[str] = []
     for row in leaks[:2]:
         if row.base_value is None or row.head_value is None:
             continue
-        shown = describe(Difference(row.base_value, row.head_value, 1.0, 1.0)).split(" [")[0]
+        medians = Difference(row.base_value, row.head_value, 1.0, 1.0)
+        shown = describe(medians, "regression").split(" [")[0]
         where = f"`{row.endpoint}`" if row.endpoint else row.scenario
         found.append(f"{where}: {shown}")
     if len(leaks) > 2:
