@@ -16,6 +16,7 @@ segments are as long as SEGMENT_S of the endpoint's requests allow, at least SEG
 from __future__ import annotations
 
 import statistics
+import time
 from collections.abc import Sequence
 
 from benchwatch.counts.counted_server import Serving
@@ -26,6 +27,10 @@ from benchwatch.declarations.requests import Endpoint
 SEGMENT_S = 4.0  # a segment's requests take about this long under strace (from the counted phases)
 SEGMENT_MIN = 50
 SEGMENT_MAX = 1000
+# before each reading: the server finishes a request after its answer is read (a `def`
+# dependency's exit, a session's close, in a worker thread); a reading taken meanwhile holds that
+# request's objects
+QUIET_S = 0.2
 
 
 def segment_size(phases: Sequence[Phase], endpoint: Endpoint) -> int:
@@ -47,9 +52,11 @@ def measure(s: Serving, phases: Sequence[Phase], repeats: int) -> list[Phase]:
     found: list[Phase] = []
     for i in order:
         size = segment_size(phases, endpoints[i])
+        time.sleep(QUIET_S)
         before = s.allocated_blocks()
         for r in range(repeats):
             seconds = s.send(i, requests[i], size)
+            time.sleep(QUIET_S)
             after = s.allocated_blocks()
             found.append(Phase(endpoints[i], r, size, seconds, retained_blocks=after - before))
             before = after
