@@ -156,7 +156,10 @@ def _postgres_bin() -> Path | None:
 
 @pytest.fixture(scope="session")
 def postgres_url(tmp_path_factory: pytest.TempPathFactory):
-    """TEST_DATABASE_URL (set by .ci/run), else a throwaway cluster on loopback, else skip."""
+    """TEST_DATABASE_URL (set by .ci/run), else a throwaway cluster on loopback (pg_stat_statements
+    loaded, as benchwatch's own), else skip."""
+    from benchwatch.measure.database import PRELOAD
+
     configured = os.environ.get("TEST_DATABASE_URL")
     if configured:
         yield configured
@@ -182,11 +185,30 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory):
             "-D",
             directory / "data",
             "-o",
-            f"-k {directory} -h 127.0.0.1 -p {port}",
+            f"-k {directory} -h 127.0.0.1 -p {port} {PRELOAD}",
             "-l",
             directory / "log",
             "-w",
             "start",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [
+            pg_bin / "psql",
+            "-X",
+            "-q",
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-U",
+            "bench",
+            "-d",
+            "postgres",
+            "-c",
+            "CREATE EXTENSION IF NOT EXISTS pg_stat_statements",
         ],
         check=True,
         capture_output=True,

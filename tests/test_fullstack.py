@@ -68,6 +68,15 @@ def _environ() -> dict[str, str]:
     return {**environ, **SECRETS, **({database.URL_ENV: configured} if configured else {})}
 
 
+def _reads_database_work(environ: dict[str, str]) -> bool:
+    """Whether the compare's cluster lets benchwatch read pg_stat_statements: its own throwaway
+    one always does; a configured one when it loads the extension."""
+    from benchwatch.measure import database, database_work
+
+    configured = environ.get(database.URL_ENV)
+    return not configured or database_work.available(database.parse_url(configured))
+
+
 def _bw(
     *args: str, cwd: Path, environ: dict[str, str], timings: dict[str, float], name: str
 ) -> subprocess.CompletedProcess:
@@ -256,6 +265,20 @@ def test_a_slowdown_behind_the_login_outside_quick_is_flagged_and_nothing_else_m
         if r["verdict"] in ("regression", "improvement")
     ]
     assert moved == []
+    # the database's work per request of every endpoint that reads or writes it, when the cluster
+    # loads pg_stat_statements (.ci/run's and benchwatch's own do): counted, and none moved
+    if _reads_database_work(environ):
+        buffers = {
+            r["endpoint"]: r["verdict"]
+            for r in compared["rows"]
+            if r["metric"] == "db_buffers_per_request"
+        }
+        assert buffers == {
+            "GET /api/v1/items/": "unchanged",
+            "GET /api/v1/items/{id}": "unchanged",
+            "GET /api/v1/users/me": "unchanged",
+            "POST /api/v1/items/": "unchanged",
+        }
     # every endpoint is a `def` one, served by the thread pool: no floor of its own, the threads' one
     assert {
         r["floor_source"] for r in compared["rows"] if r["metric"] == "instructions_per_request"

@@ -74,7 +74,11 @@ def test_an_open_loop_yields_no_requests_per_second() -> None:
         "p50",
         "p99",
     ]
-    assert [m.short for m in load_metrics(Counted())] == ["instr/req", "syscalls/req"]
+    assert [m.short for m in load_metrics(Counted())] == [
+        "instr/req",
+        "syscalls/req",
+        "db buffers/req",
+    ]
 
 
 def test_settings_round_trip_through_run_json_params() -> None:

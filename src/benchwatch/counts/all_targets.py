@@ -10,11 +10,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchwatch.counts import callgrind, retained, strace
+from benchwatch.counts.database_work import median_detail
 from benchwatch.counts.one_target import IDLE_S, STRACE_TIMES, count_target
 from benchwatch.counts.target_counts import CountFailed, CountTarget, Phase, TargetCounts
 from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.figure_key import load_key
-from benchwatch.figures.metrics import INSTRUCTIONS, RETAINED, SYSCALLS, Counted, Metric
+from benchwatch.figures.metrics import DB_BUFFERS, INSTRUCTIONS, RETAINED, SYSCALLS, Counted, Metric
 from benchwatch.measure import inject
 from benchwatch.results.schema import Figure, Problem
 
@@ -152,8 +153,29 @@ def endpoint_figures(
             phases("strace", counted.syscall_phases),
             {k: v for k, v in detail.items() if v != 0},
         ),
+        *_database_figure(counted, endpoint, name_tag),
         *memory,
     ], []
+
+
+def _database_figure(counted: TargetCounts, endpoint: Endpoint, name_tag: str) -> list[Figure]:
+    """The database's buffers per request (an app on PostgreSQL with pg_stat_statements), or none."""
+    work = counted.database_work(endpoint)
+    if not work or max(buffers for buffers, _ in work) <= 0:  # no database, or none touched
+        return []
+    sizes = sorted({p.requests for p in counted.syscall_phases if p.endpoint == endpoint})
+    note = f"pg_stat_statements: {len(work)} phases of {'/'.join(map(str, sizes))} requests"
+    return [
+        _figure(
+            counted.target,
+            endpoint,
+            DB_BUFFERS,
+            [buffers for buffers, _ in work],
+            name_tag,
+            note,
+            median_detail(detail for _, detail in work),
+        )
+    ]
 
 
 def _figure(

@@ -19,6 +19,7 @@ from pathlib import Path
 from benchwatch.counts import callgrind, retained, strace
 from benchwatch.counts import request_budget as plan
 from benchwatch.counts.counted_server import serve_under_counter
+from benchwatch.counts.database_work import DatabaseWork
 from benchwatch.counts.target_counts import (
     MANIFEST,
     TRACE,
@@ -61,6 +62,7 @@ def count_target(
     counted = TargetCounts(
         target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle
     )
+    counted.database_plans = st.database_plans
     counted.memory_phases = st.memory
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
     say(
@@ -79,6 +81,8 @@ class _Run:
     idle_per_tick: float | None = None  # callgrind: instructions per timer tick while idle
     idle: float = 0.0  # callgrind: the idle pause's count
     memory: list[Phase] = field(default_factory=list)  # strace: retained memory's segments
+    # strace: the database's plans by statement, when its work was read (counts/database_work.py)
+    database_plans: dict[str, str] | None = None
 
 
 def _callgrind(
@@ -194,6 +198,7 @@ def _strace(
     windows: list[tuple[float, float]] = []
     with serve_under_counter(target, strace.wrap(trace), "strace") as s:
         requests = s.requests
+        database = DatabaseWork.of(s.srv)  # PostgreSQL's own work per phase, read from outside
         for i, request in enumerate(requests):
             s.send(i, request, plan.PROBE + warmups[i])
         time.sleep(PAUSE_S)
@@ -203,6 +208,8 @@ def _strace(
         for r, i in plan.counted_order([e.method for e in endpoints], repeats):
             time.sleep(PAUSE_S)  # the last window ends mid-pause: its tail stays clear
             s.collect()  # between windows: the collection's calls (and the harness's) fall outside
+            if database is not None:
+                database.start()
             time.sleep(PAUSE_S / 2)
             start = time.time()
             s.send(i, requests[i], counts[i], THINK_S["strace"])
@@ -211,7 +218,12 @@ def _strace(
             end = time.time() + PAUSE_S / 2
             windows.append((start, end))
             phases.append(Phase(endpoints[i], r, counts[i], end - start))
+            if database is not None:
+                time.sleep(max(0.0, end - time.time()))
+                database.stop()
+                phases[-1].database = database.phases[-1]
         time.sleep(PAUSE_S)
+        plans = database.plans() if database is not None else None
         memory = retained.measure(s, phases, repeats)  # after the last window: no count moves
     try:
         counted = strace.count_windows(strace.calls(trace), windows)
@@ -224,4 +236,11 @@ def _strace(
     idle_calls = (
         {name: calls / idle.wakeups for name, calls in idle.calls.items()} if idle.wakeups else {}
     )
-    return _Run(phases, list(warmups), list(counts), idle_calls=idle_calls, memory=memory)
+    return _Run(
+        phases,
+        list(warmups),
+        list(counts),
+        idle_calls=idle_calls,
+        database_plans=plans,
+        memory=memory,
+    )

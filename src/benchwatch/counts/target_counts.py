@@ -10,8 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchwatch.counts import database_work
 from benchwatch.declarations.requests import Endpoint
 from benchwatch.environments.envs import Env
+from benchwatch.measure.database_work import Snapshot
 from benchwatch.project.variants import Variant
 
 MANIFEST = "phases.json"
@@ -66,6 +68,8 @@ class Phase:
     ticks: int | None = None
     # strace: the allocator's blocks still allocated after a full collection, end less start
     retained_blocks: int | None = None
+    # strace, an app on PostgreSQL: what the database did in the phase (counts/database_work.py)
+    database: Snapshot = field(default_factory=dict)
 
 
 @dataclass
@@ -82,6 +86,19 @@ class TargetCounts:
     idle_window_instructions: float = 0.0
     # strace boot, after its counted phases: segments of requests with their retained blocks
     memory_phases: list[Phase] = field(default_factory=list)
+    # PostgreSQL's plans by statement when its work was read, else None (counts/database_work.py)
+    database_plans: dict[str, str] | None = None
+
+    def database_work(self, endpoint: Endpoint) -> list[tuple[float, dict[str, float]]]:
+        """Per repeat: the database's shared buffers per request and their detail (by statement;
+        by statement and plan); empty when the database's work was not read."""
+        if self.database_plans is None:
+            return []
+        return [
+            database_work.per_request(p.database, p.requests, self.database_plans)
+            for p in self.syscall_phases
+            if p.endpoint == endpoint
+        ]
 
     def instructions(self, endpoint: Endpoint) -> list[float]:
         """Per request, one value per repeat: the phase's count less the idle cost in it. With

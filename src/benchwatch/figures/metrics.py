@@ -17,6 +17,7 @@ __all__ = [
     "CPU",
     "CPU_SYS",
     "CPU_USER",
+    "DB_BUFFERS",
     "FALLBACK_FLOOR",
     "INSTRUCTIONS",
     "METRICS",
@@ -130,9 +131,21 @@ COST = Metric(
     True,
     0.005,
 )
+# an app on PostgreSQL: the pages (8 kB shared buffers, hit or read) its statements touched per
+# request, from pg_stat_statements (benchwatch.counts.database_work); by statement in Figure.detail.
+# The database's work is another process's: it gates on its own, beside the server's cost
+DB_BUFFERS = Metric(
+    "db_buffers_per_request",
+    "buffers",
+    False,
+    "db buffers/req",
+    "database buffers/request (PostgreSQL, hit + read)",
+    True,
+    0.10,
+)
 # memory the server keeps per request: the Python allocator's blocks still allocated after a full
-# collection, their growth over a counted phase of the strace boot divided by its requests
-# (counts/retained.py). A leak is not CPU: it gates on its own, not in the cost, and its floor is
+# collection, their growth over segments of requests in the strace boot (after its counted windows)
+# divided by their requests (counts/retained.py). A leak is not CPU: it gates on its own, not in the cost, and its floor is
 # a difference in blocks per request, not a ratio (a no-op is 0, judge/retained.py)
 RETAINED = Metric(
     "retained_blocks_per_request",
@@ -146,7 +159,7 @@ RETAINED = Metric(
 )
 # the deterministic counts per request, and the cost made of them: never confirmed (judge/gate.py)
 COUNTS: tuple[Metric, ...] = (INSTRUCTIONS, SYSCALLS)
-COUNT_KEYS = frozenset(m.key for m in (*COUNTS, COST))
+COUNT_KEYS = frozenset(m.key for m in (*COUNTS, COST, DB_BUFFERS))
 
 # in the order tables and names list them
 METRICS: tuple[Metric, ...] = (
@@ -154,6 +167,7 @@ METRICS: tuple[Metric, ...] = (
     INSTRUCTIONS,
     SYSCALLS,
     RETAINED,
+    DB_BUFFERS,
     CPU,
     CPU_USER,
     CPU_SYS,
@@ -174,7 +188,12 @@ FALLBACK_FLOOR = 0.10
 def load_metrics(setting: Setting) -> tuple[Metric, ...]:
     """The per-request metrics one oha run yields at this setting, in name order."""
     if isinstance(setting, Counted):
-        return (INSTRUCTIONS, SYSCALLS)
+        return (
+            INSTRUCTIONS,
+            SYSCALLS,
+            RETAINED,
+            DB_BUFFERS,
+        )  # the database's: an app on PostgreSQL
     return tuple(
         m
         for m in (CPU, CPU_USER, CPU_SYS, RPS, P50, P99)

@@ -19,6 +19,7 @@ from benchwatch.figures.metrics import (
     COST,
     COUNT_KEYS,
     CPU,
+    DB_BUFFERS,
     FALLBACK_FLOOR,
     INSTRUCTIONS,
     METRICS,
@@ -40,6 +41,7 @@ MIN_FLOORS = {
     INSTRUCTIONS.key: INSTRUCTIONS.default_floor,
     SYSCALLS.key: SYSCALLS.default_floor,
     COST.key: COST.default_floor,
+    DB_BUFFERS.key: DB_BUFFERS.default_floor,
 }
 # a count's floor: this many times the farthest an A/A compare's range strayed from 1 (two boots
 # of one server count a little differently: payloads 1 kB read 0.9952 [0.9944, 0.9965] A/A)

@@ -12,6 +12,7 @@ from benchwatch.counts.weights import Weights
 from benchwatch.errors import EXIT_OK, EXIT_REGRESSION, EXIT_UNMEASURED
 from benchwatch.figures.metrics import (
     COST,
+    DB_BUFFERS,
     FALLBACK_FLOOR,
     INSTRUCTIONS,
     MICRO_INSTRUCTIONS,
@@ -287,7 +288,7 @@ def judge_pair(base: Figure | None, head: Figure | None, calibration: Calibratio
         row.text = describe_retained(found, row.verdict)
         return row
     try:
-        if about in (MICRO_INSTRUCTIONS, INSTRUCTIONS, SYSCALLS, COST):
+        if about in (MICRO_INSTRUCTIONS, INSTRUCTIONS, SYSCALLS, COST, DB_BUFFERS):
             interval = range_ratio(base.samples, head.samples)
         elif some.kind in PAIRED_KINDS:
             interval = paired_ratio_interval(base.samples, head.samples)

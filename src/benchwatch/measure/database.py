@@ -12,6 +12,7 @@ its folder, or drops the boot's database in a configured cluster."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import pwd
 import secrets
@@ -37,6 +38,9 @@ SERVER_BINARIES = ("initdb", "pg_ctl")
 CLUSTER_USER = "bench"
 CLUSTER_PREFIX = "benchwatch-cluster-"  # the throwaway cluster's directory
 _TIMEOUT_S = 60
+# the throwaway cluster's per-statement statistics (calls, rows, buffers: measure/database_work.py);
+# utility statements (BEGIN, COMMIT, SET) left out: they touch no table
+PRELOAD = "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_utility=off"
 
 
 class DatabaseError(Exception):
@@ -265,7 +269,7 @@ class _Throwaway:
                 "-D",
                 data,
                 "-o",
-                f"-k {self.directory} -h 127.0.0.1 -p {port}",
+                f"-k {self.directory} -h 127.0.0.1 -p {port} {PRELOAD}",
                 "-l",
                 self.directory / "log",
                 "-w",
@@ -278,7 +282,11 @@ class _Throwaway:
                 psql = (
                     str(self.bin / "psql") if (self.bin / "psql").is_file() else (_psql() or "psql")
                 )
-                return Cluster("127.0.0.1", port, CLUSTER_USER, "", "postgres", psql)
+                started = Cluster("127.0.0.1", port, CLUSTER_USER, "", "postgres", psql)
+                # what counts/database_work.py reads; a cluster without it counts no database work
+                with contextlib.suppress(DatabaseError):
+                    started.sql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+                return started
         log = (
             (self.directory / "log").read_text(errors="replace")
             if (self.directory / "log").is_file()

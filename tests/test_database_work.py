@@ -1,0 +1,185 @@
+"""The database's own work per request (counts/database_work.py): PostgreSQL's buffers per request
+by statement from pg_stat_statements, and each statement's plan. Fast: the plan summary and the
+figure's detail. Slow, on a real cluster benchwatch starts itself (it loads pg_stat_statements): a
+commit that drops the index a lookup uses is a regression of that endpoint's database buffers, the
+statement and both plans named in the comment; the endpoints it does not touch stay quiet."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, uvicorn_processes
+
+from benchwatch.counts.database_work import PLAN, median_detail, per_request, scans, shortened
+from benchwatch.measure.database_work import StatementWork, difference
+
+PLAN_TEXT = """Limit
+  ->  Sort
+        Sort Key: id
+        ->  Bitmap Heap Scan on items
+              Recheck Cond: (owner = $1)
+              ->  Bitmap Index Scan on ix_items_owner
+                    Index Cond: (owner = $1)"""
+
+
+def test_a_statement_is_named_by_its_tables_and_conditions_its_columns_shortened() -> None:
+    assert (
+        shortened("SELECT posts.id, posts.title FROM posts WHERE posts.id > $1 ORDER BY posts.id")
+        == "SELECT … FROM posts WHERE posts.id > $1 ORDER BY posts.id"
+    )
+    assert (
+        shortened("INSERT INTO posts (title, content) VALUES ($1, $2) RETURNING posts.id")
+        == "INSERT INTO posts (…) VALUES (…) RETURNING posts.id"
+    )
+    assert shortened("UPDATE items SET title = $1 WHERE id = $2") == (
+        "UPDATE items SET title = $1 WHERE id = $2"
+    )
+    long = "DELETE FROM items WHERE " + " OR ".join(f"id = ${n}" for n in range(1, 60))
+    assert len(shortened(long)) == 160 and shortened(long).endswith("…")
+
+
+def test_a_plan_is_named_by_its_scans_in_order_or_its_top_node() -> None:
+    assert scans(PLAN_TEXT) == "Bitmap Heap Scan on items + Bitmap Index Scan on ix_items_owner"
+    assert scans("Seq Scan on items\n  Filter: (id = $1)") == "Seq Scan on items"
+    assert scans("Result") == "Result"
+
+
+def test_a_phase_is_its_buffers_per_request_by_statement_and_its_calls_per_plan() -> None:
+    before = {"1": StatementWork("SELECT a FROM t WHERE id = $1", 10, 10, 20)}
+    after = {
+        "1": StatementWork("SELECT a FROM t WHERE id = $1", 30, 30, 60),
+        "2": StatementWork("SELECT b FROM u", 5, 0, 0),  # new: ran in the phase only
+        "3": StatementWork("SELECT c FROM v", 0, 0, 0),
+    }
+    phase = difference(before, after)
+    assert set(phase) == {"1", "2"}  # a statement that did not run is not in the phase
+    total, detail = per_request(
+        phase, 20, {"SELECT a FROM t WHERE id = $1": "Index Scan using t_pkey on t"}
+    )
+    assert total == 2.0
+    assert detail == {
+        "SELECT … FROM t WHERE id = $1": 2.0,
+        "SELECT … FROM u": 0.0,
+        f"{PLAN}SELECT … FROM t WHERE id = $1: Index Scan using t_pkey on t": 1.0,
+    }
+    # over the repeats, the median; a part that is 0 everywhere is left out
+    assert median_detail([detail, {**detail, "SELECT … FROM t WHERE id = $1": 4.0}]) == {
+        "SELECT … FROM t WHERE id = $1": 3.0,
+        f"{PLAN}SELECT … FROM t WHERE id = $1: Index Scan using t_pkey on t": 1.0,
+    }
+
+
+ITEMS = REPO / "tests" / "fixtures" / "items_api"
+SECRETS = {
+    "ITEMS_TEST_SECRET": "k3y-for-signing-4e5f6a",
+    "BENCH_USER": "bench",
+    "BENCH_PASSWORD": "pw-3b2a1c0d9e",
+}
+# rows of someone else's, so a lookup without its index reads the whole table
+BULK = (
+    '    if engine.dialect.name == "postgresql":\n'
+    "        db.execute(text(\"INSERT INTO items (title, owner) SELECT 'row ' || g, 'someone_else' "
+    'FROM generate_series(1, 20000) g"))\n'
+    '        db.execute(text("ANALYZE items"))\n'
+)
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t", *args], check=True
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.postgres
+@pytest.mark.load_independent
+@pytest.mark.timeout(1800)
+def test_a_dropped_index_is_a_regression_of_the_database_buffers_naming_the_statement_and_plans(
+    tmp_path: Path,
+) -> None:
+    from benchwatch.measure import database
+
+    if database.server_bin() is None:
+        pytest.skip("no PostgreSQL server binaries: benchwatch starts its own cluster here")
+    repo = tmp_path / "repo"
+    shutil.copytree(ITEMS, repo / "items_api", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "stacks.toml", repo / "stacks.toml")
+    (repo / "benchwatch.toml").write_text(
+        '[benchwatch]\napps = ["items_api/postgres"]\ndefault_stacks = ["latest"]\n'
+    )
+    migrate = repo / "items_api" / "migrate.py"
+    text = migrate.read_text()
+    anchor = "    db.execute(text(\"INSERT INTO users VALUES ('someone_else', 'x')\"))\n"
+    assert anchor in text
+    migrate.write_text(text.replace(anchor, anchor + BULK))
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "items with 20,000 rows of someone else's")
+    keyed = 'f"CREATE TABLE items (id {serial}, title TEXT NOT NULL, owner TEXT NOT NULL)"'
+    assert keyed in migrate.read_text()
+    migrate.write_text(
+        migrate.read_text().replace(
+            keyed,
+            '"CREATE TABLE items (id SERIAL, title TEXT NOT NULL, owner TEXT NOT NULL)"'
+            ' if engine.dialect.name == "postgresql" else ' + keyed,
+        )
+    )
+    _git(repo, "commit", "-qam", "items without their primary key's index")
+    environ = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("BENCHWATCH_ROOT", database.URL_ENV)  # a cluster of benchwatch's own
+    }
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "benchwatch",
+            "compare",
+            "--base",
+            "HEAD~1",
+            "--head",
+            "HEAD",
+            "--quick",
+            "--rounds",
+            "2",
+            "--no-micro",
+            "--out",
+            str(out),
+        ],
+        cwd=repo,
+        env={**environ, **SECRETS},
+        capture_output=True,
+        text=True,
+        timeout=1700,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    rows = json.loads((out / "compare.json").read_text())["rows"]
+    buffers = {r["endpoint"]: r for r in rows if r["metric"] == "db_buffers_per_request"}
+    assert set(buffers) == {"GET /items?limit={setup.seeded}", "GET /items/{item_id}"}
+    lookup = buffers["GET /items/{item_id}"]
+    assert lookup["verdict"] == "regression" and lookup["gating"], lookup
+    base_value, head_value = lookup["base_value"], lookup["head_value"]
+    assert head_value > 10 * base_value, (base_value, head_value)
+    comment = (out / "comment.md").read_text()
+    statement = "SELECT … FROM items WHERE id = $1"  # its column list shortened
+    assert f"`{statement}`" in comment
+    assert f"`{PLAN}{statement}: Index Scan using items_pkey on items` 1.00 → 0.00" in comment
+    assert f"`{PLAN}{statement}: Seq Scan on items` 0.00 → 1.00" in comment
+    # the server's own counts of the lookup did not regress: the work moved into the database
+    cost = [
+        r
+        for r in rows
+        if r["endpoint"] == "GET /items/{item_id}" and r["metric"] == "cost_us_per_request"
+    ]
+    assert cost and cost[0]["verdict"] != "regression", cost
+    secrets = (SECRETS["ITEMS_TEST_SECRET"], SECRETS["BENCH_PASSWORD"])
+    assert not [s for s in secrets if s in comment + done.stdout + done.stderr]
+    assert uvicorn_processes(str(repo)) == []
