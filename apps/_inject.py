@@ -10,6 +10,9 @@ a compare's base side matches an injected head in everything but the injected co
   costs and however fast the machine is at the moment (a fixed spin would be a smaller share
   when the host slows the real work down).
 - `BENCHWATCH_INJECT_CPU_US=<microseconds>`: a fixed spin per request.
+- `BENCHWATCH_INJECT_LEAK=<objects>`: that many fresh objects appended per request to a
+  module-level list that is never emptied: a leak, which benchwatch's retained memory per
+  request sees (one small object: one allocator block).
 - `BENCHWATCH_INJECT_LOOPS=<iterations>`: a fixed amount of work per request (an empty Python
   loop of that many iterations): the same instructions every time, however fast the machine is,
   so a counter (benchwatch's instructions per request) sees exactly this much more.
@@ -25,6 +28,8 @@ from typing import Any, TypeVar
 ENV_VAR = "BENCHWATCH_INJECT_CPU_US"
 SLOWDOWN_ENV_VAR = "BENCHWATCH_INJECT_SLOWDOWN"
 LOOPS_ENV_VAR = "BENCHWATCH_INJECT_LOOPS"
+LEAK_ENV_VAR = "BENCHWATCH_INJECT_LEAK"
+KEPT: list[object] = []  # what the injected leak keeps, never emptied
 
 Scope = MutableMapping[str, Any]
 ASGIApp = Callable[
@@ -59,6 +64,11 @@ def injected_loops() -> int | None:
     return None if value is None else int(value)
 
 
+def injected_leak() -> int | None:
+    value = _setting(LEAK_ENV_VAR, "a whole number of objects")
+    return None if value is None else int(value)
+
+
 def spin_cpu(microseconds: float) -> float:
     """Burn `microseconds` of this thread's CPU time (not wall time); return seconds burnt.
     Reading the thread's CPU clock is a system call, so it is read between short loops rather
@@ -79,8 +89,16 @@ _SPIN_CHUNK = 100  # loop iterations between clock reads: ~2 µs of CPU
 class InjectedCpu:
     """ASGI middleware: spin the CPU before each HTTP request."""
 
-    def __init__(self, app: ASGIApp, microseconds: float = 0.0, slowdown: float = 0.0, loops: int = 0) -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        microseconds: float = 0.0,
+        slowdown: float = 0.0,
+        loops: int = 0,
+        leak: int = 0,
+    ) -> None:
         self.app = app
+        self.leak = leak
         self.microseconds = microseconds
         self.slowdown = slowdown
         self.loops = loops
@@ -92,6 +110,8 @@ class InjectedCpu:
         if scope["type"] == "http":
             for _ in range(self.loops):
                 pass
+            for _ in range(self.leak):
+                KEPT.append(object())
             if self.microseconds:
                 self._spun += spin_cpu(self.microseconds)
             self._burn_share()
@@ -122,6 +142,7 @@ class InjectedCpu:
 
 def with_injected_cpu(app: App) -> App:
     microseconds, slowdown, loops = injected_cpu_us(), injected_slowdown(), injected_loops()
-    if microseconds is None and slowdown is None and loops is None:
+    leak = injected_leak()
+    if microseconds is None and slowdown is None and loops is None and leak is None:
         return app
-    return InjectedCpu(app, microseconds or 0.0, slowdown or 0.0, loops or 0)  # type: ignore[arg-type,return-value]
+    return InjectedCpu(app, microseconds or 0.0, slowdown or 0.0, loops or 0, leak or 0)  # type: ignore[arg-type,return-value]

@@ -29,7 +29,7 @@ from benchwatch.counts.all_targets import endpoint_figures
 from benchwatch.counts.breakdown import INTERPRETER, object_group
 from benchwatch.counts.target_counts import Phase, TargetCounts
 from benchwatch.figures.figure_key import load_key
-from benchwatch.figures.metrics import INSTRUCTIONS, SYSCALLS, Counted
+from benchwatch.figures.metrics import INSTRUCTIONS, RETAINED, SYSCALLS, Counted
 from benchwatch.measure import inject
 from benchwatch.measure.inject import Injection
 from benchwatch.project.loading import load_project
@@ -374,7 +374,7 @@ def test_real_hello_counted_with_and_without_an_injected_loop(tmp_path):
         )
     assert problems == []
     by = {("TESTING" in f.note, f.metric): f for f in figures}
-    assert len(by) == len(figures) == 4
+    assert len(by) == len(figures) == 6  # instructions, system calls, retained memory per side
     plain, injected = by[(False, INSTRUCTIONS.key)], by[(True, INSTRUCTIONS.key)]
     assert 0 < plain.value < injected.value
     assert min(injected.samples) > max(plain.samples)
@@ -455,8 +455,11 @@ def test_real_app_with_a_pre_start_is_counted_its_migration_runs_without_the_har
         [target], out_dir=tmp_path / "out", requests=20, repeats=2, log=lambda _: None
     )
     assert problems == []
-    assert sorted(f.metric for f in figures) == sorted([INSTRUCTIONS.key, SYSCALLS.key])
-    assert all(f.value > 0 for f in figures)
+    counts = [f for f in figures if f.metric != RETAINED.key]
+    assert sorted(f.metric for f in figures) == sorted(
+        [INSTRUCTIONS.key, SYSCALLS.key, RETAINED.key]
+    )
+    assert all(f.value > 0 for f in counts)
     assert uvicorn_processes(str(tmp_path)) == []
 
 

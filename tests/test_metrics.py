@@ -77,6 +77,7 @@ def test_an_open_loop_yields_no_requests_per_second() -> None:
     assert [m.short for m in load_metrics(Counted())] == [
         "instr/req",
         "syscalls/req",
+        "retained/req",
         "db buffers/req",
     ]
 

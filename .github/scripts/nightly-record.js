@@ -155,8 +155,8 @@ const GAB_KEYS = ['name', 'unit', 'value', 'range', 'extra'];
 // (with metrics.py); tests/test_workflow_attacks.py checks these lists against it and every name
 // it encodes against this check. github-action-benchmark prints a name in backticks in a table
 // row (a `|` would split the row, a backtick end the code) and the unit as it is.
-const UNITS = ['us', 'req/s', 'ms', 'MB', 'instructions', 'calls', 'buffers', 'statements', 'x']; // metrics.METRICS' units, trend/relative.UNIT
-const PER_ENDPOINT = ['cost/req', 'instr/req', 'syscalls/req', 'db buffers/req', 'statements/req', 'cpu/req', 'user/req', 'sys/req', 'rps', 'p50', 'p99'];
+const UNITS = ['us', 'req/s', 'ms', 'MB', 'instructions', 'calls', 'blocks', 'buffers', 'statements', 'x']; // metrics.METRICS' units, trend/relative.UNIT
+const PER_ENDPOINT = ['cost/req', 'instr/req', 'syscalls/req', 'retained/req', 'db buffers/req', 'statements/req', 'cpu/req', 'user/req', 'sys/req', 'rps', 'p50', 'p99'];
 const PER_VARIANT = ['rss idle', 'rss warm', 'rss peak'];
 const MARKS = [' (side by side)', ' (vs parent)']; // figure_key.SIDE_BY_SIDE, PARENT_MARK
 const words = (list) => list.map((w) => w.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');

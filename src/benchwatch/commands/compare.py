@@ -101,6 +101,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "instructions on any machine: what the counts must see)",
     )
     parser.add_argument(
+        "--inject-head-leak",
+        type=int,
+        default=0,
+        metavar="N",
+        help="TESTING ONLY: head's servers keep N fresh objects per request in a list never emptied "
+        "(a leak: what retained memory per request must see)",
+    )
+    parser.add_argument(
         "--inject-head-slowdown",
         type=float,
         default=0.0,
@@ -137,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         cpu_us=args.inject_head_cpu_us,
         slowdown=args.inject_head_slowdown,
         loops=args.inject_head_loops,
+        leak=args.inject_head_leak,
     )
     with inject.armed(inject.Faults(head, args.inject_head_micro)):  # TESTING ONLY
         comparison, out = compare(load_project(), args.base, args.head, options)

@@ -31,6 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from benchwatch.counts import DEFAULT_REPEATS, DEFAULT_REQUESTS, count_requests, targets_for
     from benchwatch.environments.envs import prepare
     from benchwatch.errors import UserError
+    from benchwatch.figures.metrics import RETAINED
     from benchwatch.measure import preflight
     from benchwatch.measure.session import now, open_session
     from benchwatch.project.loading import load_project
@@ -75,7 +76,10 @@ def run(args: argparse.Namespace) -> int:
     write_run(out, record)
     for figure in figures:
         spread = (max(figure.samples) - min(figure.samples)) / figure.value if figure.value else 0.0
-        print(f"{figure.name:<70} {figure.value:14,.2f} {figure.unit:<12} range {spread:.2%}")
+        shown = f"range {spread:.2%}"
+        if figure.metric == RETAINED.key:  # a difference: its range in blocks, not a share of 0
+            shown = f"range {min(figure.samples):+.2f} to {max(figure.samples):+.2f}"
+        print(f"{figure.name:<70} {figure.value:14,.2f} {figure.unit:<12} {shown}")
         if figure.detail:
             print(
                 "    " + ", ".join(f"{name} {value:.2f}" for name, value in figure.detail.items())

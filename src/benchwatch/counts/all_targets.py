@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from benchwatch.counts import callgrind, statements, strace
+from benchwatch.counts import callgrind, retained, statements, strace
 from benchwatch.counts.database_work import median_detail
 from benchwatch.counts.one_target import IDLE_S, STRACE_TIMES, count_target
 from benchwatch.counts.target_counts import CountFailed, CountTarget, Phase, TargetCounts
@@ -18,6 +18,7 @@ from benchwatch.figures.figure_key import load_key
 from benchwatch.figures.metrics import (
     DB_BUFFERS,
     INSTRUCTIONS,
+    RETAINED,
     STATEMENTS,
     SYSCALLS,
     Counted,
@@ -155,6 +156,9 @@ def endpoint_figures(
             )
         ]
     )
+    kept = retained.per_request(counted.memory_phases, endpoint)
+    note = retained.note(counted.memory_phases, endpoint)
+    memory = [_figure(counted.target, endpoint, RETAINED, kept, name_tag, note)] if kept else []
     return [
         _figure(
             counted.target,
@@ -175,6 +179,7 @@ def endpoint_figures(
         ),
         *sql,
         *_database_figure(counted, endpoint, name_tag),
+        *memory,
     ], []
 
 

@@ -79,6 +79,14 @@ class Serving:
         except HarnessError as exc:
             raise CountFailed(str(exc), stderr_tail=self.srv.stderr_tail()) from None
 
+    def allocated_blocks(self) -> int:
+        """A full collection in the server, then its allocator's blocks still allocated
+        (counts/retained.py)."""
+        try:
+            return self.gc.allocated_blocks()
+        except HarnessError as exc:
+            raise CountFailed(str(exc), stderr_tail=self.srv.stderr_tail()) from None
+
 
 @contextmanager
 def serve_under_counter(target: CountTarget, wrap: list[str], counter: str) -> Iterator[Serving]:

@@ -61,6 +61,17 @@ class Harness:
         if self._read_until(b"k", "collect") != b"k":
             raise HarnessError("the server's counting harness closed its socket")
 
+    def allocated_blocks(self) -> int:
+        """A full collection in the server, then its allocator's blocks still allocated."""
+        self._ask(b"m", "allocated blocks")
+        answer = self._read_until(b"\n", "allocated blocks")
+        try:
+            return int(answer)
+        except ValueError:
+            raise HarnessError(
+                f"the server's counting harness answered {answer!r} to allocated blocks"
+            ) from None
+
     def hold(self) -> int | None:
         """The server's event loop held still until `release()`; how many times its uvicorn timer
         has ticked so far, or None when it is not a uvicorn server (then nothing is held)."""

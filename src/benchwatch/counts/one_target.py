@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchwatch.counts import callgrind, strace
+from benchwatch.counts import callgrind, retained, strace
 from benchwatch.counts import request_budget as plan
 from benchwatch.counts.counted_server import serve_under_counter
 from benchwatch.counts.database_work import DatabaseWork
@@ -64,6 +64,7 @@ def count_target(
         target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle
     )
     counted.database_plans = st.database_plans
+    counted.memory_phases = st.memory
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
     say(
         f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s"
@@ -80,6 +81,7 @@ class _Run:
     idle_calls: dict[str, float] = field(default_factory=dict)  # strace: calls per timer wake-up
     idle_per_tick: float | None = None  # callgrind: instructions per timer tick while idle
     idle: float = 0.0  # callgrind: the idle pause's count
+    memory: list[Phase] = field(default_factory=list)  # strace: retained memory's segments
     # strace: the database's plans by statement, when its work was read (counts/database_work.py)
     database_plans: dict[str, str] | None = None
 
@@ -226,6 +228,7 @@ def _strace(
         time.sleep(PAUSE_S)
         tally.take(s)
         plans = database.plans() if database is not None else None
+        memory = retained.measure(s, phases, repeats)  # after the last window: no count moves
     tally.assign(phases)
     try:
         counted = strace.count_windows(strace.calls(trace), windows)
@@ -238,4 +241,11 @@ def _strace(
     idle_calls = (
         {name: calls / idle.wakeups for name, calls in idle.calls.items()} if idle.wakeups else {}
     )
-    return _Run(phases, list(warmups), list(counts), idle_calls=idle_calls, database_plans=plans)
+    return _Run(
+        phases,
+        list(warmups),
+        list(counts),
+        idle_calls=idle_calls,
+        database_plans=plans,
+        memory=memory,
+    )

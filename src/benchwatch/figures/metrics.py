@@ -26,6 +26,7 @@ __all__ = [
     "MICRO_TIME",
     "P50",
     "P99",
+    "RETAINED",
     "RPS",
     "RSS_IDLE",
     "RSS_PEAK",
@@ -143,6 +144,20 @@ DB_BUFFERS = Metric(
     True,
     0.10,
 )
+# memory the server keeps per request: the Python allocator's blocks still allocated after a full
+# collection, their growth over segments of requests in the strace boot (after its counted windows)
+# divided by their requests (counts/retained.py). A leak is not CPU: it gates on its own, not in the cost, and its floor is
+# a difference in blocks per request, not a ratio (a no-op is 0, judge/retained.py)
+RETAINED = Metric(
+    "retained_blocks_per_request",
+    "blocks",
+    False,
+    "retained/req",
+    "retained memory: allocator blocks/request kept after a full collection",
+    True,
+    0.5,
+    memory=True,
+)
 # SQL statements the server sends per request (counted under strace through the harness:
 # benchwatch.counts.statements), by normalized statement in Figure.detail. Deterministic; not part of
 # the cost (the database's work is another process's), gating on its own: its floor is a number of
@@ -165,6 +180,7 @@ METRICS: tuple[Metric, ...] = (
     COST,
     INSTRUCTIONS,
     SYSCALLS,
+    RETAINED,
     DB_BUFFERS,
     STATEMENTS,
     CPU,
@@ -187,7 +203,12 @@ FALLBACK_FLOOR = 0.10
 def load_metrics(setting: Setting) -> tuple[Metric, ...]:
     """The per-request metrics one oha run yields at this setting, in name order."""
     if isinstance(setting, Counted):
-        return (INSTRUCTIONS, SYSCALLS, DB_BUFFERS)  # the database's: an app on PostgreSQL
+        return (
+            INSTRUCTIONS,
+            SYSCALLS,
+            RETAINED,
+            DB_BUFFERS,
+        )  # the database's: an app on PostgreSQL
     return tuple(
         m
         for m in (CPU, CPU_USER, CPU_SYS, RPS, P50, P99)

@@ -24,6 +24,7 @@ from benchwatch.figures.metrics import (
     INSTRUCTIONS,
     METRICS,
     MICRO_INSTRUCTIONS,
+    RETAINED,
     RPS,
     STATEMENTS,
     SYSCALLS,
@@ -111,7 +112,7 @@ def floor_for(
         own = measured.get(label or "")
         if own is not None:
             return max(min_floor(key), own), "figure"
-        if key in COUNT_KEYS:  # a count is never judged by another endpoint's floor
+        if key in COUNT_KEYS or key == RETAINED.key:  # never another endpoint's floor
             return DEFAULT_FLOORS[key], "default"
         if label is not None:
             alike = [

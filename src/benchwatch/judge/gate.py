@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchwatch.figures.metrics import COUNT_KEYS, COUNTS, MICRO_INSTRUCTIONS
+from benchwatch.figures.metrics import COUNT_KEYS, COUNTS, MICRO_INSTRUCTIONS, RETAINED
 from benchwatch.judge.verdict import Confirmation, Row
 
 PARTS = frozenset(m.key for m in COUNTS)  # what an estimated cost is made of
@@ -37,8 +37,13 @@ NOT_OWN_FLOOR = (
 
 
 def is_count(row: Row) -> bool:
-    """A deterministic count: instructions or system calls per request, instructions per call."""
-    return row.metric in COUNT_KEYS or row.floor_key == MICRO_INSTRUCTIONS.key
+    """A deterministic count: instructions, system calls or retained blocks per request,
+    instructions per call."""
+    return (
+        row.metric in COUNT_KEYS
+        or row.metric == RETAINED.key
+        or row.floor_key == MICRO_INSTRUCTIONS.key
+    )
 
 
 def demote_borrowed_floors(rows: Iterable[Row]) -> None:

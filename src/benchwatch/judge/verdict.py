@@ -16,6 +16,7 @@ from benchwatch.figures.metrics import (
     FALLBACK_FLOOR,
     INSTRUCTIONS,
     MICRO_INSTRUCTIONS,
+    RETAINED,
     STATEMENTS,
     SYSCALLS,
     Metric,
@@ -24,6 +25,9 @@ from benchwatch.judge.calibrate import Calibration, floor_for, floor_key
 from benchwatch.judge.coverage import Coverage
 from benchwatch.judge.dropped import ShortRounds
 from benchwatch.judge.moved import MovedPackages
+from benchwatch.judge.retained import describe as describe_retained
+from benchwatch.judge.retained import difference
+from benchwatch.judge.retained import judge as judge_retained
 from benchwatch.judge.statements import judge_statements
 from benchwatch.judge.stats import (
     RatioInterval,
@@ -282,6 +286,11 @@ def judge_pair(base: Figure | None, head: Figure | None, calibration: Calibratio
         return row
     if about is STATEMENTS:  # counted in whole statements, judged by their number (0 included)
         judge_statements(row, base, head)
+        return row
+    if about is RETAINED:  # a difference in blocks per request: a no-op keeps 0 (judge/retained.py)
+        found = difference(base.samples, head.samples)
+        row.verdict = judge_retained(found, floor)
+        row.text = describe_retained(found, row.verdict)
         return row
     try:
         if about in (MICRO_INSTRUCTIONS, INSTRUCTIONS, SYSCALLS, COST, DB_BUFFERS):

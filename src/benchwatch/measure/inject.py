@@ -22,7 +22,8 @@ from benchwatch.errors import UserError
 INJECT_CPU_US_ENV = "BENCHWATCH_INJECT_CPU_US"  # read by apps/_inject.py
 INJECT_SLOWDOWN_ENV = "BENCHWATCH_INJECT_SLOWDOWN"
 INJECT_LOOPS_ENV = "BENCHWATCH_INJECT_LOOPS"
-INJECT_ENVS = (INJECT_CPU_US_ENV, INJECT_SLOWDOWN_ENV, INJECT_LOOPS_ENV)
+INJECT_LEAK_ENV = "BENCHWATCH_INJECT_LEAK"
+INJECT_ENVS = (INJECT_CPU_US_ENV, INJECT_SLOWDOWN_ENV, INJECT_LOOPS_ENV, INJECT_LEAK_ENV)
 # read by benchmarks/inject.py (which imports nothing of ours)
 MICRO_INJECT_ENV = "BENCHWATCH_MICRO_INJECT"
 
@@ -34,10 +35,12 @@ class Injection:
     cpu_us: float = 0.0
     slowdown: float = 0.0
     loops: int = 0  # a fixed empty loop per request: the same instructions on any machine (counts)
+    # fresh objects kept per request in a module-level list: a leak (retained memory per request)
+    leak: int = 0
     layer_only: bool = False  # the middleware without a cost: base's match for an injected head
 
     def __bool__(self) -> bool:
-        return self.cpu_us > 0 or self.slowdown > 0 or self.loops > 0
+        return self.cpu_us > 0 or self.slowdown > 0 or self.loops > 0 or self.leak > 0
 
     def environ(self) -> dict[str, str]:
         if self.layer_only:
@@ -46,6 +49,7 @@ class Injection:
             INJECT_CPU_US_ENV: self.cpu_us,
             INJECT_SLOWDOWN_ENV: self.slowdown,
             INJECT_LOOPS_ENV: self.loops,
+            INJECT_LEAK_ENV: self.leak,
         }
         return {name: f"{value:g}" for name, value in settings.items() if value > 0}
 
@@ -53,7 +57,9 @@ class Injection:
         parts = [f"{self.slowdown:.0%} of the server's own CPU"] if self.slowdown else []
         parts += [f"{self.cpu_us:g} µs"] if self.cpu_us else []
         parts += [f"a {self.loops}-iteration loop"] if self.loops else []
-        return " + ".join(parts) + " CPU injected per request"
+        what = [" + ".join(parts) + " CPU"] if parts else []
+        what += [f"{self.leak} object(s) kept"] if self.leak else []
+        return " and ".join(what) + " injected per request"
 
 
 NO_INJECTION = Injection()
@@ -73,7 +79,7 @@ class Faults:
 
     def check(self) -> None:
         head = self.head
-        if head.cpu_us < 0 or head.loops < 0 or not 0 <= head.slowdown < 10:
+        if head.cpu_us < 0 or head.loops < 0 or head.leak < 0 or not 0 <= head.slowdown < 10:
             raise UserError(
                 "--inject-head-*: give a non-negative amount (slowdown as a fraction, e.g. 0.10)"
             )
@@ -102,6 +108,8 @@ class Faults:
             found = {"slowdown": self.head.slowdown, "cpu_us_per_request": self.head.cpu_us}
             if self.head.loops:
                 found["loops"] = float(self.head.loops)
+            if self.head.leak:
+                found["leak"] = float(self.head.leak)
         if self.head_micro:
             found = {**(found or {}), "micro_calls": self.head_micro}
         return found

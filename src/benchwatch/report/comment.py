@@ -9,6 +9,7 @@ from benchwatch.measure import inject
 from benchwatch.profiling.speedscope import markdown as profile_markdown
 from benchwatch.report.headline import headline, plural
 from benchwatch.report.package_moves import moved_lines
+from benchwatch.report.retained import floor_text, is_retained
 from benchwatch.report.statements import moved_statements, statements_line
 from benchwatch.results.schema import PER_STACK_FACTS, Environment, Problem
 
@@ -47,7 +48,7 @@ def _table(rows: list[Row]) -> list[str]:
     }
     for row in rows:
         gate = " (gate)" if row.gating else ""
-        floor = f"{row.floor:.1%}" + {
+        floor = (floor_text(row) if is_retained(row) else f"{row.floor:.1%}") + {
             "figure": "",
             "metric": " (metric)",
             "default": " (default)",

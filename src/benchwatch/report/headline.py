@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from benchwatch.figures.metrics import COST
 from benchwatch.judge.verdict import Comparison, Row
+from benchwatch.report.retained import retained_headline
 from benchwatch.report.statements import statements_headline
 
 
@@ -55,9 +56,9 @@ def headline(comparison: Comparison) -> str:
         parts.append(f"{counts['unconfirmed']} not confirmed")
     if counts["no verdict"]:
         parts.append(f"{counts['no verdict']} without a verdict")
-    lead = "; ".join(
-        found
-        for found in (statements_headline(comparison.rows), cost_headline(comparison.rows))
-        if found
-    )
-    return (f"{lead}; " if lead else "") + ", ".join(parts)
+    leads = [
+        retained_headline(comparison.rows),
+        statements_headline(comparison.rows),
+        cost_headline(comparison.rows),
+    ]
+    return "".join(f"{lead}; " for lead in leads if lead) + ", ".join(parts)
