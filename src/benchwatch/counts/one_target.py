@@ -12,13 +12,15 @@ without, 0.21 % with (docs/counts.md)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchwatch.counts import callgrind, strace
 from benchwatch.counts import request_budget as plan
 from benchwatch.counts.counted_server import serve_under_counter
+from benchwatch.counts.stage_clock import StageClock
 from benchwatch.counts.target_counts import (
     MANIFEST,
     TRACE,
@@ -30,11 +32,15 @@ from benchwatch.counts.target_counts import (
 from benchwatch.results.files import write_json_atomic
 
 IDLE_S = 2.0  # the pause whose cost (uvicorn's 0.1 s tick: 20 wake-ups) is taken off every phase, by the tick
+# the idle pause of a server whose timer is held: no tick comes, so its count (the harness's hold
+# and release) does not depend on its length (attribute's since it began; a compare's was IDLE_S)
+QUIET_IDLE_S = 0.5
 PAUSE_S = 0.2  # between strace phases: the server idles, so the cut between them is clean
 # between requests: the server finishes its work after an answer (a few more turns of its event
 # loop) before the next request comes, so each request takes the same turns and polls; without
 # it, whether the next request is already there at the loop's next poll is a race
 THINK_S = {"callgrind": 0.005, "strace": 0.002}
+STAGES = "stages.txt"  # where each boot's wall time went, by stage (counts/stage_clock.py)
 STRACE_TIMES = 2  # strace runs near native speed: 2x callgrind's requests per phase (up to the cap)
 
 
@@ -45,7 +51,7 @@ def count_target(
     cap: int,
     repeats: int,
     say: Callable[[str], None],
-    quiet_idle_s: float = IDLE_S,
+    quiet_idle_s: float = QUIET_IDLE_S,
     strace_times: int = STRACE_TIMES,
 ) -> TargetCounts:
     """Both boots of one target; raises CountFailed (server stopped) at the first failure.
@@ -53,11 +59,32 @@ def count_target(
     length: no tick comes); `strace_times`: strace's requests per phase, in callgrind's."""
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
-    say(f"counts: {target.variant.id}: instructions under callgrind")
-    cg = _callgrind(target, out_dir / "callgrind.out", cap, repeats, quiet_idle_s)
-    say(f"counts: {target.variant.id}: system calls under strace")
-    traced = [min(cap, strace_times * n) for n in cg.requests]
-    st = _strace(target, out_dir / TRACE, cg.warmups, traced, repeats, quiet_idle_s)
+    say(f"counts: {target.variant.id}: instructions under callgrind, system calls under strace")
+    # the strace boot runs beside the callgrind one: it boots meanwhile, then waits for callgrind's
+    # plan (the warm-up and phase sizes it measured) and serves the same sequence. It spends its
+    # time asleep (think times, pauses) at near native speed: beside callgrind it costs little CPU
+    planned: Future[tuple[list[int], list[int]]] = Future()
+
+    def plan_made(warmups: list[int], requests: list[int]) -> None:
+        planned.set_result((warmups, [min(cap, strace_times * n) for n in requests]))
+
+    with ThreadPoolExecutor(max_workers=1) as beside:
+        traced = beside.submit(
+            _strace, target, out_dir / TRACE, planned.result, repeats, quiet_idle_s
+        )
+        try:
+            cg = _callgrind(
+                target, out_dir / "callgrind.out", cap, repeats, quiet_idle_s, plan_made
+            )
+        except BaseException:
+            if not planned.done():  # the strace boot stops too
+                planned.set_exception(CountFailed("the callgrind boot failed first"))
+            raise
+        st = traced.result()
+    stages = [f"callgrind {cg.stages}", f"strace {st.stages}"]
+    say(f"counts: {target.variant.id}: {stages[0]}")
+    say(f"counts: {target.variant.id}: {stages[-1]}")
+    (out_dir / STAGES).write_text("\n".join(stages) + "\n")  # a compare keeps no count log
     counted = TargetCounts(
         target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle
     )
@@ -77,14 +104,20 @@ class _Run:
     idle_calls: dict[str, float] = field(default_factory=dict)  # strace: calls per timer wake-up
     idle_per_tick: float | None = None  # callgrind: instructions per timer tick while idle
     idle: float = 0.0  # callgrind: the idle pause's count
+    stages: str = ""  # where the boot's wall time went (StageClock.line)
 
 
 def _callgrind(
-    target: CountTarget, out_file: Path, cap: int, repeats: int, quiet_idle_s: float
+    target: CountTarget,
+    out_file: Path,
+    cap: int,
+    repeats: int,
+    quiet_idle_s: float,
+    plan_made: Callable[[list[int], list[int]], None],
 ) -> _Run:
     """Boot (uninstrumented), probe, warm-up, settle (uninstrumented), an idle pause, then the
     counted phases, each after a full collection; a dump after each stage, its label checked
-    against its file."""
+    against its file. `plan_made(warm-up and settle, phase)`: requests per endpoint, once known."""
     for old in out_file.parent.glob(out_file.name + "*"):
         old.unlink()
     dumps: list[tuple[str, float]] = []  # (label, wall-clock midpoint of the dump); file `.k+1`
@@ -100,11 +133,12 @@ def _callgrind(
         """Write and zero the counts, the server's loop held still meanwhile (its ticks so far
         noted); the seconds since the last dump."""
         started = time.monotonic()
-        ticks[label] = s.hold()
-        try:
-            control(lambda: callgrind.dump(s.srv.pid, label))
-        finally:
-            s.release(ticks[label])
+        with clock.during("dumps"):
+            ticks[label] = s.hold()
+            try:
+                control(lambda: callgrind.dump(s.srv.pid, label))
+            finally:
+                s.release(ticks[label])
         dumps.append((label, (started + time.monotonic()) / 2))
         return dumps[-1][1] - dumps[-2][1] if len(dumps) > 1 else 0.0
 
@@ -117,9 +151,11 @@ def _callgrind(
 
     endpoints = target.endpoints
     phases: list[Phase] = []
+    clock = StageClock("boot")
     try:
         with serve_under_counter(target, callgrind.wrap(out_file), "callgrind") as s:
             requests = s.requests
+            clock.switch("probe")
             control(
                 lambda: callgrind.instrument(s.srv.pid, True)
             )  # booted uninstrumented (callgrind.wrap)
@@ -130,14 +166,17 @@ def _callgrind(
             warmups = [
                 plan.warmup_for(total(f"probe-{i}") / plan.PROBE, cap) for i in range(len(requests))
             ]
+            clock.switch("warm-up")
             for i, request in enumerate(requests):
                 s.send(i, request, warmups[i])
                 dump(f"warm-{i}")
+            clock.switch("settle")
             counts = [
                 plan.requests_for(total(f"warm-{i}") / warmups[i], cap)
                 for i in range(len(requests))
             ]
             settles = [plan.settle_for(n) for n in counts]
+            plan_made([w + n for w, n in zip(warmups, settles, strict=True)], counts)
             control(
                 lambda: callgrind.instrument(s.srv.pid, False)
             )  # the settle counts nothing: faster
@@ -146,15 +185,23 @@ def _callgrind(
             control(lambda: callgrind.instrument(s.srv.pid, True))
             dump("settle")  # so the idle pause's dump holds the pause alone
             warmups = [w + n for w, n in zip(warmups, settles, strict=True)]  # strace sends as many
+            clock.switch("idle")
             time.sleep(quiet_idle_s if s.quiet else IDLE_S)
             idle_seconds = dump("idle")
             for r, i in plan.counted_order([e.method for e in endpoints], repeats):
+                clock.switch("collections")
                 s.collect()
                 dump(f"gc-r{r}-{i}")
+                clock.switch("phases")
                 s.send(i, requests[i], counts[i], THINK_S["callgrind"])
                 phases.append(Phase(endpoints[i], r, counts[i], dump(f"r{r}-{i}")))
                 phases[-1].ticks = ticks_between(f"gc-r{r}-{i}", f"r{r}-{i}")
+            clock.switch("stop")
+            # nothing after the last dump is read: the shutdown (the interpreter's teardown
+            # included) runs uninstrumented, several times faster
+            control(lambda: callgrind.instrument(s.srv.pid, False))
         tail = s.tail
+        clock.switch("read")
     except callgrind.CallgrindError as exc:
         raise CountFailed(str(exc)) from None
     try:
@@ -170,7 +217,15 @@ def _callgrind(
         raise CountFailed(str(exc), stderr_tail=tail[0]) from None
     idle_ticks = ticks_between("settle", "idle")
     per_tick = idle / idle_ticks if idle_ticks else None
-    return _Run(phases, warmups, counts, idle / idle_seconds, idle_per_tick=per_tick, idle=idle)
+    return _Run(
+        phases,
+        warmups,
+        counts,
+        idle / idle_seconds,
+        idle_per_tick=per_tick,
+        idle=idle,
+        stages=clock.line(),
+    )
 
 
 def _number(dumps: list[tuple[str, float]], label: str) -> int:
@@ -181,27 +236,35 @@ def _number(dumps: list[tuple[str, float]], label: str) -> int:
 def _strace(
     target: CountTarget,
     trace: Path,
-    warmups: Sequence[int],
-    counts: Sequence[int],
+    planned: Callable[[], tuple[list[int], list[int]]],
     repeats: int,
     quiet_idle_s: float,
 ) -> _Run:
+    """`planned()`: the warm-up (settle included) and phase requests per endpoint, waited for
+    once the server is up."""
     trace.unlink(missing_ok=True)
     endpoints = target.endpoints
     phases: list[Phase] = []
     windows: list[tuple[float, float]] = []
+    clock = StageClock("boot")
     with serve_under_counter(target, strace.wrap(trace), "strace") as s:
         requests = s.requests
+        clock.switch("waiting for the plan")
+        warmups, counts = planned()
+        clock.switch("warm-up")
         for i, request in enumerate(requests):
             s.send(i, request, plan.PROBE + warmups[i])
+        clock.switch("idle")
         time.sleep(PAUSE_S)
         idle_start = time.time()
         time.sleep(quiet_idle_s if s.quiet else IDLE_S)
         windows.append((idle_start, time.time()))
         for r, i in plan.counted_order([e.method for e in endpoints], repeats):
+            clock.switch("collections")
             time.sleep(PAUSE_S)  # the last window ends mid-pause: its tail stays clear
             s.collect()  # between windows: the collection's calls (and the harness's) fall outside
             time.sleep(PAUSE_S / 2)
+            clock.switch("phases")
             start = time.time()
             s.send(i, requests[i], counts[i], THINK_S["strace"])
             # the server's last calls of a phase (after its answer was sent) come
@@ -210,6 +273,8 @@ def _strace(
             windows.append((start, end))
             phases.append(Phase(endpoints[i], r, counts[i], end - start))
         time.sleep(PAUSE_S)
+        clock.switch("stop")
+    clock.switch("read")
     try:
         counted = strace.count_windows(strace.calls(trace), windows)
     except strace.StraceError as exc:
@@ -221,4 +286,4 @@ def _strace(
     idle_calls = (
         {name: calls / idle.wakeups for name, calls in idle.calls.items()} if idle.wakeups else {}
     )
-    return _Run(phases, list(warmups), list(counts), idle_calls=idle_calls)
+    return _Run(phases, list(warmups), list(counts), idle_calls=idle_calls, stages=clock.line())
