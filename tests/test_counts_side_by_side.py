@@ -39,6 +39,7 @@ def test_the_strace_boot_waits_for_callgrinds_plan_and_sends_strace_times_its_re
 
     monkeypatch.setattr(one_target, "_callgrind", fake_callgrind)
     monkeypatch.setattr(one_target, "_strace", fake_strace)
+    monkeypatch.setattr(one_target, "SIDE_BY_SIDE", True)
     said: list[str] = []
     one_target.count_target(
         _target(), tmp_path, cap=1000, repeats=3, say=said.append, strace_times=2
@@ -68,6 +69,29 @@ def test_a_callgrind_failure_before_the_plan_stops_the_strace_boot_and_is_the_er
 
     monkeypatch.setattr(one_target, "_callgrind", fake_callgrind)
     monkeypatch.setattr(one_target, "_strace", fake_strace)
+    monkeypatch.setattr(one_target, "SIDE_BY_SIDE", True)
     with pytest.raises(CountFailed, match="boot under callgrind: it exited"):
         one_target.count_target(_target(), tmp_path, cap=1000, repeats=3, say=lambda _: None)
     assert waited == ["the callgrind boot failed first"]
+
+
+def test_without_free_cores_strace_boots_after_callgrind_with_its_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    order: list[str] = []
+
+    def fake_callgrind(target, out_file, cap, repeats, quiet_idle_s, plan_made):
+        order.append("callgrind")
+        plan_made([60], [300])
+        order.append("callgrind done")
+        return one_target._Run([], [60], [300])
+
+    def fake_strace(target, trace, planned, repeats, quiet_idle_s):
+        order.append(f"strace {planned()}")
+        return one_target._Run([], [], [])
+
+    monkeypatch.setattr(one_target, "_callgrind", fake_callgrind)
+    monkeypatch.setattr(one_target, "_strace", fake_strace)
+    monkeypatch.setattr(one_target, "SIDE_BY_SIDE", False)
+    one_target.count_target(_target(), tmp_path, cap=500, repeats=3, say=lambda _: None)
+    assert order == ["callgrind", "callgrind done", "strace ([60], [500])"]

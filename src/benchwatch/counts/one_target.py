@@ -1,7 +1,8 @@
-"""One target's counts: its server booted once under callgrind and once under strace, each
-served the same fixed sequence (probe, warm-up, settle, an idle pause, then `repeats` phases of N
-requests per endpoint, every repeat of the reads before the writes': plan.counted_order) on one
-connection; what each phase cost, per request.
+"""One target's counts: its server booted once under callgrind and once under strace, side by
+side where cores allow (strace waits for the plan callgrind measures), each served the same fixed sequence (probe,
+warm-up, settle, an idle pause, then `repeats` phases of N requests per endpoint, every repeat of
+the reads before the writes': plan.counted_order) on one connection; what each phase cost, per
+request.
 
 Every counted phase begins with a full garbage collection in the server, asked for over the
 counting harness (counts/harness/sitecustomize.py) and left out of the count: the collector then
@@ -11,6 +12,7 @@ without, 0.21 % with (docs/counts.md)."""
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -41,6 +43,10 @@ PAUSE_S = 0.2  # between strace phases: the server idles, so the cut between the
 # it, whether the next request is already there at the loop's next poll is a race
 THINK_S = {"callgrind": 0.005, "strace": 0.002}
 STAGES = "stages.txt"  # where each boot's wall time went, by stage (counts/stage_clock.py)
+# the strace boot beside the callgrind one only where cores are free for it: a compare counts base
+# and head at once, two callgrind servers, which fill 2 cores (measured here, 2 cores, load 7-12:
+# beside, callgrind's settle and collections ran 2.5x slower than without, docs/counts.md)
+SIDE_BY_SIDE = (os.cpu_count() or 1) > 2
 STRACE_TIMES = 2  # strace runs near native speed: 2x callgrind's requests per phase (up to the cap)
 
 
@@ -60,14 +66,42 @@ def count_target(
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     say(f"counts: {target.variant.id}: instructions under callgrind, system calls under strace")
-    # the strace boot runs beside the callgrind one: it boots meanwhile, then waits for callgrind's
-    # plan (the warm-up and phase sizes it measured) and serves the same sequence. It spends its
-    # time asleep (think times, pauses) at near native speed: beside callgrind it costs little CPU
+    # strace serves the sequence callgrind planned (the warm-up and phase sizes it measured); where
+    # cores are free (SIDE_BY_SIDE) it boots meanwhile and waits for the plan
     planned: Future[tuple[list[int], list[int]]] = Future()
 
     def plan_made(warmups: list[int], requests: list[int]) -> None:
         planned.set_result((warmups, [min(cap, strace_times * n) for n in requests]))
 
+    if not SIDE_BY_SIDE:
+        cg = _callgrind(target, out_dir / "callgrind.out", cap, repeats, quiet_idle_s, plan_made)
+        st = _strace(target, out_dir / TRACE, planned.result, repeats, quiet_idle_s)
+    else:
+        cg, st = _beside(target, out_dir, cap, repeats, quiet_idle_s, planned, plan_made)
+    stages = [f"callgrind {cg.stages}", f"strace {st.stages}"]
+    say(f"counts: {target.variant.id}: {stages[0]}")
+    say(f"counts: {target.variant.id}: {stages[-1]}")
+    (out_dir / STAGES).write_text("\n".join(stages) + "\n")  # a compare keeps no count log
+    counted = TargetCounts(
+        target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle
+    )
+    write_json_atomic(out_dir / MANIFEST, counted.manifest())
+    say(
+        f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s"
+    )
+    return counted
+
+
+def _beside(
+    target: CountTarget,
+    out_dir: Path,
+    cap: int,
+    repeats: int,
+    quiet_idle_s: float,
+    planned: Future[tuple[list[int], list[int]]],
+    plan_made: Callable[[list[int], list[int]], None],
+) -> tuple[_Run, _Run]:
+    """Both boots at once: strace boots while callgrind does, then waits for callgrind's plan."""
     with ThreadPoolExecutor(max_workers=1) as beside:
         traced = beside.submit(
             _strace, target, out_dir / TRACE, planned.result, repeats, quiet_idle_s
@@ -81,18 +115,7 @@ def count_target(
                 planned.set_exception(CountFailed("the callgrind boot failed first"))
             raise
         st = traced.result()
-    stages = [f"callgrind {cg.stages}", f"strace {st.stages}"]
-    say(f"counts: {target.variant.id}: {stages[0]}")
-    say(f"counts: {target.variant.id}: {stages[-1]}")
-    (out_dir / STAGES).write_text("\n".join(stages) + "\n")  # a compare keeps no count log
-    counted = TargetCounts(
-        target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle
-    )
-    write_json_atomic(out_dir / MANIFEST, counted.manifest())
-    say(
-        f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s"
-    )
-    return counted
+    return cg, st
 
 
 @dataclass

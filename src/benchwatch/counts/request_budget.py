@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 # requests per phase, largest first: an endpoint gets the largest that fits the budget
 LADDER = (1000, 500, 200, 100, 50, 20, 10, 5, 2)
-# instructions per counted phase (1-4 s under callgrind here, busy). Was 100 M: halved, the
-# phases of a boot agree as closely (docs/counts.md, "Cheaper per endpoint") and a compare of the
-# template-shaped fixture spends half as long in them
+# instructions per counted phase (2-4 s under callgrind here, busy). Was 100 M: halved, 10 phases
+# of a boot still agree within 0.3 % (0.06-0.31 % on hello, hello-asgi, services, posts: docs/
+# counts.md, "Cheaper per endpoint") and a compare spends half as long in its phases
 BUDGET = 50_000_000
 WARMUP_BUDGET = 50_000_000  # what the warm-up was with 100 M phases: as many requests as before
 # after the warm-up, before the first counted phase: measured here, services@latest's first 250
