@@ -201,11 +201,17 @@ def test_a_real_trace_counts_calls_by_name_once_each_and_its_timer_wakeups():
 
 
 def test_the_ladder_gives_heavier_endpoints_fewer_requests():
-    assert plan.requests_for(400_000, 1000) == 200
-    assert plan.requests_for(4_000_000, 1000) == 20
+    assert plan.requests_for(400_000, 1000) == 100
+    assert plan.requests_for(4_000_000, 1000) == 10
     assert plan.requests_for(400_000, 50) == 50
     assert plan.requests_for(10**12, 1000) == plan.LADDER[-1]
     assert plan.warmup_for(400_000, 1000) <= plan.requests_for(400_000, 1000)
+
+
+def test_the_settle_sends_as_many_requests_as_four_phases_of_the_former_100m_budget():
+    for per_request in (400_000, 1_000_000, 4_000_000):  # where the ladder halves
+        former = plan.fitting(per_request, 100_000_000, 1000)
+        assert plan.settle_for(plan.requests_for(per_request, 1000)) == 4 * former
 
 
 def _counted(

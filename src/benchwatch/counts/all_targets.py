@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchwatch.counts import callgrind, retained, statements, strace
 from benchwatch.counts.database_work import median_detail
-from benchwatch.counts.one_target import IDLE_S, STRACE_TIMES, count_target
+from benchwatch.counts.one_target import QUIET_IDLE_S, STRACE_TIMES, count_target
 from benchwatch.counts.target_counts import CountFailed, CountTarget, Phase, TargetCounts
 from benchwatch.declarations.requests import Endpoint
 from benchwatch.figures.figure_key import load_key
@@ -42,7 +42,7 @@ def count_requests(
     name_tag: str = "",
     log: Callable[[str], None] | None = None,
     dirs: Sequence[Path] | None = None,
-    quiet_idle_s: float = IDLE_S,
+    quiet_idle_s: float = QUIET_IDLE_S,
     strace_times: int = STRACE_TIMES,
 ) -> tuple[list[Figure], list[Problem]]:
     """Instructions and system calls per request of every target's endpoints, and every problem

@@ -7,11 +7,15 @@ from collections.abc import Sequence
 
 # requests per phase, largest first: an endpoint gets the largest that fits the budget
 LADDER = (1000, 500, 200, 100, 50, 20, 10, 5, 2)
-BUDGET = 100_000_000  # instructions per counted phase (2-4 s under callgrind here)
-WARMUP_BUDGET = BUDGET // 2
+# instructions per counted phase (2-4 s under callgrind here, busy). Was 100 M: halved, 10 phases
+# of a boot still agree within 0.3 % (0.06-0.31 % on hello, hello-asgi, services, posts: docs/
+# counts.md, "Cheaper per endpoint") and a compare spends half as long in its phases
+BUDGET = 50_000_000
+WARMUP_BUDGET = 50_000_000  # what the warm-up was with 100 M phases: as many requests as before
 # after the warm-up, before the first counted phase: measured here, services@latest's first 250
-# requests (five phases of 50) cost 0.1-0.4 % more than the next 250, posts read's first four 0.9 %
-SETTLE_PHASES = 4
+# requests (five phases of 50) cost 0.1-0.4 % more than the next 250, posts read's first four 0.9 %;
+# four phases of the 100 M budget, so eight of the 50 M one: as many requests settle as before
+SETTLE_PHASES = 8
 PROBE = 2  # requests of each endpoint sent first, to read its (cold) cost
 
 
@@ -34,7 +38,7 @@ def requests_for(warm_per_request: float, cap: int) -> int:
 
 
 def settle_for(requests: int) -> int:
-    """Requests of an endpoint sent (uncounted) after the warm-up: three phases' worth. A count
+    """Requests of an endpoint sent (uncounted) after the warm-up: SETTLE_PHASES phases' worth. A count
     depends a little on how many requests came before it (0.3 % on payloads 1 kB between a
     settled and an unsettled server), so every number of the sequence is a ladder step: two
     sides whose costs differ by a few % send the same sequence."""
