@@ -293,3 +293,30 @@ def test_own_next_installs_wheels_only() -> None:
     own = Stack(name="own", description="pinned by uv.lock", pins={"fastapi": "0.121.0"})
     assert resolution_flags(own_next.stack_from(own)) == ["--no-build"]
     assert "--no-build" not in resolution_flags(own)
+
+
+def test_the_watched_packages_are_exempt_from_the_project_s_exclude_newer_date() -> None:
+    """A team's `exclude-newer` would hide tonight's releases from `uv lock` while the newest
+    (uv pip compile) sees them: the moved copy exempts the watched packages, and only them."""
+    document = {
+        "project": {"name": "app", "dependencies": ["bwfix-web==1.0", "bwfix-tool==1.0"]},
+        "tool": {
+            "uv": {
+                "exclude-newer": "2026-11-26T00:00:00Z",
+                "exclude-newer-package": {"bwfix-tool": "2026-01-01T00:00:00Z"},
+            }
+        },
+    }
+    uv = own_next._relaxed(document, WATCH, ["bwfix-web>=2.0"])["tool"]["uv"]
+    assert uv["exclude-newer"] == "2026-11-26T00:00:00Z"
+    assert uv["exclude-newer-package"] == {
+        "bwfix-tool": "2026-01-01T00:00:00Z",
+        "bwfix-web": False,
+        "bwfix-core": False,
+    }
+    assert (
+        "exclude-newer-package"
+        not in own_next._relaxed({"project": document["project"]}, WATCH, [])["tool"]["uv"]
+    )
+    text = own_next._toml(own_next._relaxed(document, WATCH, []))
+    assert tomllib.loads(text)["tool"]["uv"]["exclude-newer-package"]["bwfix-web"] is False

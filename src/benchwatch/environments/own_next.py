@@ -216,7 +216,8 @@ def _project_copy(declared: Path, work: Path, python: str | None) -> tuple[dict,
 
 def _relaxed(document: dict, watched: Sequence[str], constraints: list[str]) -> dict:
     """The document with the watched packages' specifiers dropped from the dependencies and
-    from the team's constraints, and `constraints` added to `[tool.uv] constraint-dependencies`."""
+    from the team's constraints, `constraints` added to `[tool.uv] constraint-dependencies`, and
+    the watched packages exempt from the project's `exclude-newer` date (if it sets one)."""
 
     def relax(text: str) -> str | None:
         try:
@@ -238,6 +239,9 @@ def _relaxed(document: dict, watched: Sequence[str], constraints: list[str]) -> 
         if normalize_package(Requirement(c).name) not in watched
     ]
     uv["constraint-dependencies"] = theirs + constraints
+    if uv.get("exclude-newer"):  # the team's cut-off date would hide tonight's releases
+        exempt = dict(uv.get("exclude-newer-package") or {})
+        uv["exclude-newer-package"] = {**exempt, **dict.fromkeys(watched, False)}
     tool["uv"] = uv
     return {**document, "project": project, "tool": tool}
 
