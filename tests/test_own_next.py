@@ -320,3 +320,25 @@ def test_the_watched_packages_are_exempt_from_the_project_s_exclude_newer_date()
     )
     text = own_next._toml(own_next._relaxed(document, WATCH, []))
     assert tomllib.loads(text)["tool"]["uv"]["exclude-newer-package"]["bwfix-web"] is False
+
+
+def test_the_same_versions_from_another_index_are_another_environment(
+    index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment is keyed by the exported pins: the same version as another file (another
+    index, a mirror's own build) must not reuse the environment built from the first."""
+    import shutil
+
+    lock = _locked_project(tmp_path / "app", ["bwfix-web==1.0"])
+    _newer_releases(index)
+    first = own_next.move(lock, WATCH, pre=False, cache=tmp_path / "exports")
+    mirror = tmp_path / "mirror"
+    shutil.copytree(index, mirror)
+    add_wheel(mirror, "bwfix-web", "2.0", ("bwfix-core>=2",), code="SLOWER = True\n")
+    monkeypatch.setenv("UV_DEFAULT_INDEX", (mirror / "simple").as_uri())
+    monkeypatch.setattr(own_next, "_MEMO", {})
+    second = own_next.move(lock, WATCH, pre=False, cache=tmp_path / "exports")
+
+    assert _pins(first.requirements) == _pins(second.requirements)
+    assert first.requirements.read_text() != second.requirements.read_text()
+    assert second.requirements.read_text().startswith("# own-next: the moved uv.lock ")

@@ -134,20 +134,17 @@ def test_a_team_s_nightly_is_quiet_on_a_harmless_release_and_names_a_slower_one(
         slower = bumped(locked["fastapi"], 2)
         edit = {"fastapi/applications.py": (CALL, SLOWER)}
         index.add("fastapi", slower, rebuilt_wheel(wheel, tmp_path / "slower", slower, edit))
-        loud = run_night(702)
+        run_night(702)
         state = json.loads(sandbox.gh_pages("nightly/state.json") or "{}")
         assert state["versions"]["fastapi"] == slower, state
         assert len(api.state.issues) == 1, [i["title"] for i in api.state.issues]
         (issue,) = api.state.issues
-        assert issue["labels"] == ["nightly-regression"] or "nightly-regression" in json.dumps(
-            issue["labels"]
-        ), issue["labels"]
+        assert [label["name"] for label in issue["labels"]] == ["nightly-regression"]
         body = issue["body"]
         assert f"fastapi {locked['fastapi']} → {slower}" in body, body[:3000]
         assert re.search(r"\| fastapi \| \*\*regression\*\*", body), body[:3000]
         assert "GET /api/v1/" in body, body[:3000]  # an endpoint, behind the login
         assert re.search(r"`(newfstatat|stat|statx)`", body), body  # the mechanism: the system call
-        assert loud.returncode == 0
 
 
 def bumped(version: str, by: int) -> str:

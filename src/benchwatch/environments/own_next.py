@@ -11,6 +11,7 @@ moved as far as the rest allows) and reported with uv's reason in one line. The 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -28,6 +29,7 @@ from benchwatch.declarations.stacks import Stack, normalize_package
 from benchwatch.environments import interpreters, own_requirements
 from benchwatch.environments.uv_tool import uv_environ, uv_executable
 from benchwatch.errors import UserError
+from benchwatch.whole_files import write_text_whole
 
 __all__ = ["OWN_NEXT_STACK", "Held", "MovedLock", "is_own_next", "move", "only_moving"]
 
@@ -163,7 +165,7 @@ def _move(
         elif not wanted:
             attempt([])
         moved = _lock_versions((work / "uv.lock").read_text())
-        exported = own_requirements.export(work / "uv.lock", cache)
+        exported = _with_files_named(own_requirements.export(work / "uv.lock", cache), work)
     held = tuple(
         Held(n, locked[n], newest[n], moved.get(n), reasons[n]) for n in wanted if n in reasons
     )
@@ -176,6 +178,18 @@ def _move(
         seconds=time.monotonic() - started,
         not_locked=tuple(w for w in watched if w not in locked),
     )
+
+
+def _with_files_named(exported: Path, work: Path) -> Path:
+    """The exported pins headed by the moved lock's digest: the lock names each file's index and
+    hash, so the same version served as another file (another index, a private mirror's own
+    build) is another environment, not the one already built for that version."""
+    files = hashlib.sha256((work / "uv.lock").read_bytes()).hexdigest()[:16]
+    target = exported.with_name(f"{exported.stem}-own-next.txt")
+    if not target.is_file():
+        header = f"# own-next: the moved uv.lock {files} (its files' indexes and hashes)\n"
+        write_text_whole(target, header + exported.read_text())
+    return target
 
 
 def _project_copy(declared: Path, work: Path, python: str | None) -> tuple[dict, str | None]:
