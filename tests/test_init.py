@@ -690,6 +690,26 @@ def test_callers_pass_the_database_and_the_app_env_secret_only_when_asked() -> N
     assert asked["benchwatch-comment.yml"] == plain["benchwatch-comment.yml"]
 
 
+def test_the_own_lock_nightly_also_opens_the_nightly_regression_issue() -> None:
+    import yaml
+
+    from benchwatch.scaffold.workflows import caller_workflows
+
+    source = "someone/benchwatch@0123456789abcdef0123456789abcdef01234567"
+    jobs = yaml.safe_load(caller_workflows(source, own=True)["benchwatch-nightly.yml"])["jobs"]
+    assert jobs["nightly"]["with"]["releases"] is True
+    issues = jobs["issues"]
+    assert issues["needs"] == ["nightly"]
+    assert issues["uses"] == f"{source.replace('@', '/.github/workflows/reusable-issues.yml@')}"
+    assert issues["permissions"] == {"contents": "read", "issues": "write"}
+    assert issues["with"]["kind"] == "nightly"
+    assert issues["with"]["nightly-regression"] == (
+        "${{ needs.nightly.outputs.regression == 'true' }}"
+    )
+    plain = yaml.safe_load(caller_workflows(source)["benchwatch-nightly.yml"])["jobs"]
+    assert list(plain) == ["nightly"]  # stacks "latest": no releases, no issue
+
+
 def test_env_values_are_written_as_references_and_given_to_inits_own_boots_only(
     monkeypatch,
 ) -> None:

@@ -293,3 +293,52 @@ def test_own_next_installs_wheels_only() -> None:
     own = Stack(name="own", description="pinned by uv.lock", pins={"fastapi": "0.121.0"})
     assert resolution_flags(own_next.stack_from(own)) == ["--no-build"]
     assert "--no-build" not in resolution_flags(own)
+
+
+def test_the_watched_packages_are_exempt_from_the_project_s_exclude_newer_date() -> None:
+    """A team's `exclude-newer` would hide tonight's releases from `uv lock` while the newest
+    (uv pip compile) sees them: the moved copy exempts the watched packages, and only them."""
+    document = {
+        "project": {"name": "app", "dependencies": ["bwfix-web==1.0", "bwfix-tool==1.0"]},
+        "tool": {
+            "uv": {
+                "exclude-newer": "2026-11-26T00:00:00Z",
+                "exclude-newer-package": {"bwfix-tool": "2026-01-01T00:00:00Z"},
+            }
+        },
+    }
+    uv = own_next._relaxed(document, WATCH, ["bwfix-web>=2.0"])["tool"]["uv"]
+    assert uv["exclude-newer"] == "2026-11-26T00:00:00Z"
+    assert uv["exclude-newer-package"] == {
+        "bwfix-tool": "2026-01-01T00:00:00Z",
+        "bwfix-web": False,
+        "bwfix-core": False,
+    }
+    assert (
+        "exclude-newer-package"
+        not in own_next._relaxed({"project": document["project"]}, WATCH, [])["tool"]["uv"]
+    )
+    text = own_next._toml(own_next._relaxed(document, WATCH, []))
+    assert tomllib.loads(text)["tool"]["uv"]["exclude-newer-package"]["bwfix-web"] is False
+
+
+def test_the_same_versions_from_another_index_are_another_environment(
+    index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment is keyed by the exported pins: the same version as another file (another
+    index, a mirror's own build) must not reuse the environment built from the first."""
+    import shutil
+
+    lock = _locked_project(tmp_path / "app", ["bwfix-web==1.0"])
+    _newer_releases(index)
+    first = own_next.move(lock, WATCH, pre=False, cache=tmp_path / "exports")
+    mirror = tmp_path / "mirror"
+    shutil.copytree(index, mirror)
+    add_wheel(mirror, "bwfix-web", "2.0", ("bwfix-core>=2",), code="SLOWER = True\n")
+    monkeypatch.setenv("UV_DEFAULT_INDEX", (mirror / "simple").as_uri())
+    monkeypatch.setattr(own_next, "_MEMO", {})
+    second = own_next.move(lock, WATCH, pre=False, cache=tmp_path / "exports")
+
+    assert _pins(first.requirements) == _pins(second.requirements)
+    assert first.requirements.read_text() != second.requirements.read_text()
+    assert second.requirements.read_text().startswith("# own-next: the moved uv.lock ")

@@ -1349,7 +1349,9 @@ def test_the_nightly_init_writes_for_an_own_lock_compares_it_with_the_newest_rel
     from benchwatch.scaffold.workflows import caller_workflows
 
     files = caller_workflows(SOMEONE, own=True)
-    (job,) = yaml.safe_load(files["benchwatch-nightly.yml"])["jobs"].values()
+    jobs = yaml.safe_load(files["benchwatch-nightly.yml"])["jobs"]
+    assert list(jobs) == ["nightly", "issues"]  # the issue a regression opens (test_init.py)
+    job = jobs["nightly"]
     assert job["with"]["stacks"] == "own" and job["with"]["releases"] is True
     reusable = _load(GITHUB / "workflows" / "reusable-nightly.yml")[True]["workflow_call"]["inputs"]
     assert reusable["releases"]["type"] == "boolean" and set(job["with"]) <= set(reusable)

@@ -11,6 +11,7 @@ moved as far as the rest allows) and reported with uv's reason in one line. The 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -28,6 +29,7 @@ from benchwatch.declarations.stacks import Stack, normalize_package
 from benchwatch.environments import interpreters, own_requirements
 from benchwatch.environments.uv_tool import uv_environ, uv_executable
 from benchwatch.errors import UserError
+from benchwatch.whole_files import write_text_whole
 
 __all__ = ["OWN_NEXT_STACK", "Held", "MovedLock", "is_own_next", "move", "only_moving"]
 
@@ -163,7 +165,7 @@ def _move(
         elif not wanted:
             attempt([])
         moved = _lock_versions((work / "uv.lock").read_text())
-        exported = own_requirements.export(work / "uv.lock", cache)
+        exported = _with_files_named(own_requirements.export(work / "uv.lock", cache), work)
     held = tuple(
         Held(n, locked[n], newest[n], moved.get(n), reasons[n]) for n in wanted if n in reasons
     )
@@ -176,6 +178,18 @@ def _move(
         seconds=time.monotonic() - started,
         not_locked=tuple(w for w in watched if w not in locked),
     )
+
+
+def _with_files_named(exported: Path, work: Path) -> Path:
+    """The exported pins headed by the moved lock's digest: the lock names each file's index and
+    hash, so the same version served as another file (another index, a private mirror's own
+    build) is another environment, not the one already built for that version."""
+    files = hashlib.sha256((work / "uv.lock").read_bytes()).hexdigest()[:16]
+    target = exported.with_name(f"{exported.stem}-own-next.txt")
+    if not target.is_file():
+        header = f"# own-next: the moved uv.lock {files} (its files' indexes and hashes)\n"
+        write_text_whole(target, header + exported.read_text())
+    return target
 
 
 def _project_copy(declared: Path, work: Path, python: str | None) -> tuple[dict, str | None]:
@@ -216,7 +230,8 @@ def _project_copy(declared: Path, work: Path, python: str | None) -> tuple[dict,
 
 def _relaxed(document: dict, watched: Sequence[str], constraints: list[str]) -> dict:
     """The document with the watched packages' specifiers dropped from the dependencies and
-    from the team's constraints, and `constraints` added to `[tool.uv] constraint-dependencies`."""
+    from the team's constraints, `constraints` added to `[tool.uv] constraint-dependencies`, and
+    the watched packages exempt from the project's `exclude-newer` date (if it sets one)."""
 
     def relax(text: str) -> str | None:
         try:
@@ -238,6 +253,9 @@ def _relaxed(document: dict, watched: Sequence[str], constraints: list[str]) -> 
         if normalize_package(Requirement(c).name) not in watched
     ]
     uv["constraint-dependencies"] = theirs + constraints
+    if uv.get("exclude-newer"):  # the team's cut-off date would hide tonight's releases
+        exempt = dict(uv.get("exclude-newer-package") or {})
+        uv["exclude-newer-package"] = {**exempt, **dict.fromkeys(watched, False)}
     tool["uv"] = uv
     return {**document, "project": project, "tool": tool}
 

@@ -128,12 +128,29 @@ jobs:
       benchwatch-ref: {sha} # {label}
       scenarios: ""
 {nightly_stacks}      python-version: "3.12"
-{extra}"""
+{extra}{nightly_issues}"""
 _NIGHTLY_STACKS = '      stacks: "latest"\n'
 _NIGHTLY_OWN = (
     '      stacks: "own" # the app\'s own lock\n'
     "      releases: true # a night with a new release of a watched package: own against own-next\n"
 )
+
+# with releases: the nightly-regression issue (the release, its endpoints and what moved) and one
+# issue per series with a new change point, from the nightly's artifact
+_NIGHTLY_ISSUES = """
+  issues:
+    needs: [nightly]
+    if: github.ref == 'refs/heads/main' && needs.nightly.outputs.changed == 'true'
+    permissions:
+      contents: read
+      issues: write # the nightly-regression issue and one per series with a new change point
+    uses: {repo}/.github/workflows/reusable-issues.yml@{sha} # {label}
+    with:
+      benchwatch-repository: {repo}
+      benchwatch-ref: {sha} # {label}
+      kind: nightly
+      nightly-regression: ${{{{ needs.nightly.outputs.regression == 'true' }}}}
+"""
 
 PLACEHOLDER = DEFAULT_SOURCE.split("@")[0]  # benchwatch's name until it has a public repository
 NO_SECRETS = (
@@ -238,6 +255,7 @@ def caller_workflows(
             note=note,
             secrets=secrets,
             nightly_stacks=_NIGHTLY_OWN if own else _NIGHTLY_STACKS,
+            nightly_issues=_NIGHTLY_ISSUES.format(repo=repo, sha=sha, label=label) if own else "",
         )
         for name, template in TEMPLATES.items()
     }
