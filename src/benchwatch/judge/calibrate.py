@@ -29,8 +29,8 @@ from benchwatch.figures.metrics import (
     STATEMENTS,
     SYSCALLS,
 )
-from benchwatch.judge.statements import strayed as statements_strayed
 from benchwatch.judge.stats import aa_floor
+from benchwatch.judge.stats import strayed as statements_strayed
 from benchwatch.results.files import write_json_atomic
 from benchwatch.results.schema import Environment, Figure, figure_label
 

@@ -20,42 +20,13 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from benchwatch.judge.stats import Verdict
-
-if TYPE_CHECKING:
-    from benchwatch.judge.verdict import Row
-    from benchwatch.results.schema import Figure
 
 
 def amount(value: float) -> str:
     """1 → '1', 0.5 → '0.5', 1.333 → '1.33'."""
     return f"{value:.2f}".rstrip("0").rstrip(".") if value % 1 else f"{value:.0f}"
-
-
-def judge_statements(row: Row, base: Figure, head: Figure) -> None:
-    """The row's values, parts (statement → [base, head] per request), verdict and text."""
-    names = sorted(set(base.detail) | set(head.detail))
-    row.detail = {n: [base.detail.get(n), head.detail.get(n)] for n in names}
-    if not base.samples or not head.samples:
-        row.reason = "no counted phase on one side"
-        row.text = "no verdict: " + row.reason
-        return
-    before, after = statistics.median(base.samples), statistics.median(head.samples)
-    row.base_value, row.head_value = before, after
-    if before > 0 and after > 0:
-        row.ratio = after / before
-        row.low, row.high = (
-            min(head.samples) / max(base.samples),
-            max(head.samples) / min(base.samples),
-        )
-    change = after - before
-    row.verdict = statements_verdict(base.samples, head.samples, row.floor)
-    sign = "+" if change > 0 else "−"
-    row.text = f"{amount(before)} → {amount(after)} per request" + (
-        f" ({sign}{amount(abs(change))})" if change else ""
-    )
 
 
 def statements_verdict(base: Sequence[float], head: Sequence[float], floor: float) -> Verdict:
@@ -65,10 +36,3 @@ def statements_verdict(base: Sequence[float], head: Sequence[float], floor: floa
     if not apart or abs(change) <= floor:
         return "unchanged"
     return "regression" if change > 0 else "improvement"
-
-
-def strayed(base: Sequence[float], head: Sequence[float]) -> float:
-    """An A/A compare's farthest head phase from a base phase, in statements per request."""
-    if not base or not head:
-        return 0.0
-    return max(max(head) - min(base), max(base) - min(head), 0.0)

@@ -204,3 +204,11 @@ def aa_floor(
         ratios = np.median(b_arr[pick_b], axis=1) / np.median(a_arr[pick_a], axis=1)
     changes = np.maximum(ratios, 1.0 / ratios) - 1.0
     return float(np.quantile(changes, quantile))
+
+
+def strayed(base: Sequence[float], head: Sequence[float]) -> float:
+    """How far apart two sets of samples of an A/A compare lie, in their own unit: the farthest
+    head sample from a base sample (a count judged by its difference: SQL statements per request)."""
+    if not base or not head:
+        return 0.0
+    return max(max(head) - min(base), max(base) - min(head), 0.0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Literal
 
@@ -28,7 +29,7 @@ from benchwatch.judge.moved import MovedPackages
 from benchwatch.judge.retained import describe as describe_retained
 from benchwatch.judge.retained import difference
 from benchwatch.judge.retained import judge as judge_retained
-from benchwatch.judge.statements import judge_statements
+from benchwatch.judge.statements import amount, statements_verdict
 from benchwatch.judge.stats import (
     RatioInterval,
     TooFewSamples,
@@ -365,3 +366,27 @@ def sort_rows(rows: list[Row]) -> list[Row]:
     """Regressions first, then improvements, unconfirmed, no verdict, unchanged; gating first in each."""
     order = {"regression": 0, "improvement": 1, "unconfirmed": 2, "no verdict": 3, "unchanged": 4}
     return sorted(rows, key=lambda r: (order[r.verdict], not r.gating, r.label))
+
+
+def judge_statements(row: Row, base: Figure, head: Figure) -> None:
+    """The row's values, parts (statement → [base, head] per request), verdict and text."""
+    names = sorted(set(base.detail) | set(head.detail))
+    row.detail = {n: [base.detail.get(n), head.detail.get(n)] for n in names}
+    if not base.samples or not head.samples:
+        row.reason = "no counted phase on one side"
+        row.text = "no verdict: " + row.reason
+        return
+    before, after = statistics.median(base.samples), statistics.median(head.samples)
+    row.base_value, row.head_value = before, after
+    if before > 0 and after > 0:
+        row.ratio = after / before
+        row.low, row.high = (
+            min(head.samples) / max(base.samples),
+            max(head.samples) / min(base.samples),
+        )
+    change = after - before
+    row.verdict = statements_verdict(base.samples, head.samples, row.floor)
+    sign = "+" if change > 0 else "−"
+    row.text = f"{amount(before)} → {amount(after)} per request" + (
+        f" ({sign}{amount(abs(change))})" if change else ""
+    )
