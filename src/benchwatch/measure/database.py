@@ -56,12 +56,16 @@ class Cluster:
     admin_database: str
     psql: str
 
-    def psql_command(self, statement: str) -> tuple[list[str], dict[str, str]]:
-        """psql's argv running `statement`, and the variables it needs on top of the environment."""
+    def psql_command(
+        self, statement: str, database: str | None = None, options: tuple[str, ...] = ()
+    ) -> tuple[list[str], dict[str, str]]:
+        """psql's argv running `statement` in `database` (the admin database by default) with
+        `options` of its output, and the variables it needs on top of the environment."""
         argv = [
             self.psql,
             "-X",
             "-q",
+            *options,
             "-v",
             "ON_ERROR_STOP=1",
             "-h",
@@ -71,7 +75,7 @@ class Cluster:
             "-U",
             self.user,
             "-d",
-            self.admin_database,
+            database or self.admin_database,
             "-c",
             statement,
         ]

@@ -46,30 +46,10 @@ Snapshot = dict[str, StatementWork]  # by queryid
 
 
 def _psql(cluster: Cluster, database: str, statement: str) -> str | None:
-    argv = [
-        cluster.psql,
-        "-X",
-        "-A",
-        "-t",
-        "-q",
-        "-F",
-        FIELD,
-        "-R",
-        RECORD,
-        "-v",
-        "ON_ERROR_STOP=1",
-        "-h",
-        cluster.host,
-        "-p",
-        str(cluster.port),
-        "-U",
-        cluster.user,
-        "-d",
-        database,
-        "-c",
-        statement,
-    ]
-    environ = {"PGPASSWORD": cluster.password, "PGCONNECT_TIMEOUT": "10"}
+    """psql's unaligned output of `statement` in `database`, or None when it failed."""
+    argv, environ = cluster.psql_command(
+        statement, database, ("-A", "-t", "-F", FIELD, "-R", RECORD)
+    )
     try:
         done = subprocess.run(
             argv,
