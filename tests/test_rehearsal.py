@@ -126,6 +126,7 @@ def test_changes_finds_the_commit_that_made_every_request_slower(tmp_path: Path)
     assert set(summary["steps"][0]["counts"]) == {
         "tiny@latest GET /hi seq instr/req",
         "tiny@latest GET /hi seq syscalls/req",
+        "tiny@latest GET /hi seq retained/req",  # memory kept per request (no database: no SQL)
     }
     # the culprit's compare: its loop is a gating regression of the estimated cost, its instructions
     # per request the mechanism (a regression, not gating alone), and the comment says where they went
