@@ -48,7 +48,9 @@ class SetupRequest(RequestParts, _StepName):
 class Setup(Strict):
     """What runs after every boot (after `pre_start`) and before anything is verified or measured,
     the same on both sides of a compare: requests (a login), then a seed command (or first, with
-    `command_first`). Their values fill `{setup.NAME}` in the endpoints."""
+    `command_first`). Their values fill `{setup.NAME}` in the endpoints. A data volume is declared
+    here too: a command that writes N rows, N in its argv (posts_pg: `["python", "-m",
+    "apps.posts.volume", "100000"]`), so both sides measure tables where an index matters."""
 
     requests: list[SetupRequest] = Field(default=[], description="requests sent in order (below)")
     command: list[str] | None = Field(
