@@ -39,14 +39,9 @@ CLUSTER_USER = "bench"
 CLUSTER_PREFIX = "benchwatch-cluster-"  # the throwaway cluster's directory
 _TIMEOUT_S = 60
 # the throwaway cluster's per-statement statistics (calls, rows, buffers: measure/database_work.py);
-# utility statements (BEGIN, COMMIT, SET) left out: they touch no table. No autovacuum: when it
-# vacuums or analyzes a freshly seeded table (after the set-up, at a time of its own), an index-only
-# scan stops reading the heap and plans change, so the same code read 7 or 14 pages per request
-# depending on the boot (a set-up that wants them runs VACUUM / ANALYZE itself)
-PRELOAD = (
-    "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_utility=off"
-    " -c autovacuum=off"
-)
+# utility statements (BEGIN, COMMIT, SET) left out: they touch no table
+STATS = "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_utility=off"
+PRELOAD = STATS + " -c autovacuum=off"  # its vacuums move pages per request: docs/counts.md
 
 
 class DatabaseError(Exception):
