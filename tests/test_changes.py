@@ -464,3 +464,26 @@ def test_a_count_series_changes_at_the_one_commit_that_moved_it_past_its_floor()
     assert analyse(_series(name, values[:2])).verdict == "no change"
     improved = analyse(_series("hello@latest GET / seq syscalls/req", [8.0, 8.0, 6.0]))
     assert [(c.index, c.kind) for c in improved.changes] == [(2, "improvement")]
+
+
+def test_statements_buffers_and_retained_series_change_from_zero_and_stay_quiet_at_zero() -> None:
+    """Counts whose no-op is 0: a series of zeros is no change, 0 → N is a change at its commit
+    (statements and retained memory past half a unit per request, database buffers past a page),
+    and database buffers above 0 move by their ratio floor."""
+    statements = "backend@own GET /api/v1/items/ seq statements/req"
+    buffers = "backend@own GET /api/v1/items/ seq db buffers/req"
+    retained = "backend@own GET /api/v1/users/me seq retained/req"
+    assert {params_for(n).mode for n in (statements, buffers, retained)} == {"difference"}
+    for name in (statements, buffers, retained):
+        assert analyse(_series(name, [0.0] * 6)).verdict == "no change"
+    found = analyse(_series(statements, [2.0, 2.0, 2.0, 13.0, 13.0]))
+    assert [(c.index, c.kind) for c in found.changes] == [(3, "regression")]
+    found = analyse(_series(buffers, [0.0, 0.0, 3.0, 3.0]))
+    assert [(c.index, c.kind) for c in found.changes] == [(2, "regression")]
+    assert math.isnan(found.changes[0].ratio)
+    assert analyse(_series(buffers, [0.0, 0.5, 0.0])).verdict == "no change"
+    assert analyse(_series(buffers, [30.0, 32.0, 31.0])).verdict == "no change"  # under 10 %
+    found = analyse(_series(buffers, [30.0, 30.0, 600.0]))
+    assert [(c.index, c.kind) for c in found.changes] == [(2, "regression")]
+    found = analyse(_series(retained, [0.0, -0.2, 0.1, 4.0, 0.0]))
+    assert [(c.index, c.kind) for c in found.changes] == [(3, "regression"), (4, "improvement")]

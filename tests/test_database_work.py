@@ -183,3 +183,55 @@ def test_a_dropped_index_is_a_regression_of_the_database_buffers_naming_the_stat
     secrets = (SECRETS["ITEMS_TEST_SECRET"], SECRETS["BENCH_PASSWORD"])
     assert not [s for s in secrets if s in comment + done.stdout + done.stderr]
     assert uvicorn_processes(str(repo)) == []
+
+
+def _buffers_figures(per_phase: list[dict[str, StatementWork]]) -> list:
+    """The database buffers figures of one endpoint whose strace phases ran these statements."""
+    from test_counts import _counted
+
+    from benchwatch.counts.all_targets import endpoint_figures
+    from benchwatch.figures.metrics import DB_BUFFERS
+
+    counted, endpoint = _counted([40_002_000] * 2, [{"read": 1000}] * 2, [0, 0])
+    counted.database_plans = {}  # the database's work was read
+    for phase, ran in zip(counted.syscall_phases, per_phase, strict=True):
+        phase.database = ran
+    figures, _ = endpoint_figures(counted, endpoint)
+    return [f for f in figures if f.metric == DB_BUFFERS.key]
+
+
+def test_every_endpoint_of_a_server_that_ran_a_statement_has_a_buffers_figure_zero_included() -> (
+    None
+):
+    """As for statements: a server whose counted phases ran no statement has no figure; one that
+    ran any has one for every endpoint, 0 included (a `SELECT 1` touches no page)."""
+    assert _buffers_figures([{}, {}]) == []
+    ping = {"1": StatementWork("SELECT $1", 1000, 1000, 0)}
+    (found,) = _buffers_figures([ping, ping])
+    assert found.samples == [0.0, 0.0] and found.value == 0.0
+
+
+def _buffers_rows(base_samples: list[float], head_samples: list[float]) -> object:
+    from test_gate import WEIGHTS, judged, load_figure
+
+    from benchwatch.figures.metrics import DB_BUFFERS, Counted
+
+    def side(samples: list[float]) -> list:
+        return [load_figure("GET /items", DB_BUFFERS, samples, Counted())]
+
+    rows = judged(side(base_samples), side(head_samples), None, WEIGHTS)
+    return next(r for r in rows if r.metric == DB_BUFFERS.key)
+
+
+def test_buffers_from_zero_are_judged_by_their_difference_and_zero_to_zero_is_quiet() -> None:
+    """No ratio from 0: 0 → 0 is unchanged, 0 → 3 a regression (a page more than one per
+    request), 0 → 0.5 (a statement every other request) unchanged; without a zero, the ratio."""
+    row = _buffers_rows([0.0] * 3, [0.0] * 3)
+    assert row.verdict == "unchanged" and row.text == "0 → 0 per request"  # type: ignore[attr-defined]
+    row = _buffers_rows([0.0] * 3, [3.0] * 3)
+    assert row.verdict == "regression" and row.text == "0 → 3 per request (+3)"  # type: ignore[attr-defined]
+    row = _buffers_rows([3.0] * 3, [0.0] * 3)
+    assert row.verdict == "improvement"  # type: ignore[attr-defined]
+    assert _buffers_rows([0.0] * 3, [0.5] * 3).verdict == "unchanged"  # type: ignore[attr-defined]
+    row = _buffers_rows([3.0] * 3, [147.0] * 3)
+    assert row.verdict == "regression" and round(row.ratio, 6) == 49.0  # type: ignore[attr-defined]

@@ -184,9 +184,11 @@ def endpoint_figures(
 
 
 def _database_figure(counted: TargetCounts, endpoint: Endpoint, name_tag: str) -> list[Figure]:
-    """The database's buffers per request (an app on PostgreSQL with pg_stat_statements), or none."""
+    """The database's buffers per request (an app on PostgreSQL with pg_stat_statements), or none.
+    As for statements: a figure for every endpoint of a server whose counted phases ran a statement,
+    0 included (an endpoint that starts to query shows as 0 → n); none for a server that ran none."""
     work = counted.database_work(endpoint)
-    if not work or max(buffers for buffers, _ in work) <= 0:  # no database, or none touched
+    if not work or not any(p.database for p in counted.syscall_phases):
         return []
     sizes = sorted({p.requests for p in counted.syscall_phases if p.endpoint == endpoint})
     note = f"pg_stat_statements: {len(work)} phases of {'/'.join(map(str, sizes))} requests"

@@ -23,6 +23,12 @@ from collections.abc import Sequence
 
 from benchwatch.judge.stats import Verdict
 
+# database buffers per request (figures.metrics.DB_BUFFERS) are judged by a ratio, which a side of
+# zeros has not (an endpoint that sends no statement touches 0 pages): then, as statements are, by
+# the difference of the medians, the ranges apart: more than one page per request is a change
+# (0 → 3: an index lookup more), 0 → 0 is not
+BUFFERS_FROM_ZERO = 1.0
+
 
 def amount(value: float) -> str:
     """1 → '1', 0.5 → '0.5', 1.333 → '1.33'."""

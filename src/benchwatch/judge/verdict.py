@@ -29,7 +29,7 @@ from benchwatch.judge.moved import MovedPackages
 from benchwatch.judge.retained import describe as describe_retained
 from benchwatch.judge.retained import difference
 from benchwatch.judge.retained import judge as judge_retained
-from benchwatch.judge.statements import amount, statements_verdict
+from benchwatch.judge.statements import BUFFERS_FROM_ZERO, amount, statements_verdict
 from benchwatch.judge.stats import (
     RatioInterval,
     TooFewSamples,
@@ -293,6 +293,9 @@ def judge_pair(base: Figure | None, head: Figure | None, calibration: Calibratio
         row.verdict = judge_retained(found, floor)
         row.text = describe_retained(found, row.verdict)
         return row
+    if about is DB_BUFFERS and min([*base.samples, *head.samples], default=0) <= 0:
+        judge_statements(row, base, head, BUFFERS_FROM_ZERO)  # no ratio from 0: a difference
+        return row
     try:
         if about in (MICRO_INSTRUCTIONS, INSTRUCTIONS, SYSCALLS, COST, DB_BUFFERS):
             interval = range_ratio(base.samples, head.samples)
@@ -368,8 +371,9 @@ def sort_rows(rows: list[Row]) -> list[Row]:
     return sorted(rows, key=lambda r: (order[r.verdict], not r.gating, r.label))
 
 
-def judge_statements(row: Row, base: Figure, head: Figure) -> None:
-    """The row's values, parts (statement → [base, head] per request), verdict and text."""
+def judge_statements(row: Row, base: Figure, head: Figure, floor: float | None = None) -> None:
+    """The row's values, parts (statement → [base, head] per request), verdict and text; judged
+    by the difference of the medians against `floor` (default: the row's)."""
     names = sorted(set(base.detail) | set(head.detail))
     row.detail = {n: [base.detail.get(n), head.detail.get(n)] for n in names}
     if not base.samples or not head.samples:
@@ -385,7 +389,9 @@ def judge_statements(row: Row, base: Figure, head: Figure) -> None:
             max(head.samples) / min(base.samples),
         )
     change = after - before
-    row.verdict = statements_verdict(base.samples, head.samples, row.floor)
+    row.verdict = statements_verdict(
+        base.samples, head.samples, row.floor if floor is None else floor
+    )
     sign = "+" if change > 0 else "−"
     row.text = f"{amount(before)} → {amount(after)} per request" + (
         f" ({sign}{amount(abs(change))})" if change else ""

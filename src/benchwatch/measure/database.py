@@ -40,7 +40,8 @@ CLUSTER_PREFIX = "benchwatch-cluster-"  # the throwaway cluster's directory
 _TIMEOUT_S = 60
 # the throwaway cluster's per-statement statistics (calls, rows, buffers: measure/database_work.py);
 # utility statements (BEGIN, COMMIT, SET) left out: they touch no table
-PRELOAD = "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_utility=off"
+STATS = "-c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track_utility=off"
+PRELOAD = STATS + " -c autovacuum=off"  # its vacuums move pages per request: docs/counts.md
 
 
 class DatabaseError(Exception):

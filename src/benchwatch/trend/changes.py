@@ -24,7 +24,8 @@ from typing import Literal
 import numpy as np
 
 from benchwatch.figures.figure_key import PARENT_MARK, RELATIVE_MARK, decode
-from benchwatch.figures.metrics import COUNTS
+from benchwatch.figures.metrics import COUNTS, DB_BUFFERS, RETAINED, STATEMENTS, Metric
+from benchwatch.judge.statements import BUFFERS_FROM_ZERO
 from benchwatch.judge.stats import CONFIDENCE, TooFewSamples, ratio_interval
 
 EXACT_BELOW = 8  # exact Mann–Whitney p-values when a side has at most this many points
@@ -44,7 +45,11 @@ class Params:
     # parent, so the commits after a regression compare slow with slow again)
     # "step" (deterministic counts): a change is any point that differs from the one before by
     # more than min_effect (the metric's floor, a fraction) and by more than both points' ranges
-    mode: Literal["level", "spike", "step"] = "level"
+    # "difference" (counts whose no-op is 0: statements, retained memory, database buffers): a
+    # change is a point that differs from the one before by more than min_difference (absolute)
+    # and, that one above 0, by more than min_effect of it; 0 and negative values are values
+    mode: Literal["level", "spike", "step", "difference"] = "level"
+    min_difference: float = 0.0
 
 
 # Tuned by scripts/changepoint_check.py on real A/A samples (see its table): relative
@@ -61,6 +66,21 @@ PARENT = Params(min_side=1, penalty=0.0, max_pvalue=1e-6, min_points=8, mode="sp
 def counts_params(floor: float) -> Params:
     return Params(
         min_side=1, penalty=0.0, max_pvalue=0.0, min_points=2, min_effect=floor, mode="step"
+    )
+
+
+def difference_params(metric: Metric) -> Params:
+    """Statements and retained memory by their floor, a number per request (0 → 1 is a change,
+    0 → 0 is not); database buffers by their ratio floor, from 0 by more than one page."""
+    buffers = metric is DB_BUFFERS
+    return Params(
+        min_side=1,
+        penalty=0.0,
+        max_pvalue=0.0,
+        min_points=2,
+        min_effect=metric.default_floor if buffers else 0.0,
+        mode="difference",
+        min_difference=BUFFERS_FROM_ZERO if buffers else metric.default_floor,
     )
 
 
@@ -157,6 +177,8 @@ def params_for(name: str) -> Params:
     key = decode(name)
     if key is not None and key.metric in COUNTS:
         return counts_params(key.metric.default_floor)
+    if key is not None and key.metric in (STATEMENTS, RETAINED, DB_BUFFERS):
+        return difference_params(key.metric)
     return ABSOLUTE
 
 
@@ -180,6 +202,33 @@ def _step_changes(series: Series, values: np.ndarray, params: Params) -> list[Ch
                 ratio=ratio,
                 low=low,
                 high=high,
+                p_value=0.0,
+                n_before=index,
+                n_after=len(values) - index,
+                kind="regression" if worse else "improvement",
+            )
+        )
+    return changes
+
+
+def _difference_changes(series: Series, values: np.ndarray, params: Params) -> list[Change]:
+    """Counts whose no-op is 0: each point against the one before it, by their difference (a
+    ratio from 0 is none: NaN)."""
+    changes = []
+    for index in range(1, len(values)):
+        before, after = float(values[index - 1]), float(values[index])
+        moved = after - before
+        spread = (series.points[index - 1].half or 0.0) + (series.points[index].half or 0.0)
+        relative = before > 0 and abs(moved) <= params.min_effect * before
+        if abs(moved) <= max(params.min_difference, spread) or relative:
+            continue
+        worse = moved < 0 if series.bigger_is_better else moved > 0
+        changes.append(
+            Change(
+                index=index,
+                ratio=after / before if before > 0 else math.nan,
+                low=math.nan,
+                high=math.nan,
                 p_value=0.0,
                 n_before=index,
                 n_after=len(values) - index,
@@ -285,7 +334,12 @@ def analyse(series: Series, params: Params | None = None) -> SeriesResult:
         return SeriesResult(
             series, "too few points", note=f"{len(values)} points; needs {params.min_points}"
         )
-    if np.any(values <= 0.0) or not np.all(np.isfinite(values)):
+    if not np.all(np.isfinite(values)):
+        return SeriesResult(series, "no verdict", note="values must be finite numbers")
+    if params.mode == "difference":
+        changes = _difference_changes(series, values, params)
+        return SeriesResult(series, "changes" if changes else "no change", changes)
+    if np.any(values <= 0.0):
         return SeriesResult(series, "no verdict", note="values must be positive finite numbers")
     if params.mode in ("spike", "step"):
         changes = (_spike_changes if params.mode == "spike" else _step_changes)(

@@ -126,6 +126,9 @@ def to_json(
 def _describe(result: SeriesResult, change: Change) -> tuple[str, str]:
     s = result.series
     memory = s.unit.upper() in ("MB", "B", "KB", "BYTES")
+    if math.isnan(change.ratio):  # from 0 or below (a difference series): its two values
+        before, after = s.points[change.index - 1].value, s.points[change.index].value
+        return f"{before:g} → {after:g}", "n/a"
     if math.isnan(change.low):
         size = describe(
             RatioInterval(change.ratio, change.ratio, change.ratio, CONFIDENCE, 1, 1),
