@@ -8,8 +8,8 @@ where instructions went (benchwatch.counts.breakdown).
 The commands go straight to `vgdb` (what the perl `callgrind_control` runs, after a `vgdb -l` of
 its own), told to force its way in after 1 ms: a server held still for a dump sits in system
 calls, runs no code that would poll for the command, so vgdb waits `--max-invoke-ms` (100 by
-default) before it interrupts it over ptrace. Measured on hello (2 cores, load 3-4): 0.29 s per
-dump through callgrind_control, 0.1 s this way (docs/counts.md)."""
+default) before it interrupts it over ptrace. Measured on hello at load 9-12: a dump 0.50 s
+through callgrind_control, 0.29-0.33 s this way (docs/counts.md)."""
 
 from __future__ import annotations
 
