@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -1260,9 +1261,10 @@ def test_reusable_workflows_are_only_called(name):
 
 def test_reusable_pr_is_read_only_and_the_commenter_runs_no_code():
     pr = _load(GITHUB / "workflows" / "reusable-pr.yml")
-    # read-only in every job: the shards' list needs nothing, the compare (each shard) and the merge read
+    # read-only in every job: the shards' count reads the declarations (shards: 0), the compare
+    # (each shard) and the merge read
     assert {name: job["permissions"] for name, job in pr["jobs"].items()} == {
-        "shards": {},
+        "shards": {"contents": "read"},
         "compare": {"contents": "read"},
         "merge": {"contents": "read"},
     }
@@ -1490,3 +1492,51 @@ def test_the_measuring_jobs_install_a_python_the_apps_require(workflow, job):
     assert yaml.safe_load((GITHUB / "workflows" / workflow).read_text())["jobs"][job]["env"] == {
         INSTALL_ENV: "1"
     }
+
+
+def test_the_shard_count_is_given_or_chosen_from_the_endpoints(tmp_path):
+    """reusable-pr.yml's `shards`: a number the caller gives is the matrix; 0 (the default) is one
+    runner per 25 endpoints the compare counts (`benchwatch compare-shards` on the pull request's
+    declarations); the compare and merge jobs read the count the shards job settled on."""
+    from test_workflow_attacks import run_step, step
+
+    pr = _load(GITHUB / "workflows" / "reusable-pr.yml")
+    assert pr[True]["workflow_call"]["inputs"]["shards"]["default"] == 0
+    job = pr["jobs"]["shards"]
+    assert job["outputs"] == {
+        "count": "${{ steps.given.outputs.count || steps.chosen.outputs.count }}",
+        "list": "${{ steps.given.outputs.list || steps.chosen.outputs.list }}",
+    }
+    given = step("reusable-pr.yml", "shards", "The runners the caller gives")
+    assert given["if"] == "inputs.shards != 0"
+    assert all(s["if"] == "inputs.shards == 0" for s in job["steps"] if s.get("id") != "given")
+    rest = yaml.safe_dump({k: v for k, v in pr["jobs"].items() if k != "shards"})
+    assert "inputs.shards" not in rest and "needs.shards.outputs.count" in rest
+    output = tmp_path / "given"
+    done = run_step(given, {"SHARDS": "4", "GITHUB_OUTPUT": str(output)})
+    assert done.returncode == 0, done.stderr
+    assert output.read_text() == "count=4\nlist=[1,2,3,4]\n"
+    for bad in ("-1", "100", "x"):
+        done = run_step(given, {"SHARDS": bad, "GITHUB_OUTPUT": str(output)})
+        assert done.returncode == 3 and "::error::shards:" in done.stdout, bad
+
+    chosen = step(
+        "reusable-pr.yml",
+        "shards",
+        "One runner per 25 endpoints the compare counts (benchwatch compare-shards)",
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "tool").symlink_to(ROOT)
+    (work / "repo").symlink_to(ROOT)
+    output = tmp_path / "chosen"
+    env = {
+        "SCENARIOS": "",
+        "PATTERNS": "hello@latest",
+        "GITHUB_WORKSPACE": str(work),
+        "GITHUB_OUTPUT": str(output),
+        "HOME": os.environ.get("HOME", str(tmp_path)),
+    }
+    done = run_step(chosen, env, cwd=work)
+    assert done.returncode == 0, done.stderr
+    assert output.read_text() == "endpoints=1\ncount=1\nlist=[1]\n"

@@ -28,6 +28,7 @@ COMMANDS = [
     "merge",
     "compare",
     "compare-merge",
+    "compare-shards",
     "calibrate",
     "report",
     "site",

@@ -191,7 +191,7 @@ def resolve(
                 checked_out = load_project(root)
             except UserError as exc:
                 raise UserError(f"{role} {spec}: {exc}") from None
-            variants = checked_out.select(patterns) if patterns else _ref_default(checked_out)
+            variants = ref_variants(checked_out, patterns)
             sides.append(
                 Side(
                     role, spec, "ref", checked_out, variants, commit=ref_commit(project.root, spec)
@@ -199,6 +199,11 @@ def resolve(
             )
         sides[0].declarations_from = borrowed
         yield sides[0], sides[1]
+
+
+def ref_variants(project: Project, patterns: str | None) -> list[Variant]:
+    """The variants a compare of two git refs measures on a side: -k's, else _ref_default's."""
+    return project.select(patterns) if patterns else _ref_default(project)
 
 
 def _ref_default(project: Project) -> list[Variant]:
