@@ -39,6 +39,7 @@ COMMANDS = [
     "attribute",
     "bisect",
     "relative",
+    "mechanism",
     "trend-add",
     "init",
     "counts",
