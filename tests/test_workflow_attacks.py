@@ -59,6 +59,7 @@ def inputs(**over: str) -> dict[str, str]:
         "DATABASE": "",
         "RELEASES": "false",
         "INDEX_URL": "https://pypi.org",
+        "ROUNDS": "12",
     }
     return {**good, **over}
 

@@ -463,6 +463,7 @@ case "$1" in
             echo "UV_DEFAULT_INDEX=${UV_DEFAULT_INDEX:-}" >> "$LOG"
             while [[ $# -gt 0 && "$1" != --markdown ]]; do shift; done
             [[ $# -eq 0 ]] || echo "**shop**: fastapi 0.121.0 → 0.165.0" > "$2" ;;
+  mechanism) echo "### Mechanism: what moved per request, own → own-next" > "$4" ;;
   attribute) while [[ "$1" != --out ]]; do shift; done
              mkdir -p "$2"
              echo "**Responsible:** latest+starlette" > "$2/attribution.md"
@@ -496,6 +497,7 @@ def _nightly_step(
         "GITHUB_OUTPUT": str(tmp_path / "output"),
         "LOG": str(tmp_path / "log"),
         "CODE": str(code),
+        "ROUNDS": "12",
         "SCENARIOS": "",
         "APP_ENV": "",
         **(env or {}),
@@ -526,6 +528,7 @@ def test_the_nightly_records_the_head_run_that_compare_writes(tmp_path, code, fa
             "gab-bigger.json",
             "gab-counts.json",
             "gab-smaller.json",
+            *(["mechanism.md"] if code == 1 else []),  # a regression's: through what it moved
         ]
         assert (
             "--record-measured" in (tmp_path / "log").read_text().splitlines()[-1]

@@ -65,7 +65,45 @@ function body(series, source, runUrl, commits) {
   return { key, text: text.length > MAX_BODY ? text.slice(0, MAX_BODY) + `\n\n(truncated; see ${runUrl})` : text };
 }
 
-module.exports = async function changePoints({ github, context, core, dir, source }) {
+// A change point at tonight's point: the last of its series (tonight's entry was appended last).
+// Every nightly point of a series has the same commit and date when main did not move, so its
+// place is what tells the nights apart.
+const atTonight = (series, change) => Number.isInteger(change.index) && change.index === series.points - 1;
+const unacknowledged = (change) => change && change.kind === 'regression' && !change.acknowledged;
+
+// changes.json's alerting series, split: the change points at tonight's point (`folded`: [series,
+// change] pairs) and each series with its other alerting change points (`rest`, none left: out)
+function splitTonight(document) {
+  const alerting = (Array.isArray(document && document.series) ? document.series : [])
+    .filter((s) => s && s.alert === true && Array.isArray(s.changes));
+  const folded = [];
+  const rest = [];
+  for (const series of alerting) {
+    const alerted = series.changes.filter(unacknowledged);
+    alerted.filter((c) => atTonight(series, c)).forEach((c) => folded.push([series, c]));
+    const earlier = alerted.filter((c) => !atTonight(series, c));
+    if (earlier.length) rest.push({ ...series, changes: earlier });
+  }
+  return { folded, rest };
+}
+
+// The nightly-regression issue's lines for tonight's change points on the nightly trend (the
+// night's release moved them): one table, instead of an issue per series. '' when there are none.
+function tonightSection(document) {
+  const { folded } = splitTonight(document);
+  if (!folded.length) return '';
+  return [
+    `### Change points tonight on the nightly trend (${folded.length}; here, not issues of their own)`,
+    '',
+    '| series | tonight / last night | 95% interval |',
+    '|---|---|---|',
+    ...folded.map(([s, c]) => `| ${clean(s.name)} | ${num(c.ratio)} | [${num(c.low)}, ${num(c.high)}] |`),
+  ].join('\n');
+}
+
+// changePoints({..., folded}): `folded` true when this run opened or updated the nightly-regression
+// issue (reusable-issues.yml): tonight's change points are in it, said in the job summary
+async function changePoints({ github, context, core, dir, source, folded = false }) {
   const runUrl = `${context.serverUrl}/${context.repo.owner}/${context.repo.repo}/actions/runs/${context.runId}`;
   const commits = `${context.serverUrl}/${context.repo.owner}/${context.repo.repo}/commit/`;
   const markdown = readArtifact(core, dir, 'changes.md', MAX_MD);
@@ -74,7 +112,15 @@ module.exports = async function changePoints({ github, context, core, dir, sourc
   if (raw === null) { core.warning('no changes.json in the artifact: change points not checked'); return; }
   let document;
   try { document = JSON.parse(raw); } catch (e) { core.warning(`changes.json: ${e.message}`); return; }
-  const alerting = (Array.isArray(document.series) ? document.series : []).filter((s) => s && s.alert === true && Array.isArray(s.changes));
+  let alerting = (Array.isArray(document.series) ? document.series : []).filter((s) => s && s.alert === true && Array.isArray(s.changes));
+  if (folded) {
+    const split = splitTonight(document);
+    if (split.folded.length) {
+      const names = split.folded.map(([s]) => clean(s.name)).join('; ');
+      await core.summary.addRaw(`\n\n${split.folded.length} change point(s) at tonight's point are in the nightly-regression issue, not issues of their own: ${names}\n`).write();
+    }
+    alerting = split.rest;
+  }
   if (!alerting.length) return;
   // the issues API also lists pull requests: keep real issues only
   const issues = (await github.paginate(github.rest.issues.listForRepo, {
@@ -97,4 +143,8 @@ module.exports = async function changePoints({ github, context, core, dir, sourc
       });
     } // the same change points as last time: the issue already says it, nothing new to say
   }
-};
+}
+
+module.exports = changePoints;
+module.exports.splitTonight = splitTonight;
+module.exports.tonightSection = tonightSection;

@@ -12,11 +12,13 @@
 const fs = require('fs');
 const path = require('path');
 const { neutralise, plainTags, quiet } = require('./neutralise.js');
+const { tonightSection } = require('./change-points.js');
 
 const MAX_STATE = 100000;
 const MAX_ATTRIBUTION = 2000000;
 const MAX_MARKDOWN = 200000;
 const MAX_BODY = 60000;
+const MAX_CHANGES = 5000000; // change-points.js's MAX_JSON
 const ATTRIBUTION_NAME = /^[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])-[0-9a-f]{12}\.json$/;
 const WATCHED = ['fastapi', 'pydantic', 'starlette', 'uvicorn']; // releases.PACKAGES
 // canonical PEP 440 as releases.safe_version accepts it (no epoch or local part)
@@ -222,13 +224,19 @@ async function issue({ github, context, core, dir }) {
     if (text === undefined) core.warning(`${name}: not a regular file under ${MAX_MARKDOWN} bytes, ignored`);
     return typeof text === 'string' ? neutralise(text.split(MARKER).join('')) : '';
   };
+  // tonight's change points on the nightly trend: in this issue, not issues of their own
+  const changes = regularFile(path.join(dir, 'changes.json'), MAX_CHANGES);
+  let changed = null;
+  try { changed = typeof changes === 'string' ? JSON.parse(changes) : null; } catch { changed = null; }
   let body = [
     MARKER,
     `A new release changed the numbers; run ${runUrl}. Everything below comes from that run's artifact.`,
     read('releases.md'),
+    read('mechanism.md'), // benchwatch mechanism: what moved per request, by system call and function
     read('attribution.md'),
+    tonightSection(changed),
     read('comment.md'),
-  ].join('\n\n');
+  ].filter((part) => part !== '').join('\n\n');
   // cut, a folded block could stay open or a code span lose its end (what it held would then be
   // text): what is left is neutralised again
   if (body.length > MAX_BODY) body = MARKER + neutralise(body.slice(MARKER.length, MAX_BODY)) + `\n\n(truncated; see ${runUrl})`;

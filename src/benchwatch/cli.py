@@ -40,6 +40,7 @@ COMMANDS = [
     "attribute",
     "bisect",
     "relative",
+    "mechanism",
     "trend-add",
     "init",
     "counts",

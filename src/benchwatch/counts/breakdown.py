@@ -161,16 +161,19 @@ class ByObject(BaseModel):
     base: float
     head: float
     objects: list[ObjectCount] = []
+    # the named functions whose own (self) instructions per request moved most, `function (part)`
+    functions: list[ObjectCount] = []
 
 
-def by_object(found: Breakdown, *, objects: int = 8) -> ByObject:
+def by_object(found: Breakdown, *, objects: int = 8, functions: int = 5) -> ByObject:
     parts = [p for p in found.objects if _worth_a_row(p, found.base)][:objects]
+    moved = [p for p in found.functions if round(p.change) != 0][:functions]
+    count = lambda p: ObjectCount(name=p.name, base=round(p.base, 1), head=round(p.head, 1))  # noqa: E731
     return ByObject(
         base=round(found.base, 1),
         head=round(found.head, 1),
-        objects=[
-            ObjectCount(name=p.name, base=round(p.base, 1), head=round(p.head, 1)) for p in parts
-        ],
+        objects=[count(p) for p in parts],
+        functions=[count(p) for p in moved],
     )
 
 
