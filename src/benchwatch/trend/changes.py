@@ -11,6 +11,13 @@ and a rank-based (Mann–Whitney, Hodges–Lehmann) interval from benchwatch.jud
 `(vs parent)` series compare each commit with its parent side by side, so a regression is
 one point, not a new level: a point is a change when it lies far outside the series' own
 noise (robust z-score). Parameters of both are tuned by scripts/changepoint_check.py.
+
+Deterministic counts repeat: each point is judged against the one before it ("step"), by a ratio
+past the metric's floor (instructions, system calls, database buffers). SQL statements and retained
+memory per request are judged by a difference ("difference"), past an absolute floor in their own
+unit, as compare judges them (judge/statements.py, judge/retained.py): their series are often all
+zeros (an endpoint that sends no statement, a server that keeps nothing), which is a flat, quiet
+series, and 0 → 101 statements is a change a ratio cannot size.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from typing import Literal
 import numpy as np
 
 from benchwatch.figures.figure_key import PARENT_MARK, RELATIVE_MARK, decode
-from benchwatch.figures.metrics import COUNTS
+from benchwatch.figures.metrics import COUNTS, DB_BUFFERS, RETAINED, STATEMENTS
 from benchwatch.judge.stats import CONFIDENCE, TooFewSamples, ratio_interval
 
 EXACT_BELOW = 8  # exact Mann–Whitney p-values when a side has at most this many points
@@ -44,7 +51,9 @@ class Params:
     # parent, so the commits after a regression compare slow with slow again)
     # "step" (deterministic counts): a change is any point that differs from the one before by
     # more than min_effect (the metric's floor, a fraction) and by more than both points' ranges
-    mode: Literal["level", "spike", "step"] = "level"
+    # "difference" (statements, retained memory): the same with min_effect in the figure's own
+    # unit, so zeros are values like any other
+    mode: Literal["level", "spike", "step", "difference"] = "level"
 
 
 # Tuned by scripts/changepoint_check.py on real A/A samples (see its table): relative
@@ -63,6 +72,16 @@ def counts_params(floor: float) -> Params:
         min_side=1, penalty=0.0, max_pvalue=0.0, min_points=2, min_effect=floor, mode="step"
     )
 
+
+# statements and retained memory per request: a difference past the metric's absolute floor
+def difference_params(floor: float) -> Params:
+    return Params(
+        min_side=1, penalty=0.0, max_pvalue=0.0, min_points=2, min_effect=floor, mode="difference"
+    )
+
+
+STEP_METRICS = (*COUNTS, DB_BUFFERS)  # judged point to point by a ratio
+DIFFERENCE_METRICS = (STATEMENTS, RETAINED)  # judged point to point by a difference
 
 Kind = Literal["regression", "improvement"]
 Verdict = Literal["changes", "no change", "too few points", "no verdict"]
@@ -103,6 +122,7 @@ class Change:
     n_before: int
     n_after: int
     kind: Kind
+    difference: float | None = None  # "difference" mode: after - before, in the series' unit
 
 
 @dataclass
@@ -155,7 +175,9 @@ def params_for(name: str) -> Params:
     if RELATIVE_MARK in name:
         return RELATIVE
     key = decode(name)
-    if key is not None and key.metric in COUNTS:
+    if key is not None and key.metric in DIFFERENCE_METRICS:
+        return difference_params(key.metric.default_floor)
+    if key is not None and key.metric in STEP_METRICS:
         return counts_params(key.metric.default_floor)
     return ABSOLUTE
 
@@ -184,6 +206,34 @@ def _step_changes(series: Series, values: np.ndarray, params: Params) -> list[Ch
                 n_before=index,
                 n_after=len(values) - index,
                 kind="regression" if worse else "improvement",
+            )
+        )
+    return changes
+
+
+def _difference_changes(series: Series, values: np.ndarray, params: Params) -> list[Change]:
+    """Statements, retained memory: each point against the one before it, by their difference (0
+    included); a ratio only when both are above 0, no interval (the points' ranges decide)."""
+    changes = []
+    for index in range(1, len(values)):
+        before, after = series.points[index - 1], series.points[index]
+        moved = float(values[index] - values[index - 1])
+        spread = (before.half or 0.0) + (after.half or 0.0)
+        if abs(moved) <= params.min_effect or abs(moved) <= spread:
+            continue
+        worse = moved < 0.0 if series.bigger_is_better else moved > 0.0
+        both = values[index - 1] > 0.0 and values[index] > 0.0
+        changes.append(
+            Change(
+                index=index,
+                ratio=float(values[index] / values[index - 1]) if both else math.nan,
+                low=math.nan,
+                high=math.nan,
+                p_value=0.0,
+                n_before=index,
+                n_after=len(values) - index,
+                kind="regression" if worse else "improvement",
+                difference=moved,
             )
         )
     return changes
@@ -285,6 +335,11 @@ def analyse(series: Series, params: Params | None = None) -> SeriesResult:
         return SeriesResult(
             series, "too few points", note=f"{len(values)} points; needs {params.min_points}"
         )
+    if params.mode == "difference":  # zeros (and a negative retained median) are values here
+        if not np.all(np.isfinite(values)):
+            return SeriesResult(series, "no verdict", note="values must be finite numbers")
+        changes = _difference_changes(series, values, params)
+        return SeriesResult(series, "changes" if changes else "no change", changes)
     if np.any(values <= 0.0) or not np.all(np.isfinite(values)):
         return SeriesResult(series, "no verdict", note="values must be positive finite numbers")
     if params.mode in ("spike", "step"):
