@@ -137,23 +137,24 @@ def test_a_dropped_index_is_a_regression_of_the_database_buffers_naming_the_stat
         if k not in ("BENCHWATCH_ROOT", database.URL_ENV)  # a cluster of benchwatch's own
     }
     out = tmp_path / "out"
+    command = [
+        sys.executable,
+        "-m",
+        "benchwatch",
+        "compare",
+        "--base",
+        "HEAD~1",
+        "--head",
+        "HEAD",
+        "--quick",
+        "--rounds",
+        "2",
+        "--no-micro",
+        "--out",
+        str(out),
+    ]
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "benchwatch",
-            "compare",
-            "--base",
-            "HEAD~1",
-            "--head",
-            "HEAD",
-            "--quick",
-            "--rounds",
-            "2",
-            "--no-micro",
-            "--out",
-            str(out),
-        ],
+        command,
         cwd=repo,
         env={**environ, **SECRETS},
         capture_output=True,
@@ -173,16 +174,43 @@ def test_a_dropped_index_is_a_regression_of_the_database_buffers_naming_the_stat
     assert f"`{statement}`" in comment
     assert f"`{PLAN}{statement}: Index Scan using items_pkey on items` 1.00 → 0.00" in comment
     assert f"`{PLAN}{statement}: Seq Scan on items` 0.00 → 1.00" in comment
-    # the server's own counts of the lookup did not regress: the work moved into the database
-    cost = [
-        r
-        for r in rows
-        if r["endpoint"] == "GET /items/{item_id}" and r["metric"] == "cost_us_per_request"
-    ]
-    assert cost and cost[0]["verdict"] != "regression", cost
+    # the work moved into the database, and the estimated cost weighs it: its database part grew
+    # (buffers x the stored µs per buffer access), the server's instructions did not regress
+    cost = _row(rows, "GET /items/{item_id}", "cost_us_per_request")
+    assert cost["verdict"] == "regression" and cost["gating"], cost
+    before, after = cost["detail"]["database buffers"]
+    assert after > 10 * before, cost["detail"]
+    assert _row(rows, "GET /items/{item_id}", "instructions_per_request")["verdict"] != "regression"
+    weights = json.loads((out / "compare.json").read_text())["extra"]["cost_weights"]
+    assert weights["db_us_per_buffer"] > 0
+    assert "+ each database buffer per request" in comment
     secrets = (SECRETS["ITEMS_TEST_SECRET"], SECRETS["BENCH_PASSWORD"])
     assert not [s for s in secrets if s in comment + done.stdout + done.stderr]
     assert uvicorn_processes(str(repo)) == []
+    # a no-op of the commit without the index: equal buffers on both sides, an unchanged cost
+    noop = tmp_path / "noop"
+    again = subprocess.run(
+        [*command[:5], "HEAD", *command[6:-1], str(noop)],
+        cwd=repo,
+        env={**environ, **SECRETS},
+        capture_output=True,
+        text=True,
+        timeout=1700,
+    )
+    assert again.returncode == 0, again.stdout + again.stderr
+    rows = json.loads((noop / "compare.json").read_text())["rows"]
+    quiet = _row(rows, "GET /items/{item_id}", "cost_us_per_request")
+    assert quiet["verdict"] == "unchanged" and "database buffers" in quiet["detail"], quiet
+    assert not [
+        r for r in rows if r["metric"] == "db_buffers_per_request" and r["verdict"] != "unchanged"
+    ]
+    assert uvicorn_processes(str(repo)) == []
+
+
+def _row(rows: list[dict], endpoint: str, metric: str) -> dict:
+    found = [r for r in rows if r["endpoint"] == endpoint and r["metric"] == metric]
+    assert len(found) == 1, found
+    return found[0]
 
 
 def _buffers_figures(per_phase: list[dict[str, StatementWork]]) -> list:

@@ -48,7 +48,10 @@ function body(series, source, runUrl, commits) {
   const key = alerted.map((c) => String(c.after.commit).replace(/[^0-9a-f]/gi, '').slice(0, 40)).join(',');
   const rows = alerted.map((c) => {
     const link = (p) => commitLink(commits, p);
-    return `| ${link(c.before)} → ${link(c.after)} | ${num(c.ratio)} | [${num(c.low)}, ${num(c.high)}] | ${num(c.p_value) === 'n/a' ? 'n/a' : Number(c.p_value).toExponential(1)} | ${count(c.n_before)} / ${count(c.n_after)} |`;
+    // statements, retained memory: a difference in the series' own unit (a ratio on 0 means nothing)
+    const size = typeof c.difference === 'number' && isFinite(c.difference)
+      ? `${c.difference > 0 ? '+' : ''}${c.difference.toFixed(2)} ${clean(series.unit)}/req` : num(c.ratio);
+    return `| ${link(c.before)} → ${link(c.after)} | ${size} | [${num(c.low)}, ${num(c.high)}] | ${num(c.p_value) === 'n/a' ? 'n/a' : Number(c.p_value).toExponential(1)} | ${count(c.n_before)} / ${count(c.n_after)} |`;
   });
   const text = [
     `<!-- benchwatch-change-point key=${key} -->`,

@@ -7,6 +7,7 @@ import math
 
 from pydantic import BaseModel
 
+from benchwatch.attribute.own_units import worded
 from benchwatch.judge.verdict import Row
 
 _Z = 1.959963984540054  # the normal quantile of a 95 % two-sided interval
@@ -21,7 +22,9 @@ class Ratio(BaseModel):
 
     @classmethod
     def of(cls, row: Row) -> Ratio:
-        return cls(ratio=row.ratio, low=row.low, high=row.high, verdict=row.verdict, text=row.text)
+        # statements, database buffers, retained memory: their text says it in their own unit
+        text = worded(row) or row.text
+        return cls(ratio=row.ratio, low=row.low, high=row.high, verdict=row.verdict, text=text)
 
     def shown(self) -> str:
         if self.ratio is None or self.low is None or self.high is None:

@@ -9,9 +9,19 @@ from pydantic import BaseModel
 
 from benchwatch.attribute.interactions import Consistency, Interaction
 from benchwatch.attribute.outcomes import Line, StepOutcome
+from benchwatch.attribute.own_units import in_own_unit
 from benchwatch.attribute.ratios import Ratio, overlap, product
 from benchwatch.figures.figure_key import open_loop_label
-from benchwatch.figures.metrics import COST, COUNTS, CPU, CPU_SYS, CPU_USER
+from benchwatch.figures.metrics import (
+    COST,
+    COUNTS,
+    CPU,
+    CPU_SYS,
+    CPU_USER,
+    DB_BUFFERS,
+    RETAINED,
+    STATEMENTS,
+)
 from benchwatch.judge.stats import CONFIDENCE
 from benchwatch.judge.verdict import Comparison, Row
 
@@ -48,8 +58,12 @@ class Attribution(BaseModel):
 
 
 # what a step is judged by: the estimated cost and the counts it is made of, and CPU per request
-# with its user/system split
-ATTRIBUTED = frozenset(m.key for m in (COST, *COUNTS, CPU, CPU_USER, CPU_SYS))
+# with its user/system split; and what gates on its own beside the cost, in its own unit
+# (attribute/own_units.py): SQL statements, database buffers, retained memory per request
+ATTRIBUTED = frozenset(
+    m.key for m in (COST, *COUNTS, CPU, CPU_USER, CPU_SYS, STATEMENTS, DB_BUFFERS, RETAINED)
+)
+NOT_MULTIPLIED = "not multiplied: a count in its own unit adds up over the steps"
 
 
 def gating_ratios(comparison: Comparison) -> dict[str, tuple[str, Ratio]]:
@@ -76,7 +90,8 @@ def build_lines(
     measured = [s for s in steps if s.error is None and s.skipped is None]
     for label in labels:
         by_step = {s.step: s.ratios.get(label, Ratio(text="not measured")) for s in measured}
-        total = product(list(by_step.values()))
+        own = in_own_unit(label)  # statements, buffers, blocks: no product, no check against it
+        total = Ratio(text=NOT_MULTIPLIED) if own else product(list(by_step.values()))
         found = direct.ratios.get(label, Ratio(text="not measured"))
         lines.append(
             Line(
@@ -85,10 +100,18 @@ def build_lines(
                 steps=by_step,
                 product=total,
                 direct=found,
-                agrees=overlap(total, found),
+                agrees=None if own else overlap(total, found),
             )
         )
     return lines
+
+
+def _shown(ratio: Ratio, label: str) -> str:
+    """A ratio [interval]; a figure in its own unit says its values (`SQL statements 1 → 101
+    statements per request (+100)`), with its ratio when both sides are above 0."""
+    if not in_own_unit(label) or not ratio.text:
+        return ratio.shown()
+    return ratio.text + (f"; {ratio.shown()}" if ratio.ratio is not None else "")
 
 
 def _moved(step: StepOutcome) -> str:
@@ -168,16 +191,16 @@ def markdown(result: Attribution) -> str:
             ratio = line.steps.get(step.step, Ratio())
             note = f" ({step.note})" if step.note else ""
             out.append(
-                f"| {step.step} | {_moved(step)}{note} | {ratio.shown()} | {ratio.verdict} |"
+                f"| {step.step} | {_moved(step)}{note} | {_shown(ratio, line.label)} | {ratio.verdict} |"
             )
-        out.append(f"| **product of the steps** | | {line.product.shown()} | |")
+        out.append(f"| **product of the steps** | | {_shown(line.product, line.label)} | |")
         direct = (
             f"not measured: {result.direct.error}"
             if result.direct.error and line.direct.ratio is None
             else line.direct.verdict
         )
         out.append(
-            f"| **{result.base} → {result.head} measured** | | {line.direct.shown()} | {direct} |"
+            f"| **{result.base} → {result.head} measured** | | {_shown(line.direct, line.label)} | {direct} |"
         )
         disagree = (
             "the product and the direct ratio disagree: an open loop offers each side half its own "
@@ -189,7 +212,9 @@ def markdown(result: Attribution) -> str:
         agree = {
             True: "the product agrees with the direct ratio (intervals overlap)",
             False: disagree,
-            None: "no comparison (a ratio is missing)",
+            None: NOT_MULTIPLIED
+            if in_own_unit(line.label)
+            else "no comparison (a ratio is missing)",
         }[line.agrees]
         out += ["", agree, ""]
         if line.agrees is False and not open_loop_label(line.label):

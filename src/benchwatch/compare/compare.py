@@ -11,6 +11,7 @@ from benchwatch.compare.options import ON_REGRESSION, CompareOptions
 from benchwatch.compare.outputs import side_info, write_outputs, write_side_run
 from benchwatch.compare.sides import Side
 from benchwatch.counts.breakdown import by_object, render
+from benchwatch.counts.cost import with_database
 from benchwatch.counts.weights import Weights
 from benchwatch.errors import UserError
 from benchwatch.judge import gate
@@ -187,6 +188,8 @@ def compare(
         rows, unpaired = judged_rows(
             figures["base"], figures["head"], calibration, weights, key=key
         )
+        if weights is not None:  # the µs per buffer access the costs were made with, when any
+            extra.cost.weights = with_database(weights, figures["base"] + figures["head"])
         flagged = gate.to_confirm(rows)
         if flagged and not options.confirm:
             extra.confirmation = ConfirmationInfo(

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 from benchwatch.counts import callgrind
 
@@ -69,9 +69,22 @@ class Weights(BaseModel):
     instructions_per_iteration: float  # the workload's, under callgrind
     seconds: float  # what measuring them took
     method: str = ""
+    # µs per PostgreSQL buffer access (counts/buffer_weight.py: measured once per machine, stored),
+    # set when a compare weighs an app's database work; absent (not null) otherwise, so the weights
+    # of a compare without a database read as they did before
+    db_us_per_buffer: float | None = None
 
     def call_us(self, name: str) -> float:
         return self.system_us_per_call.get(name, self.other_call_us)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_database(
+        self, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> dict:
+        found = handler(self)
+        if found.get("db_us_per_buffer", 0) is None:
+            del found["db_us_per_buffer"]
+        return found
 
 
 def measure(python: str | None = None) -> Weights:

@@ -134,7 +134,7 @@ COST = Metric(
 )
 # an app on PostgreSQL: the pages (8 kB shared buffers, hit or read) its statements touched per
 # request, from pg_stat_statements (benchwatch.counts.database_work); by statement in Figure.detail.
-# The database's work is another process's: it gates on its own, beside the server's cost
+# It gates on its own and is weighed into the server's cost (µs per buffer access: counts/buffer_weight.py)
 DB_BUFFERS = Metric(
     "db_buffers_per_request",
     "buffers",

@@ -10,7 +10,9 @@ calibration.json) and the system part by at most f_S, the cost strays by at most
 
     floor = u f_I + s f_S
 
-That is the cost's floor. The weights are the same for both sides, so they cancel in an A/A. Both
+That is the cost's floor. An endpoint on PostgreSQL adds its database buffers' part D (buffers x µs
+per buffer access, d = D/C): floor = u f_I + s f_S + d f_D, f_D the buffers' floor (10 % by
+default). The weights are the same for both sides, so they cancel in an A/A. Both
 sides' shares are tried and the larger floor kept. A cost with an A/A floor of its own
 (`calibrate --counts-from` on a compare that had costs) keeps the larger of the two.
 """
@@ -19,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from benchwatch.counts.cost import INSTRUCTIONS_PART
+from benchwatch.counts.cost import DATABASE_PART, INSTRUCTIONS_PART
 from benchwatch.figures.figure_key import label_for_metric
-from benchwatch.figures.metrics import COST, INSTRUCTIONS, SYSCALLS
+from benchwatch.figures.metrics import COST, DB_BUFFERS, INSTRUCTIONS, SYSCALLS
 from benchwatch.judge.verdict import Row, judge_again
 
 FROM_PARTS = "parts"  # Row.floor_source of a cost whose floor came from its parts'
@@ -37,6 +39,11 @@ def floor_from_parts(
 def user_share(detail: dict[str, float]) -> float:
     total = sum(detail.values())
     return detail.get(INSTRUCTIONS_PART, 0.0) / total if total > 0 else 1.0
+
+
+def database_share(detail: dict[str, float]) -> float:
+    total = sum(detail.values())
+    return detail.get(DATABASE_PART, 0.0) / total if total > 0 else 0.0
 
 
 def set_cost_floors(rows: list[Row]) -> None:
@@ -55,6 +62,13 @@ def set_cost_floors(rows: list[Row]) -> None:
         derived = floor_from_parts(
             [user_share(d) for d in sides], instructions.floor, syscalls.floor
         )
+        buffers = by_label.get(label_for_metric(row.label, DB_BUFFERS.key))
+        if DATABASE_PART in row.detail and buffers is not None:
+            # the database's share d takes its floor's place out of the system calls' share
+            derived = max(
+                u * instructions.floor + (1.0 - u - d) * syscalls.floor + d * buffers.floor
+                for u, d in ((user_share(s), database_share(s)) for s in sides)
+            )
         if row.floor_source == "figure" and row.floor >= derived:
             continue
         judge_again(row, derived, FROM_PARTS)

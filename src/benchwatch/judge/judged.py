@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 
-from benchwatch.counts.cost import cost_figures
+from benchwatch.counts.cost import cost_figures, with_database
 from benchwatch.counts.weights import Weights
 from benchwatch.figures import metrics
 from benchwatch.judge import dropped, gate
@@ -28,6 +28,7 @@ def judged_rows(
 ) -> tuple[list[Row], list[str]]:
     """(rows, unpaired figure names). `weights` None: no cost (not counted, or the weights failed)."""
     if weights is not None:
+        weights = with_database(weights, base + head)  # one µs per buffer for both sides, or none
         base, head = base + cost_figures(base, weights), head + cost_figures(head, weights)
     rows, unpaired = compare_figures(base, head, calibration, key=key)
     set_threads_floors(rows)  # before the costs' floors, which follow from their parts'

@@ -4,10 +4,19 @@ without its scenario, a step's effect worded by the figure's kind."""
 from __future__ import annotations
 
 from benchwatch.attribute.outcomes import StepOutcome
+from benchwatch.attribute.own_units import in_own_unit
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.environments.releases import PACKAGES
 from benchwatch.figures.figure_key import label_metric, label_without_metric
-from benchwatch.figures.metrics import COST, INSTRUCTIONS, SYSCALLS, metric
+from benchwatch.figures.metrics import (
+    COST,
+    DB_BUFFERS,
+    INSTRUCTIONS,
+    RETAINED,
+    STATEMENTS,
+    SYSCALLS,
+    metric,
+)
 from benchwatch.report.tables import Cell, Tone
 
 
@@ -27,18 +36,33 @@ _WORDS = {
     COST.key: ("higher", "lower"),
     INSTRUCTIONS.key: ("more", "fewer"),
     SYSCALLS.key: ("more", "fewer"),
+    STATEMENTS.key: ("more", "fewer"),
+    DB_BUFFERS.key: ("more", "fewer"),
+    RETAINED.key: ("more kept", "less kept"),
 }
+_JUDGED = ("regression", "improvement", "unchanged")
 
 
 def effect(ratio: Ratio, label: str = "") -> Cell:
     """The step's ratio with its interval; coloured only when compare called it a change
-    (interval excludes 1 and the change exceeds the noise floor)."""
+    (interval excludes 1 and the change exceeds the noise floor). Statements, database buffers and
+    retained memory say their values in their own unit (attribute/own_units.py): 0 → 1 has no ratio."""
+    if in_own_unit(label) and ratio.verdict in _JUDGED and ratio.text:
+        return own_unit_effect(ratio, label)
     if ratio.ratio is None:
         return Cell(f"not measured{': ' + ratio.text if ratio.text else ''}")
     tone: Tone = {"regression": "worse", "improvement": "better"}.get(ratio.verdict, "")  # type: ignore[assignment]
     more, less = _WORDS.get(label_metric(label), ("slower", "faster"))
     words = {"regression": more, "improvement": less}.get(ratio.verdict, "no significant change")
     return Cell(f"{ratio.shown()} {words}", tone)
+
+
+def own_unit_effect(ratio: Ratio, label: str) -> Cell:
+    """`SQL statements 1 → 101 statements per request (+100) more`, coloured when it is a change."""
+    tone: Tone = {"regression": "worse", "improvement": "better"}.get(ratio.verdict, "")  # type: ignore[assignment]
+    more, less = _WORDS[label_metric(label)]
+    words = {"regression": more, "improvement": less}.get(ratio.verdict, "no significant change")
+    return Cell(f"{ratio.text}: {words}", tone)
 
 
 def moved_package(step: StepOutcome, package: str) -> str:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from benchwatch.attribute.mechanism import Mechanism
 from benchwatch.attribute.outcomes import StepOutcome
+from benchwatch.attribute.own_units import in_own_unit
 from benchwatch.attribute.ratios import Ratio
 from benchwatch.attribute.table import Attribution
 from benchwatch.counts.strace import SCHEDULING
@@ -19,6 +20,7 @@ from benchwatch.publish.release_cells import (
     figure_label,
     moved_package,
     ordered,
+    own_unit_effect,
     release_name,
 )
 from benchwatch.report.tables import Cell, Table, Tone
@@ -56,6 +58,24 @@ def _short(label: str) -> str:
 
 
 def cost_cell(figures: dict[str, Ratio], mechanism: Mechanism | None) -> Cell:
+    """The estimated cost per request (cost_alone), then what moved in its own unit: SQL statements,
+    database buffers, retained memory per request (`SQL statements 1 → 101 statements per request
+    (+100): more`)."""
+    own = [
+        own_unit_effect(r, label)
+        for label, r in sorted(figures.items())
+        if in_own_unit(label) and r.verdict in _MOVED and r.text
+    ]
+    rest = {label: r for label, r in figures.items() if not in_own_unit(label)}
+    if not own:
+        return cost_alone(rest, mechanism)
+    cells = ([cost_alone(rest, mechanism)] if rest else []) + own
+    tones = {c.tone for c in cells}
+    tone: Tone = "worse" if "worse" in tones else "better" if "better" in tones else ""
+    return Cell("; ".join(c.text for c in cells), tone)
+
+
+def cost_alone(figures: dict[str, Ratio], mechanism: Mechanism | None) -> Cell:
     """The estimated cost per request, step / base, and both sides in µs; without a cost (not
     weighed, or an attribution from before it), the counts' ratios; without counts, the timings'."""
     by_metric = {label_metric(label): (label, r) for label, r in figures.items()}
@@ -198,7 +218,9 @@ def mechanism_table(base: str, head: str, results: Sequence[Attribution]) -> Tab
                 )
                 endpoint = (
                     figure_label(key, scenario).removesuffix(" seq")
-                    if all(label_metric(label) in COUNT_KEYS for label in figures)
+                    if all(
+                        label_metric(label) in COUNT_KEYS or in_own_unit(label) for label in figures
+                    )
                     else figure_label(key, scenario)
                 )
                 rows.append(

@@ -37,6 +37,12 @@ def marks(document: dict[str, Any]) -> list[dict[str, Any]]:
     for series in document.get("series", []):
         for change in series.get("changes", []):
             ack = change.get("acknowledged")
+            # statements, retained memory: judged by a difference in their unit (trend/changes.py)
+            moved = (
+                {"difference": change["difference"]}
+                if isinstance(change.get("difference"), int | float)
+                else {}
+            )
             found.append(
                 {
                     "suite": series["suite"],
@@ -53,6 +59,7 @@ def marks(document: dict[str, Any]) -> list[dict[str, Any]]:
                     "before": _point(change["before"]),
                     "after": _point(change["after"]),
                     "acknowledged": ack["reason"] if ack else None,
+                    **moved,
                     "alert": bool(series.get("alert"))
                     and change["kind"] == "regression"
                     and not ack

@@ -43,8 +43,22 @@ def mark_x(mark: dict[str, Any], line: Line) -> int | None:
     return found[0] if found else None
 
 
+def difference_word(mark: dict[str, Any]) -> str | None:
+    """`+101 statements/req` for a change judged by its difference (statements, retained memory)."""
+    moved = mark.get("difference")
+    if not isinstance(moved, int | float):
+        return None
+    return f"{moved:+.2f}".rstrip("0").rstrip(".") + f" {mark.get('unit', '')}/req"
+
+
 def mark_size(mark: dict[str, Any]) -> str:
-    """`+10.0% (1.100x [1.090, 1.110])`, or `?` without a ratio."""
+    """`+10.0% (1.100x [1.090, 1.110])`, `+101 statements/req` for a difference, or `?` without a ratio."""
+    moved = difference_word(mark)
+    if moved is not None:
+        before, after = mark["before"].get("value"), mark["after"].get("value")
+        if isinstance(before, int | float) and isinstance(after, int | float):
+            return f"{moved} ({before:g} → {after:g})"
+        return moved
     ratio, low, high = mark.get("ratio"), mark.get("low"), mark.get("high")
     if not isinstance(ratio, int | float):
         return "?"
@@ -173,7 +187,8 @@ def _draw(
             color = _MARK_COLORS.get(tone, "#6b7280")
             ratio = mark.get("ratio")
             word = ("ack " if mark.get("acknowledged") else "") + (
-                f"{(ratio - 1) * 100:+.1f}%" if isinstance(ratio, int | float) else "?"
+                difference_word(mark)
+                or (f"{(ratio - 1) * 100:+.1f}%" if isinstance(ratio, int | float) else "?")
             )
             body.append(
                 f'<g class="change-point" data-commit="{escape(str(mark["after"].get("commit")))}" '

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from benchwatch.counts import buffer_weight
+from benchwatch.counts.weights import Weights
 from benchwatch.figures.metrics import COST, STATEMENTS
 from benchwatch.judge import dropped
 from benchwatch.judge.verdict import Comparison, Row, SideInfo
@@ -193,12 +195,25 @@ def _weights(comparison: Comparison, shown: int = 12) -> list[str]:
         "<details><summary>The estimated cost's weights (measured on this machine)</summary>",
         "",
         f"Estimated cost per request = instructions × {found.user_us_per_instruction * 1000:.4f} ns + each own "
-        f"system call × its µs: {calls}; any other call {found.other_call_us:.2f} µs. Measured in "
-        f"{found.seconds:g} s: {found.method}.",
+        f"system call × its µs: {calls}; any other call {found.other_call_us:.2f} µs"
+        f"{_database_weight(found)}. Measured in {found.seconds:g} s: {found.method}.",
         "",
         "</details>",
         "",
     ]
+
+
+def _database_weight(found: Weights) -> str:
+    """What the cost adds for an app on PostgreSQL: its database buffers and their weight; nothing
+    for a compare without database buffers (its line reads as before)."""
+    if found.db_us_per_buffer is None:
+        return ""
+    stored = buffer_weight.stored()
+    return (
+        f" + each database buffer per request (PostgreSQL's shared buffers, hit or read) × "
+        f"{found.db_us_per_buffer:.3f} µs (measured {stored.measured[:10]} on {stored.machine} by "
+        f"`{stored.command}`)"
+    )
 
 
 def _watched(comparison: Comparison) -> list[str]:

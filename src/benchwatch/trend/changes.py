@@ -11,6 +11,13 @@ and a rank-based (Mann–Whitney, Hodges–Lehmann) interval from benchwatch.jud
 `(vs parent)` series compare each commit with its parent side by side, so a regression is
 one point, not a new level: a point is a change when it lies far outside the series' own
 noise (robust z-score). Parameters of both are tuned by scripts/changepoint_check.py.
+
+Deterministic counts repeat: each point is judged against the one before it ("step"), by a ratio
+past the metric's floor (instructions, system calls, database buffers). SQL statements and retained
+memory per request are judged by a difference ("difference"), past an absolute floor in their own
+unit, as compare judges them (judge/statements.py, judge/retained.py): their series are often all
+zeros (an endpoint that sends no statement, a server that keeps nothing), which is a flat, quiet
+series, and 0 → 101 statements is a change a ratio cannot size.
 """
 
 from __future__ import annotations
@@ -123,6 +130,7 @@ class Change:
     n_before: int
     n_after: int
     kind: Kind
+    difference: float | None = None  # "difference" mode: after - before, in the series' unit
 
 
 @dataclass
@@ -233,6 +241,7 @@ def _difference_changes(series: Series, values: np.ndarray, params: Params) -> l
                 n_before=index,
                 n_after=len(values) - index,
                 kind="regression" if worse else "improvement",
+                difference=moved,
             )
         )
     return changes

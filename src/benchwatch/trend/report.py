@@ -45,6 +45,8 @@ def _point(point: Point) -> dict[str, Any]:
 
 def _change(result: SeriesResult, change: Change, ack: Ack | None) -> dict[str, Any]:
     points = result.series.points
+    # a change judged by its difference (statements, retained memory) says it in the series' unit
+    difference = {} if change.difference is None else {"difference": round(change.difference, 6)}
     return {
         "index": change.index,
         "before": _point(points[change.index - 1]),
@@ -57,6 +59,7 @@ def _change(result: SeriesResult, change: Change, ack: Ack | None) -> dict[str, 
         "n_before": change.n_before,
         "n_after": change.n_after,
         "kind": change.kind,
+        **difference,
         "acknowledged": None
         if ack is None
         else {
@@ -123,8 +126,18 @@ def to_json(
     }
 
 
+def difference_text(before: float, after: float, unit: str) -> str:
+    """`0 → 101 statements per request (+101)`: a change judged by its difference."""
+    shown = lambda x: f"{x:.2f}".rstrip("0").rstrip(".")  # noqa: E731
+    return f"{shown(before)} → {shown(after)} {unit} per request ({after - before:+.2f})"
+
+
 def _describe(result: SeriesResult, change: Change) -> tuple[str, str]:
     s = result.series
+    if change.difference is not None:
+        points = s.points
+        before, after = points[change.index - 1].value, points[change.index].value
+        return difference_text(before, after, s.unit), "n/a"
     memory = s.unit.upper() in ("MB", "B", "KB", "BYTES")
     if math.isnan(change.ratio):  # from 0 or below (a difference series): its two values
         before, after = s.points[change.index - 1].value, s.points[change.index].value
