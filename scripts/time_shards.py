@@ -4,9 +4,9 @@ GitHub Actions matrix would run them, then merged (`benchwatch compare-merge`). 
 PR's: `--quick` (the 5 lists behind the login timed side by side, every declared endpoint counted),
 a no-op (base and head the same commit), so its verdict must be quiet.
 
-    python scripts/time_shards.py OUT [--shards 4] [--only K ...] [--no-one-runner]
+    python scripts/time_shards.py OUT [--shards 4] [--only K ...] [--no-one-runner | --one-runner-only]
 
-OUT gets the app (OUT/wide), each compare's folder and times.json; a line per compare is printed.
+OUT gets the app (OUT/wide), each compare's folder and times-<unix time>.json (one per invocation); a line per compare is printed.
 `--only K` runs only those shards (when the whole matrix does not fit the time at hand: no merge
 then). Timings only: nothing here decides a test."""
 
@@ -52,7 +52,9 @@ def main() -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--only", type=int, action="append", metavar="K")
-    parser.add_argument("--no-one-runner", action="store_true")
+    runner = parser.add_mutually_exclusive_group()
+    runner.add_argument("--no-one-runner", action="store_true")
+    runner.add_argument("--one-runner-only", action="store_true")
     args = parser.parse_args()
     app = args.out / "wide"
     if not app.exists():
@@ -62,17 +64,17 @@ def main() -> int:
     times: dict = {"load_at_start": os.getloadavg()[0], "cores": os.cpu_count()}
     if not args.no_one_runner:
         timed([*PR_COMPARE, "--out", str(args.out / "one-runner")], app, "one runner", times)
-    shards = args.only or list(range(1, args.shards + 1))
+    shards = [] if args.one_runner_only else args.only or list(range(1, args.shards + 1))
     dirs = []
     for k in shards:
         out = args.out / f"shard-{k}-of-{args.shards}"
         dirs.append(str(out))
         spec = f"{k}/{args.shards}"
         timed([*PR_COMPARE, "--shard", spec, "--out", str(out)], app, f"shard {spec}", times)
-    if len(shards) == args.shards:
+    if shards and len(shards) == args.shards:
         timed(["compare-merge", *dirs, "--out", str(args.out / "merged")], app, "merge", times)
     times["load_at_end"] = os.getloadavg()[0]
-    (args.out / "times.json").write_text(json.dumps(times, indent=2) + "\n")
+    (args.out / f"times-{int(time.time())}.json").write_text(json.dumps(times, indent=2) + "\n")
     return 0
 
 

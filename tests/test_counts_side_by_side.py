@@ -1,5 +1,6 @@
 """counts/one_target.py: a target's strace boot runs beside its callgrind boot, waits for the plan
-callgrind measured (warm-up and phase sizes), and stops when callgrind fails before making one."""
+callgrind measured (warm-up and phase sizes), and stops when callgrind fails before making one;
+retained memory's boot comes last, with the sequence the strace boot sent."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from benchwatch.counts import one_target
+from benchwatch.counts import memory_boot, one_target
 from benchwatch.counts.target_counts import CountFailed, CountTarget
 from benchwatch.project.loading import load_project
 
@@ -35,18 +36,29 @@ def test_the_strace_boot_waits_for_callgrinds_plan_and_sends_strace_times_its_re
         strace_booted.set()
         seen["plan"] = planned()
         seen["repeats"], seen["idle"] = repeats, quiet_idle_s
-        return one_target._Run([], [], [], stages="2.0 s: boot 2.0")
+        warmups, counts = seen["plan"]
+        return one_target._Run([], warmups, counts, stages="2.0 s: boot 2.0")
+
+    def fake_memory(target, traced, warmups, counts, repeats):
+        seen["memory"] = (list(warmups), list(counts), repeats)
+        return [], "0.5 s: boot 0.5"
 
     monkeypatch.setattr(one_target, "_callgrind", fake_callgrind)
     monkeypatch.setattr(one_target, "_strace", fake_strace)
+    monkeypatch.setattr(memory_boot, "measure", fake_memory)
     monkeypatch.setattr(one_target, "SIDE_BY_SIDE", True)
     said: list[str] = []
     one_target.count_target(
         _target(), tmp_path, cap=1000, repeats=3, say=said.append, strace_times=2
     )
-    assert seen == {"plan": ([60, 120], [600, 1000]), "repeats": 3, "idle": one_target.QUIET_IDLE_S}
+    assert seen == {
+        "plan": ([60, 120], [600, 1000]),
+        "repeats": 3,
+        "idle": one_target.QUIET_IDLE_S,
+        "memory": ([60, 120], [600, 1000], 3),  # what strace sent, then its segments
+    }
     assert (tmp_path / one_target.STAGES).read_text() == (
-        "callgrind 1.0 s: boot 1.0\nstrace 2.0 s: boot 2.0\n"
+        "callgrind 1.0 s: boot 1.0\nstrace 2.0 s: boot 2.0\nmemory 0.5 s: boot 0.5\n"
     )
     assert any(line.endswith("strace 2.0 s: boot 2.0") for line in said)
 
@@ -90,8 +102,13 @@ def test_without_free_cores_strace_boots_after_callgrind_with_its_plan(
         order.append(f"strace {planned()}")
         return one_target._Run([], [], [])
 
+    def fake_memory(target, traced, warmups, counts, repeats):
+        order.append("memory")
+        return [], ""
+
     monkeypatch.setattr(one_target, "_callgrind", fake_callgrind)
     monkeypatch.setattr(one_target, "_strace", fake_strace)
+    monkeypatch.setattr(memory_boot, "measure", fake_memory)
     monkeypatch.setattr(one_target, "SIDE_BY_SIDE", False)
     one_target.count_target(_target(), tmp_path, cap=500, repeats=3, say=lambda _: None)
-    assert order == ["callgrind", "callgrind done", "strace ([60], [500])"]
+    assert order == ["callgrind", "callgrind done", "strace ([60], [500])", "memory"]

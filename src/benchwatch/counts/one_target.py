@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchwatch.counts import callgrind, retained, strace
+from benchwatch.counts import callgrind, memory_boot, strace
 from benchwatch.counts import request_budget as plan
 from benchwatch.counts.counted_server import serve_under_counter
 from benchwatch.counts.database_work import DatabaseWork
@@ -80,15 +80,16 @@ def count_target(
         st = _strace(target, out_dir / TRACE, planned.result, repeats, quiet_idle_s)
     else:
         cg, st = _beside(target, out_dir, cap, repeats, quiet_idle_s, planned, plan_made)
-    stages = [f"callgrind {cg.stages}", f"strace {st.stages}"]
-    say(f"counts: {target.variant.id}: {stages[0]}")
-    say(f"counts: {target.variant.id}: {stages[-1]}")
+    memory, memory_stages = memory_boot.measure(target, st.phases, st.warmups, st.requests, repeats)
+    stages = [f"callgrind {cg.stages}", f"strace {st.stages}", f"memory {memory_stages}"]
+    for line in stages:
+        say(f"counts: {target.variant.id}: {line}")
     (out_dir / STAGES).write_text("\n".join(stages) + "\n")  # a compare keeps no count log
     counted = TargetCounts(
         target, cg.phases, cg.idle_per_s, st.phases, st.idle_calls, cg.idle_per_tick, cg.idle
     )
     counted.database_plans = st.database_plans
-    counted.memory_phases = st.memory
+    counted.memory_phases = memory
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
     say(
         f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s"
@@ -131,7 +132,6 @@ class _Run:
     idle_calls: dict[str, float] = field(default_factory=dict)  # strace: calls per timer wake-up
     idle_per_tick: float | None = None  # callgrind: instructions per timer tick while idle
     idle: float = 0.0  # callgrind: the idle pause's count
-    memory: list[Phase] = field(default_factory=list)  # strace: retained memory's segments
     # strace: the database's plans by statement, when its work was read (counts/database_work.py)
     database_plans: dict[str, str] | None = None
     stages: str = ""  # where the boot's wall time went (StageClock.line)
@@ -315,8 +315,6 @@ def _strace(
         tally.take(s)
         clock.switch("database plans")
         plans = database.plans() if database is not None else None
-        clock.switch("retained memory")
-        memory = retained.measure(s, phases, repeats)  # after the last window: no count moves
         clock.switch("stop")
     tally.assign(phases)
     clock.switch("read")
@@ -337,6 +335,5 @@ def _strace(
         list(counts),
         idle_calls=idle_calls,
         database_plans=plans,
-        memory=memory,
         stages=clock.line(),
     )

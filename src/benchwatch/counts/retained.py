@@ -1,9 +1,9 @@
 """Memory a server retains per request: the Python allocator's blocks still allocated after a full
 collection (`sys.getallocatedblocks()` after `gc.collect()`, asked of the counting harness: `m`).
 
-Measured in the strace boot after its last counted window, so no count moves: per endpoint (the
-reads first, as the counted phases), a reading, then `repeats` segments of the same number of
-requests, each followed by a reading. A segment's growth over its requests is one sample; the
+Measured in a boot of its own, natively, after the strace boot's sequence (counts/memory_boot.py):
+per endpoint (the reads first, as the counted phases), a reading, then `repeats` segments of the
+same number of requests, each followed by a reading. A segment's growth over its requests is one sample; the
 figure is their median. A cache that fills once has filled in the warm-up, the settle and the
 counted phases before; what grows with every request (a module-level list appended to) grows
 alike in every segment: one small object kept per request is 1.0 block per request, whatever
@@ -24,7 +24,9 @@ from benchwatch.counts.request_budget import counted_order
 from benchwatch.counts.target_counts import Phase
 from benchwatch.declarations.requests import Endpoint
 
-SEGMENT_S = 4.0  # a segment's requests take about this long under strace (from the counted phases)
+# a segment's requests would take about this long under strace (from its counted phases; served
+# natively, they take less)
+SEGMENT_S = 4.0
 SEGMENT_MIN = 50
 SEGMENT_MAX = 1000
 # before each reading: the server finishes a request after its answer is read (a `def`
@@ -77,6 +79,6 @@ def note(phases: Sequence[Phase], endpoint: Endpoint) -> str:
     growth = ", ".join(f"{p.retained_blocks:+d}" for p in mine)
     sizes = "/".join(str(n) for n in sorted({p.requests for p in mine}))
     return (
-        f"strace boot, after its counted phases: allocator blocks after a full collection, "
+        f"its own boot, after the strace boot's requests: allocator blocks after a full collection, "
         f"growth over {len(mine)} segments of {sizes} requests ({growth})"
     )

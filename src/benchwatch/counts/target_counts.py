@@ -66,7 +66,7 @@ class Phase:
     wakeups: int = 0  # strace: polls that timed out (the idle timer's wake-ups) in the phase
     # callgrind: uvicorn's timer ticks in the phase (None: not a uvicorn server)
     ticks: int | None = None
-    # strace: the allocator's blocks still allocated after a full collection, end less start
+    # retained memory's boot: the allocator's blocks still allocated after a full collection, end less start
     retained_blocks: int | None = None
     # strace, an app on PostgreSQL: what the database did in the phase (counts/database_work.py)
     database: Snapshot = field(default_factory=dict)
@@ -86,7 +86,7 @@ class TargetCounts:
     idle_instructions_per_tick: float | None = None
     # the idle pause's whole count: with the timer quiet, a window's own cost
     idle_window_instructions: float = 0.0
-    # strace boot, after its counted phases: segments of requests with their retained blocks
+    # retained memory's boot (counts/memory_boot.py): segments of requests with their retained blocks
     memory_phases: list[Phase] = field(default_factory=list)
     # PostgreSQL's plans by statement when its work was read, else None (counts/database_work.py)
     database_plans: dict[str, str] | None = None

@@ -1,10 +1,11 @@
 """The overview's nightly status: the last night of the nightly trend and its largest moves
-since the night before. A night's move is coloured only when `benchwatch changes` found a
+since the night before (a count that appeared from 0 or went to 0 first, by its values). A night's move is coloured only when `benchwatch changes` found a
 change point there: two separate nights differ by the host's speed as much as by the releases."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from html import escape
 from typing import Any
 
@@ -15,9 +16,27 @@ from benchwatch.report.tables import goodness, ratio_text
 SHOWN = 5
 
 
-def _moves(trend: Trend, marks: dict) -> list[tuple[str, float, dict[str, Any] | None]]:
-    """(name, goodness, the change point at the last night or None) of every absolute line
-    measured on the last night and the one before."""
+@dataclass(frozen=True)
+class Move:
+    """One line's move from the night before to the last night."""
+
+    name: str
+    good: float | None  # > 1 better (report.tables.goodness); None: no ratio (a value is 0 or less)
+    mark: dict[str, Any] | None  # the change point at the last night, if any
+    before: float
+    after: float
+
+    @property
+    def rank(self) -> float:
+        """Larger first: a move with no ratio that a change point marks or that starts or ends at
+        0 (a count whose no-op is 0: statements, database buffers, retained memory) first of all."""
+        return math.inf if self.good is None else abs(math.log(self.good))
+
+
+def _moves(trend: Trend, marks: dict) -> list[Move]:
+    """Every absolute line measured on the last night and the one before, its move. A move with
+    no ratio (from or to 0, or below it: retained memory can be) is kept when a change point
+    marks it or when it starts or ends at 0: a figure that appeared or went away."""
     end = len(trend.axis) - 1
     found = []
     for charts in trend.groups.values():
@@ -25,24 +44,32 @@ def _moves(trend: Trend, marks: dict) -> list[tuple[str, float, dict[str, Any] |
             for line in chart.absolute:
                 if len(line.points) < 2 or line.points[-1].x != end:
                     continue
-                good = goodness(
-                    line.points[-1].value, line.points[-2].value, chart.bigger_is_better
-                )
-                if good is None:
-                    continue
+                before, after = line.points[-2].value, line.points[-1].value
+                good = goodness(after, before, chart.bigger_is_better)
                 mark = next(
                     (m for m in marks.get((line.suite, line.name), []) if mark_x(m, line) == end),
                     None,
                 )
-                found.append((line.name, good, mark))
-    return sorted(found, key=lambda move: -abs(math.log(move[1])))
+                if good is None and (
+                    before == after or (mark is None and 0 not in (before, after))
+                ):
+                    continue
+                found.append(Move(line.name, good, mark, before, after))
+    return sorted(found, key=lambda move: -move.rank)
 
 
-def _item(name: str, good: float, mark: dict[str, Any] | None, judged: bool) -> str:
-    words, tone = ratio_text(good)
-    moved = (
-        "no move since the night before" if words == "same" else f"{words} than the night before"
-    )
+def _item(move: Move, judged: bool) -> str:
+    if move.good is None:
+        words, tone = f"{move.before:g} → {move.after:g}", ""
+        moved = f"{words} since the night before"
+    else:
+        words, tone = ratio_text(move.good)
+        moved = (
+            "no move since the night before"
+            if words == "same"
+            else f"{words} than the night before"
+        )
+    mark = move.mark
     if not judged:
         verdict, tone = "not judged: no change-point analysis given", ""
     elif mark is None:
@@ -53,7 +80,7 @@ def _item(name: str, good: float, mark: dict[str, Any] | None, judged: bool) -> 
         verdict = f"change point ({mark['kind']})"
         tone = "worse" if mark["kind"] == "regression" else "better"
     attr = f" class='{tone}'" if tone else ""
-    return f"<li data-judged='{0 if mark is None else 1}'{attr}>{escape(f'{name}: {moved} — {verdict}')}</li>"
+    return f"<li data-judged='{0 if mark is None else 1}'{attr}>{escape(f'{move.name}: {moved} — {verdict}')}</li>"
 
 
 def nightly_status(trend: Trend | None, problem: str | None, marks: dict | None) -> str:
@@ -75,7 +102,7 @@ def nightly_status(trend: Trend | None, problem: str | None, marks: dict | None)
     moves = _moves(trend, marks or {})
     if moves:
         parts.append("<p>Largest moves since the previous nightly run:</p><ul>")
-        parts += [_item(*move, judged=marks is not None) for move in moves[:SHOWN]]
+        parts += [_item(move, judged=marks is not None) for move in moves[:SHOWN]]
         parts.append("</ul>")
     else:
         parts.append("<p class='note'>no earlier nightly run to compare with</p>")

@@ -8,8 +8,9 @@ during a phase it runs no instruction and makes no system call:
   collector in the same state; without it, where its periodic full passes land is a matter of
   which phase they fall in: ±1 % on an endpoint counted 2 requests at a time.
 - `m`: a full garbage collection, then the Python allocator's blocks still allocated
-  (`sys.getallocatedblocks()`), answered `<n>\\n`: read at the strace boot's phase boundaries,
-  their growth per request is the retained memory per request (counts/retained.py).
+  (`sys.getallocatedblocks()`), answered `<n>\\n`: read between segments of requests in
+  retained memory's boot, their growth per request is the retained memory per request
+  (counts/retained.py, counts/memory_boot.py).
 - `q`, `u`: quiet uvicorn's timer, then wake it. uvicorn's main loop sleeps 0.1 s of wall time
   between two calls of `Server.on_tick` (the date header, the exit flag). On a loaded machine a
   phase under callgrind takes longer, so it would hold more of these wake-ups, and what one costs
