@@ -11,7 +11,8 @@ calibrated on it covers it.
 
 A figure's detail holds, per statement, its buffers per request, and, per statement and plan (the
 scans of its generic plan: `plan <statement>: Index Scan using ix_item_owner_id on item`), its
-calls per request: when a plan changes between base and head, both lines move."""
+calls per request: when a plan changes between base and head, both lines move. And per statement
+its rows per request (`rows <statement>`), shown on a line of their own and never judged."""
 
 from __future__ import annotations
 
