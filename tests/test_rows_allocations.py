@@ -161,3 +161,38 @@ def test_rows_are_shown_on_a_line_of_their_own_under_a_changed_buffers_row() -> 
     rows = judged(_database(3.0, 10.0), _database(3.0, 1000.0), None)
     assert not any(r.significant for r in rows)
     assert "rows per request" not in render(comparison(rows))
+
+
+def test_an_over_fetch_shows_its_rows_and_allocations_under_the_instructions_it_cost() -> None:
+    """A read that fetches 100 rows more and answers the same (measured on posts_pg: buffers 29 →
+    31, under their floor; instructions 1.30x): the rows and allocations that explain the
+    instructions are shown under them, though their own rows are unchanged."""
+    text = "SELECT … FROM posts ORDER BY posts.id DESC LIMIT $1::INTEGER"
+
+    def side(instructions: float, buffers: float, rows: float, made: float) -> list:
+        return [
+            load_figure("GET /posts", INSTRUCTIONS, [instructions] * 3, Counted()),
+            load_figure("GET /posts", SYSCALLS, [18.0] * 3, Counted(), {"read": 5.0}),
+            load_figure("GET /posts", RETAINED, [0.0] * 3, Counted(), {ALLOCATIONS: made}),
+            load_figure(
+                "GET /posts",
+                DB_BUFFERS,
+                [buffers] * 3,
+                Counted(),
+                {text: buffers, f"{ROWS}{text}": rows},
+            ),
+        ]
+
+    rows = judged(side(1.12e7, 29.0, 100.0, 6128.0), side(1.45e7, 31.0, 200.0, 8085.5), None)
+    by = {r.metric: r for r in rows}
+    assert by[INSTRUCTIONS.key].significant and not by[DB_BUFFERS.key].significant
+    lines = render(comparison(rows)).splitlines()
+    at = next(i for i, line in enumerate(lines) if "instructions_per_request |" in line)
+    assert lines[at + 1 : at + 3] == [
+        f"| | ↳ rows per request: `{text}` 100 → 200 | | | | |",
+        "| | ↳ allocations per request: 6128 → 8085.5 | | | | |",
+    ]
+    # the same counts with the instructions unchanged: nothing shown of either
+    rows = judged(side(1.12e7, 29.0, 100.0, 6128.0), side(1.12e7, 31.0, 200.0, 8085.5), None)
+    shown = render(comparison(rows))
+    assert "rows per request" not in shown and "allocations" not in shown
