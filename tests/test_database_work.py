@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 from conftest import REPO, uvicorn_processes
 
-from benchwatch.counts.database_work import PLAN, median_detail, per_request, scans, shortened
+from benchwatch.counts.database_work import (
+    PLAN,
+    ROWS,
+    median_detail,
+    per_request,
+    scans,
+    shortened,
+)
 from benchwatch.measure.database_work import StatementWork, difference
 
 PLAN_TEXT = """Limit
@@ -67,11 +74,14 @@ def test_a_phase_is_its_buffers_per_request_by_statement_and_its_calls_per_plan(
         "SELECT … FROM t WHERE id = $1": 2.0,
         "SELECT … FROM u": 0.0,
         f"{PLAN}SELECT … FROM t WHERE id = $1: Index Scan using t_pkey on t": 1.0,
+        f"{ROWS}SELECT … FROM t WHERE id = $1": 1.0,  # 20 rows over 20 requests
+        f"{ROWS}SELECT … FROM u": 0.0,
     }
     # over the repeats, the median; a part that is 0 everywhere is left out
     assert median_detail([detail, {**detail, "SELECT … FROM t WHERE id = $1": 4.0}]) == {
         "SELECT … FROM t WHERE id = $1": 3.0,
         f"{PLAN}SELECT … FROM t WHERE id = $1: Index Scan using t_pkey on t": 1.0,
+        f"{ROWS}SELECT … FROM t WHERE id = $1": 1.0,
     }
 
 

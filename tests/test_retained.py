@@ -181,6 +181,11 @@ def test_real_compare_names_a_planted_leak_and_a_no_op_is_quiet_on_retained_memo
         "`GET /`: retained memory 0 → 1.0 blocks per request (a leak: grows with requests)"
         in (comment.splitlines()[1])
     )
+    # its mechanism, shown: the object allocator's calls per request (counts/allocations.py), one
+    # `object()` more per request on head
+    before, after = row["detail"]["allocations"]
+    assert before > 300 and after - before >= 0.9, row["detail"]
+    assert "| | ↳ per request: `allocations` " in comment
     # the leak is not CPU: the estimated cost does not gate it
     assert all(r["verdict"] != "regression" for r in data["rows"] if r["metric"] != RETAINED.key), [
         r["text"] for r in data["rows"]
@@ -189,6 +194,9 @@ def test_real_compare_names_a_planted_leak_and_a_no_op_is_quiet_on_retained_memo
     data = json.loads((tmp_path / "noop" / "compare.json").read_text())
     (row,) = [r for r in data["rows"] if r["metric"] == RETAINED.key]
     assert row["verdict"] == "unchanged" and row["base_value"] == row["head_value"] == 0.0
+    assert (
+        "allocations" not in (tmp_path / "noop" / "comment.md").read_text()
+    )  # shown, never judged
     assert quiet.returncode != 1 or any(
         r["verdict"] == "regression" for r in data["rows"] if r["metric"] != RETAINED.key
     )

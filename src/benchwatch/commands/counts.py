@@ -29,6 +29,7 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from benchwatch.counts import DEFAULT_REPEATS, DEFAULT_REQUESTS, count_requests, targets_for
+    from benchwatch.counts.database_work import split_rows
     from benchwatch.environments.envs import prepare
     from benchwatch.errors import UserError
     from benchwatch.figures.metrics import RETAINED
@@ -80,10 +81,10 @@ def run(args: argparse.Namespace) -> int:
         if figure.metric == RETAINED.key:  # a difference: its range in blocks, not a share of 0
             shown = f"range {min(figure.samples):+.2f} to {max(figure.samples):+.2f}"
         print(f"{figure.name:<70} {figure.value:14,.2f} {figure.unit:<12} {shown}")
-        if figure.detail:
-            print(
-                "    " + ", ".join(f"{name} {value:.2f}" for name, value in figure.detail.items())
-            )
+        detail, rows = split_rows(figure.detail)  # rows by statement: a line of their own
+        for parts in (detail, {f"rows {text}": n for text, n in rows.items()}):
+            if parts:
+                print("    " + ", ".join(f"{name} {value:.2f}" for name, value in parts.items()))
     for problem in record.problems:
         print(f"PROBLEM {problem.line()}", file=sys.stderr)
         if problem.detail:

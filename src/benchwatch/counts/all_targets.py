@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from benchwatch.counts import callgrind, retained, statements, strace
+from benchwatch.counts.allocations import ALLOCATIONS
 from benchwatch.counts.database_work import median_detail
 from benchwatch.counts.one_target import QUIET_IDLE_S, STRACE_TIMES, count_target
 from benchwatch.counts.target_counts import CountFailed, CountTarget, Phase, TargetCounts
@@ -158,7 +159,13 @@ def endpoint_figures(
     )
     kept = retained.per_request(counted.memory_phases, endpoint)
     note = retained.note(counted.memory_phases, endpoint)
-    memory = [_figure(counted.target, endpoint, RETAINED, kept, name_tag, note)] if kept else []
+    made = counted.allocations(
+        endpoint
+    )  # the mechanism, shown in its detail (counts/allocations.py)
+    shown = {ALLOCATIONS: round(statistics.median(made), 2)} if made else None
+    memory = (
+        [_figure(counted.target, endpoint, RETAINED, kept, name_tag, note, shown)] if kept else []
+    )
     return [
         _figure(
             counted.target,

@@ -11,19 +11,23 @@ calibrated on it covers it.
 
 A figure's detail holds, per statement, its buffers per request, and, per statement and plan (the
 scans of its generic plan: `plan <statement>: Index Scan using ix_item_owner_id on item`), its
-calls per request: when a plan changes between base and head, both lines move."""
+calls per request: when a plan changes between base and head, both lines move. And per statement
+its rows per request (`rows <statement>`), shown on a line of their own and never judged."""
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from benchwatch.measure import database, database_work
 from benchwatch.measure.server import Server
 
 PLAN = "plan "  # the detail keys of plans begin with it
+ROWS = "rows "  # the detail keys of rows returned per request begin with it: shown, never judged
+V = TypeVar("V")
 SHORT = 160  # characters of a statement's text in a detail key
 
 
@@ -95,17 +99,26 @@ def per_request(
     phase: database_work.Snapshot, requests: int, plans: dict[str, str]
 ) -> tuple[float, dict[str, float]]:
     """One phase's buffers per request and its detail: buffers per request by statement, calls per
-    request by statement and plan."""
+    request by statement and plan, rows per request by statement (pg_stat_statements' `rows`:
+    returned by a SELECT or a RETURNING, affected by an UPDATE, DELETE or INSERT)."""
     buffers: dict[str, float] = defaultdict(float)
     calls: dict[str, float] = defaultdict(float)
     for work in phase.values():
         text = shortened(work.query)
         buffers[text] += work.buffers / requests
+        calls[f"{ROWS}{text}"] += work.rows / requests
         plan = plans.get(work.query)
         if plan:
             calls[f"{PLAN}{text}: {plan}"] += work.calls / requests
     total = sum(buffers.values())
     return total, {**buffers, **calls}
+
+
+def split_rows(detail: Mapping[str, V]) -> tuple[dict[str, V], dict[str, V]]:
+    """A database figure's detail as (its buffers and plans, its rows by statement: ROWS taken off
+    the keys), so each is shown on a line of its own."""
+    rows = {key.removeprefix(ROWS): v for key, v in detail.items() if key.startswith(ROWS)}
+    return {key: v for key, v in detail.items() if not key.startswith(ROWS)}, rows
 
 
 def median_detail(details: Iterable[dict[str, float]]) -> dict[str, float]:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from benchwatch.counts import callgrind, memory_boot, strace
 from benchwatch.counts import request_budget as plan
+from benchwatch.counts.allocations import allocations
 from benchwatch.counts.counted_server import serve_under_counter
 from benchwatch.counts.database_work import DatabaseWork
 from benchwatch.counts.stage_clock import StageClock
@@ -90,6 +91,7 @@ def count_target(
     )
     counted.database_plans = st.database_plans
     counted.memory_phases = memory
+    counted.idle_allocations = cg.idle_allocations
     write_json_atomic(out_dir / MANIFEST, counted.manifest())
     say(
         f"counts: {target.variant.id}: {len(target.endpoints)} endpoint(s) counted in {time.monotonic() - started:.0f} s"
@@ -132,6 +134,7 @@ class _Run:
     idle_calls: dict[str, float] = field(default_factory=dict)  # strace: calls per timer wake-up
     idle_per_tick: float | None = None  # callgrind: instructions per timer tick while idle
     idle: float = 0.0  # callgrind: the idle pause's count
+    idle_allocations: int | None = None  # callgrind: the idle pause's (counts/allocations.py)
     # strace: the database's plans by statement, when its work was read (counts/database_work.py)
     database_plans: dict[str, str] | None = None
     stages: str = ""  # where the boot's wall time went (StageClock.line)
@@ -236,6 +239,7 @@ def _callgrind(
         raise CountFailed(str(exc)) from None
     try:
         idle = total("idle")
+        idle_allocations = allocations(callgrind.dump_file(out_file, _number(dumps, "idle")))
         for phase in phases:
             label = f"r{phase.repeat}-{endpoints.index(phase.endpoint)}"
             phase.file = callgrind.dump_file(out_file, _number(dumps, label))
@@ -243,6 +247,7 @@ def _callgrind(
             if read.trigger.split()[-1] != label:
                 raise CountFailed(f"{phase.file.name} holds dump {read.trigger!r}, want {label!r}")
             phase.instructions = read.total
+            phase.allocations = allocations(phase.file)
     except callgrind.CallgrindError as exc:
         raise CountFailed(str(exc), stderr_tail=tail[0]) from None
     idle_ticks = ticks_between("settle", "idle")
@@ -254,6 +259,7 @@ def _callgrind(
         idle / idle_seconds,
         idle_per_tick=per_tick,
         idle=idle,
+        idle_allocations=idle_allocations,
         stages=clock.line(),
     )
 

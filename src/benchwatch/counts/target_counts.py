@@ -61,6 +61,7 @@ class Phase:
     requests: int
     seconds: float  # wall time the phase covered
     instructions: int = 0  # callgrind's count, idle cost included
+    allocations: int | None = None  # callgrind: calls into the object allocator, idle included
     file: Path | None = None
     calls: Counter[str] = field(default_factory=Counter)  # strace's, the idle timer's included
     wakeups: int = 0  # strace: polls that timed out (the idle timer's wake-ups) in the phase
@@ -90,6 +91,8 @@ class TargetCounts:
     memory_phases: list[Phase] = field(default_factory=list)
     # PostgreSQL's plans by statement when its work was read, else None (counts/database_work.py)
     database_plans: dict[str, str] | None = None
+    # the idle pause's calls into the object allocator (None: not read; counts/allocations.py)
+    idle_allocations: int | None = None
 
     def database_work(self, endpoint: Endpoint) -> list[tuple[float, dict[str, float]]]:
         """Per repeat: the database's shared buffers per request and their detail (by statement;
@@ -112,6 +115,21 @@ class TargetCounts:
             (p.instructions - self._idle_in(p)) / p.requests
             for p in self.instruction_phases
             if p.endpoint == endpoint
+        ]
+
+    def allocations(self, endpoint: Endpoint) -> list[float]:
+        """Calls into the object allocator per request, one value per repeat, less the idle
+        window's: its share of the idle pause's calls is the share of the idle pause's
+        instructions `instructions` takes off (the same ticks or seconds); empty when not read."""
+        mine = [p for p in self.instruction_phases if p.endpoint == endpoint]
+        idle = self.idle_allocations
+        if not mine or idle is None or any(p.allocations is None for p in mine):
+            return []
+        whole = self.idle_window_instructions
+        return [
+            ((p.allocations or 0) - (self._idle_in(p) * idle / whole if whole else 0.0))
+            / p.requests
+            for p in mine
         ]
 
     def _idle_in(self, phase: Phase) -> float:

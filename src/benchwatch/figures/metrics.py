@@ -133,7 +133,8 @@ COST = Metric(
     0.005,
 )
 # an app on PostgreSQL: the pages (8 kB shared buffers, hit or read) its statements touched per
-# request, from pg_stat_statements (benchwatch.counts.database_work); by statement in Figure.detail.
+# request, from pg_stat_statements (benchwatch.counts.database_work); by statement in Figure.detail,
+# with each statement's plan and its rows per request (`rows <statement>`: shown, never judged).
 # It gates on its own and is weighed into the server's cost (µs per buffer access: counts/buffer_weight.py)
 DB_BUFFERS = Metric(
     "db_buffers_per_request",
@@ -147,7 +148,8 @@ DB_BUFFERS = Metric(
 # memory the server keeps per request: the Python allocator's blocks still allocated after a full
 # collection, their growth over segments of requests in the strace boot (after its counted windows)
 # divided by their requests (counts/retained.py). A leak is not CPU: it gates on its own, not in the cost, and its floor is
-# a difference in blocks per request, not a ratio (a no-op is 0, judge/retained.py)
+# a difference in blocks per request, not a ratio (a no-op is 0, judge/retained.py). Its detail holds
+# allocations per request (counts/allocations.py): shown as the mechanism, never judged
 RETAINED = Metric(
     "retained_blocks_per_request",
     "blocks",

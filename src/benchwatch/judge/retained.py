@@ -72,3 +72,9 @@ def _blocks(value: float) -> str:
     if round(value, 2) == 0:
         return "0"
     return f"{value:.1f}" if abs(value) >= 0.1 else f"{value:.2f}"
+
+
+def shown_parts(base: dict[str, float], head: dict[str, float]) -> dict[str, list[float | None]]:
+    """The two sides' details (allocations per request: counts/allocations.py), shown under the
+    row as its mechanism and never judged: name -> [base, head]."""
+    return {n: [base.get(n), head.get(n)] for n in sorted({*base, *head})}

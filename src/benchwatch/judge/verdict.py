@@ -27,7 +27,7 @@ from benchwatch.judge.coverage import Coverage
 from benchwatch.judge.dropped import ShortRounds
 from benchwatch.judge.moved import MovedPackages
 from benchwatch.judge.retained import describe as describe_retained
-from benchwatch.judge.retained import difference
+from benchwatch.judge.retained import difference, shown_parts
 from benchwatch.judge.retained import judge as judge_retained
 from benchwatch.judge.statements import BUFFERS_FROM_ZERO, amount, statements_verdict
 from benchwatch.judge.stats import (
@@ -292,6 +292,7 @@ def judge_pair(base: Figure | None, head: Figure | None, calibration: Calibratio
         found = difference(base.samples, head.samples)
         row.verdict = judge_retained(found, floor)
         row.text = describe_retained(found, row.verdict)
+        row.detail = shown_parts(base.detail, head.detail)  # allocations per request
         return row
     if about is DB_BUFFERS and min([*base.samples, *head.samples], default=0) <= 0:
         judge_statements(row, base, head, BUFFERS_FROM_ZERO)  # no ratio from 0: a difference

@@ -12,6 +12,7 @@ from benchwatch.profiling.speedscope import markdown as profile_markdown
 from benchwatch.report.headline import headline, plural
 from benchwatch.report.package_moves import moved_lines
 from benchwatch.report.retained import floor_text, is_retained
+from benchwatch.report.rows import beside_instructions, rows_lines, without_rows
 from benchwatch.report.statements import moved_statements, statements_line
 from benchwatch.results.schema import PER_STACK_FACTS, Environment, Problem
 
@@ -39,7 +40,7 @@ def _value(value: float | None, unit: str) -> str:
     return "—" if value is None else f"{value:.4g} {unit}"
 
 
-def _table(rows: list[Row]) -> list[str]:
+def _table(rows: list[Row], every: list[Row] | None = None) -> list[str]:
     lines = ["| | figure | base | head | change [95 % CI] | floor |", "|---|---|---|---|---|---|"]
     icons = {
         "regression": "🔴",
@@ -66,7 +67,7 @@ def _table(rows: list[Row]) -> list[str]:
             f"| {icons[row.verdict]} | {row.label}{gate} | {_value(row.base_value, row.unit)} "
             f"| {_value(row.head_value, row.unit)} | {text} | {floor} |"
         )
-        lines += _parts(row)
+        lines += _parts(row) + beside_instructions(row, every or [])
     return lines
 
 
@@ -80,13 +81,16 @@ def _parts(row: Row, limit: int = 6) -> list[str]:
         return [f"| | ↳ per request: {shown or 'no statement moved by 0.01'} | | | | |"]
     moved = [
         (name, b or 0.0, h or 0.0)
-        for name, (b, h) in row.detail.items()
+        for name, (b, h) in without_rows(row).items()
         if round(b or 0.0, 2) != round(h or 0.0, 2)
     ]
     moved.sort(key=lambda item: -abs(item[2] - item[1]))
     shown = ", ".join(f"`{name}` {b:.2f} → {h:.2f}" for name, b, h in moved[:limit])
     unit = " µs" if row.metric == COST.key else ""
-    return [f"| | ↳ per request{unit}: {shown or 'no part moved by 0.01'} | | | | |"]
+    return [
+        f"| | ↳ per request{unit}: {shown or 'no part moved by 0.01'} | | | | |",
+        *rows_lines(row, limit),
+    ]
 
 
 def render(comparison: Comparison) -> str:
@@ -118,7 +122,7 @@ def render(comparison: Comparison) -> str:
     if sql:
         out += [f"- {statements_line(r)}" for r in sql] + [""]
     if significant:
-        out += _table(significant) + [""]
+        out += _table(significant, comparison.rows) + [""]
     for label, table in comparison.extra.counts.went.items():
         out += [
             f"<details><summary>Where the instructions went: {label}</summary>",
