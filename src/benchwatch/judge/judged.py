@@ -12,6 +12,7 @@ from benchwatch.counts.cost import cost_figures, with_database
 from benchwatch.counts.weights import Weights
 from benchwatch.figures import metrics
 from benchwatch.judge import dropped, gate
+from benchwatch.judge.buffers_layout import set_layout_floors
 from benchwatch.judge.calibrate import Calibration
 from benchwatch.judge.cost_floor import set_cost_floors
 from benchwatch.judge.threads_floor import set_threads_floors
@@ -32,6 +33,7 @@ def judged_rows(
         base, head = base + cost_figures(base, weights), head + cost_figures(head, weights)
     rows, unpaired = compare_figures(base, head, calibration, key=key)
     set_threads_floors(rows)  # before the costs' floors, which follow from their parts'
+    set_layout_floors(rows)  # before the costs' floors too: they weigh the buffers'
     set_cost_floors(rows)
     if weights is None:
         gate.gate_counts_alone(rows)
