@@ -94,6 +94,7 @@ def test_a_dropped_primary_key_still_flags_3_to_147() -> None:
     assert buffers.floor == round(LAYOUT_PAGES_PER_CALL / 3, 5)
     assert by_metric[COST.key].verdict == "regression"
     assert comparison(rows).exit_code() == EXIT_REGRESSION
+    assert "(layout: 2 pages × 1 statement call = 2 pages/request) |" in render(comparison(rows))
 
 
 def test_an_n_plus_one_flags_its_new_calls_bring_no_allowance() -> None:

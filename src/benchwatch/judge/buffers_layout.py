@@ -86,6 +86,6 @@ def layout_text(row: Row) -> str:
     statement calls = 6 pages/request)'."""
     calls = shared_calls(row.detail)
     return (
-        f" (layout: {LAYOUT_PAGES_PER_CALL:g} pages × {calls:g} statement calls"
-        f" = {allowance(row):g} pages/request)"
+        f" (layout: {LAYOUT_PAGES_PER_CALL:g} pages × {calls:g} statement"
+        f" call{'' if calls == 1 else 's'} = {allowance(row):g} pages/request)"
     )
