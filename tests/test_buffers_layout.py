@@ -120,3 +120,21 @@ def test_other_figures_keep_their_floors() -> None:
     assert by_metric[INSTRUCTIONS.key].floor_source == "default"
     assert by_metric[SYSCALLS.key].floor_source == "default"
     assert by_metric[COST.key].floor_source == "parts"
+
+
+def test_the_costs_floor_takes_the_allowance_over_each_sides_own_buffers() -> None:
+    """A head whose buffers grew tenfold (a dropped index) widens the cost's floor by its 2 pages a
+    call over its own buffers, not over base's: 6 pages on 339 a request, not on 22."""
+    lookup = {LIST: "Seq Scan on item", COUNT: "Seq Scan on item"}
+    head = items_list({USER: 3, COUNT: 168, LIST: 168}, plans=lookup)
+    by_metric, _ = judged(22.0, 339.0, BOOT_22, head, instructions=1e7)
+    cost, buffers = by_metric[COST.key], by_metric[DB_BUFFERS.key]
+    assert buffers.verdict == "regression" and buffers.floor == round(6 / 22, 5)
+    base_us, head_us = (sum(v[i] or 0.0 for v in cost.detail.values()) for i in (0, 1))
+    database = cost.detail["database buffers"]
+    assert database[1] is not None and database[0] is not None
+    # the database term of the wider side: its share x max(10 %, 6 pages / its buffers)
+    widest = max(database[0] / base_us * (6 / 22), database[1] / head_us * 0.10)
+    assert cost.floor <= round(0.005 + 0.02 + widest, 5)  # u f_I + s f_S at most, + d f_D
+    assert cost.floor < database[1] / head_us * (6 / 22)  # not head's share x base's floor
+    assert cost.verdict == "regression"

@@ -17,8 +17,10 @@ counts the fewer of its calls on base and head, so a statement head adds (an N+1
 that runs more often brings no allowance of its own. A statement that could not be planned has no
 calls line and no allowance. The allowance is turned into the row's floor as a fraction (the
 allowance over the smaller median: past it in either direction is exactly more than the
-allowance), so the estimated cost's floor, which weighs the buffers' floor (judge/cost_floor.py),
-lets no more layout noise through than the buffers' own row.
+allowance). The estimated cost's floor (judge/cost_floor.py) weighs the buffers' floor with their
+share of each side's cost, and takes the allowance over that side's buffers: layout noise passes
+the cost no more than the buffers' own row, and a head whose buffers grew tenfold does not widen
+the cost's floor tenfold.
 """
 
 from __future__ import annotations
@@ -70,7 +72,8 @@ def layout_floor(row: Row) -> float:
 
 def set_layout_floors(rows: list[Row]) -> None:
     """Each database buffers row judged by a ratio whose layout allowance exceeds its floor: that
-    floor, and its verdict judged again (before the costs' floors, which take the buffers')."""
+    floor, and its verdict judged again (after the costs' floors, which take the allowance over
+    each side's buffers themselves)."""
     for row in rows:
         if row.metric != DB_BUFFERS.key or row.ratio is None or row.low is None:
             continue

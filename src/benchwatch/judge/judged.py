@@ -33,8 +33,8 @@ def judged_rows(
         base, head = base + cost_figures(base, weights), head + cost_figures(head, weights)
     rows, unpaired = compare_figures(base, head, calibration, key=key)
     set_threads_floors(rows)  # before the costs' floors, which follow from their parts'
-    set_layout_floors(rows)  # before the costs' floors too: they weigh the buffers'
-    set_cost_floors(rows)
+    set_cost_floors(rows)  # with the buffers' layout allowance per side
+    set_layout_floors(rows)  # after the costs': they take the allowance over each side's buffers
     if weights is None:
         gate.gate_counts_alone(rows)
     gate.demote_borrowed_floors(rows)
