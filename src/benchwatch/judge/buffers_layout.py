@@ -7,7 +7,7 @@ index on `owner_id` fall on one leaf page in one boot and straddle two in anothe
 heap page more or fewer. Within one boot every phase agrees, so the ranges of base and head lie
 apart and a 10 % floor alone flags it: the template-shaped fixture's `GET /api/v1/items/` read 22
 or 26 pages per request on boots of the same commit, each of its two item statements 2 pages
-more per call (docs/counts.md, "Layout").
+more per call (docs/counts.md, "Database buffers between boots").
 
 So a change of buffers must pass the ratio floor **and** an allowance in pages per request:
 LAYOUT_PAGES_PER_CALL (one index leaf page and one heap page) for every statement call per
@@ -32,7 +32,7 @@ from benchwatch.figures.metrics import DB_BUFFERS
 from benchwatch.judge.verdict import Row, judge_again
 
 # pages one statement call may touch more or fewer between boots of the same code and data: one
-# index leaf page and one heap page (measured: docs/counts.md, "Layout")
+# index leaf page and one heap page (measured: docs/counts.md, "Database buffers between boots")
 LAYOUT_PAGES_PER_CALL = 2.0
 FROM_LAYOUT = "layout"  # Row.floor_source of a buffers row whose floor is its layout allowance
 

@@ -13,9 +13,10 @@ calibration.json) and the system part by at most f_S, the cost strays by at most
 That is the cost's floor. An endpoint on PostgreSQL adds its database buffers' part D (buffers x µs
 per buffer access, d = D/C): floor = u f_I + s f_S + d f_D, f_D the buffers' floor (10 % by
 default), at least the buffers' layout allowance in pages over that side's buffers per request
-(judge/buffers_layout.py: the buffers' own row takes it after the costs). The weights are the same for both sides, so they cancel in an A/A. Both
-sides' shares are tried and the larger floor kept. A cost with an A/A floor of its own
-(`calibrate --counts-from` on a compare that had costs) keeps the larger of the two.
+(judge/buffers_layout.py: the buffers' own row takes it after the costs). The weights are the
+same for both sides, so they cancel in an A/A. Both sides' shares are tried and the larger floor
+kept. A cost with an A/A floor of its own (`calibrate --counts-from` on a compare that had costs)
+keeps the larger of the two.
 """
 
 from __future__ import annotations
