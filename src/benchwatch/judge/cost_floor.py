@@ -12,18 +12,22 @@ calibration.json) and the system part by at most f_S, the cost strays by at most
 
 That is the cost's floor. An endpoint on PostgreSQL adds its database buffers' part D (buffers x µs
 per buffer access, d = D/C): floor = u f_I + s f_S + d f_D, f_D the buffers' floor (10 % by
-default). The weights are the same for both sides, so they cancel in an A/A. Both
-sides' shares are tried and the larger floor kept. A cost with an A/A floor of its own
-(`calibrate --counts-from` on a compare that had costs) keeps the larger of the two.
+default), at least the buffers' layout allowance in pages over that side's buffers per request
+(judge/buffers_layout.py: the buffers' own row takes it after the costs). The weights are the
+same for both sides, so they cancel in an A/A. Both sides' shares are tried and the larger floor
+kept. A cost with an A/A floor of its own (`calibrate --counts-from` on a compare that had costs)
+keeps the larger of the two.
 """
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Iterable
 
 from benchwatch.counts.cost import DATABASE_PART, INSTRUCTIONS_PART
 from benchwatch.figures.figure_key import label_for_metric
 from benchwatch.figures.metrics import COST, DB_BUFFERS, INSTRUCTIONS, SYSCALLS
+from benchwatch.judge.buffers_layout import allowance
 from benchwatch.judge.verdict import Row, judge_again
 
 FROM_PARTS = "parts"  # Row.floor_source of a cost whose floor came from its parts'
@@ -64,10 +68,20 @@ def set_cost_floors(rows: list[Row]) -> None:
         )
         buffers = by_label.get(label_for_metric(row.label, DB_BUFFERS.key))
         if DATABASE_PART in row.detail and buffers is not None:
-            # the database's share d takes its floor's place out of the system calls' share
+            # the database's share d takes its floor's place out of the system calls' share; its
+            # floor on each side at least the layout allowance over that side's buffers
+            pages = allowance(buffers)
+            medians = [
+                statistics.median(s) if s else 0.0
+                for s in (buffers.base_samples, buffers.head_samples)
+            ]
             derived = max(
-                u * instructions.floor + (1.0 - u - d) * syscalls.floor + d * buffers.floor
-                for u, d in ((user_share(s), database_share(s)) for s in sides)
+                u * instructions.floor
+                + (1.0 - u - d) * syscalls.floor
+                + d * max(buffers.floor, pages / b if b > 0 else 0.0)
+                for (u, d), b in zip(
+                    ((user_share(s), database_share(s)) for s in sides), medians, strict=True
+                )
             )
         if row.floor_source == "figure" and row.floor >= derived:
             continue

@@ -12,6 +12,7 @@ from benchwatch.counts.cost import cost_figures, with_database
 from benchwatch.counts.weights import Weights
 from benchwatch.figures import metrics
 from benchwatch.judge import dropped, gate
+from benchwatch.judge.buffers_layout import set_layout_floors
 from benchwatch.judge.calibrate import Calibration
 from benchwatch.judge.cost_floor import set_cost_floors
 from benchwatch.judge.threads_floor import set_threads_floors
@@ -32,7 +33,8 @@ def judged_rows(
         base, head = base + cost_figures(base, weights), head + cost_figures(head, weights)
     rows, unpaired = compare_figures(base, head, calibration, key=key)
     set_threads_floors(rows)  # before the costs' floors, which follow from their parts'
-    set_cost_floors(rows)
+    set_cost_floors(rows)  # with the buffers' layout allowance per side
+    set_layout_floors(rows)  # after the costs': they take the allowance over each side's buffers
     if weights is None:
         gate.gate_counts_alone(rows)
     gate.demote_borrowed_floors(rows)

@@ -6,6 +6,7 @@ from benchwatch.counts import buffer_weight
 from benchwatch.counts.weights import Weights
 from benchwatch.figures.metrics import COST, STATEMENTS
 from benchwatch.judge import dropped
+from benchwatch.judge.buffers_layout import FROM_LAYOUT, layout_text
 from benchwatch.judge.verdict import Comparison, Row, SideInfo
 from benchwatch.measure import inject
 from benchwatch.profiling.speedscope import markdown as profile_markdown
@@ -58,6 +59,8 @@ def _table(rows: list[Row], every: list[Row] | None = None) -> list[str]:
             "parts": " (its parts')",
             "threads": " (default, threads)",
         }.get(row.floor_source, "")
+        if row.floor_source == FROM_LAYOUT:  # database buffers: its allowance in pages
+            floor = f"{row.floor:.1%}" + layout_text(row)
         if row.metric == STATEMENTS.key:  # a number of statements per request (judge/statements.py)
             floor = floor.replace(f"{row.floor:.1%}", f"{row.floor:g}/request", 1)
         text = row.text
