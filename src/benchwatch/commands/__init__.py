@@ -19,6 +19,16 @@ OUT_HELP = "the results folder, created when missing"
 EVERY_VARIANT = "every variant of the stacks"
 
 
+def add_compare_path(parser: argparse.ArgumentParser) -> None:
+    """COMPARE, the positional argument of the commands that read one compare's result."""
+    parser.add_argument(
+        "compare",
+        type=Path,
+        metavar="COMPARE",
+        help="compare.json, or the compare's --out directory",
+    )
+
+
 def add_shared_options(
     parser: argparse.ArgumentParser,
     *,

@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from benchwatch.commands import add_compare_path
+
 HELP = (
     "Say through what a compare's regressions moved, per request: cost, system calls and the "
     "functions whose instructions moved most (markdown)"
@@ -14,12 +16,7 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = "exit codes: 0 written (empty when no gating figure regressed); 3 bad input"
-    parser.add_argument(
-        "compare",
-        type=Path,
-        metavar="COMPARE",
-        help="compare.json, or the compare's --out directory",
-    )
+    add_compare_path(parser)
     parser.add_argument(
         "--out", type=Path, metavar="FILE", help="write the markdown there (default: print it)"
     )

@@ -4,6 +4,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from benchwatch.commands import add_compare_path
+
 HELP = "Turn a compare of a commit with its parent into '(vs parent)' trend points (gab file)"
 
 
@@ -12,12 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "exit codes: 0 file written; 2 no valid point (nothing written: a failed compare "
         "publishes no relative point); 3 bad input"
     )
-    parser.add_argument(
-        "compare",
-        type=Path,
-        metavar="COMPARE",
-        help="compare.json, or the compare's --out directory",
-    )
+    add_compare_path(parser)
     parser.add_argument(
         "--out",
         type=Path,
